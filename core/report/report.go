@@ -1,0 +1,61 @@
+// Package report holds the outcome of one gated run (the model every view and
+// export share) and writes it as JSON (schema diffgate.report/v1), Markdown
+// and self-contained HTML.
+package report
+
+import (
+	"time"
+
+	"github.com/diffgate/diffgate/core/diff"
+)
+
+// Schema is the version tag of the JSON report.
+const Schema = "diffgate.report/v1"
+
+// Verdicts.
+const (
+	Pass = "pass"
+	Fail = "fail"
+)
+
+// Report is the outcome of one gated run, exactly the contract's JSON fields.
+type Report struct {
+	Schema     string        `json:"schema"`
+	Verdict    string        `json:"verdict"`
+	Reasons    []string      `json:"reasons"`
+	Workspace  string        `json:"workspace"`
+	Script     Script        `json:"script"`
+	Allowlist  []string      `json:"allowlist"`
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt time.Time     `json:"finished_at"`
+	Process    Process       `json:"process"`
+	Changes    []diff.Change `json:"changes"`
+}
+
+// Script identifies what was run.
+type Script struct {
+	Path   string   `json:"path"`
+	SHA256 string   `json:"sha256"`
+	Args   []string `json:"args"`
+}
+
+// Process is what became of the script's process tree.
+type Process struct {
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal"`
+	TimedOut bool   `json:"timed_out"`
+	// Cancelled is set when the reviewer cancelled the run (an extension).
+	Cancelled  bool       `json:"cancelled,omitempty"`
+	Leftovers  []Leftover `json:"leftovers"`
+	StdoutTail string     `json:"stdout_tail"`
+	StderrTail string     `json:"stderr_tail"`
+	// StdoutHead and StderrHead hold the start of long output (extensions).
+	StdoutHead string `json:"stdout_head,omitempty"`
+	StderrHead string `json:"stderr_head,omitempty"`
+}
+
+// Leftover is a process still alive after the script's main process exited.
+type Leftover struct {
+	PID int    `json:"pid"`
+	Cmd string `json:"cmd"`
+}

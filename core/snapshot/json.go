@@ -1,0 +1,271 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+	"unicode/utf8"
+)
+
+// entryJSON is the JSON form of an Entry. Strings that are not valid UTF-8
+// are carried losslessly in the *_b64 twin fields.
+type entryJSON struct {
+	Path      string `json:"path,omitempty"`
+	PathB64   string `json:"path_b64,omitempty"`
+	Type      Type   `json:"type"`
+	Mode      string `json:"mode,omitempty"`
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256,omitempty"`
+	Target    string `json:"target,omitempty"`
+	TargetB64 string `json:"target_b64,omitempty"`
+	UID       *int64 `json:"uid,omitempty"`
+	GID       *int64 `json:"gid,omitempty"`
+	MTime     int64  `json:"mtime_ns,omitempty"`
+	CTime     int64  `json:"ctime_ns,omitempty"`
+	Dev       uint64 `json:"dev,omitempty"`
+	Ino       uint64 `json:"ino,omitempty"`
+	Rdev      uint64 `json:"rdev,omitempty"`
+	Err       string `json:"error,omitempty"`
+}
+
+// EncodeString returns s as JSON-safe text and, when s is not valid UTF-8,
+// its raw bytes in base64 so nothing is lost.
+func EncodeString(s string) (text, b64 string) {
+	if utf8.ValidString(s) {
+		return s, ""
+	}
+	return fmt.Sprintf("%q", s), base64.StdEncoding.EncodeToString([]byte(s))
+}
+
+// DecodeString reverses EncodeString.
+func DecodeString(text, b64 string) (string, error) {
+	if b64 == "" {
+		return text, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "", fmt.Errorf("invalid base64 %q: %v", b64, err)
+	}
+	return string(raw), nil
+}
+
+func (e *Entry) toJSON(withPath bool) entryJSON {
+	j := entryJSON{Type: e.Type, Size: e.Size, SHA256: e.SHA256, MTime: e.MTime, CTime: e.CTime,
+		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err}
+	if withPath {
+		j.Path, j.PathB64 = EncodeString(e.Path)
+	}
+	j.Target, j.TargetB64 = EncodeString(e.Target)
+	if e.Type != "" {
+		j.Mode = e.ModeString()
+	}
+	if e.UID >= 0 {
+		uid, gid := e.UID, e.GID
+		j.UID, j.GID = &uid, &gid
+	}
+	return j
+}
+
+func (j *entryJSON) toEntry() (Entry, error) {
+	e := Entry{Type: j.Type, Size: j.Size, SHA256: j.SHA256, MTime: j.MTime, CTime: j.CTime,
+		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, UID: -1, GID: -1}
+	var err error
+	if e.Path, err = DecodeString(j.Path, j.PathB64); err != nil {
+		return e, err
+	}
+	if e.Target, err = DecodeString(j.Target, j.TargetB64); err != nil {
+		return e, err
+	}
+	if j.Mode != "" {
+		if e.Perm, err = ParseMode(j.Mode); err != nil {
+			return e, err
+		}
+	}
+	if j.UID != nil {
+		e.UID = *j.UID
+	}
+	if j.GID != nil {
+		e.GID = *j.GID
+	}
+	switch e.Type {
+	case File, Dir, Symlink, FIFO, Socket, Block, Char, Unknown:
+	default:
+		return e, fmt.Errorf("unknown entry type %q", e.Type)
+	}
+	return e, nil
+}
+
+// MarshalJSON writes the entry's metadata (without its path), as used in
+// reports' before/after objects.
+func (e Entry) MarshalJSON() ([]byte, error) { return json.Marshal(e.toJSON(false)) }
+
+// UnmarshalJSON reads what MarshalJSON (or a manifest entry) wrote.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var j entryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	v, err := j.toEntry()
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
+type manifestJSON struct {
+	Schema    string      `json:"schema"`
+	Root      string      `json:"root"`
+	CreatedAt time.Time   `json:"created_at"`
+	Entries   []entryJSON `json:"entries"`
+}
+
+// Write serialises m as versioned JSON (schema diffgate.manifest/v1).
+func (m *Manifest) Write(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	head, err := json.Marshal(struct {
+		Schema    string    `json:"schema"`
+		Root      string    `json:"root"`
+		CreatedAt time.Time `json:"created_at"`
+	}{Schema, m.Root, m.CreatedAt})
+	if err != nil {
+		return err
+	}
+	bw.Write(head[:len(head)-1])
+	bw.WriteString(",\"entries\":[")
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := range m.Entries {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n")
+		if err := enc.Encode(m.Entries[i].toJSON(true)); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
+}
+
+// WriteFile writes the manifest to path atomically (temp file, then rename).
+func (m *Manifest) WriteFile(path string) error {
+	f, err := os.CreateTemp(dirOf(path), ".diffgate-manifest-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := m.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if os.IsPathSeparator(path[i]) {
+			if i == 0 {
+				return path[:1]
+			}
+			return path[:i]
+		}
+	}
+	return "."
+}
+
+// ErrFormat is returned (wrapped) for input that is not a manifest.
+var ErrFormat = errors.New("not a diffgate manifest or seed snapshot")
+
+// Read parses a manifest written by Write, or the seed's snapshot.py format
+// (a JSON list of [path, size, sha256]).
+func Read(r io.Reader) (*Manifest, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// ReadFile reads a manifest file; errors name the file.
+func ReadFile(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Parse decodes manifest bytes in either supported format.
+func Parse(data []byte) (*Manifest, error) {
+	trim := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trim) == 0 {
+		return nil, fmt.Errorf("%w: empty input", ErrFormat)
+	}
+	switch trim[0] {
+	case '[':
+		return parseSeed(trim)
+	case '{':
+	default:
+		return nil, fmt.Errorf("%w: not JSON", ErrFormat)
+	}
+	var mj manifestJSON
+	if err := json.Unmarshal(trim, &mj); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if mj.Schema != Schema {
+		return nil, fmt.Errorf("%w: schema %q, want %q", ErrFormat, mj.Schema, Schema)
+	}
+	m := &Manifest{Root: mj.Root, CreatedAt: mj.CreatedAt, Entries: make([]Entry, 0, len(mj.Entries))}
+	for i := range mj.Entries {
+		e, err := mj.Entries[i].toEntry()
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %d: %v", ErrFormat, i, err)
+		}
+		if e.Path == "" {
+			return nil, fmt.Errorf("%w: entry %d has no path", ErrFormat, i)
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	m.Sort()
+	return m, nil
+}
+
+func parseSeed(data []byte) (*Manifest, error) {
+	var rows [][]json.RawMessage
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	m := &Manifest{Seed: true, Entries: make([]Entry, 0, len(rows))}
+	for i, row := range rows {
+		if len(row) != 3 {
+			return nil, fmt.Errorf("%w: seed row %d has %d fields, want [path, size, sha256]", ErrFormat, i, len(row))
+		}
+		e := Entry{Type: File, UID: -1, GID: -1}
+		if err := json.Unmarshal(row[0], &e.Path); err != nil || e.Path == "" {
+			return nil, fmt.Errorf("%w: seed row %d: bad path", ErrFormat, i)
+		}
+		if err := json.Unmarshal(row[1], &e.Size); err != nil {
+			return nil, fmt.Errorf("%w: seed row %d: bad size", ErrFormat, i)
+		}
+		if err := json.Unmarshal(row[2], &e.SHA256); err != nil {
+			return nil, fmt.Errorf("%w: seed row %d: bad sha256", ErrFormat, i)
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	m.Sort()
+	return m, nil
+}

@@ -1,0 +1,152 @@
+// Package snapshot records a manifest of a directory tree: every entry's type,
+// permissions, owner, size, modification time and, for regular files, the
+// SHA-256 of the content. Symlinks are never followed and nothing but regular
+// files is ever opened.
+package snapshot
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Schema is the version tag of the manifest JSON written by Write.
+const Schema = "diffgate.manifest/v1"
+
+// Type is the kind of a filesystem entry.
+type Type string
+
+// Entry types.
+const (
+	File    Type = "file"
+	Dir     Type = "dir"
+	Symlink Type = "symlink"
+	FIFO    Type = "fifo"
+	Socket  Type = "socket"
+	Block   Type = "blockdev"
+	Char    Type = "chardev"
+	Unknown Type = "unknown"
+)
+
+// Special permission bits, as in chmod(2).
+const (
+	ModeSetuid = 0o4000
+	ModeSetgid = 0o2000
+	ModeSticky = 0o1000
+)
+
+// Entry is one filesystem object of a manifest.
+type Entry struct {
+	// Path is relative to the root, '/'-separated, raw bytes (may be invalid UTF-8).
+	Path string
+	// Type is the entry's kind; a seed manifest only has files.
+	Type Type
+	// Perm holds the permission bits including setuid, setgid and sticky (07777).
+	Perm uint32
+	// Size is the byte size for files, the target length for symlinks, 0 otherwise.
+	Size int64
+	// UID and GID are the numeric owner; -1 when unknown (seed manifests, Windows).
+	UID, GID int64
+	// MTime is the modification time in nanoseconds since the epoch.
+	MTime int64
+	// CTime is the status change time in nanoseconds since the epoch (0 if unknown).
+	CTime int64
+	// Dev and Ino identify the file on its filesystem (0 if unknown).
+	Dev, Ino uint64
+	// SHA256 is the hex digest of a regular file's content ("" if not hashed).
+	SHA256 string
+	// Target is a symlink's target, as read by readlink(2).
+	Target string
+	// Rdev is the device number of a device node.
+	Rdev uint64
+	// Err is a problem met while recording this entry (the walk went on).
+	Err string
+}
+
+// ModeString returns the permission bits as four octal digits, e.g. "0644".
+func (e *Entry) ModeString() string { return fmt.Sprintf("%04o", e.Perm) }
+
+// ParseMode parses an octal mode string as written by ModeString.
+func ParseMode(s string) (uint32, error) {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || v > 0o7777 {
+		return 0, fmt.Errorf("invalid mode %q", s)
+	}
+	return uint32(v), nil
+}
+
+// Manifest is a snapshot of a tree, entries sorted by Path (byte order).
+type Manifest struct {
+	// Root is the absolute path of the tree that was walked ("" for seed manifests).
+	Root string
+	// CreatedAt is when the walk started.
+	CreatedAt time.Time
+	// Entries lists every entry below Root (Root itself excluded), sorted by Path.
+	Entries []Entry
+	// Seed is true for a manifest read from the seed's snapshot.py format:
+	// only regular files, only path, size and SHA-256 are known.
+	Seed bool
+}
+
+// Sort orders the entries by path.
+func (m *Manifest) Sort() {
+	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Path < m.Entries[j].Path })
+}
+
+// Lookup returns the entry for path, or nil. Entries must be sorted.
+func (m *Manifest) Lookup(path string) *Entry {
+	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= path })
+	if i < len(m.Entries) && m.Entries[i].Path == path {
+		return &m.Entries[i]
+	}
+	return nil
+}
+
+// Errors returns the entries that carry a per-entry error.
+func (m *Manifest) Errors() []Entry {
+	var out []Entry
+	for _, e := range m.Entries {
+		if e.Err != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// typeOf maps a Go file mode to an entry type.
+func typeOf(m fs.FileMode) Type {
+	switch {
+	case m.IsRegular():
+		return File
+	case m.IsDir():
+		return Dir
+	case m&fs.ModeSymlink != 0:
+		return Symlink
+	case m&fs.ModeNamedPipe != 0:
+		return FIFO
+	case m&fs.ModeSocket != 0:
+		return Socket
+	case m&fs.ModeCharDevice != 0:
+		return Char
+	case m&fs.ModeDevice != 0:
+		return Block
+	}
+	return Unknown
+}
+
+// permOf extracts the chmod-style permission bits from a Go file mode.
+func permOf(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		p |= ModeSetuid
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= ModeSetgid
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= ModeSticky
+	}
+	return p
+}
