@@ -1,0 +1,88 @@
+// Package gate runs one script through the filesystem gate: validate inputs,
+// snapshot the workspace, run the script under supervision, deal with
+// leftover processes, snapshot again, diff, apply the allowlist and decide.
+package gate
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// Phase names a step of a gated run.
+type Phase string
+
+// Phases in order.
+const (
+	Validate  Phase = "validate"
+	Before    Phase = "before-snapshot"
+	Execute   Phase = "run"
+	Leftovers Phase = "leftovers"
+	After     Phase = "after-snapshot"
+	Compare   Phase = "diff"
+	Policy    Phase = "policy"
+	Verdict   Phase = "verdict"
+)
+
+// Phases lists the phases in the order they run.
+var Phases = []Phase{Validate, Before, Execute, Leftovers, After, Compare, Policy, Verdict}
+
+// Progress is a progress event of a run.
+type Progress struct {
+	// Phase is the step under way.
+	Phase Phase
+	// Entries and Bytes count what the current snapshot has done so far.
+	Entries, Bytes int64
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+}
+
+// Config describes one gated run.
+type Config struct {
+	// Workspace is the directory the script runs in and the gate watches.
+	Workspace string
+	// Script is the script to run; Args follow it.
+	Script string
+	Args   []string
+	// Allow holds the allowlist entries (policy syntax).
+	Allow []string
+	// Timeout bounds the script's run; 0 means none.
+	Timeout time.Duration
+	// StateDir holds the gate's own files (kept text contents); it must lie
+	// outside the workspace. Empty means a fresh temporary directory, removed
+	// when the run ends.
+	StateDir string
+	// KeepText is the largest file whose before-content is kept for text
+	// diffs (default 256 KiB); KeepBudget bounds the total (default 64 MiB).
+	KeepText, KeepBudget int64
+	// Prior is an earlier manifest of the same workspace whose hashes may be
+	// reused for files whose inode, size, mtime and ctime are unchanged.
+	Prior *snapshot.Manifest
+	// Rehash disables hash reuse.
+	Rehash bool
+	// Progress receives progress events; may be called from several goroutines.
+	Progress func(Progress)
+	// Output receives the script's output as it comes; may be called from
+	// several goroutines.
+	Output func(s proc.Stream, p []byte)
+	// Log receives structured logs; the zero Logger discards them.
+	Log zerolog.Logger
+}
+
+// Result is the outcome of a gated run.
+type Result struct {
+	// Report is the verdict, reasons, process outcome and changes.
+	Report *report.Report
+	// Before and After are the two manifests of the workspace.
+	Before, After *snapshot.Manifest
+	// ScriptText is the script's content as it was run (bounded).
+	ScriptText []byte
+	// Contents returns a kept copy of content by SHA-256: before-contents of
+	// small files (kept during the before-snapshot) and after-contents of
+	// changed files. ok is false when the content was not kept.
+	Contents func(sha256 string) (data []byte, ok bool)
+}

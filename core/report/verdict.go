@@ -1,0 +1,97 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
+)
+
+// Apply re-evaluates the changes against p and recomputes the verdict and
+// reasons. It is how a reviewer's edited allowlist takes effect without a
+// rerun.
+func (r *Report) Apply(p *policy.Policy, entries []string) {
+	p.Apply(r.Changes)
+	r.Allowlist = append([]string{}, entries...)
+	r.Evaluate()
+}
+
+// Evaluate recomputes Verdict and Reasons from the changes' Allowed flags and
+// the process outcome: the run passes only with no violation, exit code 0, no
+// timeout, no cancellation and no leftover process.
+func (r *Report) Evaluate() {
+	var reasons []string
+	if n := len(policy.Violations(r.Changes)); n > 0 {
+		reasons = append(reasons, plural(n, "unexpected change"))
+	}
+	risky := 0
+	for _, c := range r.Changes {
+		if !c.Allowed && c.Risk != diff.NoRisk {
+			risky++
+		}
+	}
+	if risky > 0 {
+		reasons = append(reasons, plural(risky, "risky change"))
+	}
+	pr := &r.Process
+	switch {
+	case pr.Cancelled:
+		reasons = append(reasons, "run cancelled")
+	case pr.TimedOut:
+		reasons = append(reasons, "script timed out")
+	case pr.Signal != "":
+		reasons = append(reasons, "script killed by signal "+pr.Signal)
+	case pr.ExitCode != 0:
+		reasons = append(reasons, fmt.Sprintf("script exited %d", pr.ExitCode))
+	}
+	if n := len(pr.Leftovers); n > 0 {
+		reasons = append(reasons, plural(n, "leftover process"))
+	}
+	r.Reasons = reasons
+	if r.Reasons == nil {
+		r.Reasons = []string{}
+	}
+	r.Verdict = Pass
+	if len(reasons) > 0 {
+		r.Verdict = Fail
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if what[len(what)-1] == 's' {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Counts tallies a report's changes for summaries and counters.
+type Counts struct {
+	Added, Removed, Changed, Allowed, Violations, Risky int
+}
+
+// Count tallies the changes.
+func (r *Report) Count() Counts {
+	var c Counts
+	for _, ch := range r.Changes {
+		switch ch.Kind {
+		case diff.Added:
+			c.Added++
+		case diff.Removed:
+			c.Removed++
+		case diff.Changed:
+			c.Changed++
+		}
+		if ch.Allowed {
+			c.Allowed++
+		} else {
+			c.Violations++
+		}
+		if ch.Risk != diff.NoRisk {
+			c.Risky++
+		}
+	}
+	return c
+}
