@@ -44,6 +44,8 @@ type Process struct {
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal"`
 	TimedOut bool   `json:"timed_out"`
+	// Timeout is the limit the run had, as a Go duration ("" for none; an extension).
+	Timeout string `json:"timeout,omitempty"`
 	// Cancelled is set when the reviewer cancelled the run (an extension).
 	Cancelled  bool       `json:"cancelled,omitempty"`
 	Leftovers  []Leftover `json:"leftovers"`

@@ -139,18 +139,21 @@ func (m *Manifest) Write(w io.Writer) error {
 	}
 	bw.Write(head[:len(head)-1])
 	bw.WriteString(",\"entries\":[")
-	enc := json.NewEncoder(bw)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for i := range m.Entries {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n")
+		buf.Reset()
 		if err := enc.Encode(m.Entries[i].toJSON(true)); err != nil {
 			return err
 		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	bw.WriteString("]}\n")
+	bw.WriteString("\n]}\n")
 	return bw.Flush()
 }
 

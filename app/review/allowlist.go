@@ -1,0 +1,165 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/policy"
+)
+
+// Problem is an allowlist line the policy parser rejects.
+type Problem struct {
+	// Line is the 1-based line number in the editor.
+	Line int
+	// Entry is the entry as written; Message is the parser's message.
+	Entry, Message string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Message) }
+
+// ParseAllowlist reads editor text: one entry per line, "#" starts a
+// comment, blank lines are ignored (as policy.ReadEntries). It returns the
+// valid entries and a Problem for every entry the parser rejects.
+func ParseAllowlist(text string) (entries []string, problems []Problem) {
+	for n, line := range strings.Split(text, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if _, err := policy.ParseRule(line); err != nil {
+			problems = append(problems, Problem{Line: n + 1, Entry: line, Message: err.Error()})
+			continue
+		}
+		entries = append(entries, line)
+	}
+	return entries, problems
+}
+
+// AllowlistEditor edits allowlist entries, one per line, validating as the
+// reviewer types: the entry turns red and each bad line is listed with the
+// parser's message. Both the run tab and the review view use it.
+type AllowlistEditor struct {
+	widget.BaseWidget
+
+	// OnChanged is called after every edit with the valid entries and the
+	// problems (empty when every line parses).
+	OnChanged func(entries []string, problems []Problem)
+
+	entry    *widget.Entry
+	problems *fyne.Container
+	entries  []string
+	bad      []Problem
+}
+
+// NewAllowlistEditor returns an empty editor.
+func NewAllowlistEditor() *AllowlistEditor {
+	e := &AllowlistEditor{}
+	e.entry = widget.NewMultiLineEntry()
+	e.entry.TextStyle = fyne.TextStyle{Monospace: true}
+	e.entry.SetPlaceHolder("one entry per line, e.g.\nlogs/\n.cache/\nadded:out/**/*.o")
+	e.entry.Wrapping = fyne.TextWrapOff
+	e.entry.SetMinRowsVisible(5)
+	e.entry.AlwaysShowValidationError = true
+	e.entry.Validator = func(string) error {
+		if len(e.bad) == 0 {
+			return nil
+		}
+		if len(e.bad) == 1 {
+			return errors.New(e.bad[0].String())
+		}
+		return fmt.Errorf("%d invalid entries", len(e.bad))
+	}
+	e.problems = container.NewVBox()
+	e.entry.OnChanged = func(string) { e.reparse(true) }
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// CreateRenderer implements fyne.Widget.
+func (e *AllowlistEditor) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewBorder(nil, e.problems, nil, nil, e.entry))
+}
+
+// SetEntries replaces the text with entries, one per line.
+func (e *AllowlistEditor) SetEntries(entries []string) {
+	text := strings.Join(entries, "\n")
+	if len(entries) > 0 {
+		text += "\n"
+	}
+	e.SetText(text)
+}
+
+// SetText replaces the editor's text.
+func (e *AllowlistEditor) SetText(text string) {
+	e.entry.OnChanged = nil
+	e.entry.SetText(text)
+	e.entry.OnChanged = func(string) { e.reparse(true) }
+	e.reparse(true)
+}
+
+// Text is the editor's text as typed.
+func (e *AllowlistEditor) Text() string { return e.entry.Text }
+
+// Entries returns the valid entries.
+func (e *AllowlistEditor) Entries() []string { return append([]string(nil), e.entries...) }
+
+// Problems returns the lines the parser rejects.
+func (e *AllowlistEditor) Problems() []Problem { return append([]Problem(nil), e.bad...) }
+
+// Append adds entry on a line of its own unless it is already there.
+func (e *AllowlistEditor) Append(entry string) {
+	for _, x := range e.entries {
+		if x == entry {
+			return
+		}
+	}
+	text := e.entry.Text
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	e.SetText(text + entry + "\n")
+}
+
+// Entry is the underlying text entry (to focus it or set its size).
+func (e *AllowlistEditor) Entry() *widget.Entry { return e.entry }
+
+// Disable and Enable switch editing off and on.
+func (e *AllowlistEditor) Disable() { e.entry.Disable() }
+
+// Enable switches editing on.
+func (e *AllowlistEditor) Enable() { e.entry.Enable() }
+
+func (e *AllowlistEditor) reparse(notify bool) {
+	e.entries, e.bad = ParseAllowlist(e.entry.Text)
+	e.entry.Validate()
+	objs := make([]fyne.CanvasObject, 0, len(e.bad))
+	for i, p := range e.bad {
+		if i == 5 && len(e.bad) > 6 {
+			objs = append(objs, problemLabel(fmt.Sprintf("… and %d more invalid entries", len(e.bad)-5)))
+			break
+		}
+		objs = append(objs, problemLabel(p.String()))
+	}
+	e.problems.Objects = objs
+	e.problems.Refresh()
+	if notify && e.OnChanged != nil {
+		e.OnChanged(e.Entries(), e.Problems())
+	}
+}
+
+func problemLabel(text string) fyne.CanvasObject {
+	t := widget.NewRichText(&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+		ColorName: style.FailColor, SizeName: theme.SizeNameCaptionText, Inline: true}})
+	t.Wrapping = fyne.TextWrapWord
+	return t
+}

@@ -1,0 +1,206 @@
+package review
+
+import (
+	"fmt"
+	"image/color"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// Banner shows a report's verdict: PASS in the success color or FAIL in the
+// error color, the reasons (unexpected changes, exit code, timeout, leftover
+// processes with their command lines) and the run's facts.
+type Banner struct {
+	widget.BaseWidget
+
+	r *report.Report
+
+	bg, accent *canvas.Rectangle
+	icon       *widget.Icon
+	verdict    *canvas.Text
+	summary    *canvas.Text
+	reasons    *fyne.Container
+	facts      *fyne.Container
+}
+
+// NewBanner returns a banner for r (which may be nil).
+func NewBanner(r *report.Report) *Banner {
+	b := &Banner{r: r}
+	b.bg = canvas.NewRectangle(color.Transparent)
+	b.bg.CornerRadius = 6
+	b.accent = canvas.NewRectangle(color.Transparent)
+	b.accent.CornerRadius = 3
+	b.icon = widget.NewIcon(nil)
+	b.verdict = canvas.NewText("", color.Black)
+	b.verdict.TextStyle = fyne.TextStyle{Bold: true}
+	b.summary = canvas.NewText("", color.Black)
+	b.reasons = container.NewVBox()
+	b.facts = container.New(layout.NewFormLayout())
+	b.ExtendBaseWidget(b)
+	return b
+}
+
+// SetReport shows r.
+func (b *Banner) SetReport(r *report.Report) {
+	b.r = r
+	b.Refresh()
+}
+
+// VerdictText is the verdict as shown ("PASS" or "FAIL").
+func (b *Banner) VerdictText() string { return b.verdict.Text }
+
+// CreateRenderer implements fyne.Widget.
+func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
+	b.update()
+	th := b.Theme()
+	pad := th.Size(theme.SizeNamePadding)
+	head := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict)
+	left := container.NewVBox(head, b.summary, b.reasons)
+	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
+	inner := container.New(layout.NewCustomPaddedLayout(pad, pad, 4*pad, 2*pad), body)
+	accent := container.New(&accentLayout{}, b.accent)
+	return widget.NewSimpleRenderer(container.NewStack(b.bg, accent, inner))
+}
+
+// Refresh implements fyne.Widget.
+func (b *Banner) Refresh() {
+	b.update()
+	b.BaseWidget.Refresh()
+}
+
+func (b *Banner) update() {
+	th := b.Theme()
+	r := b.r
+	if r == nil {
+		b.verdict.Text = ""
+		b.summary.Text = "No report"
+		b.reasons.Objects = nil
+		b.facts.Objects = nil
+		return
+	}
+	name := style.VerdictColor(r.Verdict)
+	c := style.Color(th, name)
+	b.bg.FillColor = style.Tint(c, 0x1c)
+	b.accent.FillColor = c
+	b.verdict.Text = strings.ToUpper(r.Verdict)
+	b.verdict.Color = c
+	b.verdict.TextSize = th.Size(theme.SizeNameHeadingText) * 1.4
+	icon := theme.ErrorIcon()
+	if r.Verdict == report.Pass {
+		icon = theme.ConfirmIcon()
+	}
+	b.icon.SetResource(style.Colored(icon, name))
+
+	b.summary.Color = style.Color(th, theme.ColorNameForeground)
+	b.summary.TextStyle.Bold = true
+	b.summary.Text = summaryLine(r)
+
+	var rows []fyne.CanvasObject
+	for _, reason := range r.Reasons {
+		rows = append(rows, reasonRow(th, c, reason, false))
+		if strings.Contains(reason, "leftover process") {
+			for _, l := range r.Process.Leftovers {
+				rows = append(rows, reasonRow(th, c, fmt.Sprintf("pid %d   %s", l.PID, l.Cmd), true))
+			}
+		}
+		if strings.Contains(reason, "timed out") && r.Process.Timeout != "" {
+			rows = append(rows, reasonRow(th, c, "limit "+r.Process.Timeout, true))
+		}
+	}
+	b.reasons.Objects = rows
+
+	b.facts.Objects = nil
+	fact := func(label, value string, mono bool) {
+		k := styledText(label, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{})
+		l := widget.NewLabel(value)
+		l.Truncation = fyne.TextTruncateEllipsis
+		l.TextStyle.Monospace = mono
+		l.SizeName = theme.SizeNameCaptionText
+		b.facts.Objects = append(b.facts.Objects, k, container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l))
+	}
+	fact("Workspace", r.Workspace, false)
+	script := r.Script.Path
+	if len(r.Script.Args) > 0 {
+		script += " " + strings.Join(r.Script.Args, " ")
+	}
+	fact("Script", script, false)
+	if r.Script.SHA256 != "" {
+		fact("SHA-256", shortHash(r.Script.SHA256), true)
+	}
+	exit := fmt.Sprintf("exit %d", r.Process.ExitCode)
+	switch {
+	case r.Process.Cancelled:
+		exit = "cancelled"
+	case r.Process.TimedOut:
+		exit = "timed out"
+	case r.Process.Signal != "":
+		exit = "killed by " + r.Process.Signal
+	}
+	if d := r.FinishedAt.Sub(r.StartedAt); d > 0 {
+		exit += " after " + d.Round(time.Millisecond).String()
+	}
+	fact("Process", exit, false)
+	b.facts.Refresh()
+}
+
+// summaryLine is one sentence on the verdict.
+func summaryLine(r *report.Report) string {
+	n := r.Count()
+	if r.Verdict == report.Pass {
+		if len(r.Changes) == 0 {
+			return "The script changed nothing in the workspace."
+		}
+		return fmt.Sprintf("Every change is covered by the allowlist (%d allowed).", n.Allowed)
+	}
+	if n.Violations == 0 {
+		return "The file changes are allowed, but the process did not end cleanly."
+	}
+	return fmt.Sprintf("%d of %d changes are not covered by the allowlist.", n.Violations, len(r.Changes))
+}
+
+func reasonRow(th fyne.Theme, c color.Color, text string, sub bool) fyne.CanvasObject {
+	t := canvas.NewText(text, style.Color(th, theme.ColorNameForeground))
+	dot := canvas.NewText("•", c)
+	dot.TextStyle.Bold = true
+	if sub {
+		t.TextStyle.Monospace = true
+		t.Color = style.Color(th, style.Muted)
+		dot.Text = "   "
+	}
+	return container.NewHBox(dot, t)
+}
+
+// accentLayout draws its object as a thin bar along the left edge.
+type accentLayout struct{}
+
+func (accentLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(fyne.NewSize(6, s.Height))
+	}
+}
+
+func (accentLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(6, 0) }
+
+func shortHash(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
+}
+
+// styledText is a one-segment RichText in a theme color and size.
+func styledText(text string, colorName fyne.ThemeColorName, size fyne.ThemeSizeName, ts fyne.TextStyle) *widget.RichText {
+	return widget.NewRichText(&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+		ColorName: colorName, SizeName: size, TextStyle: ts, Inline: true}})
+}

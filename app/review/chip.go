@@ -1,0 +1,145 @@
+package review
+
+import (
+	"fmt"
+	"image/color"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+)
+
+// Chip is a counter that doubles as a filter toggle: "Added 3" in the kind's
+// color, filled when on, outlined and muted when off.
+type Chip struct {
+	widget.BaseWidget
+
+	Label     string
+	Count     int
+	ColorName fyne.ThemeColorName
+	On        bool
+	// OnToggled is called with the new state after a tap.
+	OnToggled func(on bool)
+
+	hovered bool
+}
+
+// NewChip returns a chip that is on.
+func NewChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *Chip {
+	c := &Chip{Label: label, ColorName: colorName, On: true, OnToggled: toggled}
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+// Text is the chip's text, e.g. "Added 3".
+func (c *Chip) Text() string { return fmt.Sprintf("%s %d", c.Label, c.Count) }
+
+// SetCount updates the number shown.
+func (c *Chip) SetCount(n int) {
+	if c.Count != n {
+		c.Count = n
+		c.Refresh()
+	}
+}
+
+// SetOn sets the state without calling OnToggled.
+func (c *Chip) SetOn(on bool) {
+	if c.On != on {
+		c.On = on
+		c.Refresh()
+	}
+}
+
+// Tapped toggles the chip.
+func (c *Chip) Tapped(*fyne.PointEvent) {
+	c.On = !c.On
+	c.Refresh()
+	if c.OnToggled != nil {
+		c.OnToggled(c.On)
+	}
+}
+
+// Cursor implements desktop.Cursorable.
+func (c *Chip) Cursor() desktop.Cursor { return desktop.PointerCursor }
+
+// MouseIn implements desktop.Hoverable.
+func (c *Chip) MouseIn(*desktop.MouseEvent) { c.hovered = true; c.Refresh() }
+
+// MouseMoved implements desktop.Hoverable.
+func (c *Chip) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut implements desktop.Hoverable.
+func (c *Chip) MouseOut() { c.hovered = false; c.Refresh() }
+
+// CreateRenderer implements fyne.Widget.
+func (c *Chip) CreateRenderer() fyne.WidgetRenderer {
+	r := &chipRenderer{c: c, bg: canvas.NewRectangle(color.Transparent),
+		label: canvas.NewText("", color.Black), count: canvas.NewText("", color.Black)}
+	r.bg.StrokeWidth = 1.5
+	r.count.TextStyle.Bold = true
+	r.Refresh()
+	return r
+}
+
+type chipRenderer struct {
+	c            *Chip
+	bg           *canvas.Rectangle
+	label, count *canvas.Text
+}
+
+func (r *chipRenderer) pad() float32 { return r.c.Theme().Size(theme.SizeNameInnerPadding) }
+
+func (r *chipRenderer) MinSize() fyne.Size {
+	l, n := r.label.MinSize(), r.count.MinSize()
+	p := r.pad()
+	return fyne.NewSize(l.Width+n.Width+p*2.5, fyne.Max(l.Height, n.Height)+p)
+}
+
+func (r *chipRenderer) Layout(s fyne.Size) {
+	r.bg.Resize(s)
+	p := r.pad()
+	l, n := r.label.MinSize(), r.count.MinSize()
+	y := (s.Height - l.Height) / 2
+	r.label.Move(fyne.NewPos(p, y))
+	r.count.Move(fyne.NewPos(p+l.Width+p/2, (s.Height-n.Height)/2))
+}
+
+func (r *chipRenderer) Refresh() {
+	th := r.c.Theme()
+	c := style.Color(th, r.c.ColorName)
+	r.bg.CornerRadius = th.Size(theme.SizeNameInputRadius) * 2
+	r.label.Text = r.c.Label
+	r.count.Text = fmt.Sprint(r.c.Count)
+	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
+	if r.c.On {
+		r.bg.FillColor = style.Tint(c, 0x30)
+		if r.c.hovered {
+			r.bg.FillColor = style.Tint(c, 0x48)
+		}
+		r.bg.StrokeColor = c
+		r.label.Color, r.count.Color = c, c
+	} else {
+		muted := style.Color(th, style.Muted)
+		r.bg.FillColor = color.Transparent
+		if r.c.hovered {
+			r.bg.FillColor = style.Color(th, theme.ColorNameHover)
+		}
+		r.bg.StrokeColor = style.Tint(muted, 0x80)
+		r.label.Color, r.count.Color = muted, muted
+	}
+	r.label.TextStyle.Strikethrough = !r.c.On
+	r.bg.Refresh()
+	r.label.Refresh()
+	r.count.Refresh()
+	r.Layout(r.c.Size())
+}
+
+func (r *chipRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{r.bg, r.label, r.count}
+}
+
+func (r *chipRenderer) Destroy() {}

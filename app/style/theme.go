@@ -1,0 +1,58 @@
+package style
+
+import (
+	"image/color"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+)
+
+// Theme is the diffgate theme: Fyne's default theme with success, error and
+// warning tuned so green, red and amber text stays readable on both the light
+// and the dark variant, plus the diff background colors.
+type Theme struct{}
+
+var _ fyne.Theme = Theme{}
+
+type pair struct{ light, dark color.NRGBA }
+
+var palette = map[fyne.ThemeColorName]pair{
+	theme.ColorNameSuccess:             {rgb(0x1a7f37), rgb(0x3fb950)},
+	theme.ColorNameError:               {rgb(0xcf222e), rgb(0xf85149)},
+	theme.ColorNameWarning:             {rgb(0x9a6700), rgb(0xd29922)},
+	theme.ColorNamePlaceHolder:         {rgb(0x6e7781), rgb(0x8b949e)},
+	ColorNameAddedBackground:           {rgba(0xdafbe1ff), rgba(0x2ea04326)},
+	ColorNameRemovedBackground:         {rgba(0xffebe9ff), rgba(0xf8514926)},
+	ColorNameHunkBackground:            {rgba(0xddf4ffff), rgba(0x388bfd1a)},
+	theme.ColorNameForegroundOnSuccess: {rgb(0xffffff), rgb(0x0d1117)},
+	theme.ColorNameForegroundOnError:   {rgb(0xffffff), rgb(0x0d1117)},
+	theme.ColorNameForegroundOnWarning: {rgb(0xffffff), rgb(0x0d1117)},
+}
+
+// Color implements fyne.Theme.
+func (Theme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	if p, ok := palette[n]; ok {
+		if v == theme.VariantLight {
+			return p.light
+		}
+		return p.dark
+	}
+	return theme.DefaultTheme().Color(n, v)
+}
+
+// Font implements fyne.Theme.
+func (Theme) Font(s fyne.TextStyle) fyne.Resource { return theme.DefaultTheme().Font(s) }
+
+// Icon implements fyne.Theme.
+func (Theme) Icon(n fyne.ThemeIconName) fyne.Resource { return theme.DefaultTheme().Icon(n) }
+
+// Size implements fyne.Theme.
+func (Theme) Size(n fyne.ThemeSizeName) float32 { return theme.DefaultTheme().Size(n) }
+
+func rgb(v uint32) color.NRGBA {
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
+}
+
+func rgba(v uint32) color.NRGBA {
+	return color.NRGBA{R: uint8(v >> 24), G: uint8(v >> 16), B: uint8(v >> 8), A: uint8(v)}
+}

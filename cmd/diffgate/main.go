@@ -1,0 +1,106 @@
+// Command diffgate is the headless CLI of the filesystem gate: run a script
+// through the gate, snapshot a tree, diff two manifests, browse history.
+// Its inputs, outputs and exit codes are the stable contract in contract.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+// Exit codes of the contract.
+const (
+	exitPass  = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// usageError is a setup or usage problem: exit 2 with a one-line reason.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// failed is returned by a verb whose gate or diff failed (exit 1).
+var errFailed = errors.New("gate failed")
+
+const usage = `diffgate: a filesystem gate around scripts you did not write
+
+usage:
+  diffgate run --workspace DIR [--allow LIST]... [--allowlist FILE] [--timeout DUR]
+               [--report FILE]... [--db PATH | --no-history] [--rehash] -- SCRIPT [ARG...]
+  diffgate snapshot DIR -o FILE
+  diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER
+  diffgate history [--workspace DIR] [--limit N] | show RUN | export RUN -o FILE | verify
+  diffgate allowlist show|approve|diff ...
+
+exit status: 0 the gate passed, 1 it failed, 2 usage or setup error.
+`
+
+func main() {
+	proc.Supervise()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one CLI invocation and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	env := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
+	var err error
+	switch args[0] {
+	case "run":
+		err = env.runVerb(args[1:])
+	case "snapshot":
+		err = env.snapshotVerb(args[1:])
+	case "diff":
+		err = env.diffVerb(args[1:])
+	case "history":
+		err = env.historyVerb(args[1:])
+	case "allowlist":
+		err = env.allowlistVerb(args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitPass
+	default:
+		err = usagef("unknown command %q (want run, snapshot, diff, history or allowlist)", args[0])
+	}
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, errFailed):
+		return exitFail
+	case errors.Is(err, errHelp):
+		return exitPass
+	default:
+		fmt.Fprintf(stderr, "diffgate: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+}
+
+// cli carries what every verb needs.
+type cli struct {
+	ctx            context.Context
+	stdout, stderr io.Writer
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// snapshotVerb: diffgate snapshot DIR -o FILE.
+func (c *cli) snapshotVerb(args []string) error {
+	fs := newFlags("snapshot")
+	out := fs.String("o", "", "write the manifest to `FILE`")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *out == "" {
+		return usagef("usage: diffgate snapshot DIR -o FILE")
+	}
+	m, err := snapshot.Take(c.ctx, pos[0], snapshot.Options{Progress: c.progress("snapshot")})
+	if err != nil {
+		return err
+	}
+	if err := m.WriteFile(*out); err != nil {
+		return usagef("write manifest: %v", err)
+	}
+	for _, e := range m.Errors() {
+		fmt.Fprintf(c.stderr, "diffgate: warning: %s: %s\n", report.QuotePath(e.Path), e.Err)
+	}
+	return nil
+}
+
+// diffVerb: diffgate diff [--allow LIST]... BEFORE AFTER.
+func (c *cli) diffVerb(args []string) error {
+	fs := newFlags("diff")
+	var allow listFlag
+	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
+	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("usage: diffgate diff [--allow LIST]... BEFORE AFTER")
+	}
+	entries, err := allowEntries(allow, *allowFile)
+	if err != nil {
+		return err
+	}
+	pol, err := policy.Parse(entries)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	before, err := snapshot.ReadFile(pos[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	after, err := snapshot.ReadFile(pos[1])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	changes := diff.Compare(before, after, diff.Options{Root: after.Root})
+	pol.Apply(changes)
+	failed := false
+	for i := range changes {
+		if changes[i].Allowed {
+			continue
+		}
+		failed = true
+		fmt.Fprintln(c.stdout, report.ChangeLine(&changes[i]))
+	}
+	if failed {
+		return errFailed
+	}
+	return nil
+}
+
+// allowEntries collects --allow lists and an --allowlist file.
+func allowEntries(lists []string, file string) ([]string, error) {
+	var entries []string
+	for _, l := range lists {
+		entries = append(entries, policy.SplitList(l)...)
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("allowlist: %v", err)
+		}
+		defer f.Close()
+		more, err := policy.ReadEntries(f)
+		if err != nil {
+			return nil, usagef("allowlist %s: %v", file, err)
+		}
+		entries = append(entries, more...)
+	}
+	return entries, nil
+}

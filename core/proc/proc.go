@@ -1,0 +1,441 @@
+// Package proc runs an untrusted script and supervises its whole process tree.
+//
+// Run starts the script with the workspace as its working directory, standard
+// input from the null device and its own process group, streams its standard
+// output and error to a callback while keeping a bounded head and tail of each,
+// enforces a timeout (SIGTERM to the whole tree, a grace period, then SIGKILL)
+// and reports the exit status.
+//
+// On Linux the script is started by a supervisor process: Run re-executes the
+// current binary (/proc/self/exe) with a marker in its environment, and
+// Supervise, called first thing in main (and in TestMain), turns that process
+// into the supervisor. The supervisor makes itself a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so every descendant that is orphaned, including
+// daemons made with setsid, nohup or double forks, is re-parented to it. When
+// the script's main process has exited the supervisor finds every remaining
+// descendant in /proc, freezes them with SIGSTOP until the set is stable,
+// records their pid and command line as leftovers, kills them with SIGKILL and
+// reaps them; Run returns only after that, so no descendant can write into the
+// workspace afterwards. The supervisor dies with the gate (it receives SIGTERM
+// through the parent-death signal and then tears the tree down), and the
+// script's main process dies with the supervisor.
+//
+// Fallbacks: on other Unix systems (macOS) there is no supervisor; the script
+// runs in its own process group, signals go to the whole group (kill(-pgid)),
+// and when the main process has exited the members still in its group are
+// reported as leftovers (on macOS, found with sysctl kern.proc.pgrp) and
+// killed. Processes that leave the group (setsid) escape there. On Windows only
+// the script's main process is killed on timeout or cancellation and no
+// leftovers are reported. On both, Supervise returns immediately.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Stream tells stdout from stderr.
+type Stream int
+
+const (
+	// Stdout is the script's standard output.
+	Stdout Stream = 1
+	// Stderr is the script's standard error.
+	Stderr Stream = 2
+)
+
+// String returns "stdout" or "stderr".
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	}
+	return fmt.Sprintf("stream(%d)", int(s))
+}
+
+// Default values applied by Run to zero Spec fields.
+const (
+	// DefaultGrace is the time between SIGTERM and SIGKILL when Spec.Grace is 0.
+	DefaultGrace = 2 * time.Second
+	// DefaultKeepBytes is the head and tail size kept per stream when Spec.KeepBytes is 0.
+	DefaultKeepBytes = 1 << 20
+)
+
+// Spec describes one supervised run.
+type Spec struct {
+	// Dir is the working directory of the script (the workspace); "" means the current directory.
+	Dir string
+	// Path is the script to run; a relative path is made absolute against the current directory.
+	Path string
+	// Args are the arguments after the script.
+	Args []string
+	// Env is the script's environment; nil means os.Environ().
+	Env []string
+	// Timeout limits the run; 0 means no limit.
+	Timeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL; 0 means DefaultGrace.
+	Grace time.Duration
+	// KeepBytes is how many head bytes and how many tail bytes are kept per stream; 0 means DefaultKeepBytes, negative keeps nothing.
+	KeepBytes int
+	// Output receives the script's output as it comes; it may be called from several goroutines at once and may be nil.
+	// The slice is only valid during the call.
+	Output func(s Stream, p []byte)
+	// Containment is applied by the supervisor just before it execs the script.
+	Containment Containment
+}
+
+// Containment describes restrictions the supervisor applies just before it
+// execs the script (in the future: an environment allow list, Landlock rules,
+// a seccomp filter). It is empty for now. It is sent to the supervisor as JSON,
+// so it must stay a plain JSON-serialisable struct.
+type Containment struct{}
+
+// Leftover is a descendant of the script that was still alive after the script's main process exited.
+type Leftover struct {
+	PID int    `json:"pid"`
+	Cmd string `json:"cmd"`
+}
+
+// Capture is a bounded copy of one output stream.
+type Capture struct {
+	// Head holds the first KeepBytes bytes of the stream.
+	Head []byte
+	// Tail holds the last KeepBytes bytes of the stream that are not already in Head.
+	Tail []byte
+	// Total is the number of bytes the stream carried.
+	Total int64
+}
+
+// Truncated reports whether bytes between Head and Tail were dropped.
+func (c Capture) Truncated() bool { return int64(len(c.Head)+len(c.Tail)) < c.Total }
+
+// Result describes how a supervised run ended.
+type Result struct {
+	// ExitCode is the exit status of the script's main process; -1 when it was killed by a signal.
+	ExitCode int
+	// Signal names the signal that killed the main process (e.g. "killed", "terminated"); "" if it exited normally.
+	Signal string
+	// TimedOut is true when the run was cut short by Spec.Timeout.
+	TimedOut bool
+	// Cancelled is true when the run was cut short because ctx was cancelled.
+	Cancelled bool
+	// Leftovers are the descendants still alive after the main process exited; all were killed before Run returned.
+	Leftovers []Leftover
+	// Stdout is the bounded copy of the script's standard output.
+	Stdout Capture
+	// Stderr is the bounded copy of the script's standard error.
+	Stderr Capture
+	// Started is when the script was started.
+	Started time.Time
+	// Finished is when the script and all its descendants were gone.
+	Finished time.Time
+}
+
+// Run runs the script under supervision and returns when the script and every
+// descendant are gone. An error is returned only when the script could not be
+// started at all (missing file, not executable and no interpreter, ...); its
+// message is one line.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := prepare(&spec); err != nil {
+		return nil, err
+	}
+	return run(ctx, &spec)
+}
+
+// prepare validates spec and fills in defaults.
+func prepare(spec *Spec) error {
+	if spec.Path == "" {
+		return errors.New("proc: no script given")
+	}
+	p, err := filepath.Abs(spec.Path)
+	if err != nil {
+		return fmt.Errorf("proc: script %s: %v", spec.Path, oneLine(err))
+	}
+	spec.Path = p
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("proc: script %s does not exist", p)
+	case err != nil:
+		return fmt.Errorf("proc: script %s: %v", p, oneLine(err))
+	case fi.IsDir():
+		return fmt.Errorf("proc: script %s is a directory", p)
+	}
+	if spec.Dir != "" {
+		d, err := filepath.Abs(spec.Dir)
+		if err != nil {
+			return fmt.Errorf("proc: working directory %s: %v", spec.Dir, oneLine(err))
+		}
+		spec.Dir = d
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil:
+			return fmt.Errorf("proc: working directory %s: %v", d, oneLine(err))
+		case !fi.IsDir():
+			return fmt.Errorf("proc: working directory %s is not a directory", d)
+		}
+	}
+	if spec.Env == nil {
+		spec.Env = os.Environ()
+	}
+	spec.Env = withoutMarker(spec.Env)
+	if spec.Args == nil {
+		spec.Args = []string{}
+	}
+	if spec.Grace <= 0 {
+		spec.Grace = DefaultGrace
+	}
+	if spec.KeepBytes == 0 {
+		spec.KeepBytes = DefaultKeepBytes
+	} else if spec.KeepBytes < 0 {
+		spec.KeepBytes = 0
+	}
+	return nil
+}
+
+// markerEnv marks a process started by Run as the supervisor.
+const markerEnv = "DIFFGATE_SUPERVISOR"
+
+// markerValue is the value of markerEnv that Supervise recognises.
+const markerValue = "1"
+
+// withoutMarker returns env without the supervisor marker.
+func withoutMarker(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, markerEnv+"=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// oneLine flattens an error message to a single line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// fallbackArgv returns the command line used when the script cannot be
+// executed directly: the interpreter named on its "#!" line (with its one
+// optional argument), or /bin/sh when there is none.
+func fallbackArgv(path string, args []string) []string {
+	interp, arg := readShebang(path)
+	var argv []string
+	if interp == "" {
+		argv = []string{"/bin/sh", path}
+	} else if arg == "" {
+		argv = []string{interp, path}
+	} else {
+		argv = []string{interp, arg, path}
+	}
+	return append(argv, args...)
+}
+
+// readShebang returns the interpreter and its optional argument from the
+// script's "#!" line, or "" when the script has none.
+func readShebang(path string) (interp, arg string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	return parseShebang(buf[:n])
+}
+
+// parseShebang parses the first line of a script the way Linux does: the
+// interpreter is the first word after "#!", the rest of the line (trimmed) is
+// one argument.
+func parseShebang(b []byte) (interp, arg string) {
+	if !bytes.HasPrefix(b, []byte("#!")) {
+		return "", ""
+	}
+	line := b[2:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = bytes.TrimRight(line, "\r")
+	line = bytes.Trim(line, " \t")
+	if len(line) == 0 {
+		return "", ""
+	}
+	if i := bytes.IndexAny(line, " \t"); i >= 0 {
+		return string(line[:i]), string(bytes.Trim(line[i:], " \t"))
+	}
+	return string(line), ""
+}
+
+// capture keeps the head and a ring of the tail of one stream.
+type capture struct {
+	keep  int
+	head  []byte
+	ring  []byte
+	pos   int // next write position in ring
+	ringN int // bytes in ring, at most keep
+	total int64
+}
+
+func (c *capture) write(p []byte) {
+	c.total += int64(len(p))
+	if c.keep == 0 {
+		return
+	}
+	if len(c.head) < c.keep {
+		n := min(c.keep-len(c.head), len(p))
+		if cap(c.head)-len(c.head) < n {
+			nc := max(2*cap(c.head), len(c.head)+n, 4096)
+			nh := make([]byte, len(c.head), min(nc, c.keep))
+			copy(nh, c.head)
+			c.head = nh
+		}
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	if c.ring == nil {
+		c.ring = make([]byte, c.keep)
+	}
+	if len(p) >= c.keep {
+		copy(c.ring, p[len(p)-c.keep:])
+		c.pos, c.ringN = 0, c.keep
+		return
+	}
+	n := copy(c.ring[c.pos:], p)
+	copy(c.ring, p[n:])
+	c.pos = (c.pos + len(p)) % c.keep
+	c.ringN = min(c.ringN+len(p), c.keep)
+}
+
+func (c *capture) result() Capture {
+	out := Capture{Total: c.total}
+	if len(c.head) > 0 {
+		out.Head = c.head
+	}
+	if c.ringN > 0 {
+		tail := make([]byte, 0, c.ringN)
+		if c.ringN < c.keep {
+			tail = append(tail, c.ring[:c.ringN]...)
+		} else {
+			tail = append(tail, c.ring[c.pos:]...)
+			tail = append(tail, c.ring[:c.pos]...)
+		}
+		out.Tail = tail
+	}
+	return out
+}
+
+// drainIdle is how long the readers wait for more output once the script's
+// tree is gone before they give up (only a process that escaped supervision,
+// or was handed the pipe, can still be writing then).
+const drainIdle = 2 * time.Second
+
+// streamReader copies one pipe into a capture and the Output callback.
+type streamReader struct {
+	stream Stream
+	f      *os.File
+	out    func(Stream, []byte)
+	cap    capture
+	done   chan struct{}
+	drain  atomic.Bool
+}
+
+func newStreamReader(s Stream, f *os.File, keep int, out func(Stream, []byte)) *streamReader {
+	r := &streamReader{stream: s, f: f, out: out, cap: capture{keep: keep}, done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *streamReader) loop() {
+	defer close(r.done)
+	defer r.f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if r.drain.Load() {
+			_ = r.f.SetReadDeadline(time.Now().Add(drainIdle))
+		}
+		n, err := r.f.Read(buf)
+		if n > 0 {
+			r.cap.write(buf[:n])
+			if r.out != nil {
+				r.out(r.stream, buf[:n])
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// finish waits until the writers are gone (end of file) or the pipe has been
+// idle for drainIdle, and returns the capture.
+func (r *streamReader) finish() Capture {
+	r.drain.Store(true)
+	_ = r.f.SetReadDeadline(time.Now().Add(drainIdle))
+	<-r.done
+	return r.cap.result()
+}
+
+// startReaders creates the stdout and stderr pipes and their readers. The
+// write ends are returned for the child; the caller closes them after start.
+func startReaders(spec *Spec) (wout, werr *os.File, rs [2]*streamReader, err error) {
+	rout, wout, err := os.Pipe()
+	if err != nil {
+		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneLine(err))
+	}
+	rerr, werr, err := os.Pipe()
+	if err != nil {
+		rout.Close()
+		wout.Close()
+		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneLine(err))
+	}
+	rs[0] = newStreamReader(Stdout, rout, spec.KeepBytes, spec.Output)
+	rs[1] = newStreamReader(Stderr, rerr, spec.KeepBytes, spec.Output)
+	return wout, werr, rs, nil
+}
+
+// discardReaders stops the readers without keeping anything (used when the start failed).
+func discardReaders(rs [2]*streamReader) {
+	for _, r := range rs {
+		if r != nil {
+			r.finish()
+		}
+	}
+}
+
+// sanitizeCmd makes a command line printable on one line and bounds its length.
+func sanitizeCmd(s string) string {
+	const maxLen = 512
+	truncated := false
+	if len(s) > maxLen {
+		s = s[:maxLen]
+		truncated = true
+	}
+	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if truncated {
+		s += "..."
+	}
+	return s
+}

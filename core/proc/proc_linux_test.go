@@ -1,0 +1,272 @@
+package proc_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+var tokenSeq atomic.Int64
+
+// waitMark is a shell function that waits until a process started with
+// DGMARK=$1 in its environment has been exec'd (so its command line is final).
+const waitMark = `waitmark() {
+  i=0
+  until grep -qsa "DGMARK=$1" /proc/[0-9]*/environ; do
+    i=$((i+1)); [ $i -gt 1000 ] && { echo "mark $1 never seen" >&2; exit 9; }
+    sleep 0.01
+  done
+}
+`
+
+// runTagged runs a script whose whole tree carries a unique token in its
+// environment, so that escaped processes can be found afterwards.
+func runTagged(t *testing.T, body string, edit func(*proc.Spec)) (*proc.Result, string, string) {
+	t.Helper()
+	tok := fmt.Sprintf("%d-%d-%d", os.Getpid(), tokenSeq.Add(1), time.Now().UnixNano())
+	dir, path := writeScript(t, "#!/bin/sh\n"+waitMark+body, 0o755)
+	spec := proc.Spec{
+		Dir: dir, Path: path, Args: []string{tok},
+		Env:     append(os.Environ(), "DGTEST_TOKEN="+tok),
+		Timeout: 20 * time.Second,
+	}
+	if edit != nil {
+		edit(&spec)
+	}
+	res, err := proc.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Cleanup(func() { killTagged(tok) })
+	return res, tok, dir
+}
+
+// tagged returns "pid cmdline" of every living process carrying tok.
+func tagged(tok string) []string {
+	var out []string
+	want := []byte("DGTEST_TOKEN=" + tok + "\x00")
+	names, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, n := range names {
+		env, err := os.ReadFile(n)
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+			continue
+		}
+		d := filepath.Dir(n)
+		if st, err := os.ReadFile(d + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		cmd, _ := os.ReadFile(d + "/cmdline")
+		out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
+}
+
+// killTagged kills whatever escaped, so a failing test leaves nothing behind.
+func killTagged(tok string) {
+	for i := 0; i < 200; i++ {
+		alive := tagged(tok)
+		if len(alive) == 0 {
+			return
+		}
+		for _, sig := range []unix.Signal{unix.SIGSTOP, unix.SIGKILL} {
+			for _, p := range alive {
+				if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+					_ = unix.Kill(pid, sig)
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// assertAllGone checks that every leftover is dead and nothing tagged survives.
+func assertAllGone(t *testing.T, res *proc.Result, tok string, checkPIDs bool) {
+	t.Helper()
+	if checkPIDs {
+		for _, l := range res.Leftovers {
+			if err := unix.Kill(l.PID, 0); !errors.Is(err, unix.ESRCH) {
+				t.Errorf("leftover %d (%s) still exists after Run returned: kill(pid, 0) = %v", l.PID, l.Cmd, err)
+			}
+		}
+	}
+	if alive := tagged(tok); len(alive) > 0 {
+		t.Errorf("processes of the script still alive after Run returned: %q", alive)
+	}
+}
+
+func hasLeftover(res *proc.Result, sub string) bool {
+	for _, l := range res.Leftovers {
+		if strings.Contains(l.Cmd, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLeftoversCaughtAndKilled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, body string }{
+		{"background", "DGMARK=$1 sleep 300 &\nwaitmark $1\n"},
+		{"setsid", "DGMARK=$1 setsid sleep 300 &\nwaitmark $1\n"},
+		{"double fork", "(DGMARK=$1 sleep 300 &) &\nwaitmark $1\n"},
+		{"nohup", "DGMARK=$1 nohup sleep 300 >/dev/null 2>&1 &\nwaitmark $1\n"},
+		{"setsid double fork", "( (DGMARK=$1 setsid sleep 300 &) & ) &\nwaitmark $1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, tok, _ := runTagged(t, tc.body, nil)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr.Head)
+			}
+			if !hasLeftover(res, "sleep 300") {
+				t.Errorf("no leftover with %q: %+v", "sleep 300", res.Leftovers)
+			}
+			assertAllGone(t, res, tok, true)
+		})
+	}
+}
+
+func TestDaemonCannotWriteLater(t *testing.T) {
+	t.Parallel()
+	res, tok, dir := runTagged(t, "(sleep 2; echo x > late.txt) &\n", nil)
+	if res.ExitCode != 0 || len(res.Leftovers) == 0 {
+		t.Fatalf("exit %d leftovers %+v", res.ExitCode, res.Leftovers)
+	}
+	assertAllGone(t, res, tok, true)
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "late.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a process wrote into the workspace after Run returned (stat: %v)", err)
+	}
+}
+
+func TestForkingLeftoversDoNotEscape(t *testing.T) {
+	t.Parallel()
+	res, tok, _ := runTagged(t, "(while :; do sleep 300 & done) &\nsleep 0.3\n", nil)
+	if res.ExitCode != 0 || len(res.Leftovers) == 0 {
+		t.Fatalf("exit %d leftovers %d", res.ExitCode, len(res.Leftovers))
+	}
+	assertAllGone(t, res, tok, false)
+	t.Logf("%d leftovers", len(res.Leftovers))
+}
+
+func TestTimeoutWithTermIgnored(t *testing.T) {
+	t.Parallel()
+	begin := time.Now()
+	res, tok, _ := runTagged(t, "trap '' TERM\nDGMARK=$1 sleep 300 &\nwaitmark $1\necho ready\nsleep 300\n", func(s *proc.Spec) {
+		s.Timeout = 1500 * time.Millisecond
+		s.Grace = 500 * time.Millisecond
+	})
+	if d := time.Since(begin); d > 6*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	assertAllGone(t, res, tok, true)
+	if string(res.Stdout.Head) != "ready\n" {
+		// The script was not even past its trap when the timeout hit.
+		t.Skipf("machine too slow: script not ready within the timeout (%+v)", res)
+	}
+	if !res.TimedOut || res.ExitCode != -1 || res.Signal != "killed" {
+		t.Fatalf("unexpected result %+v", res)
+	}
+	if !hasLeftover(res, "sleep 300") {
+		t.Errorf("the processes that survived SIGTERM are not reported: %+v", res.Leftovers)
+	}
+}
+
+func TestNoLeftoversWhenAllDone(t *testing.T) {
+	t.Parallel()
+	res, tok, _ := runTagged(t, "sleep 0.1 &\nwait\n", nil)
+	if res.ExitCode != 0 || len(res.Leftovers) != 0 {
+		t.Fatalf("exit %d leftovers %+v", res.ExitCode, res.Leftovers)
+	}
+	assertAllGone(t, res, tok, true)
+}
+
+// TestGateDeathKillsTree kills a process that is inside Run (a copy of this
+// test binary running TestHelperGate) and checks that the supervisor then
+// tears the script's tree down.
+func TestGateDeathKillsTree(t *testing.T) {
+	t.Parallel()
+	tok := fmt.Sprintf("gate-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { killTagged(tok) })
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGate$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "DGTEST_HELPER_TOKEN="+tok)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("helper never got ready")
+	}
+	if len(tagged(tok)) < 3 {
+		t.Fatalf("expected the script and two sleeps, found %q", tagged(tok))
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(tagged(tok)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive := tagged(tok); len(alive) > 0 {
+		t.Fatalf("processes survived the death of the gate: %q", alive)
+	}
+}
+
+// TestHelperGate is run by TestGateDeathKillsTree in a separate process.
+func TestHelperGate(t *testing.T) {
+	tok := os.Getenv("DGTEST_HELPER_TOKEN")
+	if tok == "" {
+		t.Skip("helper for TestGateDeathKillsTree")
+	}
+	dir, path := writeScript(t, "#!/bin/sh\n"+waitMark+`DGMARK=$1 sleep 300 &
+DGMARK=$1-s setsid sleep 300 &
+waitmark $1; waitmark $1-s
+echo ready
+sleep 300
+`, 0o755)
+	_, _ = proc.Run(context.Background(), proc.Spec{
+		Dir: dir, Path: path, Args: []string{tok}, Grace: 500 * time.Millisecond,
+		Env: append(os.Environ(), "DGTEST_TOKEN="+tok),
+		Output: func(s proc.Stream, p []byte) {
+			if s == proc.Stdout {
+				_, _ = os.Stdout.Write(p)
+			}
+		},
+	})
+	t.Fatal("Run returned although the gate should have been killed")
+}

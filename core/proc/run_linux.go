@@ -1,0 +1,253 @@
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// superSpec is what Run sends to the supervisor (as JSON on its standard input).
+type superSpec struct {
+	Dir         string        `json:"dir"`
+	Path        string        `json:"path"`
+	Args        []string      `json:"args"`
+	Env         []string      `json:"env"`
+	Grace       time.Duration `json:"grace"`
+	Containment Containment   `json:"containment"`
+}
+
+// superMsg is what the supervisor reports to Run (JSON values on fd 3): first
+// the outcome of the start, then, once everything is gone, the result.
+type superMsg struct {
+	StartError  string     `json:"start_error,omitempty"`
+	PID         int        `json:"pid,omitempty"`
+	Done        bool       `json:"done,omitempty"`
+	ExitCode    int        `json:"exit_code"`
+	Signal      string     `json:"signal,omitempty"`
+	Interrupted bool       `json:"interrupted,omitempty"`
+	Leftovers   []Leftover `json:"leftovers,omitempty"`
+}
+
+const (
+	// handshakeTimeout bounds the wait for the supervisor's first message.
+	handshakeTimeout = 20 * time.Second
+	// hardKillMargin is added to the grace period before Run gives up on an
+	// interrupted supervisor and kills it.
+	hardKillMargin = 5 * time.Second
+	// supervisorName is the argv[0] of the supervisor process.
+	supervisorName = "diffgate-supervisor"
+)
+
+var errNoSupervise = "is proc.Supervise() called first thing in main (and TestMain)?"
+
+func run(ctx context.Context, spec *Spec) (*Result, error) {
+	if os.Getenv(markerEnv) != "" {
+		return nil, errors.New("proc: Run called inside a supervisor process; " + errNoSupervise)
+	}
+	payload, err := json.Marshal(superSpec{
+		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
+		Grace: spec.Grace, Containment: spec.Containment,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("proc: encode spec: %v", oneLine(err))
+	}
+
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+	}
+	wout, werr, rs, err := startReaders(spec)
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
+
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{supervisorName},
+		Env:        supervisorEnv(),
+		Stdin:      specR,
+		Stdout:     wout,
+		Stderr:     werr,
+		ExtraFiles: []*os.File{repW},
+		SysProcAttr: &syscall.SysProcAttr{
+			// Out of the terminal's foreground group: Ctrl-C reaches the
+			// gate, which cancels, instead of killing the supervisor.
+			Setpgid: true,
+			// If the gate dies, the supervisor tears the tree down.
+			Pdeathsig: syscall.SIGTERM,
+		},
+	}
+	started := time.Now()
+	err = cmd.Start()
+	specR.Close()
+	wout.Close()
+	werr.Close()
+	repW.Close()
+	if err != nil {
+		specW.Close()
+		repR.Close()
+		discardReaders(rs)
+		return nil, fmt.Errorf("proc: start supervisor: %v", oneLine(err))
+	}
+	go func() {
+		_, _ = specW.Write(payload)
+		specW.Close()
+	}()
+
+	startC := make(chan superMsg, 1)
+	repDone := make(chan struct{})
+	var final *superMsg
+	go func() {
+		defer close(repDone)
+		dec := json.NewDecoder(repR)
+		for first := true; ; first = false {
+			var m superMsg
+			if err := dec.Decode(&m); err != nil {
+				return
+			}
+			if first {
+				startC <- m
+			} else if m.Done {
+				final = &m
+			}
+		}
+	}()
+	waitC := make(chan error, 1)
+	go func() { waitC <- cmd.Wait() }()
+
+	var timeoutC <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	handshake := time.NewTimer(handshakeTimeout)
+	defer handshake.Stop()
+	handshakeC := handshake.C
+	var (
+		startMsg                                *superMsg
+		timedOut, cancelled, stopping, noAnswer bool
+		hardKillC                               <-chan time.Time
+		waitErr                                 error
+	)
+	ctxDone := ctx.Done()
+	// stop asks the supervisor to tear the tree down. SIGTERM is sent only
+	// once the supervisor has answered: before that it may not be handling
+	// signals yet, and would die without reporting.
+	stop := func() {
+		if stopping {
+			return
+		}
+		stopping = true
+		if startMsg != nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
+		hardKillC = time.After(spec.Grace + hardKillMargin)
+	}
+loop:
+	for {
+		select {
+		case m := <-startC:
+			startMsg = &m
+			handshakeC = nil
+			if stopping {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			}
+		case waitErr = <-waitC:
+			break loop
+		case <-timeoutC:
+			timeoutC = nil
+			timedOut = true
+			stop()
+		case <-ctxDone:
+			ctxDone = nil
+			cancelled = true
+			stop()
+		case <-handshakeC:
+			handshakeC = nil
+			noAnswer = true
+			_ = cmd.Process.Kill()
+		case <-hardKillC:
+			hardKillC = nil
+			_ = cmd.Process.Kill()
+		}
+	}
+	// Only the supervisor held the write end of the report pipe.
+	_ = repR.SetReadDeadline(time.Now().Add(drainIdle))
+	<-repDone
+	repR.Close()
+	if startMsg == nil {
+		select {
+		case m := <-startC:
+			startMsg = &m
+		default:
+		}
+	}
+	res := &Result{Started: started, ExitCode: -1}
+	res.Stdout = rs[0].finish()
+	res.Stderr = rs[1].finish()
+	res.Finished = time.Now()
+
+	switch {
+	case startMsg != nil && startMsg.StartError != "":
+		return nil, errors.New(startMsg.StartError)
+	case startMsg == nil && noAnswer:
+		return nil, errors.New("proc: the supervisor did not answer; " + errNoSupervise)
+	case startMsg == nil && !stopping:
+		return nil, fmt.Errorf("proc: the supervisor exited without a report (%s); %s", describeWait(waitErr), errNoSupervise)
+	case final == nil:
+		// The supervisor was killed (or the run was stopped before the
+		// script started): nothing more is known.
+		res.Signal = "killed"
+		res.TimedOut, res.Cancelled = timedOut, cancelled
+		return res, nil
+	}
+	res.ExitCode = final.ExitCode
+	res.Signal = final.Signal
+	res.Leftovers = final.Leftovers
+	// The flags say the run was cut short: the kill procedure started while
+	// the script's main process was still running.
+	res.TimedOut = timedOut && final.Interrupted
+	res.Cancelled = cancelled && final.Interrupted
+	return res, nil
+}
+
+// supervisorEnv is the environment of the supervisor process: ours, plus the
+// marker. In binaries built with -race the race runtime sleeps a second before
+// exiting; the supervisor has nothing to wait for, so that is turned off.
+func supervisorEnv() []string {
+	env := withoutMarker(os.Environ())
+	race := "atexit_sleep_ms=0"
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			env = append(env[:i:i], env[i+1:]...)
+			race = strings.TrimSpace(v + " " + race)
+			break
+		}
+	}
+	return append(env, "GORACE="+race, markerEnv+"="+markerValue)
+}
+
+// describeWait turns the supervisor's wait error into a short text.
+func describeWait(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return oneLine(err)
+}

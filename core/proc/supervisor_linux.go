@@ -1,0 +1,422 @@
+package proc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// cleanupTimeout bounds the supervisor's final sweep (a process stuck in
+	// an uninterruptible sleep can take arbitrarily long to die).
+	cleanupTimeout = 10 * time.Second
+	// freezeSettle bounds how long freeze waits for the processes it stopped
+	// to be reported as stopped.
+	freezeSettle = time.Second
+	// pollInterval is how often the supervisor re-checks the tree while it
+	// waits during the grace period.
+	pollInterval = 20 * time.Millisecond
+)
+
+// Supervise must be called first thing in main() (and in TestMain of any
+// package that runs scripts): if this process was started by Run as the
+// supervisor it runs the supervisor and exits; otherwise it returns
+// immediately.
+func Supervise() {
+	if os.Getenv(markerEnv) != markerValue {
+		return
+	}
+	os.Exit(supervise())
+}
+
+// supervisor holds the state of the supervisor process.
+type supervisor struct {
+	self      int
+	mainPID   int
+	grace     time.Duration
+	seen      map[int]bool
+	leftovers []Leftover
+}
+
+// waitResult is the outcome of waiting for the script's main process.
+type waitResult struct {
+	ws  unix.WaitStatus
+	err error
+}
+
+func supervise() int {
+	// The script's parent-death signal fires when the thread that forked it
+	// exits: keep the forking thread alive for the whole run.
+	runtime.LockOSThread()
+	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil {
+		fmt.Fprintln(os.Stderr, supervisorName+": no report pipe on fd 3; this process must be started by proc.Run")
+		return 2
+	}
+	syscall.CloseOnExec(3)
+	rep := os.NewFile(3, "report")
+	enc := json.NewEncoder(rep)
+
+	var sp superSpec
+	if err := json.NewDecoder(os.Stdin).Decode(&sp); err != nil {
+		_ = enc.Encode(superMsg{StartError: "proc: supervisor: read spec: " + oneLine(err)})
+		return 2
+	}
+	closeOnExecFrom(3)
+	// Orphaned descendants are re-parented to us instead of init.
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	pid, err := startScript(&sp)
+	if err != nil {
+		_ = enc.Encode(superMsg{StartError: err.Error()})
+		return 0
+	}
+	_ = enc.Encode(superMsg{PID: pid})
+
+	s := &supervisor{self: os.Getpid(), mainPID: pid, grace: sp.Grace, seen: map[int]bool{}}
+	mainDone := make(chan waitResult, 1)
+	go func() {
+		// Reap every child (orphans included) until the main process is found.
+		for {
+			var ws unix.WaitStatus
+			wpid, err := unix.Wait4(-1, &ws, 0, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				mainDone <- waitResult{err: err}
+				return
+			}
+			if wpid == pid {
+				mainDone <- waitResult{ws: ws}
+				return
+			}
+		}
+	}()
+
+	var wr waitResult
+	interrupted := false
+	select {
+	case wr = <-mainDone:
+	case <-sigs:
+		interrupted = true
+		wr = s.killTree(mainDone)
+	}
+	s.cleanup()
+
+	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
+	msg.ExitCode, msg.Signal = exitStatus(wr)
+	_ = enc.Encode(msg)
+	return 0
+}
+
+// startScript starts the script in its own process group with standard input
+// from the null device, falling back to its "#!" interpreter or /bin/sh when
+// it cannot be executed directly.
+func startScript(sp *superSpec) (int, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, fmt.Errorf("proc: open %s: %v", os.DevNull, oneLine(err))
+	}
+	defer devnull.Close()
+	applyContainment(&sp.Containment)
+	attr := &syscall.ProcAttr{
+		Dir:   sp.Dir,
+		Env:   sp.Env,
+		Files: []uintptr{devnull.Fd(), 1, 2},
+		Sys: &syscall.SysProcAttr{
+			Setpgid:   true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	argv := append([]string{sp.Path}, sp.Args...)
+	pid, err := syscall.ForkExec(argv[0], argv, attr)
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
+		argv = fallbackArgv(sp.Path, sp.Args)
+		pid, err = syscall.ForkExec(argv[0], argv, attr)
+		if err != nil {
+			return 0, fmt.Errorf("proc: cannot run %s: %s: %v", sp.Path, argv[0], err)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			if interp, _ := readShebang(sp.Path); interp != "" {
+				return 0, fmt.Errorf("proc: cannot run %s: interpreter %s: %v", sp.Path, interp, err)
+			}
+		}
+		return 0, fmt.Errorf("proc: cannot run %s: %v", sp.Path, err)
+	}
+	return pid, nil
+}
+
+// applyContainment applies c to the supervisor just before the script is
+// started. Containment has no fields yet.
+func applyContainment(c *Containment) {}
+
+// killTree stops a running script: SIGTERM (and SIGCONT) to the whole tree,
+// then, when the grace period ends, SIGKILL to the main process. It returns
+// once the main process has been reaped and either no descendant is left or
+// the grace period is over; cleanup deals with the rest.
+func (s *supervisor) killTree(mainDone <-chan waitResult) waitResult {
+	s.signalTree(syscall.SIGTERM)
+	s.signalTree(syscall.SIGCONT)
+	grace := time.NewTimer(s.grace)
+	defer grace.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	var wr waitResult
+	got := false
+	for {
+		select {
+		case wr = <-mainDone:
+			got = true
+			if len(livingDescendants(s.self)) == 0 {
+				return wr
+			}
+		case <-tick.C:
+			if got && len(livingDescendants(s.self)) == 0 {
+				return wr
+			}
+		case <-grace.C:
+			if !got {
+				_ = unix.Kill(s.mainPID, unix.SIGKILL)
+				wr = <-mainDone
+			}
+			return wr
+		}
+	}
+}
+
+// signalTree sends sig to the script's process group and to every descendant.
+func (s *supervisor) signalTree(sig syscall.Signal) {
+	_ = unix.Kill(-s.mainPID, sig)
+	for _, p := range livingDescendants(s.self) {
+		_ = unix.Kill(p, sig)
+	}
+}
+
+// cleanup freezes, records and kills every remaining descendant and reaps
+// them all. It returns when the supervisor has no child left (as a subreaper,
+// that means no descendant is left) or after cleanupTimeout.
+func (s *supervisor) cleanup() {
+	deadline := time.Now().Add(cleanupTimeout)
+	for {
+		if s.reap() {
+			return
+		}
+		fresh := s.freeze(deadline)
+		for _, p := range fresh {
+			s.leftovers = append(s.leftovers, Leftover{PID: p, Cmd: cmdline(p)})
+		}
+		living := livingDescendants(s.self)
+		for _, p := range living {
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		if len(fresh) == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// reap reaps every exited child without blocking and reports whether the
+// supervisor has no child left.
+func (s *supervisor) reap() bool {
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err == unix.ECHILD
+		case wpid <= 0:
+			return false
+		}
+	}
+}
+
+// freeze stops (SIGSTOP) every living descendant not seen before, re-scanning
+// until no new one appears and all of them are stopped, so that a forking
+// process cannot escape. It returns the newly frozen processes.
+func (s *supervisor) freeze(deadline time.Time) []int {
+	if d := time.Now().Add(freezeSettle); d.Before(deadline) {
+		deadline = d
+	}
+	var fresh []int
+	for {
+		t := scanProcs()
+		added := false
+		for _, p := range t.descendants(s.self) {
+			if !s.seen[p] {
+				s.seen[p] = true
+				_ = unix.Kill(p, unix.SIGSTOP)
+				fresh = append(fresh, p)
+				added = true
+			}
+		}
+		if added && time.Now().Before(deadline) {
+			continue
+		}
+		stopped := true
+		for _, p := range fresh {
+			if e, ok := t[p]; ok && !e.stoppedOrDead() {
+				stopped = false
+				break
+			}
+		}
+		if stopped || time.Now().After(deadline) {
+			return fresh
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// procEntry is what the supervisor needs from /proc/PID/stat.
+type procEntry struct {
+	ppid  int
+	state byte
+}
+
+func (e procEntry) alive() bool { return e.state != 'Z' && e.state != 'X' && e.state != 'x' }
+
+func (e procEntry) stoppedOrDead() bool {
+	return !e.alive() || e.state == 'T' || e.state == 't'
+}
+
+// procTable maps pids to their /proc entries.
+type procTable map[int]procEntry
+
+// scanProcs reads the parent and state of every process in /proc.
+func scanProcs() procTable {
+	t := procTable{}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return t
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if e, ok := readStat(pid); ok {
+			t[pid] = e
+		}
+	}
+	return t
+}
+
+// readStat parses /proc/PID/stat: "pid (comm) state ppid ...".
+func readStat(pid int) (procEntry, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procEntry{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procEntry{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 || len(f[0]) != 1 {
+		return procEntry{}, false
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return procEntry{}, false
+	}
+	return procEntry{ppid: ppid, state: f[0][0]}, true
+}
+
+// descendants returns the living descendants of root, parents before children.
+func (t procTable) descendants(root int) []int {
+	children := map[int][]int{}
+	for pid, e := range t {
+		children[e.ppid] = append(children[e.ppid], pid)
+	}
+	var out []int
+	queue := []int{root}
+	visited := map[int]bool{root: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if visited[c] {
+				continue
+			}
+			visited[c] = true
+			queue = append(queue, c)
+			if t[c].alive() {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// livingDescendants scans /proc and returns the living descendants of root.
+func livingDescendants(root int) []int { return scanProcs().descendants(root) }
+
+// cmdline returns the command line of pid, NULs turned into spaces, bounded
+// and made printable; "[comm]" when it has none.
+func cmdline(pid int) string {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := f.Read(buf)
+	b := bytes.TrimRight(buf[:n], "\x00")
+	if len(b) == 0 {
+		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if err != nil {
+			return "?"
+		}
+		return sanitizeCmd("[" + string(bytes.TrimSpace(comm)) + "]")
+	}
+	return sanitizeCmd(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// closeOnExecFrom marks every open file descriptor >= from close-on-exec, so
+// that the script inherits only its standard streams.
+func closeOnExecFrom(from int) {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd >= from {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+// exitStatus turns the main process's wait status into an exit code and a
+// signal name.
+func exitStatus(wr waitResult) (int, string) {
+	switch {
+	case wr.err != nil:
+		return -1, "unknown"
+	case wr.ws.Exited():
+		return wr.ws.ExitStatus(), ""
+	case wr.ws.Signaled():
+		return -1, wr.ws.Signal().String()
+	}
+	return -1, "unknown"
+}
