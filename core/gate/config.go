@@ -52,13 +52,13 @@ type Config struct {
 	Allow []string
 	// Timeout bounds the script's run; 0 means none.
 	Timeout time.Duration
-	// StateDir holds the gate's own files (kept text contents); it must lie
-	// outside the workspace. Empty means a fresh temporary directory, removed
-	// when the run ends.
-	StateDir string
-	// KeepText is the largest file whose before-content is kept for text
-	// diffs (default 256 KiB); KeepBudget bounds the total (default 64 MiB).
+	// KeepText is the largest file whose content is kept (in memory, outside
+	// the workspace) for text diffs (default 256 KiB); KeepBudget bounds the
+	// total kept (default 64 MiB).
 	KeepText, KeepBudget int64
+	// OutputKeep is how much of each output stream's head and tail the
+	// report keeps (default 64 KiB each).
+	OutputKeep int
 	// Prior is an earlier manifest of the same workspace whose hashes may be
 	// reused for files whose inode, size, mtime and ctime are unchanged.
 	Prior *snapshot.Manifest

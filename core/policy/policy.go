@@ -73,7 +73,7 @@ func SplitList(list string) []string {
 	var out []string
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		for isQualifier(t) && i+1 < len(toks) && qualified(toks[i+1]) {
+		for allQualifiers(t) && i+1 < len(toks) && qualified(toks[i+1]) {
 			i++
 			t += "," + toks[i]
 		}
@@ -84,13 +84,23 @@ func SplitList(list string) []string {
 	return out
 }
 
+// allQualifiers reports whether s is a comma list of qualifier words only.
+func allQualifiers(s string) bool {
+	for _, q := range strings.Split(s, ",") {
+		if !isQualifier(q) {
+			return false
+		}
+	}
+	return true
+}
+
 // qualified reports whether tok starts with "qualifier[,qualifier]:" or is a bare qualifier.
 func qualified(tok string) bool {
 	if isQualifier(tok) {
 		return true
 	}
 	head, _, ok := strings.Cut(tok, ":")
-	return ok && isQualifier(head)
+	return ok && allQualifiers(head)
 }
 
 // ReadEntries reads an allowlist file: one entry per line, blank lines and

@@ -38,13 +38,14 @@ const (
 	// handshakeTimeout bounds the wait for the supervisor's first message.
 	handshakeTimeout = 20 * time.Second
 	// hardKillMargin is added to the grace period before Run gives up on an
-	// interrupted supervisor and kills it.
-	hardKillMargin = 5 * time.Second
+	// interrupted supervisor and kills it (more than the supervisor's own
+	// bound on its final sweep).
+	hardKillMargin = cleanupTimeout + 5*time.Second
 	// supervisorName is the argv[0] of the supervisor process.
 	supervisorName = "diffgate-supervisor"
 )
 
-var errNoSupervise = "is proc.Supervise() called first thing in main (and TestMain)?"
+const errNoSupervise = "is proc.Supervise() called first thing in main (and TestMain)?"
 
 func run(ctx context.Context, spec *Spec) (*Result, error) {
 	if os.Getenv(markerEnv) != "" {

@@ -83,3 +83,19 @@ func fillInfo(e *Entry, fi fs.FileInfo) {
 	}
 	e.MTime = fi.ModTime().UnixNano()
 }
+
+// readFile reads a regular file of at most max bytes.
+func (d dirHandle) readFile(name string, max int64) ([]byte, error) {
+	p := filepath.Join(d.abs, name)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if fi.Size() > max {
+		return nil, errLarge
+	}
+	return os.ReadFile(p)
+}

@@ -156,3 +156,37 @@ func fill(e *Entry, st *unix.Stat_t) {
 }
 
 func timespecNanos(ts unix.Timespec) int64 { return ts.Sec*1e9 + int64(ts.Nsec) }
+
+// readFile reads a regular file of at most max bytes.
+func (d dirHandle) readFile(name string, max int64) ([]byte, error) {
+	fd, err := openat(d.fd, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, errNotRegular
+	}
+	if st.Size > max {
+		return nil, errLarge
+	}
+	buf := make([]byte, st.Size)
+	for off := 0; off < len(buf); {
+		n, err := unix.Read(fd, buf[off:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf[:off], nil
+		}
+		off += n
+	}
+	return buf, nil
+}

@@ -1,0 +1,411 @@
+package review
+
+import (
+	"fmt"
+	"image/color"
+	"io/fs"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// riskHelp explains each risk in one sentence.
+var riskHelp = map[diff.Risk]string{
+	diff.SymlinkEscape: "a symlink that points outside the workspace",
+	diff.Setuid:        "a file that gained the setuid or setgid bit",
+	diff.SpecialFile:   "a device node",
+}
+
+// detail is the pane for the selected change: what it is, the rule that
+// decided it, before/after metadata and the content diff.
+type detail struct {
+	v *View
+
+	icon     *widget.Icon
+	title    *widget.RichText
+	status   *widget.RichText
+	allowBtn *widget.Button
+	meta     *fyne.Container
+	body     *fyne.Container // the diff view or a message card
+	diff     *DiffView
+	card     *fyne.Container
+	root     *fyne.Container
+	top      *fyne.Container
+
+	change int // shown change, -1 for none
+	folder string
+	suggest []Suggestion
+}
+
+func newDetail(v *View) *detail {
+	d := &detail{v: v, change: -1}
+	d.icon = widget.NewIcon(nil)
+	d.title = widget.NewRichText()
+	d.title.Wrapping = fyne.TextWrapBreak
+	d.status = widget.NewRichText()
+	d.status.Wrapping = fyne.TextWrapWord
+	d.allowBtn = widget.NewButtonWithIcon("Allow…", theme.ConfirmIcon(), d.showAllowMenu)
+	d.allowBtn.Importance = widget.SuccessImportance
+	d.meta = container.New(&tableLayout{})
+	d.diff = NewDiffView()
+	d.diff.OnEscape = v.focusChanges
+	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
+	d.card = container.NewVBox()
+	d.body = container.NewStack()
+	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
+		container.NewVBox(layout.NewSpacer(), d.allowBtn, layout.NewSpacer()), d.title)
+	d.top = container.NewVBox(head, d.status, d.meta)
+	d.root = container.NewBorder(d.top, nil, nil, nil, d.body)
+	d.clear()
+	return d
+}
+
+func (d *detail) clear() {
+	d.change, d.folder = -1, ""
+	d.icon.SetResource(nil)
+	d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: "Select a change",
+		Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: style.Muted, Inline: true}}}
+	d.title.Refresh()
+	d.status.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleParagraph,
+		Text: "Use ↑ ↓ to move through the changes, n / p to jump to the next or previous violation, Enter to open the diff."}}
+	d.status.Refresh()
+	d.allowBtn.Hide()
+	d.meta.Objects = nil
+	d.meta.Refresh()
+	d.setBody(nil)
+}
+
+func (d *detail) setBody(o fyne.CanvasObject) {
+	if o == nil {
+		d.body.Objects = nil
+	} else {
+		d.body.Objects = []fyne.CanvasObject{o}
+	}
+	d.body.Refresh()
+}
+
+func seg(text string, colorName fyne.ThemeColorName, ts fyne.TextStyle) *widget.TextSegment {
+	return &widget.TextSegment{Text: text, Style: widget.RichTextStyle{ColorName: colorName, TextStyle: ts, Inline: true}}
+}
+
+func code(text string) *widget.TextSegment {
+	return &widget.TextSegment{Text: text, Style: widget.RichTextStyleCodeInline}
+}
+
+// show displays change i of the report.
+func (d *detail) show(i int) {
+	r := d.v.r
+	c := &r.Changes[i]
+	d.change, d.folder = i, ""
+	th := d.v.Theme()
+	name := style.ChangeColor(c)
+	kindName := style.KindColor(c.Kind)
+
+	d.icon.SetResource(style.Colored(style.KindIcon(c.Kind), kindName))
+	d.title.Segments = []widget.RichTextSegment{
+		&widget.TextSegment{Text: report.QuotePath(c.Path), Style: widget.RichTextStyle{
+			SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}},
+	}
+	d.title.Refresh()
+
+	st := []widget.RichTextSegment{seg(strings.ToUpper(string(c.Kind)), kindName, fyne.TextStyle{Bold: true})}
+	if len(c.Aspects) > 0 {
+		as := make([]string, len(c.Aspects))
+		for k, a := range c.Aspects {
+			as[k] = string(a)
+		}
+		st = append(st, seg(" ("+strings.Join(as, ", ")+")", kindName, fyne.TextStyle{}))
+	}
+	st = append(st, seg("   ", "", fyne.TextStyle{}))
+	switch {
+	case c.Allowed:
+		st = append(st, seg("Allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule))
+	case c.Rule != "":
+		st = append(st, seg("Violation: denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule))
+	default:
+		st = append(st, seg("Violation: no allowlist entry covers this change", style.FailColor, fyne.TextStyle{Bold: true}))
+	}
+	if c.Risk != diff.NoRisk {
+		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph},
+			seg("⚠ "+string(c.Risk), style.Risk, fyne.TextStyle{Bold: true}),
+			seg(": "+riskHelp[c.Risk]+". Only an entry naming the risk allows it, e.g. ", style.Muted, fyne.TextStyle{}),
+			code(string(c.Risk)+":"+escapeGlob(c.Path)))
+	}
+	d.status.Segments = st
+	d.status.Refresh()
+
+	d.suggest = nil
+	if !c.Allowed {
+		d.suggest = Suggestions(c)
+	}
+	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
+		d.allowBtn.Show()
+	} else {
+		d.allowBtn.Hide()
+	}
+
+	d.meta.Objects = metaRows(th, c)
+	d.meta.Refresh()
+	d.setBody(d.content(th, c))
+}
+
+// showFolder displays a folder of the tree that only holds changes.
+func (d *detail) showFolder(id string) {
+	n := d.v.m.nodes[id]
+	if n == nil {
+		d.clear()
+		return
+	}
+	d.change, d.folder = -1, id
+	d.icon.SetResource(theme.FolderIcon())
+	d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: report.QuotePath(id) + "/", Style: widget.RichTextStyle{
+		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}}}
+	d.title.Refresh()
+	colorName := style.Muted
+	if n.belowViolations > 0 {
+		colorName = style.FailColor
+	}
+	d.status.Segments = []widget.RichTextSegment{
+		seg(fmt.Sprintf("%s below this folder, %s.", plural(n.below, "change"), plural(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
+	}
+	d.status.Refresh()
+	d.suggest = nil
+	if n.belowViolations > 0 {
+		folder := escapeGlob(id) + "/"
+		if needsDotSlash(folder) {
+			folder = "./" + folder
+		}
+		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}
+	}
+	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
+		d.allowBtn.Show()
+	} else {
+		d.allowBtn.Hide()
+	}
+	d.meta.Objects = nil
+	d.meta.Refresh()
+	d.setBody(nil)
+}
+
+func (d *detail) showAllowMenu() {
+	if len(d.suggest) == 0 {
+		return
+	}
+	items := make([]*fyne.MenuItem, 0, len(d.suggest)+1)
+	for _, s := range d.suggest {
+		entry := s.Entry
+		items = append(items, fyne.NewMenuItem(s.Label+":   "+entry, func() { d.v.Allow(entry) }))
+	}
+	c := fyne.CurrentApp().Driver().CanvasForObject(d.allowBtn)
+	if c == nil {
+		return
+	}
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(d.allowBtn)
+	pos.Y += d.allowBtn.Size().Height
+	widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", items...), c, pos)
+}
+
+// content is the body under the metadata: the diff, or a card saying why
+// there is none.
+func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
+	if c.TextDiff != "" {
+		d.diff.SetDiff(c.TextDiff)
+		return d.diff
+	}
+	d.diff.SetLines(nil)
+	b, a := c.Before, c.After
+	var lines []fyne.CanvasObject
+	add := func(t *widget.RichText) { lines = append(lines, t) }
+	para := func(segs ...widget.RichTextSegment) *widget.RichText {
+		t := widget.NewRichText(segs...)
+		t.Wrapping = fyne.TextWrapWord
+		return t
+	}
+	isFile := func(e *snapshot.Entry) bool { return e != nil && e.Type == snapshot.File }
+	switch {
+	case c.Has(diff.Content) && isFile(b) && isFile(a):
+		add(para(seg("Content changed; no text diff (binary or large file).", "", fyne.TextStyle{Bold: true})))
+		add(para(seg(fmt.Sprintf("Size %s → %s (%s)", humanBytes(b.Size), humanBytes(a.Size), signedBytes(a.Size-b.Size)), "", fyne.TextStyle{})))
+	case c.Kind == diff.Added && isFile(a):
+		add(para(seg("New file, "+humanBytes(a.Size)+". No text preview (binary, large or not kept).", "", fyne.TextStyle{Bold: true})))
+	case c.Kind == diff.Removed && isFile(b):
+		add(para(seg("Deleted file, "+humanBytes(b.Size)+".", "", fyne.TextStyle{Bold: true})))
+	case c.Kind != diff.Changed && c.IsDir():
+		add(para(seg("Directory "+string(c.Kind)+".", "", fyne.TextStyle{Bold: true})))
+	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
+		t := ""
+		if b != nil && b.Type == snapshot.Symlink {
+			t = report.QuotePath(b.Target)
+		}
+		if a != nil && a.Type == snapshot.Symlink {
+			if t != "" {
+				t += "  →  "
+			}
+			t += report.QuotePath(a.Target)
+		}
+		add(para(seg("Symlink ", "", fyne.TextStyle{Bold: true}), code(t)))
+	case !c.Has(diff.Content) && b != nil && a != nil:
+		add(para(seg("Content unchanged.", "", fyne.TextStyle{Bold: true})))
+	}
+	if c.Has(diff.Mode) && b != nil && a != nil {
+		add(para(seg("Mode ", "", fyne.TextStyle{}),
+			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  →  ", style.Changed, fyne.TextStyle{Bold: true}),
+			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
+	}
+	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))
+	bg.CornerRadius = 4
+	return container.NewStack(bg, container.NewPadded(container.NewVBox(lines...)))
+}
+
+// metaRows builds the before/after table.
+func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {
+	b, a := c.Before, c.After
+	kind := style.KindColor(c.Kind)
+	head := func(t string) fyne.CanvasObject {
+		return styledText(t, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{Bold: true})
+	}
+	objs := []fyne.CanvasObject{head(""), head("BEFORE"), head("AFTER")}
+	row := func(label string, get func(e *snapshot.Entry) string, mono bool) {
+		bv, av := "—", "—"
+		if b != nil {
+			bv = get(b)
+		}
+		if a != nil {
+			av = get(a)
+		}
+		if bv == "" && av == "" || bv == "—" && av == "" || bv == "" && av == "—" {
+			return
+		}
+		changed := b != nil && a != nil && bv != av
+		cell := func(v string) fyne.CanvasObject {
+			colorName := fyne.ThemeColorName(theme.ColorNameForeground)
+			if changed {
+				colorName = kind
+			}
+			t := widget.NewRichText(&widget.TextSegment{Text: v, Style: widget.RichTextStyle{
+				ColorName: colorName, Inline: true, TextStyle: fyne.TextStyle{Monospace: mono, Bold: changed}}})
+			t.Truncation = fyne.TextTruncateEllipsis
+			return t
+		}
+		objs = append(objs, styledText(label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
+	}
+	row("Type", func(e *snapshot.Entry) string { return string(e.Type) }, false)
+	row("Mode", func(e *snapshot.Entry) string { return e.ModeString() + "  " + symbolic(e) }, true)
+	row("Size", func(e *snapshot.Entry) string {
+		if e.Type == snapshot.Dir {
+			return ""
+		}
+		return humanBytes(e.Size)
+	}, false)
+	row("Owner", func(e *snapshot.Entry) string {
+		if e.UID < 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d:%d", e.UID, e.GID)
+	}, true)
+	row("Target", func(e *snapshot.Entry) string { return report.QuotePath(e.Target) }, true)
+	row("SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true)
+	row("Error", func(e *snapshot.Entry) string { return e.Err }, false)
+	return objs
+}
+
+// symbolic renders the permission bits as ls does, e.g. "rwxr-xr-x".
+func symbolic(e *snapshot.Entry) string {
+	m := fs.FileMode(e.Perm & 0o777)
+	if e.Perm&snapshot.ModeSetuid != 0 {
+		m |= fs.ModeSetuid
+	}
+	if e.Perm&snapshot.ModeSetgid != 0 {
+		m |= fs.ModeSetgid
+	}
+	if e.Perm&snapshot.ModeSticky != 0 {
+		m |= fs.ModeSticky
+	}
+	s := m.String()
+	// fs.FileMode.String prefixes type/special letters ("ug-rwx..."); keep the last nine.
+	if len(s) > 9 {
+		s = s[len(s)-9:]
+	}
+	if e.Perm&snapshot.ModeSetuid != 0 {
+		s = s[:2] + setChar(s[2], 's') + s[3:]
+	}
+	if e.Perm&snapshot.ModeSetgid != 0 {
+		s = s[:5] + setChar(s[5], 's') + s[6:]
+	}
+	if e.Perm&snapshot.ModeSticky != 0 {
+		s = s[:8] + setChar(s[8], 't') + s[9:]
+	}
+	return s
+}
+
+func setChar(x byte, c byte) string {
+	if x == '-' {
+		return string(c - 'a' + 'A')
+	}
+	return string(c)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func signedBytes(n int64) string {
+	if n >= 0 {
+		return "+" + humanBytes(n)
+	}
+	return "−" + humanBytes(-n)
+}
+
+// tableLayout lays out its objects in rows of three: a label column as wide
+// as its widest label, then two equal value columns.
+type tableLayout struct{}
+
+func (tableLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	const pad = 8
+	lw := float32(0)
+	for i := 0; i < len(objs); i += 3 {
+		lw = fyne.Max(lw, objs[i].MinSize().Width)
+	}
+	cw := fyne.Max(0, (s.Width-lw-2*pad)/2)
+	y := float32(0)
+	for i := 0; i+2 < len(objs); i += 3 {
+		h := fyne.Max(objs[i].MinSize().Height, fyne.Max(objs[i+1].MinSize().Height, objs[i+2].MinSize().Height))
+		objs[i].Move(fyne.NewPos(0, y))
+		objs[i].Resize(fyne.NewSize(lw, h))
+		objs[i+1].Move(fyne.NewPos(lw+pad, y))
+		objs[i+1].Resize(fyne.NewSize(cw, h))
+		objs[i+2].Move(fyne.NewPos(lw+pad+cw+pad, y))
+		objs[i+2].Resize(fyne.NewSize(cw, h))
+		y += h
+	}
+}
+
+func (tableLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var lw, h float32
+	for i := 0; i+2 < len(objs); i += 3 {
+		lw = fyne.Max(lw, objs[i].MinSize().Width)
+		h += fyne.Max(objs[i].MinSize().Height, fyne.Max(objs[i+1].MinSize().Height, objs[i+2].MinSize().Height))
+	}
+	return fyne.NewSize(lw+200, h)
+}
+
+var _ = color.Transparent

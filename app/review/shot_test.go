@@ -1,0 +1,32 @@
+package review
+
+import (
+	"image/png"
+	"os"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// TestShot renders the view with the demo report to $DIFFGATE_SHOT (a PNG)
+// with the software painter; it is a quick look, skipped unless asked for.
+func TestShot(t *testing.T) {
+	out := os.Getenv("DIFFGATE_SHOT")
+	if out == "" {
+		t.Skip("set DIFFGATE_SHOT=file.png")
+	}
+	a := test.NewTempApp(t)
+	a.Settings().SetTheme(style.Theme{})
+	v := New(DemoReport(), Options{OnApprove: func(*report.Report, []string, string) error { return nil },
+		OnReject: func(*report.Report, string) error { return nil }, Export: func(*report.Report, Format) {}})
+	w := test.NewTempWindow(t, v)
+	w.Resize(fyne.NewSize(1400, 860))
+	v.Select(2)
+	f, _ := os.Create(out)
+	defer f.Close()
+	png.Encode(f, w.Canvas().Capture())
+}

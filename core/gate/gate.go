@@ -1,0 +1,334 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// SetupError is a problem with the run's inputs (missing workspace, missing
+// script, bad allowlist entry): nothing ran. Its message is one line.
+type SetupError struct{ Msg string }
+
+func (e *SetupError) Error() string { return e.Msg }
+
+func setupf(format string, a ...any) error { return &SetupError{fmt.Sprintf(format, a...)} }
+
+// maxScriptText bounds the script text kept in the result.
+const maxScriptText = 1 << 20
+
+// Run performs one gated run. The returned error is a *SetupError when the
+// inputs are unusable; once the script has started, every outcome (failure,
+// timeout, cancellation) is a Result whose report says so.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	g := &run{cfg: cfg, start: time.Now(), kept: newKeeper(cfg.KeepText, cfg.KeepBudget)}
+	g.phase(Validate, snapshot.Progress{})
+	if err := g.validate(); err != nil {
+		return nil, err
+	}
+	return g.run(ctx)
+}
+
+// run is the state of one gated run.
+type run struct {
+	cfg        Config
+	start      time.Time
+	ws, script string
+	pol        *policy.Policy
+	kept       *keeper
+	res        Result
+}
+
+func (g *run) phase(p Phase, sp snapshot.Progress) {
+	if g.cfg.Progress != nil {
+		g.cfg.Progress(Progress{Phase: p, Entries: sp.Entries, Bytes: sp.Bytes, Elapsed: time.Since(g.start)})
+	}
+}
+
+func (g *run) validate() error {
+	cfg := &g.cfg
+	if cfg.Workspace == "" {
+		return setupf("no workspace given")
+	}
+	ws, err := filepath.Abs(cfg.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return setupf("workspace %s: %s", cfg.Workspace, errText(err))
+	}
+	if st, err := os.Stat(ws); err != nil {
+		return setupf("workspace %s: %s", cfg.Workspace, errText(err))
+	} else if !st.IsDir() {
+		return setupf("workspace %s: not a directory", cfg.Workspace)
+	}
+	g.ws = ws
+	if cfg.Script == "" {
+		return setupf("no script given")
+	}
+	script, err := filepath.Abs(cfg.Script)
+	if err != nil {
+		return setupf("script %s: %s", cfg.Script, errText(err))
+	}
+	st, err := os.Stat(script)
+	if err != nil {
+		return setupf("script %s: %s", cfg.Script, errText(err))
+	}
+	if !st.Mode().IsRegular() {
+		return setupf("script %s: not a regular file", cfg.Script)
+	}
+	f, err := os.Open(script)
+	if err != nil {
+		return setupf("script %s: %s", cfg.Script, errText(err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	var text bytes.Buffer
+	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&text, maxScriptText}), f); err != nil {
+		return setupf("script %s: %s", cfg.Script, errText(err))
+	}
+	g.script = script
+	g.res.ScriptText = text.Bytes()
+	pol, err := policy.Parse(cfg.Allow)
+	if err != nil {
+		return setupf("%v", err)
+	}
+	g.pol = pol
+	g.res.Report = &report.Report{
+		Schema:    report.Schema,
+		Workspace: ws,
+		Script:    report.Script{Path: script, SHA256: hex.EncodeToString(h.Sum(nil)), Args: append([]string{}, cfg.Args...)},
+		Allowlist: append([]string{}, cfg.Allow...),
+		StartedAt: g.start.UTC(),
+	}
+	if cfg.Timeout > 0 {
+		g.res.Report.Process.Timeout = cfg.Timeout.String()
+	}
+	return nil
+}
+
+func (g *run) run(ctx context.Context) (*Result, error) {
+	cfg, rep, log := &g.cfg, g.res.Report, &g.cfg.Log
+	prior := cfg.Prior
+	if cfg.Rehash || (prior != nil && prior.Root != g.ws) {
+		prior = nil
+	}
+	before, err := snapshot.Take(ctx, g.ws, snapshot.Options{
+		Prior:    prior,
+		Progress: func(p snapshot.Progress) { g.phase(Before, p) },
+		KeepMax:  g.kept.max,
+		Keep:     g.kept.keep,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return g.finish(nil, nil, &proc.Result{Cancelled: true, ExitCode: -1})
+		}
+		return nil, setupf("%v", err)
+	}
+	log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
+
+	g.phase(Execute, snapshot.Progress{})
+	pr, err := proc.Run(ctx, proc.Spec{
+		Dir: g.ws, Path: g.script, Args: cfg.Args, Timeout: cfg.Timeout,
+		KeepBytes: orDefault(cfg.OutputKeep, 64<<10), Output: cfg.Output,
+	})
+	if err != nil {
+		return nil, setupf("%v", err)
+	}
+	g.phase(Leftovers, snapshot.Progress{})
+	for _, l := range pr.Leftovers {
+		log.Info().Int("pid", l.PID).Str("cmd", l.Cmd).Msg("leftover process killed")
+	}
+
+	// The script ran: record what it did even if the run was cancelled.
+	actx := context.WithoutCancel(ctx)
+	aprior := before
+	if cfg.Rehash {
+		aprior = nil
+	}
+	after, err := snapshot.Take(actx, g.ws, snapshot.Options{
+		Prior:    aprior,
+		Progress: func(p snapshot.Progress) { g.phase(After, p) },
+	})
+	if err != nil {
+		if _, serr := os.Lstat(g.ws); !errors.Is(serr, os.ErrNotExist) {
+			return nil, setupf("%v", err)
+		}
+		// The script removed the workspace itself: everything is gone.
+		after = &snapshot.Manifest{Root: g.ws, CreatedAt: time.Now()}
+	}
+	_ = rep
+	return g.finish(before, after, pr)
+}
+
+// finish diffs, applies the policy and builds the verdict.
+func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result, error) {
+	rep := g.res.Report
+	g.res.Before, g.res.After = before, after
+	if before != nil && after != nil {
+		g.phase(Compare, snapshot.Progress{})
+		rep.Changes = diff.Compare(before, after, diff.Options{Root: g.ws})
+		g.addTextDiffs(rep.Changes)
+	}
+	g.phase(Policy, snapshot.Progress{})
+	g.pol.Apply(rep.Changes)
+	p := &rep.Process
+	p.ExitCode, p.Signal, p.TimedOut, p.Cancelled = pr.ExitCode, pr.Signal, pr.TimedOut, pr.Cancelled
+	for _, l := range pr.Leftovers {
+		p.Leftovers = append(p.Leftovers, report.Leftover{PID: l.PID, Cmd: l.Cmd})
+	}
+	p.StdoutHead, p.StdoutTail = splitCapture(pr.Stdout)
+	p.StderrHead, p.StderrTail = splitCapture(pr.Stderr)
+	g.phase(Verdict, snapshot.Progress{})
+	rep.Evaluate()
+	rep.FinishedAt = time.Now().UTC()
+	g.res.Contents = g.kept.get
+	g.cfg.Log.Info().Str("verdict", rep.Verdict).Strs("reasons", rep.Reasons).Int("changes", len(rep.Changes)).Msg("gate done")
+	return &g.res, nil
+}
+
+// splitCapture turns a bounded capture into report strings: the whole output
+// as the tail when nothing was dropped, else head and tail.
+func splitCapture(c proc.Capture) (head, tail string) {
+	if !c.Truncated() {
+		return "", strings.ToValidUTF8(string(c.Head)+string(c.Tail), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(c.Head), "\uFFFD"), strings.ToValidUTF8(string(c.Tail), "\uFFFD")
+}
+
+// addTextDiffs fills TextDiff for small text files, from the kept
+// before-contents and the after-contents read back from the workspace.
+func (g *run) addTextDiffs(cs []diff.Change) {
+	for i := range cs {
+		c := &cs[i]
+		var old, cur []byte
+		var ok bool
+		if b := c.Before; b != nil {
+			if b.Type != snapshot.File {
+				continue
+			}
+			if old, ok = g.kept.get(b.SHA256); !ok {
+				continue
+			}
+		}
+		if a := c.After; a != nil {
+			if a.Type != snapshot.File || a.Size > g.kept.max {
+				continue
+			}
+			data, err := snapshot.ReadContent(g.ws, c.Path, g.kept.max)
+			if err != nil || sha(data) != a.SHA256 {
+				continue
+			}
+			g.kept.keep(a, data)
+			cur = data
+		}
+		if c.Before != nil && c.After != nil && !c.Has(diff.Content) {
+			continue
+		}
+		if d, ok := report.TextDiff(old, cur, c.Path); ok {
+			c.TextDiff = d
+		}
+	}
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// keeper is a bounded, content-addressed, in-memory store of small text
+// contents. Its keep method may be called from several goroutines.
+type keeper struct {
+	max, budget int64
+	mu          sync.Mutex
+	used        int64
+	data        map[string][]byte
+}
+
+func newKeeper(max, budget int64) *keeper {
+	return &keeper{max: orDefault64(max, 256<<10), budget: orDefault64(budget, 64<<20), data: map[string][]byte{}}
+}
+
+func (k *keeper) keep(e *snapshot.Entry, data []byte) {
+	if int64(len(data)) > k.max || !looksText(data) {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.data[e.SHA256]; ok || k.used+int64(len(data)) > k.budget {
+		return
+	}
+	k.data[e.SHA256] = bytes.Clone(data)
+	k.used += int64(len(data))
+}
+
+func (k *keeper) get(sha string) ([]byte, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.data[sha]
+	return d, ok
+}
+
+// looksText reports whether data is valid UTF-8 without NUL bytes.
+func looksText(data []byte) bool {
+	return bytes.IndexByte(data, 0) < 0 && utf8.Valid(data)
+}
+
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		q := p
+		if int64(len(q)) > l.n {
+			q = q[:l.n]
+		}
+		l.w.Write(q)
+		l.n -= int64(len(q))
+	}
+	return len(p), nil
+}
+
+func orDefault(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+func orDefault64(v, d int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// errText is an error's message without the path the caller already names.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return "no such file or directory"
+	}
+	return err.Error()
+}

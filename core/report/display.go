@@ -1,0 +1,219 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// displayPath is QuotePath made safe for one line of a document: a path that
+// still holds a control character (a tab, an escape) is quoted as well.
+func displayPath(p string) string {
+	q := QuotePath(p)
+	if strings.IndexFunc(q, unicode.IsControl) >= 0 {
+		return fmt.Sprintf("%q", p)
+	}
+	return q
+}
+
+// ProcessStatus describes how the script ended: "exited 0", "exited 3",
+// "timed out after 2s", "killed by signal SIGKILL" or "cancelled".
+func ProcessStatus(p *Process) string {
+	switch {
+	case p.Cancelled:
+		return "cancelled"
+	case p.TimedOut:
+		if p.Timeout != "" {
+			return "timed out after " + p.Timeout
+		}
+		return "timed out"
+	case p.Signal != "":
+		return "killed by signal " + p.Signal
+	}
+	return fmt.Sprintf("exited %d", p.ExitCode)
+}
+
+// processOK reports whether the process ended cleanly (exit 0, nothing left).
+func processOK(p *Process) bool {
+	return !p.Cancelled && !p.TimedOut && p.Signal == "" && p.ExitCode == 0
+}
+
+// fmtTime formats a report time; the zero time is "—".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Format(time.RFC3339)
+}
+
+// duration is the run's wall time, "" when a time is missing.
+func (r *Report) duration() string {
+	if r.StartedAt.IsZero() || r.FinishedAt.IsZero() || r.FinishedAt.Before(r.StartedAt) {
+		return ""
+	}
+	d := r.FinishedAt.Sub(r.StartedAt)
+	switch {
+	case d >= time.Second:
+		d = d.Round(100 * time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}
+
+// fmtSize formats a byte count: "17 B", "1.5 KiB", "3.0 MiB".
+func fmtSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+// fmtOwner formats an entry's numeric owner, "" when unknown.
+func fmtOwner(e *snapshot.Entry) string {
+	if e == nil || e.UID < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", e.UID, e.GID)
+}
+
+// entrySummary is a one-line description of an entry: "file 0644 17 B",
+// "symlink -> /etc/passwd", "dir 0755".
+func entrySummary(e *snapshot.Entry) string {
+	if e == nil {
+		return "—"
+	}
+	var parts []string
+	parts = append(parts, string(e.Type))
+	if e.Type != snapshot.Symlink && e.Type != "" {
+		parts = append(parts, e.ModeString())
+	}
+	switch e.Type {
+	case snapshot.File:
+		parts = append(parts, fmtSize(e.Size))
+	case snapshot.Symlink:
+		parts = append(parts, "-> "+displayPath(e.Target))
+	}
+	return strings.Join(parts, " ")
+}
+
+// kindLabel is the upper-case kind word the CLI prints.
+func kindLabel(k diff.Kind) string { return strings.ToUpper(string(k)) }
+
+// splitChanges returns the violations and the allowed changes, each in the
+// report's order (by path).
+func (r *Report) splitChanges() (violations, allowed []*diff.Change) {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Allowed {
+			allowed = append(allowed, c)
+		} else {
+			violations = append(violations, c)
+		}
+	}
+	return violations, allowed
+}
+
+// cleanText makes untrusted text (script output, a diff read from a report)
+// safe to show: invalid UTF-8 becomes U+FFFD, terminal escape sequences are
+// dropped, CR LF and lone CR become LF and any other control character but
+// tab becomes U+FFFD.
+func cleanText(s string) string {
+	if s == "" {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b: // ESC: skip a CSI, OSC or two-byte sequence
+			i = skipEscape(s, i)
+			continue
+		case c == '\r':
+			b.WriteByte('\n')
+			i++
+			if i < len(s) && s[i] == '\n' {
+				i++
+			}
+			continue
+		case c == '\n' || c == '\t':
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// skipEscape returns the index after the escape sequence starting at s[i].
+func skipEscape(s string, i int) int {
+	i++ // ESC
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[': // CSI: parameters and intermediates, then a final byte 0x40-0x7e
+		for i++; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return i
+	case ']': // OSC: up to BEL or ESC \
+		for i++; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return i
+	}
+	return i + 1
+}
+
+// outputText joins a stream's head and tail, marking the elided middle.
+func outputText(head, tail string) string {
+	head, tail = cleanText(head), cleanText(tail)
+	if head == "" {
+		return tail
+	}
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
+	}
+	return head + "[… output elided …]\n" + tail
+}
+
+// changeDetail is ChangeDetail led by the size change of a file whose
+// content changed: "content 17 B -> 16 B, mode 0644 -> 0755".
+func changeDetail(c *diff.Change) string {
+	var parts []string
+	if c.Kind == diff.Changed && c.Has(diff.Content) && c.Before != nil && c.After != nil &&
+		c.Before.Type == snapshot.File && c.After.Type == snapshot.File {
+		parts = append(parts, fmt.Sprintf("content %s -> %s", fmtSize(c.Before.Size), fmtSize(c.After.Size)))
+	}
+	if d := ChangeDetail(c); d != "" {
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, ", ")
+}
