@@ -42,8 +42,8 @@ type detail struct {
 	root     *fyne.Container
 	top      *fyne.Container
 
-	change int // shown change, -1 for none
-	folder string
+	change  int // shown change, -1 for none
+	folder  string
 	suggest []Suggestion
 }
 
@@ -64,7 +64,7 @@ func newDetail(v *View) *detail {
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
 		container.NewVBox(layout.NewSpacer(), d.allowBtn, layout.NewSpacer()), d.title)
-	d.top = container.NewVBox(head, d.status, d.meta)
+	d.top = container.NewVBox(head, d.status, container.NewThemeOverride(d.meta, style.Compact{}), layout.NewSpacer())
 	d.root = container.NewBorder(d.top, nil, nil, nil, d.body)
 	d.clear()
 	return d
@@ -77,12 +77,12 @@ func (d *detail) clear() {
 		Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: style.Muted, Inline: true}}}
 	d.title.Refresh()
 	d.status.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleParagraph,
-		Text: "Use ↑ ↓ to move through the changes, n / p to jump to the next or previous violation, Enter to open the diff."}}
+		Text: "Use the Up and Down keys to move through the changes, n and p to jump to the next or previous violation, Enter to open the diff."}}
 	d.status.Refresh()
 	d.allowBtn.Hide()
 	d.meta.Objects = nil
-	d.meta.Refresh()
 	d.setBody(nil)
+	d.root.Refresh()
 }
 
 func (d *detail) setBody(o fyne.CanvasObject) {
@@ -155,8 +155,8 @@ func (d *detail) show(i int) {
 	}
 
 	d.meta.Objects = metaRows(th, c)
-	d.meta.Refresh()
 	d.setBody(d.content(th, c))
+	d.root.Refresh()
 }
 
 // showFolder displays a folder of the tree that only holds changes.
@@ -193,8 +193,8 @@ func (d *detail) showFolder(id string) {
 		d.allowBtn.Hide()
 	}
 	d.meta.Objects = nil
-	d.meta.Refresh()
 	d.setBody(nil)
+	d.root.Refresh()
 }
 
 func (d *detail) showAllowMenu() {

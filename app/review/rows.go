@@ -155,8 +155,7 @@ func (rowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 // the selection, Enter opens the detail and n / p jump between violations.
 type changeList struct {
 	widget.List
-	v          *View
-	navigating bool
+	v *View
 }
 
 func newChangeList(v *View) *changeList {
@@ -174,11 +173,6 @@ func newChangeList(v *View) *changeList {
 			v.showChange(v.m.visible[id])
 		}
 	}
-	l.OnHighlighted = func(id widget.ListItemID) {
-		if l.navigating {
-			l.Select(id)
-		}
-	}
 	l.ExtendBaseWidget(l)
 	return l
 }
@@ -186,10 +180,10 @@ func newChangeList(v *View) *changeList {
 // TypedKey implements fyne.Focusable.
 func (l *changeList) TypedKey(ev *fyne.KeyEvent) {
 	switch ev.Name {
-	case fyne.KeyUp, fyne.KeyDown:
-		l.navigating = true
-		l.List.TypedKey(ev)
-		l.navigating = false
+	case fyne.KeyUp:
+		l.v.move(-1)
+	case fyne.KeyDown:
+		l.v.move(1)
 	default:
 		if !l.v.TypedKey(ev) {
 			l.List.TypedKey(ev)

@@ -106,8 +106,8 @@ func (v *View) build() {
 	v.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
 
-	v.treeBtn = widget.NewButtonWithIcon("", theme.ListIcon(), func() { v.SetTreeMode(true) })
-	v.listBtn = widget.NewButtonWithIcon("", theme.MenuIcon(), func() { v.SetTreeMode(false) })
+	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.SetTreeMode(true) })
+	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.SetTreeMode(false) })
 	v.shown = widget.NewRichText()
 
 	v.list = newChangeList(v)
@@ -296,6 +296,7 @@ func (v *View) Select(i int) {
 		}
 	} else if p, ok := v.m.pos[i]; ok {
 		v.list.Select(p)
+		v.list.Highlight(p)
 		if v.sel == i {
 			return
 		}
@@ -585,7 +586,7 @@ func (v *View) refilter() {
 	if len(v.m.visible) == len(r.Changes) {
 		text = plural(len(r.Changes), "change")
 	}
-	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   ↑↓ move   n/p next/previous violation   Enter open",
+	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   Up/Down move   n/p next/previous violation   Enter open diff",
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
 	v.shown.Refresh()
 }
@@ -624,7 +625,7 @@ func (v *View) openDefaultBranches() {
 		return
 	}
 	for id, n := range v.m.nodes {
-		if id != "" && len(n.children) > 0 && (n.belowViolations > 0 || v.filter.Text != "" || len(v.m.visible) < 40 && n.below <= 3) {
+		if id != "" && len(n.children) > 0 && (n.belowViolations > 0 || v.filter.Text != "") {
 			v.treeW.OpenBranch(id)
 		}
 	}

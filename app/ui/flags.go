@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,4 +48,13 @@ func ParseFlags(args []string, out io.Writer) (Flags, error) {
 		return f, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	return f, nil
+}
+
+// UsageExitCode is the exit status for a ParseFlags error: 0 after -h, 2
+// for bad usage.
+func UsageExitCode(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }

@@ -1,5 +1,4 @@
 package main
 
-func (c *cli) runVerb(args []string) error       { return usagef("run: not yet") }
 func (c *cli) historyVerb(args []string) error   { return usagef("history: not yet") }
 func (c *cli) allowlistVerb(args []string) error { return usagef("allowlist: not yet") }

@@ -1,0 +1,651 @@
+package review
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+func TestBannerFail(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	b := v.Banner()
+	verdict := oneText(t, b, "FAIL")
+	wantColor(t, "FAIL text", verdict.Color, theme.ColorNameError)
+	if !reddish(verdict.Color) {
+		t.Errorf("FAIL is drawn in %v, not red", verdict.Color)
+	}
+	if !sameColor(b.accent.FillColor, themeColor(theme.ColorNameError)) {
+		t.Errorf("accent bar %v, want the error color", b.accent.FillColor)
+	}
+	for _, reason := range []string{"5 unexpected changes", "1 risky change", "1 leftover process", "pid 4211   sleep 300"} {
+		oneText(t, b, reason)
+	}
+	if len(findText(b, "PASS")) != 0 {
+		t.Error("a failing banner shows PASS")
+	}
+}
+
+func TestBannerPass(t *testing.T) {
+	r := cleanReport()
+	r.Apply(policy.MustParse("logs/", "config.json", "src/", "build.lock", "symlink-escape:cache/"),
+		[]string{"logs/", "config.json", "src/", "build.lock", "symlink-escape:cache/"})
+	if r.Verdict != report.Pass {
+		t.Fatalf("fixture verdict %s %v", r.Verdict, r.Reasons)
+	}
+	v, _ := newTestView(t, r, Options{})
+	b := v.Banner()
+	verdict := oneText(t, b, "PASS")
+	wantColor(t, "PASS text", verdict.Color, theme.ColorNameSuccess)
+	if !greenish(verdict.Color) {
+		t.Errorf("PASS is drawn in %v, not green", verdict.Color)
+	}
+	if !sameColor(b.accent.FillColor, themeColor(theme.ColorNameSuccess)) {
+		t.Errorf("accent bar %v, want the success color", b.accent.FillColor)
+	}
+	oneText(t, b, "Every change is covered by the allowlist (7 allowed).")
+}
+
+func TestBannerProcessReasons(t *testing.T) {
+	r := cleanReport()
+	r.Process.TimedOut, r.Process.Timeout = true, "2s"
+	r.Process.Leftovers = []report.Leftover{{PID: 77, Cmd: "python3 -m http.server"}}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	for _, s := range []string{"script timed out", "limit 2s", "1 leftover process", "pid 77   python3 -m http.server"} {
+		oneText(t, v.Banner(), s)
+	}
+	r.Process.TimedOut, r.Process.ExitCode, r.Process.Leftovers = false, 3, nil
+	r.Evaluate()
+	v.SetReport(r)
+	oneText(t, v.Banner(), "script exited 3")
+}
+
+func TestRowColorsPerKind(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	v.SetTreeMode(false)
+	list := v.list
+	cases := []struct {
+		path  string
+		name  fyne.ThemeColorName
+		check func(color.Color) bool
+	}{
+		{"cache/passwd", style.Added, func(c color.Color) bool { return greenish(c) }},
+		{"build.lock", style.Removed, func(c color.Color) bool { return reddish(c) }},
+		{"config.json", style.Changed, func(c color.Color) bool { return amber(c) }},
+		{"logs/run.log", style.Allowed, nil},
+		{"logs", style.Allowed, nil},
+	}
+	for _, c := range cases {
+		txt := oneText(t, list, c.path)
+		wantColor(t, c.path, txt.Color, c.name)
+		if c.check != nil && !c.check(txt.Color) {
+			t.Errorf("%s drawn in %v: wrong hue", c.path, txt.Color)
+		}
+		if c.name != style.Allowed && !txt.TextStyle.Bold {
+			t.Errorf("violation %s is not bold", c.path)
+		}
+	}
+	risk := oneText(t, list, "⚠ symlink-escape")
+	wantColor(t, "risk badge", risk.Color, style.Risk)
+	allowed := findText(list, "allowed · logs/")
+	if len(allowed) != 2 {
+		t.Errorf("want 2 'allowed · logs/' badges, got %d", len(allowed))
+	}
+	for _, a := range allowed {
+		wantColor(t, "allowed badge", a.Color, style.Muted)
+	}
+	oneText(t, list, "mode 0644 -> 0755")
+}
+
+func TestTreeRows(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	if !v.TreeMode() {
+		t.Fatal("a small report should open as a tree")
+	}
+	tree := v.treeW
+	// Folders holding violations are open, the fully allowed logs/ is not.
+	if !tree.IsBranchOpen("src") || !tree.IsBranchOpen("cache") {
+		t.Error("folders with violations should start open")
+	}
+	if tree.IsBranchOpen("logs") {
+		t.Error("a folder of allowed changes should start collapsed")
+	}
+	wantColor(t, "tree leaf app.py", oneText(t, tree, "app.py").Color, style.Changed)
+	wantColor(t, "folder badge", oneText(t, tree, "2 violations").Color, style.FailColor)
+	if len(findText(tree, "run.log")) != 0 {
+		t.Error("run.log is inside the collapsed logs/ and must not be drawn")
+	}
+}
+
+func TestCountersFilter(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	v.SetTreeMode(false)
+	for chip, want := range map[*Chip]string{v.added: "Added 3", v.removed: "Removed 1", v.changed: "Changed 3",
+		v.violations: "Violations 5", v.all: "Allowed 2"} {
+		if chip.Text() != want {
+			t.Errorf("chip %q, want %q", chip.Text(), want)
+		}
+		oneText(t, chip, strings.Fields(want)[0])
+		oneText(t, chip, strings.Fields(want)[1])
+	}
+	wantColor(t, "Added chip", oneText(t, v.added, "Added").Color, style.Added)
+
+	test.Tap(v.added) // hide added changes
+	if v.Filter().Added {
+		t.Fatal("tapping Added did not switch it off")
+	}
+	if len(v.Shown()) != 4 {
+		t.Errorf("with Added off %d changes shown, want 4", len(v.Shown()))
+	}
+	if len(findText(v.list, "cache/passwd")) != 0 || len(findText(v.list, "logs/run.log")) != 0 {
+		t.Error("added changes still drawn with Added off")
+	}
+	oneText(t, v.list, "config.json")
+	wantColor(t, "switched-off chip", oneText(t, v.added, "Added").Color, style.Muted)
+
+	test.Tap(v.added)
+	test.Tap(v.violations) // only allowed changes
+	got := []string{}
+	for _, i := range v.Shown() {
+		got = append(got, v.Report().Changes[i].Path)
+	}
+	if strings.Join(got, ",") != "logs,logs/run.log" {
+		t.Errorf("Violations off shows %v", got)
+	}
+	if len(findText(v.list, "config.json")) != 0 {
+		t.Error("config.json still drawn with Violations off")
+	}
+	test.Tap(v.all) // nothing left
+	oneText(t, v, "No change matches the filter.")
+}
+
+func TestTextFilter(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	v.SetTreeMode(false)
+	w.Canvas().Focus(v.search)
+	test.Type(v.search, "SRC/")
+	var got []string
+	for _, i := range v.Shown() {
+		got = append(got, v.Report().Changes[i].Path)
+	}
+	if strings.Join(got, ",") != "src/app.py,src/vendor/libfast.so" {
+		t.Errorf("filter SRC/ shows %v", got)
+	}
+	oneText(t, v.list, "src/app.py")
+	if len(findText(v.list, "config.json")) != 0 {
+		t.Error("config.json drawn despite the filter")
+	}
+	oneText(t, v.shown, "2 of 7 changes shown   ·   Up/Down move   n/p next/previous violation   Enter open diff")
+
+	// The tree shows the same subset, with the folders on the way open.
+	v.SetTreeMode(true)
+	if !v.treeW.IsBranchOpen("src/vendor") {
+		t.Error("a text filter should open the matching folders")
+	}
+	oneText(t, v.treeW, "libfast.so")
+}
+
+func TestAllowViolationFlipsVerdict(t *testing.T) {
+	var approved []string
+	var note string
+	v, w := newTestView(t, cleanReport(), Options{OnApprove: func(r *report.Report, a []string, n string) error {
+		approved, note = a, n
+		return nil
+	}})
+	r := v.Report()
+	if r.Verdict != report.Fail {
+		t.Fatal("fixture should fail")
+	}
+	// Allow config.json through the Allow… menu, exactly as a reviewer does.
+	v.Select(indexOf(t, r, "config.json"))
+	if !v.detail.allowBtn.Visible() {
+		t.Fatal("no Allow button for a violation")
+	}
+	test.Tap(v.detail.allowBtn)
+	tapMenuItem(t, w.Canvas(), "Exact path:   config.json")
+	if got := v.Draft(); strings.Join(got, ",") != "logs/,config.json" {
+		t.Fatalf("draft %v, want logs/ and config.json", got)
+	}
+	if c := r.Changes[indexOf(t, r, "config.json")]; !c.Allowed || c.Rule != "config.json" {
+		t.Errorf("config.json allowed=%v rule=%q after Allow", c.Allowed, c.Rule)
+	}
+	if v.detail.allowBtn.Visible() {
+		t.Error("the Allow button stays for an allowed change")
+	}
+	oneText(t, v.detail.status, "Allowed by entry ")
+	wantColor(t, "allowed row", oneText(t, v.treeW, "config.json").Color, style.Allowed)
+	oneText(t, v.Banner(), "FAIL")
+
+	// Allow the folder of src/ changes via the menu, then the rest.
+	v.Select(indexOf(t, r, "src/app.py"))
+	test.Tap(v.detail.allowBtn)
+	tapMenuItem(t, w.Canvas(), "Folder src/:   src/")
+	v.Select(indexOf(t, r, "cache/passwd"))
+	if s := Suggestions(&r.Changes[indexOf(t, r, "cache/passwd")]); s[0].Entry != "symlink-escape:cache/passwd" {
+		t.Errorf("risky change suggestion %q, want one naming the risk", s[0].Entry)
+	}
+	test.Tap(v.detail.allowBtn)
+	tapMenuItem(t, w.Canvas(), "Exact path:   symlink-escape:cache/passwd")
+	v.Select(indexOf(t, r, "build.lock"))
+	test.Tap(v.detail.allowBtn)
+	tapMenuItem(t, w.Canvas(), "Exact path, only when removed")
+
+	if r.Verdict != report.Pass {
+		t.Fatalf("verdict %s %v after allowing every violation", r.Verdict, r.Reasons)
+	}
+	want := "logs/,config.json,src/,symlink-escape:cache/passwd,removed:build.lock"
+	if got := strings.Join(v.Draft(), ","); got != want {
+		t.Errorf("draft %s, want %s", got, want)
+	}
+	if strings.Join(r.Allowlist, ",") != want {
+		t.Errorf("report allowlist %v", r.Allowlist)
+	}
+	verdict := oneText(t, v.Banner(), "PASS")
+	wantColor(t, "PASS after allowing", verdict.Color, theme.ColorNameSuccess)
+	if v.violations.Text() != "Violations 0" || v.all.Text() != "Allowed 7" {
+		t.Errorf("counters %q %q", v.violations.Text(), v.all.Text())
+	}
+
+	// Approve: the history seam gets the draft and the note.
+	test.Type(v.note, "config tweak is intended")
+	test.Tap(v.approveBtn)
+	if strings.Join(approved, ",") != want || note != "config tweak is intended" {
+		t.Errorf("OnApprove got %v %q", approved, note)
+	}
+	if !strings.HasPrefix(v.Decision(), "Approved at ") {
+		t.Errorf("decision line %q", v.Decision())
+	}
+}
+
+func TestReject(t *testing.T) {
+	var got string
+	calls := 0
+	v, _ := newTestView(t, DemoReport(), Options{OnReject: func(r *report.Report, n string) error {
+		calls++
+		got = n
+		return nil
+	}})
+	test.Type(v.note, "edits config.json")
+	test.Tap(v.rejectBtn)
+	if calls != 1 || got != "edits config.json" {
+		t.Errorf("OnReject called %d times with %q", calls, got)
+	}
+	if !strings.HasPrefix(v.Decision(), "Rejected at ") {
+		t.Errorf("decision line %q", v.Decision())
+	}
+	if v.approveBtn.Visible() {
+		t.Error("Approve shown without an OnApprove callback")
+	}
+}
+
+func TestBadAllowlistEntryIsMarked(t *testing.T) {
+	v, w := newTestView(t, cleanReport(), Options{OnApprove: func(*report.Report, []string, string) error { return nil }})
+	before := v.Report().Count()
+	e := v.Editor()
+	w.Canvas().Focus(e.Entry())
+	e.Entry().CursorRow, e.Entry().CursorColumn = 1, 0
+	test.Type(e.Entry(), "/etc/passwd\nadded:config.json\naddded:x\n")
+	probs := e.Problems()
+	if len(probs) != 2 {
+		t.Fatalf("problems %v, want 2", probs)
+	}
+	if probs[0].Line != 2 || probs[0].Entry != "/etc/passwd" || !strings.Contains(probs[0].Message, "relative to the workspace") {
+		t.Errorf("first problem %+v", probs[0])
+	}
+	if probs[1].Line != 4 || !strings.Contains(probs[1].Message, `unknown kind or risk "addded"`) {
+		t.Errorf("second problem %+v", probs[1])
+	}
+	// The parser's messages are drawn, in the error color.
+	for _, p := range probs {
+		// Long messages wrap: the first rendered line starts the message.
+		var hit *canvas.Text
+		for _, tx := range texts(e) {
+			if strings.HasPrefix(p.String(), tx.Text) && strings.HasPrefix(tx.Text, fmt.Sprintf("line %d: ", p.Line)) {
+				hit = tx
+			}
+		}
+		if hit == nil {
+			t.Fatalf("problem %q not drawn; texts: %s", p, allText(e))
+		}
+		wantColor(t, "problem line", hit.Color, style.FailColor)
+	}
+	if e.Entry().Validate() == nil {
+		t.Error("the entry does not report a validation error")
+	}
+	if !v.approveBtn.Disabled() {
+		t.Error("Approve enabled while the allowlist has bad entries")
+	}
+	// Valid entries still apply: added:config.json does not cover a change,
+	// so the counts stay; the bad ones are ignored.
+	if got := v.Report().Count(); got != before {
+		t.Errorf("counts changed %+v -> %+v", before, got)
+	}
+	if strings.Join(v.Report().Allowlist, ",") != "logs/,added:config.json" {
+		t.Errorf("applied allowlist %v", v.Report().Allowlist)
+	}
+	// Fixing the lines clears the marks.
+	e.SetText("logs/\nchanged:config.json\n")
+	if len(e.Problems()) != 0 || e.Entry().Validate() != nil || v.approveBtn.Disabled() {
+		t.Error("problems remain after fixing the allowlist")
+	}
+	if !v.Report().Changes[indexOf(t, v.Report(), "config.json")].Allowed {
+		t.Error("changed:config.json does not allow the change")
+	}
+}
+
+func TestDetailShowsColoredDiff(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	r := v.Report()
+	v.Select(indexOf(t, r, "config.json"))
+	d := v.detail.diff
+	if !d.Visible() || len(d.Lines()) == 0 {
+		t.Fatal("no diff shown for config.json")
+	}
+	wantColor(t, "added line", oneText(t, d, `+  "debug": true,`).Color, style.Added)
+	wantColor(t, "removed line", oneText(t, d, `-  "debug": false,`).Color, style.Removed)
+	wantColor(t, "hunk header", oneText(t, d, "@@ -1,9 +1,10 @@").Color, style.Muted)
+	wantColor(t, "context line", oneText(t, d, `   "name": "demo-service",`).Color, theme.ColorNameForeground)
+	if !greenish(oneText(t, d, `+  "debug": true,`).Color) || !reddish(oneText(t, d, `-  "debug": false,`).Color) {
+		t.Error("diff lines are not green / red")
+	}
+	for _, tx := range findText(d, `+  "debug": true,`) {
+		if !tx.TextStyle.Monospace {
+			t.Error("diff text is not monospace")
+		}
+	}
+	// Line numbers: old 3 for the removed line, new 3 for the added one,
+	// and the tinted row backgrounds.
+	var tinted, reds int
+	walk(d, func(o fyne.CanvasObject) {
+		if rect, ok := o.(*canvas.Rectangle); ok {
+			if sameColor(rect.FillColor, themeColor(style.ColorNameAddedBackground)) {
+				tinted++
+			}
+			if sameColor(rect.FillColor, themeColor(style.ColorNameRemovedBackground)) {
+				reds++
+			}
+		}
+	})
+	if tinted != 3 || reds != 2 {
+		t.Errorf("row tints: %d added, %d removed; want 3 and 2", tinted, reds)
+	}
+	lines := d.Lines()
+	var sawOld3, sawNew3 bool
+	for _, l := range lines {
+		if l.Kind == LineRemoved && l.Old == 3 && strings.Contains(l.Text, "false") {
+			sawOld3 = true
+		}
+		if l.Kind == LineAdded && l.New == 3 && strings.Contains(l.Text, "true") {
+			sawNew3 = true
+		}
+	}
+	if !sawOld3 || !sawNew3 {
+		t.Errorf("line numbers wrong: %+v", lines[:6])
+	}
+	if len(findText(d, "11")) != 1 {
+		t.Error("the new line number 11 is not drawn")
+	}
+	// Metadata: the size changed and is highlighted.
+	oneText(t, v.detail.meta, "162 B")
+	wantColor(t, "changed size", oneText(t, v.detail.meta, "214 B").Color, style.Changed)
+	oneText(t, v.detail.status, "Violation: no allowlist entry covers this change")
+}
+
+func TestDetailBinaryAndMode(t *testing.T) {
+	v, _ := newTestView(t, DemoReport(), Options{})
+	r := v.Report()
+	v.Select(indexOf(t, r, "src/vendor/libfast.so"))
+	if len(v.detail.diff.Lines()) != 0 {
+		t.Error("a binary change shows a diff")
+	}
+	oneText(t, v.detail.body, "Content changed; no text diff (binary or large file).")
+	oneText(t, v.detail.body, "Size 18.0 KiB → 20.0 KiB (+2.0 KiB)")
+	oneText(t, v.detail.meta, "SHA-256")
+
+	v.Select(indexOf(t, r, "src/app.py"))
+	oneText(t, v.detail.body, "0644 rw-r--r--")
+	oneText(t, v.detail.body, "0755 rwxr-xr-x")
+	wantColor(t, "changed mode", oneText(t, v.detail.meta, "0755  rwxr-xr-x").Color, style.Changed)
+
+	v.Select(indexOf(t, r, "cache/passwd"))
+	oneText(t, v.detail.status, "⚠ symlink-escape")
+	oneText(t, v.detail.body, "/etc/passwd")
+}
+
+func TestKeyboard(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	v.SetTreeMode(false)
+	r := v.Report()
+	v.FocusChanges()
+	if w.Canvas().Focused() != v.list {
+		t.Fatal("the list does not take focus")
+	}
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+	if v.Selected() != 0 {
+		t.Fatalf("Down selects %d, want the first change", v.Selected())
+	}
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+	if p := r.Changes[v.Selected()].Path; p != "cache/passwd" {
+		t.Errorf("second Down at %s", p)
+	}
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyUp})
+	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
+		t.Errorf("Up at %s", p)
+	}
+	// n / p walk the violations (logs and logs/run.log are allowed).
+	var seen []string
+	for i := 0; i < 6; i++ {
+		w.Canvas().Focused().TypedRune('n')
+		seen = append(seen, r.Changes[v.Selected()].Path)
+	}
+	want := "cache/passwd,config.json,src/app.py,src/vendor/libfast.so,build.lock,cache/passwd"
+	if strings.Join(seen, ",") != want {
+		t.Errorf("n visits %v, want %s", seen, want)
+	}
+	w.Canvas().Focused().TypedRune('p')
+	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
+		t.Errorf("p goes to %s", p)
+	}
+	// Enter opens the detail: with a text diff, the diff takes focus and
+	// shows it; Escape returns to the list.
+	v.Select(indexOf(t, r, "config.json"))
+	w.Canvas().Focus(v.list)
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if w.Canvas().Focused() != v.detail.diff || !v.detail.diff.Focused() {
+		t.Fatalf("Enter focused %T", w.Canvas().Focused())
+	}
+	if !sameColor(test.WidgetRenderer(v.detail.diff).(*diffViewRenderer).border.StrokeColor, themeColor(theme.ColorNameFocus)) {
+		t.Error("the focused diff has no focus border")
+	}
+	w.Canvas().Focused().TypedRune('n')
+	if p := r.Changes[v.Selected()].Path; p != "src/app.py" {
+		t.Errorf("n inside the diff goes to %s", p)
+	}
+	v.Select(indexOf(t, r, "config.json"))
+	v.FocusDetail()
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if w.Canvas().Focused() != v.list {
+		t.Errorf("Escape focused %T", w.Canvas().Focused())
+	}
+	// Keys nobody claims reach the view through TypedKey / TypedRune.
+	w.Canvas().Unfocus()
+	if !v.TypedRune('n') || r.Changes[v.Selected()].Path != "src/app.py" {
+		t.Error("TypedRune n did not move to the next violation")
+	}
+}
+
+func TestTreeKeyboard(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	r := v.Report()
+	v.FocusChanges()
+	if w.Canvas().Focused() != v.treeW {
+		t.Fatal("the tree does not take focus")
+	}
+	// n follows the tree's order: folders first, depth first.
+	var seen []string
+	for i := 0; i < 5; i++ {
+		w.Canvas().Focused().TypedRune('n')
+		seen = append(seen, r.Changes[v.Selected()].Path)
+	}
+	if got := strings.Join(seen, ","); got != "cache/passwd,src/vendor/libfast.so,src/app.py,build.lock,config.json" {
+		t.Errorf("tree n order %s", got)
+	}
+	// Down from config.json's predecessor moves the selection.
+	v.Select(indexOf(t, r, "build.lock"))
+	w.Canvas().Focus(v.treeW)
+	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+	if p := r.Changes[v.Selected()].Path; p != "config.json" {
+		t.Errorf("Down in the tree selected %s", p)
+	}
+}
+
+func TestSuggestions(t *testing.T) {
+	file := &snapshot.Entry{Type: snapshot.File, Perm: 0o644}
+	cases := []struct {
+		c    diff.Change
+		want []string
+	}{
+		{diff.Change{Path: "config.json", Kind: diff.Changed, Before: file, After: file},
+			[]string{"config.json", "changed:config.json", "*.json"}},
+		{diff.Change{Path: "src/app.py", Kind: diff.Changed, Before: file, After: file},
+			[]string{"src/app.py", "changed:src/app.py", "src/", "src/*.py"}},
+		{diff.Change{Path: "out", Kind: diff.Added, After: &snapshot.Entry{Type: snapshot.Dir}},
+			[]string{"out/", "added:out"}},
+		{diff.Change{Path: "a/b[1]*.txt", Kind: diff.Added, After: file},
+			[]string{`a/b\[1\]\*.txt`, `added:a/b\[1\]\*.txt`, "a/", "a/*.txt"}},
+		{diff.Change{Path: "!x", Kind: diff.Added, After: file},
+			[]string{"./!x", "added:!x", "*"}},
+		{diff.Change{Path: "bin/tool", Kind: diff.Changed, Before: file, After: &snapshot.Entry{Type: snapshot.File, Perm: 0o4755}, Risk: diff.Setuid},
+			[]string{"setuid:bin/tool", "changed,setuid:bin/tool", "setuid:bin/", "setuid:bin/*"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, s := range Suggestions(&c.c) {
+			got = append(got, s.Entry)
+			// Every suggestion parses and allows the change.
+			p, err := policy.Parse([]string{s.Entry})
+			if err != nil {
+				t.Errorf("%s: suggestion %q does not parse: %v", c.c.Path, s.Entry, err)
+				continue
+			}
+			if !p.Decide(&c.c).Allowed {
+				t.Errorf("%s: suggestion %q does not allow it", c.c.Path, s.Entry)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: suggestions %q, want %q", c.c.Path, got, c.want)
+		}
+	}
+}
+
+func TestParseUnified(t *testing.T) {
+	lines := ParseUnified("--- a/x\n+++ b/x\n@@ -10,3 +20,4 @@ func\n ctx\n-old\n+new\n+more\n\\ No newline at end of file\n")
+	want := []DiffLine{
+		{LineHeader, 0, 0, "--- a/x"}, {LineHeader, 0, 0, "+++ b/x"}, {LineHunk, 0, 0, "@@ -10,3 +20,4 @@ func"},
+		{LineContext, 10, 20, " ctx"}, {LineRemoved, 11, 0, "-old"}, {LineAdded, 0, 21, "+new"}, {LineAdded, 0, 22, "+more"},
+		{LineNote, 0, 0, `\ No newline at end of file`},
+	}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", lines, want)
+	}
+	if got := ParseUnified("@@ -1 +1 @@\n-a\tb\x1b[31m\n"); got[1].Text != "-a  b\\x1b[31m" {
+		t.Errorf("control characters: %q", got[1].Text)
+	}
+}
+
+func TestExportFormats(t *testing.T) {
+	r := DemoReport()
+	var buf bytes.Buffer
+	if err := JSON.Write(r, &buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.Parse(buf.Bytes())
+	if err != nil || len(back.Changes) != len(r.Changes) {
+		t.Fatalf("JSON export does not parse back: %v", err)
+	}
+	if JSON.FileName(r) != "diffgate-demo-workspace-20260914-102103.json" {
+		t.Errorf("file name %s", JSON.FileName(r))
+	}
+	for _, f := range []Format{HTML, Markdown} {
+		if !f.Available() {
+			t.Logf("%s writer not in this build", f.Label())
+			continue
+		}
+		buf.Reset()
+		if err := f.Write(r, &buf); err != nil || !strings.Contains(buf.String(), "config.json") {
+			t.Errorf("%s export: %v", f.Label(), err)
+		}
+	}
+	exported := []Format{}
+	v, _ := newTestView(t, r, Options{Export: func(_ *report.Report, f Format) { exported = append(exported, f) }})
+	test.Tap(v.exportBtns[JSON])
+	if len(exported) != 1 || exported[0] != JSON {
+		t.Errorf("export button calls %v", exported)
+	}
+}
+
+// bigReport has n changes spread over folders, every third one a violation.
+func bigReport(n int) *report.Report {
+	file := &snapshot.Entry{Type: snapshot.File, Perm: 0o644, Size: 10}
+	r := &report.Report{Schema: report.Schema, Verdict: report.Fail, Workspace: "/w", StartedAt: time.Now()}
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("pkg%02d/mod%03d/file%05d.go", i%40, i%300, i)
+		r.Changes = append(r.Changes, diff.Change{Path: p, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content}, Before: file, After: file})
+	}
+	sortChanges(r.Changes)
+	r.Apply(policy.MustParse("pkg0*/mod0*/"), []string{"pkg0*/mod0*/"})
+	return r
+}
+
+func TestThousandsOfChanges(t *testing.T) {
+	r := bigReport(20000)
+	start := time.Now()
+	v, w := newTestView(t, r, Options{})
+	if v.TreeMode() {
+		t.Error("20000 changes should open as a flat list")
+	}
+	v.SetTreeMode(true)
+	v.SetTreeMode(false)
+	w.Canvas().Focus(v.search)
+	test.Type(v.search, "file1")
+	if n := len(v.Shown()); n != 10000 {
+		t.Errorf("filter file1 shows %d", n)
+	}
+	v.Allow("pkg1*/")
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("building, filtering and re-evaluating 20000 changes took %s", elapsed)
+	}
+	if c := v.Report().Count(); c.Violations+c.Allowed != 20000 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+func BenchmarkRefilter(b *testing.B) {
+	r := bigReport(20000)
+	m := newModel(r)
+	f := DefaultFilter()
+	f.Text = "mod1"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.apply(f, true)
+	}
+}
+
+func sortChanges(cs []diff.Change) {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Path < cs[j].Path })
+}

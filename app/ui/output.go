@@ -1,0 +1,208 @@
+package ui
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+// MaxOutputLines bounds the live output pane; older lines are dropped.
+const MaxOutputLines = 5000
+
+// maxLineRunes cuts very long lines (a minified file cat'ed to stdout).
+const maxLineRunes = 2000
+
+// outLine is one line of script output.
+type outLine struct {
+	stderr bool
+	text   string
+}
+
+// outputBuffer collects output chunks from the gate's goroutines and splits
+// them into lines; the UI drains it on its own schedule. It keeps at most
+// MaxOutputLines pending lines, so a chatty script cannot grow it.
+type outputBuffer struct {
+	mu      sync.Mutex
+	partial [3]strings.Builder // by proc.Stream
+	lines   []outLine
+	dropped int
+}
+
+func (b *outputBuffer) write(s proc.Stream, p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	idx := int(s) % len(b.partial)
+	part := &b.partial[idx]
+	for len(p) > 0 {
+		i := indexByte(p, '\n')
+		if i < 0 {
+			if part.Len() < 4*maxLineRunes {
+				part.Write(p)
+			}
+			return
+		}
+		if part.Len() < 4*maxLineRunes {
+			part.Write(p[:i])
+		}
+		b.push(outLine{stderr: s == proc.Stderr, text: part.String()})
+		part.Reset()
+		p = p[i+1:]
+	}
+}
+
+func indexByte(p []byte, c byte) int {
+	for i, x := range p {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *outputBuffer) push(l outLine) {
+	b.lines = append(b.lines, l)
+	if over := len(b.lines) - MaxOutputLines; over > MaxOutputLines/4 {
+		b.dropped += over
+		b.lines = append(b.lines[:0], b.lines[over:]...)
+	}
+}
+
+// drain returns the complete lines so far (and, when final, the partial
+// last lines) and how many lines were dropped to stay bounded.
+func (b *outputBuffer) drain(final bool) ([]outLine, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if final {
+		for i := range b.partial {
+			if b.partial[i].Len() > 0 {
+				b.push(outLine{stderr: proc.Stream(i) == proc.Stderr, text: b.partial[i].String()})
+				b.partial[i].Reset()
+			}
+		}
+	}
+	lines, dropped := b.lines, b.dropped
+	b.lines, b.dropped = nil, 0
+	return lines, dropped
+}
+
+// outputPane is the live, bounded, auto-scrolling output of the script:
+// stdout in the normal color, stderr in the warning color.
+type outputPane struct {
+	grid *widget.TextGrid
+}
+
+func newOutputPane() *outputPane {
+	g := widget.NewTextGrid()
+	g.ShowLineNumbers = false
+	return &outputPane{grid: g}
+}
+
+func (o *outputPane) clear() {
+	o.grid.Rows = nil
+	o.grid.Refresh()
+}
+
+// lineCount is the number of lines shown.
+func (o *outputPane) lineCount() int { return len(o.grid.Rows) }
+
+// text is the pane's text (for tests).
+func (o *outputPane) text() string { return o.grid.Text() }
+
+// append adds lines, drops the oldest beyond MaxOutputLines and scrolls to
+// the end.
+func (o *outputPane) append(lines []outLine, dropped int) {
+	if len(lines) == 0 && dropped == 0 {
+		return
+	}
+	th := o.grid.Theme()
+	errStyle := &widget.CustomTextGridStyle{FGColor: style.Color(th, theme.ColorNameWarning)}
+	noteStyle := &widget.CustomTextGridStyle{FGColor: style.Color(th, style.Muted), TextStyle: fyne.TextStyle{Italic: true}}
+	if dropped > 0 {
+		o.grid.Rows = append(o.grid.Rows, textRow("… "+itoa(dropped)+" lines skipped …", noteStyle))
+	}
+	for _, l := range lines {
+		var st widget.TextGridStyle
+		if l.stderr {
+			st = errStyle
+		}
+		o.grid.Rows = append(o.grid.Rows, textRow(l.text, st))
+	}
+	if over := len(o.grid.Rows) - MaxOutputLines; over > 0 {
+		o.grid.Rows = append(o.grid.Rows[:0], o.grid.Rows[over:]...)
+	}
+	o.grid.Refresh()
+	o.grid.ScrollToBottom()
+}
+
+func textRow(s string, st widget.TextGridStyle) widget.TextGridRow {
+	s = strings.TrimSuffix(s, "\r")
+	cells := make([]widget.TextGridCell, 0, min(len(s), maxLineRunes))
+	for i := 0; i < len(s) && len(cells) < maxLineRunes; {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == 0x1b { // drop terminal escape sequences (colors, cursor moves)
+			i += escapeLen(s[i:])
+			continue
+		}
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			r = '\uFFFD'
+		}
+		if r == '\t' {
+			pad := 4 - len(cells)%4
+			for k := 0; k < pad; k++ {
+				cells = append(cells, widget.TextGridCell{Rune: ' ', Style: st})
+			}
+		} else {
+			cells = append(cells, widget.TextGridCell{Rune: r, Style: st})
+		}
+		i += n
+	}
+	return widget.TextGridRow{Cells: cells, Style: st}
+}
+
+// escapeLen is the length of the escape sequence at the start of s (which
+// begins with ESC): CSI "ESC [ params final", OSC "ESC ] ... BEL", or ESC x.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		for i := 2; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return len(s)
+	case ']':
+		for i := 2; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(s)
+	}
+	return 2
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}

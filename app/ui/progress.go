@@ -1,0 +1,216 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/gate"
+)
+
+var phaseLabels = map[gate.Phase]string{
+	gate.Validate:  "Check inputs",
+	gate.Before:    "Snapshot before",
+	gate.Execute:   "Run script",
+	gate.Leftovers: "Leftover processes",
+	gate.After:     "Snapshot after",
+	gate.Compare:   "Diff",
+	gate.Policy:    "Allowlist",
+	gate.Verdict:   "Verdict",
+}
+
+type phaseState int
+
+const (
+	phasePending phaseState = iota
+	phaseRunning
+	phaseDone
+	phaseStopped
+)
+
+type phaseRow struct {
+	state phaseState
+	icon  *widget.Icon
+	name  *widget.Label
+	bar   *widget.ProgressBar
+	inf   *widget.ProgressBarInfinite
+	info  *widget.Label
+}
+
+// phaseProgress shows one row per gate phase: state icon, a progress bar
+// (indeterminate while the amount of work is unknown) and entries / bytes /
+// elapsed time. All methods run on the UI goroutine.
+type phaseProgress struct {
+	rows          map[gate.Phase]*phaseRow
+	current       gate.Phase
+	beforeEntries int64
+	timeout       time.Duration
+	runStart      time.Duration
+	root          *fyne.Container
+}
+
+func newPhaseProgress() *phaseProgress {
+	p := &phaseProgress{rows: map[gate.Phase]*phaseRow{}}
+	var objs []fyne.CanvasObject
+	for _, ph := range gate.Phases {
+		r := &phaseRow{icon: widget.NewIcon(nil), name: widget.NewLabel(phaseLabels[ph]),
+			bar: widget.NewProgressBar(), inf: widget.NewProgressBarInfinite(), info: widget.NewLabel("")}
+		r.bar.TextFormatter = func() string { return "" }
+		r.inf.Stop()
+		r.inf.Hide()
+		r.info.SizeName = theme.SizeNameCaptionText
+		r.info.Importance = widget.MediumImportance
+		p.rows[ph] = r
+		left := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon),
+			container.NewGridWrap(fyne.NewSize(150, r.name.MinSize().Height), r.name))
+		bar := container.NewStack(r.bar, r.inf)
+		objs = append(objs, container.NewBorder(nil, nil, left, container.NewGridWrap(fyne.NewSize(190, r.info.MinSize().Height), r.info),
+			bar))
+	}
+	p.root = container.NewGridWithColumns(2, objs...)
+	p.reset(0)
+	return p
+}
+
+func (p *phaseProgress) reset(timeout time.Duration) {
+	p.timeout = timeout
+	p.current = ""
+	p.beforeEntries = 0
+	for _, ph := range gate.Phases {
+		p.set(ph, phasePending, 0, false, "")
+	}
+}
+
+func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeterminate bool, info string) {
+	r := p.rows[ph]
+	r.state = st
+	switch st {
+	case phasePending:
+		r.icon.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+	case phaseRunning:
+		r.icon.SetResource(style.Colored(theme.MediaPlayIcon(), theme.ColorNamePrimary))
+	case phaseDone:
+		r.icon.SetResource(style.Colored(theme.ConfirmIcon(), style.PassColor))
+	case phaseStopped:
+		r.icon.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
+	}
+	if indeterminate {
+		r.bar.Hide()
+		r.inf.Show()
+		r.inf.Start()
+	} else {
+		if r.inf.Running() {
+			r.inf.Stop()
+		}
+		r.inf.Hide()
+		r.bar.Show()
+		r.bar.SetValue(value)
+	}
+	r.info.SetText(info)
+}
+
+// update applies a progress event.
+func (p *phaseProgress) update(ev gate.Progress) {
+	idx := phaseIndex(ev.Phase)
+	if ev.Phase != p.current {
+		for _, ph := range gate.Phases[:max(0, idx)] {
+			if r := p.rows[ph]; r.state != phaseDone {
+				p.set(ph, phaseDone, 1, false, r.info.Text)
+			}
+		}
+		if p.current == gate.Before {
+			p.beforeEntries = max(p.beforeEntries, 1)
+		}
+		p.current = ev.Phase
+		if ev.Phase == gate.Execute {
+			p.runStart = ev.Elapsed
+		}
+	}
+	switch ev.Phase {
+	case gate.Before:
+		p.beforeEntries = ev.Entries
+		p.set(ev.Phase, phaseRunning, 0, true, snapInfo(ev))
+	case gate.After:
+		frac := 0.0
+		if p.beforeEntries > 0 {
+			frac = min(0.99, float64(ev.Entries)/float64(p.beforeEntries))
+		}
+		p.set(ev.Phase, phaseRunning, frac, p.beforeEntries == 0, snapInfo(ev))
+	case gate.Execute:
+		p.tick(ev.Elapsed)
+	default:
+		p.set(ev.Phase, phaseRunning, 0.5, false, "")
+	}
+}
+
+// tick updates the running script's elapsed time (called on a timer, as
+// the script phase sends no events of its own).
+func (p *phaseProgress) tick(elapsed time.Duration) {
+	if p.current != gate.Execute {
+		return
+	}
+	d := max(0, elapsed-p.runStart)
+	info := d.Round(100 * time.Millisecond).String()
+	if p.timeout > 0 {
+		info += " of " + p.timeout.String()
+		p.set(gate.Execute, phaseRunning, min(1, float64(d)/float64(p.timeout)), false, info)
+		return
+	}
+	p.set(gate.Execute, phaseRunning, 0, true, info)
+}
+
+// finish marks every phase done (ok) or the current one stopped.
+func (p *phaseProgress) finish(ok bool) {
+	for _, ph := range gate.Phases {
+		r := p.rows[ph]
+		switch {
+		case ok:
+			p.set(ph, phaseDone, 1, false, r.info.Text)
+		case r.state == phaseRunning:
+			p.set(ph, phaseStopped, r.bar.Value, false, r.info.Text)
+		case r.state == phaseDone:
+		default:
+			p.set(ph, phasePending, 0, false, "")
+		}
+	}
+	p.current = ""
+}
+
+func phaseIndex(ph gate.Phase) int {
+	for i, x := range gate.Phases {
+		if x == ph {
+			return i
+		}
+	}
+	return -1
+}
+
+func snapInfo(ev gate.Progress) string {
+	return fmt.Sprintf("%s entries · %s", groupDigits(ev.Entries), humanBytes(ev.Bytes))
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,559 @@
+//go:build !js
+
+package ui
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// Runner runs one gated run; gate.Run in the app.
+type Runner func(ctx context.Context, cfg gate.Config) (*gate.Result, error)
+
+// Preference keys.
+const (
+	prefWorkspaces = "recent.workspaces"
+	prefScripts    = "recent.scripts"
+	prefTimeout    = "run.timeout"
+	maxRecent      = 10
+	previewLimit   = 256 << 10
+	flushEvery     = 50 * time.Millisecond
+)
+
+// runTab chooses a workspace and a script, shows the script, edits the
+// allowlist and runs the gate with live progress and output.
+type runTab struct {
+	u      *UI
+	runner Runner
+	log    zerolog.Logger
+
+	workspace, script  *widget.SelectEntry
+	wsBrowse, scBrowse *widget.Button
+	demoBtn            *widget.Button
+	args, timeout      *widget.Entry
+	scriptView         *widget.TextGrid
+	scriptInfo         *widget.RichText
+	allow              *review.AllowlistEditor
+	allowHint          *widget.RichText
+	runBtn, cancelBtn  *widget.Button
+	status             *widget.RichText
+	phases             *phaseProgress
+	output             *outputPane
+	hint               fyne.CanvasObject
+	root               fyne.CanvasObject
+
+	scriptSHA string
+	hashGen   int
+	running   bool
+	cancel    context.CancelFunc
+	lastWS    string
+	prior     map[string]*snapshot.Manifest
+}
+
+func newRunTab(u *UI, runner Runner) *runTab {
+	t := &runTab{u: u, runner: runner, log: u.log, prior: map[string]*snapshot.Manifest{}}
+	prefs := u.app.Preferences()
+
+	t.workspace = widget.NewSelectEntry(prefs.StringList(prefWorkspaces))
+	t.workspace.SetPlaceHolder("Folder the script runs in (drop a folder on the window)")
+	t.workspace.OnChanged = func(string) { t.workspaceChanged() }
+	t.script = widget.NewSelectEntry(prefs.StringList(prefScripts))
+	t.script.SetPlaceHolder("Script to run, e.g. generated_script.sh")
+	t.script.OnChanged = func(string) { t.loadScript() }
+	t.wsBrowse = widget.NewButtonWithIcon("Browse…", theme.FolderOpenIcon(), func() {
+		pickFolder(u.win, t.workspace.Text, "Choose the workspace", func(p string) { t.workspace.SetText(p) })
+	})
+	t.scBrowse = widget.NewButtonWithIcon("Browse…", theme.FileIcon(), func() {
+		start := filepath.Dir(t.script.Text)
+		if t.script.Text == "" {
+			start = t.workspace.Text
+		}
+		pickFile(u.win, start, "Choose the script", func(p string) { t.script.SetText(p) })
+	})
+	t.demoBtn = widget.NewButtonWithIcon("Load demo", theme.MediaReplayIcon(), func() { t.loadDemo() })
+	t.demoBtn.Importance = widget.LowImportance
+
+	t.args = widget.NewEntry()
+	t.args.SetPlaceHolder("arguments (optional)")
+	t.timeout = widget.NewEntry()
+	t.timeout.SetText(prefs.StringWithFallback(prefTimeout, "10m"))
+	t.timeout.Validator = func(s string) error { _, err := parseTimeout(s); return err }
+
+	t.scriptView = widget.NewTextGrid()
+	t.scriptView.ShowLineNumbers = true
+	t.scriptInfo = widget.NewRichText()
+	t.scriptInfo.Wrapping = fyne.TextWrapBreak
+
+	t.allow = review.NewAllowlistEditor()
+	t.allowHint = widget.NewRichText()
+	t.allowHint.Wrapping = fyne.TextWrapWord
+
+	t.runBtn = widget.NewButtonWithIcon("Run through the gate", theme.MediaPlayIcon(), t.start)
+	t.runBtn.Importance = widget.HighImportance
+	t.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), t.stop)
+	t.cancelBtn.Importance = widget.DangerImportance
+	t.cancelBtn.Disable()
+	t.status = widget.NewRichText()
+	t.status.Wrapping = fyne.TextWrapWord
+	t.phases = newPhaseProgress()
+	t.output = newOutputPane()
+
+	t.root = t.layout()
+	return t
+}
+
+func (t *runTab) layout() fyne.CanvasObject {
+	label := func(s string) fyne.CanvasObject {
+		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+	}
+	opts := container.NewBorder(nil, nil, nil,
+		container.NewHBox(label("Timeout"), container.NewGridWrap(fyne.NewSize(90, t.timeout.MinSize().Height), t.timeout)),
+		t.args)
+	form := container.New(newFormLayout(),
+		label("Workspace"), container.NewBorder(nil, nil, nil, container.NewHBox(t.wsBrowse, t.demoBtn), t.workspace),
+		label("Script"), container.NewBorder(nil, nil, nil, t.scBrowse, t.script),
+		label("Arguments"), opts,
+	)
+	scriptPane := container.NewBorder(
+		container.NewVBox(heading("Script (read it before you run it)"), t.scriptInfo), nil, nil, nil,
+		framed(t.scriptView))
+	allowPane := container.NewBorder(container.NewVBox(heading("Allowlist"), t.allowHint), nil, nil, nil, t.allow)
+	top := container.NewHSplit(scriptPane, allowPane)
+	top.Offset = 0.6
+
+	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn), nil, t.status)
+	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, framed(t.output.grid))
+	bottom := container.NewBorder(container.NewVBox(actions, t.phases.root), nil, nil, nil, outputPane)
+	split := container.NewVSplit(top, bottom)
+	split.Offset = 0.5
+	t.hint = container.NewVBox()
+	return container.NewBorder(container.NewVBox(t.hint, form), nil, nil, nil, split)
+}
+
+func heading(s string) fyne.CanvasObject {
+	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
+// setInputs fills the inputs (used at start-up, by the demo and on drop).
+func (t *runTab) setInputs(workspace, script string, allow []string) {
+	t.workspace.SetText(workspace)
+	t.script.SetText(script)
+	if allow != nil {
+		t.allow.SetEntries(allow)
+		t.setAllowHint("Preset for this workspace. Entries allow a path, everything under a folder/, or a glob.")
+	}
+}
+
+// loadDemo copies the bundled demo to a temporary folder and selects it.
+func (t *runTab) loadDemo() {
+	d, err := t.u.demo()
+	if err != nil {
+		t.setStatus("Cannot create the demo: "+err.Error(), style.FailColor)
+		return
+	}
+	t.setInputs(d.Workspace, d.Script, d.Allowlist)
+	t.showDemoHint(true)
+}
+
+func (t *runTab) showDemoHint(on bool) {
+	if !on {
+		t.hint.(*fyne.Container).Objects = nil
+		t.hint.Refresh()
+		return
+	}
+	msg := widget.NewRichTextFromMarkdown("**Try the demo.** `demo.sh` was asked to write `logs/run.log`, which the allowlist `logs/` permits. " +
+		"It also edits `config.json`, makes a file executable, deletes a lock file and leaves `sleep 300` running, and still exits 0. " +
+		"Press **Run** (Ctrl+R) and see what the gate makes of it.")
+	msg.Wrapping = fyne.TextWrapWord
+	t.hint.(*fyne.Container).Objects = []fyne.CanvasObject{callout(msg, theme.ColorNamePrimary)}
+	t.hint.Refresh()
+}
+
+func (t *runTab) setAllowHint(s string) {
+	t.allowHint.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: s,
+		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
+	t.allowHint.Refresh()
+}
+
+func (t *runTab) setStatus(s string, c fyne.ThemeColorName) {
+	t.status.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: s,
+		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: c != style.Muted}}}}
+	t.status.Refresh()
+}
+
+// workspaceChanged preloads the allowlist approved for the workspace.
+func (t *runTab) workspaceChanged() {
+	ws := t.workspace.Text
+	if ws == t.lastWS {
+		return
+	}
+	t.lastWS = ws
+	if t.u.hist == nil || ws == "" {
+		return
+	}
+	abs, _ := filepath.Abs(ws)
+	list, err := t.u.hist.Allowlist(abs)
+	if err != nil {
+		t.log.Warn().Err(err).Str("workspace", ws).Msg("read approved allowlist")
+		return
+	}
+	if list != nil {
+		t.allow.SetEntries(list)
+		t.setAllowHint(fmt.Sprintf("Loaded the allowlist last approved for this workspace (%d entries).", len(list)))
+	}
+}
+
+// loadScript shows the script's text and, computed off the UI thread, its
+// SHA-256.
+func (t *runTab) loadScript() {
+	p := t.script.Text
+	t.hashGen++
+	gen := t.hashGen
+	t.scriptSHA = ""
+	if p == "" {
+		t.scriptView.SetText("")
+		t.setScriptInfo("No script selected.", style.Muted)
+		return
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.scriptView.SetText("")
+		t.setScriptInfo(oneLine(err), style.FailColor)
+		return
+	}
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		f.Close()
+		t.scriptView.SetText("")
+		t.setScriptInfo(p+" is a folder, not a script", style.FailColor)
+		return
+	}
+	head, _ := io.ReadAll(io.LimitReader(f, previewLimit))
+	f.Close()
+	text := string(head)
+	switch {
+	case !looksText(head):
+		text = "(binary file: no preview)"
+	case st.Size() > previewLimit:
+		text += "\n… (preview cut at 256 KiB)"
+	}
+	t.scriptView.SetText(strings.ToValidUTF8(strings.ReplaceAll(text, "\t", "    "), "\uFFFD"))
+	t.setScriptInfo("SHA-256 …  ·  "+humanBytes(st.Size()), style.Muted)
+	size := st.Size()
+	go func() {
+		sum, err := hashFile(p)
+		fyne.Do(func() {
+			if gen != t.hashGen {
+				return
+			}
+			if err != nil {
+				t.setScriptInfo(oneLine(err), style.FailColor)
+				return
+			}
+			t.scriptSHA = sum
+			t.setScriptInfo("SHA-256 "+sum+"  ·  "+humanBytes(size), style.Muted)
+		})
+	}()
+}
+
+func (t *runTab) setScriptInfo(s string, c fyne.ThemeColorName) {
+	t.scriptInfo.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: s,
+		Style: widget.RichTextStyle{ColorName: c, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Monospace: true}}}}
+	t.scriptInfo.Refresh()
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func looksText(b []byte) bool {
+	if len(b) > 8000 {
+		b = b[:8000]
+	}
+	for _, c := range b {
+		if c == 0 {
+			return false
+		}
+	}
+	return utf8.Valid(b) || len(b) == previewLimit
+}
+
+func parseTimeout(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("timeout: a duration such as 30s or 2m")
+	}
+	return d, nil
+}
+
+// splitArgs splits an argument line on spaces, honouring "double" and
+// 'single' quotes and backslash escapes.
+func splitArgs(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inArg, quote := false, rune(0)
+	esc := false
+	for _, r := range s {
+		switch {
+		case esc:
+			cur.WriteRune(r)
+			esc = false
+		case r == '\\' && quote != '\'':
+			esc, inArg = true, true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, inArg = r, true
+		case r == ' ' || r == '\t':
+			if inArg {
+				out = append(out, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteRune(r)
+			inArg = true
+		}
+	}
+	if quote != 0 || esc {
+		return nil, errors.New("arguments: unterminated quote or escape")
+	}
+	if inArg {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// start runs the gate in a goroutine; progress and output reach the widgets
+// through fyne.Do, so the window stays responsive.
+func (t *runTab) start() {
+	if t.running {
+		return
+	}
+	ws, script := strings.TrimSpace(t.workspace.Text), strings.TrimSpace(t.script.Text)
+	var problems []string
+	if ws == "" {
+		problems = append(problems, "choose a workspace folder")
+	}
+	if script == "" {
+		problems = append(problems, "choose a script")
+	}
+	timeout, err := parseTimeout(t.timeout.Text)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	args, err := splitArgs(t.args.Text)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if p := t.allow.Problems(); len(p) > 0 {
+		problems = append(problems, fmt.Sprintf("fix the allowlist (%s)", p[0]))
+	}
+	if len(problems) > 0 {
+		t.setStatus("Cannot run: "+strings.Join(problems, "; ")+".", style.FailColor)
+		return
+	}
+	t.remember(prefWorkspaces, ws, t.workspace)
+	t.remember(prefScripts, script, t.script)
+	t.u.app.Preferences().SetString(prefTimeout, t.timeout.Text)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	t.setRunning(true)
+	t.output.clear()
+	t.phases.reset(timeout)
+	t.setStatus("Running…", style.Muted)
+	reviewedSHA := t.scriptSHA
+
+	absWS, _ := filepath.Abs(ws)
+	buf := &outputBuffer{}
+	var mu sync.Mutex
+	var last *gate.Progress
+	var events []gate.Progress
+	cfg := gate.Config{
+		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
+		Prior: t.prior[absWS], Log: t.log,
+		Output: buf.write,
+		Progress: func(p gate.Progress) {
+			mu.Lock()
+			if last != nil && last.Phase != p.Phase {
+				events = append(events, *last)
+			}
+			last = &p
+			mu.Unlock()
+		},
+	}
+	started := time.Now()
+	drain := func(final bool) {
+		mu.Lock()
+		evs := events
+		if last != nil {
+			evs = append(evs, *last)
+		}
+		events = nil
+		mu.Unlock()
+		for _, ev := range evs {
+			t.phases.update(ev)
+		}
+		t.phases.tick(time.Since(started))
+		t.output.append(buf.drain(final))
+	}
+	done := make(chan struct{})
+	go func() { // the flusher: at most one UI update per tick
+		tk := time.NewTicker(flushEvery)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				fyne.Do(func() { drain(false) })
+			}
+		}
+	}()
+	go func() {
+		res, err := t.runner(ctx, cfg)
+		close(done)
+		fyne.Do(func() {
+			drain(true)
+			t.finished(res, err, reviewedSHA, absWS)
+		})
+	}()
+}
+
+// stop cancels the run; the gate kills the script and still reports.
+func (t *runTab) stop() {
+	if t.cancel != nil {
+		t.cancel()
+		t.setStatus("Cancelling: stopping the script…", style.Muted)
+	}
+}
+
+func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, absWS string) {
+	t.setRunning(false)
+	t.cancel = nil
+	if err != nil {
+		t.phases.finish(false)
+		var se *gate.SetupError
+		msg := oneLine(err)
+		if !errors.As(err, &se) {
+			msg = "The gate failed: " + msg
+		}
+		t.setStatus(msg, style.FailColor)
+		t.log.Warn().Err(err).Msg("gate run")
+		if t.u.onRunDone != nil {
+			t.u.onRunDone(nil, err)
+		}
+		return
+	}
+	t.phases.finish(true)
+	r := res.Report
+	if res.After != nil {
+		t.prior[absWS] = res.After
+	}
+	msg := fmt.Sprintf("%s: %s", strings.ToUpper(r.Verdict), strings.Join(r.Reasons, ", "))
+	if len(r.Reasons) == 0 {
+		msg = "PASS: only allowed changes."
+	}
+	if reviewedSHA != "" && r.Script.SHA256 != "" && reviewedSHA != r.Script.SHA256 {
+		msg += "  Note: the script changed after it was shown here."
+	}
+	t.setStatus(msg, style.VerdictColor(r.Verdict))
+	t.u.showResult(r)
+	if t.u.onRunDone != nil {
+		t.u.onRunDone(r, nil)
+	}
+}
+
+func (t *runTab) setRunning(on bool) {
+	t.running = on
+	for _, w := range []fyne.Disableable{t.workspace, t.script, t.wsBrowse, t.scBrowse, t.demoBtn, t.args, t.timeout, t.runBtn} {
+		if on {
+			w.Disable()
+		} else {
+			w.Enable()
+		}
+	}
+	if on {
+		t.allow.Disable()
+		t.cancelBtn.Enable()
+	} else {
+		t.allow.Enable()
+		t.cancelBtn.Disable()
+	}
+}
+
+// remember puts v first in the recent list under key.
+func (t *runTab) remember(key, v string, e *widget.SelectEntry) {
+	prefs := t.u.app.Preferences()
+	list := []string{v}
+	for _, x := range prefs.StringList(key) {
+		if x != v && len(list) < maxRecent {
+			list = append(list, x)
+		}
+	}
+	prefs.SetStringList(key, list)
+	e.SetOptions(list)
+}
+
+// dropped takes a folder (workspace) or file (script) dropped on the window.
+func (t *runTab) dropped(uris []fyne.URI) {
+	for _, u := range uris {
+		p := u.Path()
+		st, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			t.workspace.SetText(p)
+		} else {
+			t.script.SetText(p)
+		}
+		t.showDemoHint(false)
+	}
+}
+
+var _ = proc.Stdout

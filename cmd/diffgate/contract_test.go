@@ -1,0 +1,294 @@
+package main
+
+// These tests pin ../shared/contract.md: verbs, flags, output lines, exit codes.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+func TestMain(m *testing.M) {
+	proc.Supervise()
+	os.Exit(m.Run())
+}
+
+// cliRun runs the CLI in-process and returns exit code, stdout, stderr.
+func cliRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// fixture makes a workspace and a script outside it.
+func fixture(t *testing.T, script string) (ws, sh string) {
+	t.Helper()
+	ws = t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "logs"), 0o755)
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte("{\"a\": 1}\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "run.sh"), []byte("echo\n"), 0o644)
+	sh = filepath.Join(t.TempDir(), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\n"+script+"\n"), 0o755)
+	return ws, sh
+}
+
+func TestRunContract(t *testing.T) {
+	cases := []struct {
+		name, script string
+		flags        []string
+		code         int
+		stdout       string
+	}{
+		{"pass", "echo ok", nil, 0, ""},
+		{"seed allow syntax", "echo x >> logs/run.log; mkdir -p .cache; echo 1 > .cache/k", []string{"--allow", ".cache/,logs/run.log"}, 0, ""},
+		{"empty allow list allows nothing", "echo x > new", []string{"--allow", ""}, 1, "ADDED new\n"},
+		{"unexpected change", "echo '{}' > config.json", []string{"--allow", "logs/"}, 1, "CHANGED config.json\n"},
+		{"mode detail", "chmod 755 run.sh", nil, 1, "CHANGED run.sh (mode 0644 -> 0755)\n"},
+		{"removed", "rm run.sh", nil, 1, "REMOVED run.sh\n"},
+		{"glob and kinds", "echo 1 > logs/a.log; echo 2 > logs/b.txt", []string{"--allow", "added:logs/*.log"}, 1, "ADDED logs/b.txt\n"},
+		{"deny beats allow", "echo 1 > logs/secret", []string{"--allow", "logs/,!logs/secret"}, 1, "ADDED logs/secret (denied by !logs/secret)\n"},
+		{"exit code", "exit 3", nil, 1, "EXIT 3\n"},
+		{"timeout", "sleep 30", []string{"--timeout", "1s"}, 1, "TIMEOUT 1s\n"},
+		{"newline path quoted", "touch \"$(printf 'a\\nb')\"", nil, 1, "ADDED \"a\\nb\"\n"},
+		{"invalid utf-8 quoted", "touch \"$(printf 'x\\377')\"", nil, 1, "ADDED \"x\\xff\"\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, sh := fixture(t, tc.script)
+			args := append([]string{"run", "--workspace", ws, "--no-history"}, tc.flags...)
+			code, out, errs := cliRun(t, append(args, "--", sh)...)
+			if code != tc.code || out != tc.stdout {
+				t.Fatalf("exit %d stdout %q (stderr %q); want %d %q", code, out, errs, tc.code, tc.stdout)
+			}
+		})
+	}
+}
+
+func TestRunLeftoverLine(t *testing.T) {
+	ws, sh := fixture(t, "sleep 300 &")
+	code, out, _ := cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh)
+	if code != 1 || !strings.HasPrefix(out, "LEFTOVER pid ") || !strings.Contains(out, "sleep 300") {
+		t.Fatalf("exit %d stdout %q", code, out)
+	}
+}
+
+func TestRunOutputGoesToStderrAndStdinIsNull(t *testing.T) {
+	ws, sh := fixture(t, "echo to-out; echo to-err >&2; cat; pwd")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh, "arg1")
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q", code, out)
+	}
+	real, _ := filepath.EvalSymlinks(ws)
+	for _, want := range []string{"to-out", "to-err", real} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr %q lacks %q", errs, want)
+		}
+	}
+}
+
+func TestRunScriptArgsAreNotGateFlags(t *testing.T) {
+	ws, sh := fixture(t, `[ "$1" = "--timeout" ] && [ "$2" = "x" ] || exit 9`)
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh, "--timeout", "x"); code != 0 {
+		t.Fatalf("exit %d %q %q", code, out, errs)
+	}
+}
+
+func TestRunAllowlistFile(t *testing.T) {
+	ws, sh := fixture(t, "echo x >> logs/run.log; echo y > out.o")
+	list := filepath.Join(t.TempDir(), "allow.txt")
+	os.WriteFile(list, []byte("# reviewed\nlogs/run.log  # the log\nadded:*.o\n"), 0o644)
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allowlist", list, "--", sh); code != 0 {
+		t.Fatalf("exit %d %q %q", code, out, errs)
+	}
+}
+
+func TestRunReports(t *testing.T) {
+	ws, sh := fixture(t, "echo '{\"a\": 2}' > config.json; exit 3")
+	dir := t.TempDir()
+	js, html, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md")
+	code, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--report", html, "--report", md, "--allow", "logs/", "--", sh)
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	json.Unmarshal(data, &raw)
+	for _, k := range []string{"schema", "verdict", "reasons", "workspace", "script", "allowlist", "started_at", "finished_at", "process", "changes"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("report lacks %q", k)
+		}
+	}
+	r, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Schema != "diffgate.report/v1" || r.Verdict != "fail" || r.Process.ExitCode != 3 || len(r.Changes) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	c := r.Changes[0]
+	if c.Path != "config.json" || c.Kind != "changed" || c.Aspects[0] != "content" || c.Allowed || c.Before.ModeString() != "0644" || !strings.Contains(c.TextDiff, "+{\"a\": 2}") {
+		t.Errorf("change %+v", c)
+	}
+	if !strings.Contains(strings.Join(r.Reasons, ";"), "1 unexpected change") || !strings.Contains(strings.Join(r.Reasons, ";"), "script exited 3") {
+		t.Errorf("reasons %v", r.Reasons)
+	}
+	for _, p := range []string{html, md} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+func TestUsageErrorsExit2OneLine(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	cases := map[string][]string{
+		"missing workspace":   {"run", "--workspace", filepath.Join(ws, "nope"), "--no-history", "--", sh},
+		"missing script":      {"run", "--workspace", ws, "--no-history", "--", filepath.Join(ws, "nope.sh")},
+		"no script":           {"run", "--workspace", ws, "--no-history"},
+		"unreadable list":     {"run", "--workspace", ws, "--no-history", "--allowlist", filepath.Join(ws, "nope.txt"), "--", sh},
+		"bad entry":           {"run", "--workspace", ws, "--no-history", "--allow", "addded:x", "--", sh},
+		"bad timeout":         {"run", "--workspace", ws, "--no-history", "--timeout", "soon", "--", sh},
+		"bad report format":   {"run", "--workspace", ws, "--no-history", "--report", "r.pdf", "--", sh},
+		"unknown verb":        {"explode"},
+		"diff missing file":   {"diff", "a.json", "b.json"},
+		"diff not json":       {"diff", sh, sh},
+		"snapshot no out":     {"snapshot", ws},
+		"snapshot bad dir":    {"snapshot", filepath.Join(ws, "nope"), "-o", filepath.Join(t.TempDir(), "m.json")},
+		"db inside workspace": {"run", "--workspace", ws, "--db", filepath.Join(ws, "h.db"), "--", sh},
+	}
+	for name, args := range cases {
+		code, out, errs := cliRun(t, args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "diffgate: ") || strings.Contains(errs, "goroutine") {
+			t.Errorf("%s: exit %d stdout %q stderr %q", name, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "h.db")); err == nil {
+		t.Error("a refused database was created inside the workspace")
+	}
+}
+
+func TestSnapshotAndDiffVerbs(t *testing.T) {
+	ws, _ := fixture(t, "")
+	dir := t.TempDir()
+	b, a := filepath.Join(dir, "b.json"), filepath.Join(dir, "a.json")
+	if code, _, errs := cliRun(t, "snapshot", ws, "-o", b); code != 0 {
+		t.Fatal(errs)
+	}
+	os.Chmod(filepath.Join(ws, "run.sh"), 0o755)
+	os.WriteFile(filepath.Join(ws, "logs", "x.log"), []byte("x"), 0o644)
+	if code, _, errs := cliRun(t, "snapshot", ws, "-o", a); code != 0 {
+		t.Fatal(errs)
+	}
+	data, _ := os.ReadFile(b)
+	if !bytes.Contains(data, []byte(`"schema":"diffgate.manifest/v1"`)) {
+		t.Errorf("manifest: %s", data[:80])
+	}
+	code, out, _ := cliRun(t, "diff", b, a)
+	if code != 1 || out != "ADDED logs/x.log\nCHANGED run.sh (mode 0644 -> 0755)\n" {
+		t.Fatalf("exit %d %q", code, out)
+	}
+	code, out, _ = cliRun(t, "diff", "--allow", "logs/,run.sh", b, a)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d %q", code, out)
+	}
+}
+
+// TestSeedAgreement runs the seed's own snapshot.py and diff.py on real
+// trees and checks diffgate diff prints exactly what diff.py prints (on the
+// seed's snapshots) and agrees with it on our own manifests wherever the
+// seed can see the change.
+func TestSeedAgreement(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is needed in CI")
+		}
+		t.Skip("no python3")
+	}
+	type tree map[string]string // path -> content ("" with trailing / = dir)
+	cases := []struct {
+		name          string
+		before, after tree
+		allow         string
+		extra         func(root string) // extra mutation after writing "after"
+	}{
+		{"identical", tree{"a": "1"}, tree{"a": "1"}, "", nil},
+		{"all kinds", tree{"keep": "k", "gone": "g", "edit": "aaaa", "logs/run.log": "1"}, tree{"keep": "k", "new": "n", "edit": "bbbb", "logs/run.log": "12"}, ".cache/,logs/run.log", nil},
+		{"allow dir prefix", tree{"x/a": "1"}, tree{"x/a": "2", "x/b/c": "3", "xy": "4"}, "x/", nil},
+		{"allow trailing slashes", tree{}, tree{"d/e": "1", "d2": "2"}, "d//", nil},
+		{"exact file allows below", tree{"f": "1"}, tree{"f": "2"}, "f,g", nil},
+		{"unicode names", tree{"ü/ä": "1"}, tree{"ü/ä": "2", "名前": "3"}, "", nil},
+		{"empty allow items", tree{}, tree{"a": "1", "b": "2"}, ",a,,", nil},
+		{"chmod invisible to seed", tree{"s": "1"}, tree{"s": "1"}, "", func(root string) { os.Chmod(filepath.Join(root, "s"), 0o755) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			root := filepath.Join(dir, "ws")
+			mk := func(tr tree) {
+				os.RemoveAll(root)
+				os.MkdirAll(root, 0o755)
+				for p, c := range tr {
+					full := filepath.Join(root, p)
+					os.MkdirAll(filepath.Dir(full), 0o755)
+					os.WriteFile(full, []byte(c), 0o644)
+				}
+			}
+			snap := func(name string) (seed, ours string) {
+				seed, ours = filepath.Join(dir, name+".seed.json"), filepath.Join(dir, name+".ours.json")
+				if out, err := exec.Command(py, "testdata/snapshot.py", root, seed).CombinedOutput(); err != nil {
+					t.Fatalf("snapshot.py: %v %s", err, out)
+				}
+				if code, _, errs := cliRun(t, "snapshot", root, "-o", ours); code != 0 {
+					t.Fatal(errs)
+				}
+				return
+			}
+			mk(tc.before)
+			sb, ob := snap("before")
+			time.Sleep(10 * time.Millisecond)
+			mk(tc.after)
+			if tc.extra != nil {
+				tc.extra(root)
+			}
+			sa, oa := snap("after")
+			cmd := exec.Command(py, "testdata/diff.py", sb, sa, tc.allow)
+			want, _ := cmd.Output()
+			wantCode := cmd.ProcessState.ExitCode()
+			code, got, _ := cliRun(t, "diff", "--allow", tc.allow, sb, sa)
+			if got != string(want) || code != wantCode {
+				t.Fatalf("seed snapshots: diffgate printed %q exit %d; diff.py printed %q exit %d", got, code, want, wantCode)
+			}
+			// Our manifests: every line diff.py prints, diffgate prints too
+			// (it may print more: directories, modes, owners).
+			_, ours, _ := cliRun(t, "diff", "--allow", tc.allow, ob, oa)
+			for _, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+				if line == "" {
+					continue
+				}
+				found := false
+				for _, l := range strings.Split(ours, "\n") {
+					if l == line || strings.HasPrefix(l, line+" (") {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("diff.py found %q, diffgate on its own manifests did not: %q", line, ours)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,222 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+func TestMain(m *testing.M) {
+	proc.Supervise()
+	os.Exit(m.Run())
+}
+
+// workspace makes a workspace with a few files and a script (outside it).
+func workspace(t *testing.T, script string) (ws, path string) {
+	t.Helper()
+	ws = t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "logs"), 0o755)
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte("{\n  \"debug\": false\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("keep\n"), 0o644)
+	path = filepath.Join(t.TempDir(), "gen.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return ws, path
+}
+
+func gateRun(t *testing.T, script string, cfg gate.Config) (*gate.Result, string) {
+	t.Helper()
+	ws, path := workspace(t, script)
+	cfg.Workspace, cfg.Script = ws, path
+	res, err := gate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ws
+}
+
+func lines(r *report.Report) string { return strings.Join(r.Lines(), "\n") }
+
+func TestVerdicts(t *testing.T) {
+	cases := []struct {
+		name, script string
+		allow        []string
+		verdict      string
+		lines        string
+	}{
+		{"no-op", "true", nil, report.Pass, ""},
+		{"allowed writes", "echo hi >> logs/run.log; mkdir -p .cache/x; echo 1 > .cache/x/y", []string{".cache/", "logs/run.log"}, report.Pass, ""},
+		{"unexpected change", "echo '{}' > config.json", []string{"logs/"}, report.Fail, "CHANGED config.json"},
+		{"unexpected add", "echo x > new.txt", nil, report.Fail, "ADDED new.txt"},
+		{"unexpected remove", "rm keep.txt", nil, report.Fail, "REMOVED keep.txt"},
+		{"chmod", "chmod 755 keep.txt", nil, report.Fail, "CHANGED keep.txt (mode 0644 -> 0755)"},
+		{"non-zero exit", "exit 3", nil, report.Fail, "EXIT 3"},
+		{"reads stdin", "cat; read x; true", nil, report.Pass, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := gateRun(t, tc.script, gate.Config{Allow: tc.allow, Timeout: time.Minute})
+			r := res.Report
+			if r.Verdict != tc.verdict || lines(r) != tc.lines {
+				t.Fatalf("verdict %s, lines %q, reasons %v; want %s %q", r.Verdict, lines(r), r.Reasons, tc.verdict, tc.lines)
+			}
+		})
+	}
+}
+
+func TestTextDiffOfChangedConfig(t *testing.T) {
+	res, _ := gateRun(t, `sed -i 's/false/true/' config.json`, gate.Config{})
+	c := res.Report.Changes[0]
+	if c.Path != "config.json" || !strings.Contains(c.TextDiff, "-  \"debug\": false") || !strings.Contains(c.TextDiff, "+  \"debug\": true") {
+		t.Fatalf("text diff: %+v", c)
+	}
+	old, ok := res.Contents(c.Before.SHA256)
+	if !ok || !strings.Contains(string(old), "false") {
+		t.Errorf("before content not kept")
+	}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func TestLeftovers(t *testing.T) {
+	for name, script := range map[string]string{
+		"background": "sleep 300 &",
+		"setsid":     "setsid sleep 300 &",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, _ := gateRun(t, script, gate.Config{})
+			p := res.Report.Process
+			if len(p.Leftovers) != 1 || !strings.Contains(p.Leftovers[0].Cmd, "sleep 300") {
+				t.Fatalf("leftovers %+v", p.Leftovers)
+			}
+			if alive(p.Leftovers[0].PID) {
+				t.Errorf("leftover %d still alive", p.Leftovers[0].PID)
+			}
+			if res.Report.Verdict != report.Fail || !strings.Contains(lines(res.Report), "LEFTOVER pid ") {
+				t.Errorf("verdict %s lines %q", res.Report.Verdict, lines(res.Report))
+			}
+		})
+	}
+}
+
+func TestLateWriterCannotSneakIn(t *testing.T) {
+	res, ws := gateRun(t, "(sleep 2; echo late > late.txt) & exit 0", gate.Config{})
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(filepath.Join(ws, "late.txt")); err == nil {
+		t.Fatal("a leftover process wrote into the workspace after the gate looked")
+	}
+	if len(res.Report.Process.Leftovers) == 0 {
+		t.Error("daemon not reported")
+	}
+}
+
+func TestTimeoutKillsTree(t *testing.T) {
+	start := time.Now()
+	res, _ := gateRun(t, "sleep 300 & sleep 300", gate.Config{Timeout: time.Second})
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("timeout took %v", d)
+	}
+	r := res.Report
+	if !r.Process.TimedOut || r.Verdict != report.Fail || !strings.Contains(lines(r), "TIMEOUT 1s") {
+		t.Fatalf("process %+v lines %q", r.Process, lines(r))
+	}
+}
+
+func TestHugeOutputBounded(t *testing.T) {
+	var streamed atomic.Int64
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+			}
+		}
+	}()
+	res, _ := gateRun(t, "head -c 200000000 /dev/zero | tr '\\0' x", gate.Config{Output: func(_ proc.Stream, p []byte) { streamed.Add(int64(len(p))) }})
+	close(stop)
+	if streamed.Load() != 200000000 {
+		t.Errorf("streamed %d bytes", streamed.Load())
+	}
+	if n := len(res.Report.Process.StdoutTail) + len(res.Report.Process.StdoutHead); n > 256<<10 {
+		t.Errorf("report keeps %d bytes of output", n)
+	}
+	if p := peak.Load(); p > 64<<20 {
+		t.Errorf("peak heap %d MiB", p>>20)
+	}
+}
+
+func TestSetupErrors(t *testing.T) {
+	ws, script := workspace(t, "true")
+	cases := map[string]gate.Config{
+		"workspace":            {Workspace: filepath.Join(ws, "nope"), Script: script},
+		"script":               {Workspace: ws, Script: filepath.Join(ws, "missing.sh")},
+		"not a directory":      {Workspace: script, Script: script},
+		"allowlist entry \"/": {Workspace: ws, Script: script, Allow: []string{"/etc"}},
+	}
+	for want, cfg := range cases {
+		_, err := gate.Run(context.Background(), cfg)
+		var se *gate.SetupError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+}
+
+func TestCancelDuringRun(t *testing.T) {
+	ws, script := workspace(t, "echo x > partial.txt; sleep 300")
+	ctx, cancel := context.WithCancel(context.Background())
+	var started atomic.Bool
+	go func() {
+		for !started.Load() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Progress: func(p gate.Progress) {
+		if p.Phase == gate.Execute {
+			started.Store(true)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Report
+	if !r.Process.Cancelled || r.Verdict != report.Fail {
+		t.Fatalf("process %+v verdict %s", r.Process, r.Verdict)
+	}
+	if !strings.Contains(lines(r), "ADDED partial.txt") {
+		t.Errorf("what the script did before the cancel is lost: %q", lines(r))
+	}
+}
+
+func TestStateStaysOutsideWorkspace(t *testing.T) {
+	res, ws := gateRun(t, "true", gate.Config{})
+	if len(res.Report.Changes) != 0 {
+		t.Fatalf("the gate saw its own files: %+v", res.Report.Changes)
+	}
+	entries, _ := os.ReadDir(ws)
+	if len(entries) != 3 {
+		t.Errorf("workspace has %d entries", len(entries))
+	}
+}

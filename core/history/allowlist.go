@@ -1,0 +1,153 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Allowlist is one approved version of a workspace's allowlist.
+type Allowlist struct {
+	// Workspace is the workspace's absolute path.
+	Workspace string
+	// Version counts approvals per workspace, from 1.
+	Version int
+	// Entries are the allowlist entries (policy syntax), in order.
+	Entries []string
+	// Note is the approver's note.
+	Note string
+	// CreatedAt is when the version was approved.
+	CreatedAt time.Time
+}
+
+const allowlistColumns = "workspace, version, entries, note, created_at"
+
+func scanAllowlist(sc interface{ Scan(...any) error }) (*Allowlist, error) {
+	var a Allowlist
+	var entries []byte
+	var created string
+	if err := sc.Scan(&a.Workspace, &a.Version, &entries, &a.Note, &created); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.Entries, err = decodeList(entries); err != nil {
+		return nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
+	}
+	if a.CreatedAt, err = parseTime(created); err != nil {
+		return nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
+	}
+	return &a, nil
+}
+
+// LatestAllowlist returns the workspace's newest approved allowlist, or nil
+// (and no error) when none was approved.
+func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist, error) {
+	a, err := scanAllowlist(db.sql.QueryRowContext(ctx, "SELECT "+allowlistColumns+
+		" FROM allowlists WHERE workspace = ? ORDER BY version DESC LIMIT 1", blob(workspace)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("allowlist of %s: %w", workspace, errText(err))
+	}
+	return a, nil
+}
+
+// Allowlist returns one version of the workspace's allowlist; an unknown
+// version gives an error wrapping ErrNotFound.
+func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Allowlist, error) {
+	a, err := scanAllowlist(db.sql.QueryRowContext(ctx, "SELECT "+allowlistColumns+
+		" FROM allowlists WHERE workspace = ? AND version = ?", blob(workspace), version))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("allowlist of %s: version %d: %w", workspace, version, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("allowlist of %s: %w", workspace, errText(err))
+	}
+	return a, nil
+}
+
+// Allowlists returns every version of the workspace's allowlist, oldest first.
+func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+allowlistColumns+
+		" FROM allowlists WHERE workspace = ? ORDER BY version", blob(workspace))
+	if err != nil {
+		return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+	}
+	defer rows.Close()
+	var out []Allowlist
+	for rows.Next() {
+		a, err := scanAllowlist(rows)
+		if err != nil {
+			return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+		}
+		out = append(out, *a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+	}
+	return out, nil
+}
+
+// Approve stores entries as the workspace's next allowlist version, with the
+// reviewer's note, and returns it. The workspace must be an absolute path;
+// earlier versions stay readable.
+func (db *DB) Approve(ctx context.Context, workspace string, entries []string, note string) (*Allowlist, error) {
+	if !filepath.IsAbs(workspace) {
+		return nil, fmt.Errorf("approve allowlist: workspace %q is not an absolute path", workspace)
+	}
+	a := &Allowlist{Workspace: workspace, Entries: append([]string{}, entries...), Note: note, CreatedAt: time.Now().UTC().Round(0)}
+	err := db.write(ctx, "approve allowlist", func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) + 1 FROM allowlists WHERE workspace = ?",
+			blob(workspace)).Scan(&a.Version); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (?, ?, ?, ?, ?)",
+			blob(workspace), a.Version, encodeList(a.Entries), note, formatTime(a.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	db.log.Info().Str("workspace", workspace).Int("version", a.Version).Int("entries", len(entries)).Msg("allowlist approved")
+	return a, nil
+}
+
+// DiffAllowlists lists the entries b adds to a (in b's order) and those it
+// removes (in a's order). A nil allowlist counts as empty.
+func DiffAllowlists(a, b *Allowlist) (added, removed []string) {
+	var ea, eb []string
+	if a != nil {
+		ea = a.Entries
+	}
+	if b != nil {
+		eb = b.Entries
+	}
+	inA, inB := set(ea), set(eb)
+	for _, e := range eb {
+		if !inA[e] {
+			added = append(added, e)
+			inA[e] = true // report a duplicate once
+		}
+	}
+	for _, e := range ea {
+		if !inB[e] {
+			removed = append(removed, e)
+			inB[e] = true
+		}
+	}
+	return added, removed
+}
+
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
+}

@@ -1,0 +1,320 @@
+//go:build !js
+
+// Package history is diffgate's record of past runs: a SQLite database
+// (pure Go, modernc.org/sqlite) holding every run with its changes, the
+// before and after contents of small changed files (content-addressed,
+// compressed, deduplicated), reviewers' decisions, approved allowlists
+// (versioned per workspace) and a per-workspace hash cache that lets a
+// repeated run's before-snapshot reuse file hashes.
+//
+// Runs form a hash chain: each run row carries the SHA-256 of a canonical
+// encoding of its content (its changes included) and of the previous run's
+// hash, so Verify finds a row edited behind diffgate's back.
+//
+// Several processes (the CLI and the desktop app) may write one database at
+// the same time: connections use WAL, a busy timeout and BEGIN IMMEDIATE
+// transactions, and writes are retried while the database is busy.
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"modernc.org/sqlite"
+)
+
+// EnvDB names the environment variable that overrides the default database path.
+const EnvDB = "DIFFGATE_DB"
+
+// applicationID marks a SQLite file as a diffgate history ("DgHT").
+const applicationID = 0x44674854
+
+// busyTimeout is how long one statement waits for a lock (milliseconds);
+// writeRetry bounds how long a write transaction is retried while busy.
+const (
+	busyTimeout = 10000
+	writeRetry  = 2 * time.Minute
+)
+
+// ErrNotFound is wrapped by lookups of a run, content or allowlist that is
+// not in the database.
+var ErrNotFound = errors.New("not found")
+
+// DB is an open history database. It is safe for concurrent use.
+type DB struct {
+	sql  *sql.DB
+	path string
+	log  zerolog.Logger
+}
+
+// DefaultPath returns the database path: $DIFFGATE_DB if set, else
+// history.db in the user's configuration directory (…/diffgate/history.db).
+func DefaultPath() (string, error) {
+	if p := os.Getenv(EnvDB); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("history database: no default location (%v); set %s or use --db", err, EnvDB)
+	}
+	return filepath.Join(dir, "diffgate", "history.db"), nil
+}
+
+// Open opens (creating it and its parent directories if needed) the history
+// database at path and brings its schema up to date. A file that is not a
+// diffgate history, is corrupt, or has a schema newer than this code knows
+// is refused with a one-line error naming the file, and is never altered.
+func Open(path string, log zerolog.Logger) (*DB, error) {
+	return open(path, log, len(migrations))
+}
+
+// open is Open, migrating only up to schema version target (tests use it to
+// build databases of earlier versions).
+func open(path string, log zerolog.Logger, target int) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history database %s: %v", path, err)
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("history database %s: %s", abs, oneLine(fmt.Sprintf(format, a...)))
+	}
+	if fi, err := os.Stat(abs); err == nil {
+		if !fi.Mode().IsRegular() {
+			if fi.IsDir() {
+				return nil, fail("is a directory")
+			}
+			return nil, fail("not a regular file")
+		}
+	} else if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+			return nil, fail("create directory: %v", errText(err))
+		}
+	} else {
+		return nil, fail("%v", errText(err))
+	}
+	// Look at the file read-only first, so a foreign, corrupt or newer
+	// database is refused before anything (even the journal mode) is written.
+	if err := probe(abs); err != nil {
+		return nil, fail("%v", err)
+	}
+	sdb, err := sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		return nil, fail("%v", errText(err))
+	}
+	db := &DB{sql: sdb, path: abs, log: log}
+	if err := db.migrate(context.Background(), target); err != nil {
+		sdb.Close()
+		return nil, fail("%v", err)
+	}
+	log.Debug().Str("path", abs).Int("schema", target).Msg("history database open")
+	return db, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Path returns the database file's absolute path.
+func (db *DB) Path() string { return db.path }
+
+// dsn returns the modernc.org/sqlite data source name for path. Every
+// connection gets the busy timeout; a read-only probe gets query_only and
+// nothing that writes, the others WAL, foreign keys and BEGIN IMMEDIATE.
+func dsn(path string, readOnly bool) string {
+	u := (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath()
+	if !strings.HasPrefix(u, "/") {
+		u = "/" + u // Windows: file:/C:/...
+	}
+	q := fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout)
+	if readOnly {
+		q += "&_pragma=query_only(1)"
+	} else {
+		q += "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	}
+	return "file:" + u + "?" + q
+}
+
+// probe checks, without writing, that the file at path is empty, a diffgate
+// history or an empty SQLite database, and that its schema is not newer than
+// this code knows.
+func probe(path string) error {
+	sdb, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return errText(err)
+	}
+	defer sdb.Close()
+	sdb.SetMaxOpenConns(1)
+	ctx := context.Background()
+	var version, appID, tables int
+	if err := sdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return errText(err)
+	}
+	if err := sdb.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return errText(err)
+	}
+	if err := sdb.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return errText(err)
+	}
+	switch {
+	case appID != 0 && appID != applicationID:
+		return fmt.Errorf("not a diffgate history database (SQLite application id %#x)", appID)
+	case version == 0 && tables > 0:
+		return errors.New("not a diffgate history database (an SQLite database with other tables)")
+	case version > len(migrations):
+		return newerError(version)
+	}
+	return nil
+}
+
+func newerError(version int) error {
+	return fmt.Errorf("schema version %d is newer than this diffgate supports (%d); use a newer diffgate (the file was left untouched)", version, len(migrations))
+}
+
+// errText turns driver errors into short, readable reasons.
+func errText(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 26: // SQLITE_NOTADB
+			return errors.New("not an SQLite database (corrupt, or another kind of file)")
+		case 11: // SQLITE_CORRUPT
+			return errors.New("the database is corrupt")
+		case 14: // SQLITE_CANTOPEN
+			return fmt.Errorf("cannot open the database file (%s)", se.Error())
+		case 8: // SQLITE_READONLY
+			return errors.New("the database is read-only")
+		}
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return false
+}
+
+// write runs fn in a BEGIN IMMEDIATE transaction and commits, retrying the
+// whole transaction while the database is busy (another process writing).
+// fn must have no effect outside the transaction.
+func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	deadline := time.Now().Add(writeRetry)
+	backoff := 5 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := db.tryWrite(ctx, fn)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, errText(err))
+			}
+			return nil
+		}
+		db.log.Debug().Str("op", what).Int("attempt", attempt).Err(err).Msg("history database busy, retrying")
+		sleep := backoff + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-time.After(sleep):
+		}
+		if backoff < 500*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// CheckOutside refuses a database that lies inside the gated workspace (the
+// script could rewrite its own history). Symlinks are resolved on both sides;
+// the database file need not exist yet.
+func CheckOutside(dbPath, workspace string) error {
+	db, err := resolve(dbPath)
+	if err != nil {
+		return fmt.Errorf("history database %s: %v", dbPath, err)
+	}
+	ws, err := resolve(workspace)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %v", workspace, err)
+	}
+	if within(db, ws) {
+		return fmt.Errorf("history database %s lies inside the workspace %s; put it elsewhere with --db or %s", dbPath, workspace, EnvDB)
+	}
+	return nil
+}
+
+// WorkspaceKey returns the form under which history stores a workspace: its
+// absolute path with symlinks resolved (as the gate reports it). A directory
+// that does not exist is only made absolute.
+func WorkspaceKey(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r, nil
+	}
+	return abs, nil
+}
+
+// resolve makes p absolute and resolves symlinks in its longest existing
+// prefix.
+func resolve(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	cur := abs
+	for {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,1034 @@
+//go:build !js
+
+package history
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// childEnv makes the test binary a child process that records runs into a
+// database (see TestConcurrentProcesses).
+const childEnv = "DIFFGATE_HISTORY_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(child(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// child records N runs into the database: spec is "PATH|NAME|N".
+func child(spec string) int {
+	parts := strings.Split(spec, "|")
+	n, _ := strconv.Atoi(parts[2])
+	db, err := Open(parts[0], zerolog.Nop())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer db.Close()
+	ws := "/ws/" + parts[1]
+	for i := 0; i < n; i++ {
+		rep := sampleReport(ws, 20)
+		rep.Script.Args = []string{parts[1], strconv.Itoa(i)}
+		m := sampleManifest(ws, 100)
+		if _, err := db.Record(context.Background(), &Run{Report: rep, ScriptText: []byte("#!/bin/sh\n")}, sampleContents, m); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+var ctx = context.Background()
+
+func openTest(t testing.TB, path string) *DB {
+	t.Helper()
+	db, err := Open(path, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func tempDB(t testing.TB) (*DB, string) {
+	path := filepath.Join(t.TempDir(), "sub", "history.db")
+	return openTest(t, path), path
+}
+
+func shaOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// sampleContents returns content "content of X" for the hash of that string
+// when X is a digit string, as the gate's Contents would.
+var contentBySHA = func() map[string][]byte {
+	m := map[string][]byte{}
+	for i := 0; i < 1000; i++ {
+		s := "content of " + strconv.Itoa(i) + "\n" + strings.Repeat("line\n", i)
+		m[shaOf(s)] = []byte(s)
+	}
+	return m
+}()
+
+func contentN(i int) string { return "content of " + strconv.Itoa(i) + "\n" + strings.Repeat("line\n", i) }
+
+func sampleContents(sha string) ([]byte, bool) {
+	b, ok := contentBySHA[sha]
+	return b, ok
+}
+
+func fileEntry(path, content string, perm uint32) *snapshot.Entry {
+	return &snapshot.Entry{Path: path, Type: snapshot.File, Perm: perm, Size: int64(len(content)),
+		UID: 1000, GID: 1000, MTime: 1700000000123456789, CTime: 1700000000223456789, Dev: 42, Ino: 7,
+		SHA256: shaOf(content)}
+}
+
+// sampleReport builds a failing report with n changes of every kind.
+func sampleReport(ws string, n int) *report.Report {
+	rep := &report.Report{
+		Schema: report.Schema, Workspace: ws,
+		Script:     report.Script{Path: ws + "/gen.sh", SHA256: shaOf("#!/bin/sh\n"), Args: []string{"-x", "two words"}},
+		Allowlist:  []string{".cache/", "added:logs/**"},
+		StartedAt:  time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.UTC),
+		FinishedAt: time.Date(2026, 3, 1, 10, 0, 2, 5, time.UTC),
+		Process: report.Process{ExitCode: 3, Leftovers: []report.Leftover{{PID: 4211, Cmd: "sleep 300"}},
+			StdoutTail: "out\n", StderrTail: "err\n"},
+	}
+	rep.Changes = make([]diff.Change, 0, n)
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("dir%03d/file%06d.txt", i%100, i)
+		var c diff.Change
+		switch i % 3 {
+		case 0:
+			c = diff.Change{Path: p, Kind: diff.Added, Aspects: []diff.Aspect{}, After: fileEntry(p, contentN(i%1000), 0o644)}
+		case 1:
+			c = diff.Change{Path: p, Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: fileEntry(p, contentN(i%1000), 0o644)}
+		default:
+			c = diff.Change{Path: p, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content, diff.Mode},
+				Before: fileEntry(p, contentN(i%1000), 0o644), After: fileEntry(p, contentN((i+1)%1000), 0o755),
+				TextDiff: "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n"}
+		}
+		if i%5 == 0 {
+			c.Allowed, c.Rule = true, "added:logs/**"
+		}
+		rep.Changes = append(rep.Changes, c)
+	}
+	rep.Evaluate()
+	return rep
+}
+
+func sampleManifest(root string, n int) *snapshot.Manifest {
+	m := &snapshot.Manifest{Root: root, CreatedAt: time.Date(2026, 3, 1, 10, 0, 3, 17, time.UTC)}
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("src/pkg%04d/file%06d.go", i/50, i)
+		m.Entries = append(m.Entries, snapshot.Entry{Path: p, Type: snapshot.File, Perm: 0o644, Size: int64(i),
+			UID: 1, GID: 1, MTime: int64(i) * 1e9, CTime: int64(i)*1e9 + 1, Dev: 2049, Ino: uint64(1000 + i),
+			SHA256: shaOf(p)})
+	}
+	m.Sort()
+	return m
+}
+
+// oddReport has paths with a newline and invalid UTF-8 and every field set.
+func oddReport(ws string) *report.Report {
+	nl, bad := "dir/new\nline.txt", "bad\xff\xfename"
+	link := &snapshot.Entry{Path: "ln\xc3", Type: snapshot.Symlink, Perm: 0o777, Size: 9, UID: 0, GID: 0,
+		MTime: 5, Target: "/etc/\xffpasswd"}
+	dev := &snapshot.Entry{Path: "dev0", Type: snapshot.Char, Perm: 0o600, UID: -1, GID: -1, Rdev: 259}
+	rep := &report.Report{
+		Schema: report.Schema, Verdict: report.Fail,
+		Reasons:   []string{"4 unexpected changes", "2 risky changes", "script timed out", "1 leftover process"},
+		Workspace: ws,
+		Script:    report.Script{Path: ws + "/g\nen.sh", SHA256: shaOf("x"), Args: []string{"", "a\xffb", "c\nd"}},
+		Allowlist: []string{".cache/", "!secret\xfe", "added,changed:out/*.o"},
+		StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 2*3600)),
+		// FinishedAt in UTC: both forms must survive.
+		FinishedAt: time.Date(2026, 1, 2, 1, 4, 9, 0, time.UTC),
+		Process: report.Process{ExitCode: -1, Signal: "killed", TimedOut: true, Timeout: "2s", Cancelled: false,
+			Leftovers:  []report.Leftover{{PID: 1, Cmd: "a"}, {PID: 99999, Cmd: "sh -c 'x\xff'"}},
+			StdoutTail: "tail\xff", StderrTail: "", StdoutHead: "head\n", StderrHead: "e\x00rr"},
+		Changes: []diff.Change{
+			{Path: bad, Kind: diff.Added, Aspects: []diff.Aspect{}, After: fileEntry(bad, contentN(1), 0o644)},
+			{Path: nl, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content}, Before: fileEntry(nl, contentN(2), 0o644),
+				After: fileEntry(nl, contentN(3), 0o644), TextDiff: "-a\xff\n+b\n", Allowed: true, Rule: "dir/"},
+			{Path: "ln\xc3", Kind: diff.Added, Aspects: []diff.Aspect{}, After: link, Risk: diff.SymlinkEscape},
+			{Path: "dev0", Kind: diff.Added, Aspects: []diff.Aspect{}, After: dev, Risk: diff.SpecialFile, Rule: "!dev0"},
+			{Path: "gone", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: &snapshot.Entry{Path: "gone", Type: snapshot.Dir, Perm: 0o755, UID: 3, GID: 4}},
+			{Path: "suid", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Mode, diff.Owner}, Risk: diff.Setuid,
+				Before: &snapshot.Entry{Path: "suid", Type: snapshot.File, Perm: 0o755, UID: 1, GID: 1, Err: "permission denied"},
+				After:  &snapshot.Entry{Path: "suid", Type: snapshot.File, Perm: 0o4755, UID: 0, GID: 0}},
+		},
+	}
+	for i := range rep.Changes {
+		c := &rep.Changes[i]
+		if c.Before != nil {
+			c.Before.Path = c.Path
+		}
+		if c.After != nil {
+			c.After.Path = c.Path
+		}
+	}
+	return rep
+}
+
+func jsonOf(t *testing.T, r *report.Report) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// sameReport compares two reports field by field (times by instant and
+// offset) and by their JSON.
+func sameReport(t *testing.T, got, want *report.Report) {
+	t.Helper()
+	if !bytes.Equal(jsonOf(t, got), jsonOf(t, want)) {
+		t.Errorf("JSON differs:\n got %s\nwant %s", jsonOf(t, got), jsonOf(t, want))
+	}
+	g, w := *got, *want
+	for _, p := range [][2]*time.Time{{&g.StartedAt, &w.StartedAt}, {&g.FinishedAt, &w.FinishedAt}} {
+		if !p[0].Equal(*p[1]) || p[0].Format(time.RFC3339Nano) != p[1].Format(time.RFC3339Nano) {
+			t.Errorf("time %v, want %v", *p[0], *p[1])
+		}
+		*p[0], *p[1] = time.Time{}, time.Time{}
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("report differs:\n got %#v\nwant %#v", g, w)
+		for i := range g.Changes {
+			if i < len(w.Changes) && !reflect.DeepEqual(g.Changes[i], w.Changes[i]) {
+				t.Errorf("change %d:\n got %#v %#v %#v\nwant %#v %#v %#v", i, g.Changes[i], g.Changes[i].Before, g.Changes[i].After,
+					w.Changes[i], w.Changes[i].Before, w.Changes[i].After)
+			}
+		}
+	}
+}
+
+func TestRoundTripOddPaths(t *testing.T) {
+	db, _ := tempDB(t)
+	want := oddReport("/abs/work\nspace\xff")
+	run := &Run{Report: want, ScriptText: []byte("#!/bin/sh\necho \xff\n"), AllowlistVersion: 3}
+	id, err := db.Record(ctx, run, sampleContents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 1 || run.ID != 1 || len(run.Hash) != 64 {
+		t.Fatalf("id %d, run %+v", id, run)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReport(t, got.Report, want)
+	if !bytes.Equal(got.ScriptText, run.ScriptText) || got.AllowlistVersion != 3 || got.Hash != run.Hash || got.ID != id {
+		t.Errorf("run fields: %+v", got)
+	}
+	if got.Report.Changes[1].Path != "dir/new\nline.txt" || got.Report.Changes[0].Path != "bad\xff\xfename" {
+		t.Errorf("paths %q %q", got.Report.Changes[0].Path, got.Report.Changes[1].Path)
+	}
+	// The rebuilt report prints the CLI's lines exactly as the original.
+	if !reflect.DeepEqual(got.Report.Lines(), want.Lines()) {
+		t.Errorf("lines %q, want %q", got.Report.Lines(), want.Lines())
+	}
+	// Contents of the changed files came along (bad: after; nl: before and after).
+	for _, n := range []int{1, 2, 3} {
+		data, err := db.Content(ctx, shaOf(contentN(n)))
+		if err != nil || string(data) != contentN(n) {
+			t.Errorf("content %d: %q, %v", n, data, err)
+		}
+	}
+	if _, err := db.Content(ctx, shaOf("nope")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing content: %v", err)
+	}
+	if _, err := db.Get(ctx, 99); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing run: %v", err)
+	}
+	list, err := db.List(ctx, Filter{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list %v, %v", list, err)
+	}
+	s := list[0]
+	if s.ID != 1 || s.Workspace != want.Workspace || s.Script != want.Script.Path || s.Verdict != "fail" ||
+		s.Added != 3 || s.Removed != 1 || s.Changed != 2 || s.Violations != 5 || !s.StartedAt.Equal(want.StartedAt) {
+		t.Errorf("summary %+v", s)
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
+	}
+}
+
+func TestRoundTripEmptyReport(t *testing.T) {
+	db, _ := tempDB(t)
+	want := &report.Report{Schema: report.Schema, Verdict: report.Pass, Workspace: "/w"}
+	id, err := db.Record(ctx, &Run{Report: want}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(jsonOf(t, got.Report), jsonOf(t, want)) || got.ScriptText != nil || got.AllowlistVersion != 0 {
+		t.Errorf("got %s %+v", jsonOf(t, got.Report), got)
+	}
+	if _, err := db.Record(ctx, &Run{Report: &report.Report{Verdict: "maybe"}}, nil, nil); err == nil {
+		t.Error("a bad verdict was recorded")
+	}
+	if _, err := db.Record(ctx, &Run{}, nil, nil); err == nil {
+		t.Error("a run without report was recorded")
+	}
+}
+
+func TestListFilterDecide(t *testing.T) {
+	db, _ := tempDB(t)
+	for i := 0; i < 5; i++ {
+		rep := sampleReport(fmt.Sprintf("/ws/%d", i%2), 3)
+		if i == 4 {
+			rep = &report.Report{Verdict: report.Pass, Workspace: "/ws/0"}
+		}
+		if _, err := db.Record(ctx, &Run{Report: rep}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(f Filter) []int64 {
+		t.Helper()
+		l, err := db.List(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, s := range l {
+			out = append(out, s.ID)
+		}
+		n, err := db.Count(ctx, f)
+		if err != nil || (f.Limit == 0 && n != len(out)) {
+			t.Errorf("count %d, %v; list %v", n, err, out)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    Filter
+		want []int64
+	}{
+		{Filter{}, []int64{5, 4, 3, 2, 1}},
+		{Filter{Limit: 2}, []int64{5, 4}},
+		{Filter{Workspace: "/ws/0"}, []int64{5, 3, 1}},
+		{Filter{Workspace: "/ws/0", Verdict: "fail"}, []int64{3, 1}},
+		{Filter{Verdict: "pass"}, []int64{5}},
+		{Filter{Workspace: "/nowhere"}, nil},
+	} {
+		if got := ids(c.f); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: %v, want %v", c.f, got, c.want)
+		}
+	}
+	if latest, err := db.Latest(ctx); err != nil || latest != 5 {
+		t.Errorf("latest %d, %v", latest, err)
+	}
+	if err := db.Decide(ctx, 2, Reject, "writes outside logs/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Decide(ctx, 2, Approve, "fine after all"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Decide(ctx, 2, "maybe", ""); err == nil {
+		t.Error("bad decision accepted")
+	}
+	if err := db.Decide(ctx, 42, Reject, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("decision on a missing run: %v", err)
+	}
+	r, err := db.Get(ctx, 2)
+	if err != nil || r.Decision != Approve || r.DecisionNote != "fine after all" || r.DecidedAt.IsZero() {
+		t.Errorf("run 2: %+v, %v", r, err)
+	}
+	l, _ := db.List(ctx, Filter{Limit: 4})
+	if l[3].ID != 2 || l[3].Decision != Approve || l[2].Decision != "" {
+		t.Errorf("list decisions: %+v", l)
+	}
+	// Decisions are not part of the chain.
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
+	}
+}
+
+func TestContentStore(t *testing.T) {
+	db, _ := tempDB(t)
+	big := strings.Repeat("x", MaxContent+1)
+	liar := "not what the hash says"
+	rep := &report.Report{Verdict: report.Fail, Workspace: "/w", Changes: []diff.Change{
+		{Path: "a", Kind: diff.Added, After: fileEntry("a", contentN(7), 0o644)},
+		{Path: "b", Kind: diff.Added, After: fileEntry("b", contentN(7), 0o644)}, // same content: stored once
+		{Path: "big", Kind: diff.Added, After: fileEntry("big", big, 0o644)},
+		{Path: "liar", Kind: diff.Added, After: fileEntry("liar", "truth", 0o644)},
+		{Path: "empty", Kind: diff.Added, After: fileEntry("empty", "", 0o644)},
+	}}
+	calls := map[string]int{}
+	contents := func(sha string) ([]byte, bool) {
+		calls[sha]++
+		switch sha {
+		case shaOf(big):
+			return []byte(big), true
+		case shaOf("truth"):
+			return []byte(liar), true
+		case shaOf(""):
+			return []byte{}, true
+		}
+		return sampleContents(sha)
+	}
+	if _, err := db.Record(ctx, &Run{Report: rep}, contents, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls[shaOf(contentN(7))] != 1 || calls[shaOf(big)] != 0 {
+		t.Errorf("calls %v", calls)
+	}
+	if d, err := db.Content(ctx, shaOf(contentN(7))); err != nil || string(d) != contentN(7) {
+		t.Errorf("content 7: %q %v", d, err)
+	}
+	if d, err := db.Content(ctx, shaOf("")); err != nil || len(d) != 0 {
+		t.Errorf("empty content: %q %v", d, err)
+	}
+	for _, s := range []string{big, "truth", liar} {
+		if _, err := db.Content(ctx, shaOf(s)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("content %.10q stored: %v", s, err)
+		}
+	}
+	var n int
+	db.sql.QueryRow("SELECT count(*) FROM contents").Scan(&n)
+	if n != 2 {
+		t.Errorf("%d contents stored, want 2", n)
+	}
+	// A second run with the same content adds nothing, and the stored
+	// content is checked against its hash when read.
+	if _, err := db.Record(ctx, &Run{Report: rep}, contents, nil); err != nil {
+		t.Fatal(err)
+	}
+	db.sql.QueryRow("SELECT count(*) FROM contents").Scan(&n)
+	if n != 2 {
+		t.Errorf("%d contents stored after a repeat, want 2", n)
+	}
+	if _, err := db.sql.Exec("UPDATE contents SET encoding = 'raw', data = ?, size = 3 WHERE sha256 = ?", []byte("abc"), shaOf(contentN(7))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Content(ctx, shaOf(contentN(7))); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Errorf("tampered content: %v", err)
+	}
+}
+
+func TestVerifyCatchesEdits(t *testing.T) {
+	for _, c := range []struct {
+		name, sql string
+		broken    int64
+		reason    string
+	}{
+		{"exit code", "UPDATE runs SET exit_code = 0 WHERE id = 2", 2, "altered"},
+		{"verdict", "UPDATE runs SET verdict = 'pass' WHERE id = 3", 3, "altered"},
+		{"script text", "UPDATE runs SET script_text = x'00' WHERE id = 1", 1, "altered"},
+		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", 2, "altered"},
+		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", 3, "altered"},
+		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", 1, "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff FROM changes WHERE run_id = 2 AND seq = 0", 2, "altered"},
+		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", 2, "altered"},
+		{"run deleted", "DELETE FROM runs WHERE id = 2", 3, "run 2 is missing"},
+		{"first run deleted", "DELETE FROM runs WHERE id = 1", 2, "run 1 is missing"},
+		{"runs deleted", "DELETE FROM runs WHERE id IN (2, 3)", 4, "runs 2 to 3 are missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, _ := tempDB(t)
+			for i := 0; i < 4; i++ {
+				if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 5), ScriptText: []byte("echo")}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b, err := db.Verify(ctx); b != nil || err != nil {
+				t.Fatalf("before the edit: %+v, %v", b, err)
+			}
+			if res, err := db.sql.Exec(c.sql); err != nil {
+				t.Fatal(err)
+			} else if n, _ := res.RowsAffected(); n == 0 {
+				t.Fatal("the edit changed nothing")
+			}
+			b, err := db.Verify(ctx)
+			if err != nil || b == nil || b.RunID != c.broken || !strings.Contains(b.Reason, c.reason) {
+				t.Fatalf("after the edit: %+v, %v; want broken at %d (%s)", b, err, c.broken, c.reason)
+			}
+		})
+	}
+}
+
+func TestAllowlistVersions(t *testing.T) {
+	db, _ := tempDB(t)
+	ws := "/abs/ws"
+	if a, err := db.LatestAllowlist(ctx, ws); a != nil || err != nil {
+		t.Fatalf("no allowlist yet: %+v, %v", a, err)
+	}
+	if _, err := db.Approve(ctx, "rel/ws", nil, ""); err == nil {
+		t.Error("a relative workspace was accepted")
+	}
+	v1, err := db.Approve(ctx, ws, []string{".cache/", "logs/run.log"}, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := db.Approve(ctx, ws, []string{".cache/", "added:out/**", "!secret\xff"}, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.Approve(ctx, "/abs/other", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1.Version != 1 || v2.Version != 2 || other.Version != 1 || other.Entries == nil {
+		t.Errorf("versions %d %d %d", v1.Version, v2.Version, other.Version)
+	}
+	latest, err := db.LatestAllowlist(ctx, ws)
+	if err != nil || !reflect.DeepEqual(latest, v2) {
+		t.Errorf("latest %+v, %v; want %+v", latest, err, v2)
+	}
+	old, err := db.Allowlist(ctx, ws, 1)
+	if err != nil || !reflect.DeepEqual(old, v1) {
+		t.Errorf("version 1 %+v, %v; want %+v", old, err, v1)
+	}
+	if _, err := db.Allowlist(ctx, ws, 3); !errors.Is(err, ErrNotFound) {
+		t.Errorf("version 3: %v", err)
+	}
+	all, err := db.Allowlists(ctx, ws)
+	if err != nil || len(all) != 2 || !reflect.DeepEqual(all[0], *v1) || !reflect.DeepEqual(all[1], *v2) {
+		t.Errorf("all %+v, %v", all, err)
+	}
+	added, removed := DiffAllowlists(v1, v2)
+	if !reflect.DeepEqual(added, []string{"added:out/**", "!secret\xff"}) || !reflect.DeepEqual(removed, []string{"logs/run.log"}) {
+		t.Errorf("diff 1->2: +%q -%q", added, removed)
+	}
+	added, removed = DiffAllowlists(v2, v1)
+	if !reflect.DeepEqual(removed, []string{"added:out/**", "!secret\xff"}) || !reflect.DeepEqual(added, []string{"logs/run.log"}) {
+		t.Errorf("diff 2->1: +%q -%q", added, removed)
+	}
+	added, removed = DiffAllowlists(nil, v1)
+	if !reflect.DeepEqual(added, v1.Entries) || removed != nil {
+		t.Errorf("diff nil->1: +%q -%q", added, removed)
+	}
+	// A run records the version it used.
+	id, err := db.Record(ctx, &Run{Report: sampleReport(ws, 1), AllowlistVersion: latest.Version}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := db.Get(ctx, id); r.AllowlistVersion != 2 {
+		t.Errorf("run used version %d", r.AllowlistVersion)
+	}
+}
+
+func TestHashCache(t *testing.T) {
+	db, _ := tempDB(t)
+	ws := "/abs/ws"
+	if m, err := db.HashCache(ctx, ws); m != nil || err != nil {
+		t.Fatalf("no cache yet: %v, %v", m, err)
+	}
+	const n = 200_000
+	m := sampleManifest(ws, n)
+	// Only regular files with a hash are cached.
+	m.Entries = append(m.Entries,
+		snapshot.Entry{Path: "zz/dir", Type: snapshot.Dir},
+		snapshot.Entry{Path: "zz/err", Type: snapshot.File, SHA256: shaOf("x"), Err: "EACCES"},
+		snapshot.Entry{Path: "zz/nohash", Type: snapshot.File},
+		snapshot.Entry{Path: "zz/odd\n\xff", Type: snapshot.File, SHA256: shaOf("odd"), Ino: 1, Dev: 1, Size: 3},
+	)
+	start := time.Now()
+	if _, err := db.Record(ctx, &Run{Report: sampleReport(ws, 1)}, nil, m); err != nil {
+		t.Fatal(err)
+	}
+	recorded := time.Since(start)
+	start = time.Now()
+	got, err := db.HashCache(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d entries: record %v, load %v", n, recorded, time.Since(start))
+	if len(got.Entries) != n+1 || got.Root != ws || !got.CreatedAt.Equal(m.CreatedAt) {
+		t.Fatalf("%d entries, root %q, created %v", len(got.Entries), got.Root, got.CreatedAt)
+	}
+	for i, e := range got.Entries[:n] {
+		w := m.Entries[i]
+		if e.Path != w.Path || e.Dev != w.Dev || e.Ino != w.Ino || e.Size != w.Size || e.MTime != w.MTime ||
+			e.CTime != w.CTime || e.SHA256 != w.SHA256 || e.Type != snapshot.File {
+			t.Fatalf("entry %d: %+v, want %+v", i, e, w)
+		}
+	}
+	if e := got.Lookup("zz/odd\n\xff"); e == nil || e.SHA256 != shaOf("odd") {
+		t.Errorf("odd path: %+v", e)
+	}
+	// The next run replaces it.
+	small := sampleManifest(ws, 3)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport(ws, 1)}, nil, small); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.HashCache(ctx, ws); len(got.Entries) != 3 {
+		t.Errorf("after a second run: %d entries", len(got.Entries))
+	}
+	// Without a manifest, the cache stays.
+	if _, err := db.Record(ctx, &Run{Report: sampleReport(ws, 1)}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.HashCache(ctx, ws); got == nil || len(got.Entries) != 3 {
+		t.Errorf("after a run without manifest: %v", got)
+	}
+	if got, _ := db.HashCache(ctx, "/abs/other"); got != nil {
+		t.Errorf("other workspace: %v", got)
+	}
+}
+
+func TestCacheCodecRejectsGarbage(t *testing.T) {
+	z, _ := encodeCache(sampleManifest("/w", 10))
+	if _, err := decodeCache(z); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeCache(z[:len(z)/2]); err == nil {
+		t.Error("truncated cache decoded")
+	}
+	if _, err := decodeCache(deflate([]byte("DGHC\x01\x00\x00\xff\xff\xff\x0f"), 1)); err == nil {
+		t.Error("garbage cache decoded")
+	}
+}
+
+func TestConcurrentProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	path := filepath.Join(t.TempDir(), "history.db")
+	const perChild = 50
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	outs := make([][]byte, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|p%d|%d", childEnv, path, i, perChild))
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i := range errs {
+		if errs[i] != nil {
+			t.Errorf("child %d: %v: %s", i, errs[i], outs[i])
+		}
+	}
+	db := openTest(t, path)
+	for _, ws := range []string{"", "/ws/p0", "/ws/p1"} {
+		n, err := db.Count(ctx, Filter{Workspace: ws})
+		want := perChild
+		if ws == "" {
+			want = 2 * perChild
+		}
+		if err != nil || n != want {
+			t.Errorf("workspace %q: %d runs, %v; want %d", ws, n, err, want)
+		}
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
+	}
+}
+
+func TestConcurrentGoroutines(t *testing.T) {
+	db, path := tempDB(t)
+	other := openTest(t, path) // a second pool on the same file
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := db
+			if i%2 == 1 {
+				d = other
+			}
+			for j := 0; j < 5; j++ {
+				if _, err := d.Record(ctx, &Run{Report: sampleReport("/w", 10)}, sampleContents, nil); err != nil {
+					errs <- err
+				}
+				if _, err := d.Approve(ctx, "/w", []string{strconv.Itoa(j)}, ""); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, _ := db.Count(ctx, Filter{}); n != 40 {
+		t.Errorf("%d runs", n)
+	}
+	if l, _ := db.Allowlists(ctx, "/w"); len(l) != 40 || l[39].Version != 40 {
+		t.Errorf("%d allowlist versions", len(l))
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
+	}
+}
+
+func TestRecord100k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large")
+	}
+	db, _ := tempDB(t)
+	rep := sampleReport("/w", 100_000)
+	start := time.Now()
+	id, err := db.Record(ctx, &Run{Report: rep}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded 100,000 changes in %v", time.Since(start))
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Report.Changes) != 100_000 || !reflect.DeepEqual(got.Report.Changes[99_999], rep.Changes[99_999]) {
+		t.Fatalf("%d changes back", len(got.Report.Changes))
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
+	}
+}
+
+func BenchmarkRecord100k(b *testing.B) {
+	db, _ := tempDB(b)
+	rep := sampleReport("/w", 100_000)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := db.Record(ctx, &Run{Report: rep}, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHashCache200k(b *testing.B) {
+	db, _ := tempDB(b)
+	m := sampleManifest("/w", 200_000)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 0)}, nil, m); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			encodeCache(m)
+		}
+	})
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := db.HashCache(ctx, "/w"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestMigrationFiles(t *testing.T) {
+	if len(migrations) == 0 || migrations[0].version != 1 {
+		t.Fatalf("migrations %v", migrations)
+	}
+	bad := fstest.MapFS{
+		"migrations/0001_init.sql": {Data: []byte("SELECT 1;")},
+		"migrations/0003_gap.sql":  {Data: []byte("SELECT 1;")},
+	}
+	if _, err := loadMigrations(bad); err == nil {
+		t.Error("a gap in migration numbers was accepted")
+	}
+	bad = fstest.MapFS{"migrations/1_init.sql": {Data: []byte("SELECT 1;")}}
+	if _, err := loadMigrations(bad); err == nil {
+		t.Error("a badly named migration was accepted")
+	}
+}
+
+// schemaOf returns the database's schema SQL, sorted.
+func schemaOf(t *testing.T, db *DB) string {
+	t.Helper()
+	rows, err := db.sql.Query("SELECT type, name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var typ, name, s string
+		rows.Scan(&typ, &name, &s)
+		fmt.Fprintf(&b, "%s %s: %s\n", typ, name, s)
+	}
+	return b.String()
+}
+
+// seeds write data in the schema of a given version through raw SQL, so an
+// upgrade from that version is tested with data in it. Keep each seed as is
+// when adding a migration: it describes the old schema.
+var seeds = map[int]func(t *testing.T, db *DB){
+	1: func(t *testing.T, db *DB) {
+		_, err := db.sql.Exec(`INSERT INTO allowlists (workspace, version, entries, note, created_at)
+			VALUES (CAST('/seed' AS BLOB), 1, ?, 'seeded', '2026-01-01T00:00:00Z')`, encodeList([]string{"a/", "b"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+// checks verify after an upgrade that a seed's data is still readable.
+var checks = map[int]func(t *testing.T, db *DB){
+	1: func(t *testing.T, db *DB) {
+		a, err := db.LatestAllowlist(ctx, "/seed")
+		if err != nil || a == nil || a.Version != 1 || !reflect.DeepEqual(a.Entries, []string{"a/", "b"}) || a.Note != "seeded" {
+			t.Errorf("seeded allowlist: %+v, %v", a, err)
+		}
+	},
+}
+
+func TestMigrateFromEveryVersion(t *testing.T) {
+	fresh, _ := tempDB(t)
+	want := schemaOf(t, fresh)
+	if v, _ := fresh.SchemaVersion(ctx); v != len(migrations) {
+		t.Fatalf("fresh database at version %d", v)
+	}
+	var appID int
+	fresh.sql.QueryRow("PRAGMA application_id").Scan(&appID)
+	if appID != applicationID {
+		t.Errorf("application id %#x", appID)
+	}
+	var mode string
+	fresh.sql.QueryRow("PRAGMA journal_mode").Scan(&mode)
+	if mode != "wal" {
+		t.Errorf("journal mode %q", mode)
+	}
+	for from := 0; from < len(migrations); from++ {
+		t.Run(fmt.Sprintf("from %d", from), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.db")
+			if from > 0 {
+				old, err := open(path, zerolog.Nop(), from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v, _ := old.SchemaVersion(ctx); v != from {
+					t.Fatalf("built version %d, want %d", v, from)
+				}
+				if seed := seeds[from]; seed != nil {
+					seed(t, old)
+				} else {
+					t.Errorf("no seed for version %d", from)
+				}
+				old.Close()
+			}
+			db := openTest(t, path)
+			if v, _ := db.SchemaVersion(ctx); v != len(migrations) {
+				t.Errorf("upgraded to %d, want %d", v, len(migrations))
+			}
+			if got := schemaOf(t, db); got != want {
+				t.Errorf("schema after upgrade from %d:\n%s\nwant:\n%s", from, got, want)
+			}
+			for v := 1; v <= from; v++ {
+				if check := checks[v]; check != nil {
+					check(t, db)
+				}
+			}
+			// Reopening an up-to-date database changes nothing.
+			db.Close()
+			db = openTest(t, path)
+			if got := schemaOf(t, db); got != want {
+				t.Errorf("schema after reopening changed")
+			}
+		})
+	}
+	// An empty (0-byte) file is a new database.
+	path := filepath.Join(t.TempDir(), "empty.db")
+	os.WriteFile(path, nil, 0o600)
+	if got := schemaOf(t, openTest(t, path)); got != want {
+		t.Errorf("schema from an empty file:\n%s", got)
+	}
+}
+
+func TestRefuseNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	db := openTest(t, path)
+	if _, err := db.sql.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(migrations)+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.ReadFile(path)
+	_, err := Open(path, zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), path) ||
+		strings.Contains(err.Error(), "\n") {
+		t.Fatalf("open a newer database: %v", err)
+	}
+	t.Log(err)
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Error("the newer database was altered")
+	}
+}
+
+func TestRefuseCorruptOrForeign(t *testing.T) {
+	dir := t.TempDir()
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + i/13)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	{
+		sdb, err := sql.Open("sqlite", foreign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sdb.Exec("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine')"); err != nil {
+			t.Fatal(err)
+		}
+		sdb.Close()
+	}
+	otherApp := filepath.Join(dir, "otherapp.db")
+	{
+		sdb, _ := sql.Open("sqlite", otherApp)
+		if _, err := sdb.Exec("PRAGMA application_id = 1234; PRAGMA user_version = 1"); err != nil {
+			t.Fatal(err)
+		}
+		sdb.Close()
+	}
+	half := filepath.Join(dir, "half.db")
+	{
+		good := filepath.Join(dir, "good.db")
+		db := openTest(t, good)
+		db.Record(ctx, &Run{Report: sampleReport("/w", 10)}, nil, nil)
+		db.Close()
+		data, _ := os.ReadFile(good)
+		copy(data[:100], garbage) // a destroyed header
+		os.WriteFile(half, data, 0o600)
+	}
+	os.WriteFile(filepath.Join(dir, "garbage.db"), garbage, 0o600)
+	os.Mkdir(filepath.Join(dir, "adir.db"), 0o755)
+	for _, c := range []struct{ name, want string }{
+		{"garbage.db", "not an SQLite database"},
+		{"adir.db", "is a directory"},
+		{"foreign.db", "not a diffgate history"},
+		{"otherapp.db", "not a diffgate history"},
+		{"half.db", "not an SQLite database"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, c.name)
+			before, _ := os.ReadFile(path)
+			_, err := Open(path, zerolog.Nop())
+			if err == nil {
+				t.Fatal("opened")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if !strings.Contains(msg, path) || !strings.Contains(msg, c.want) || strings.ContainsAny(msg, "\r\n") {
+				t.Errorf("error %q: want one line naming %s and saying %q", msg, path, c.want)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Error("the file was altered")
+			}
+		})
+	}
+}
+
+func TestOddDatabasePath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?x=1#frag%20")
+	path := filepath.Join(dir, "hist ory.db")
+	db := openTest(t, path)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 1)}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 && !exists(path+"-wal") {
+		t.Fatalf("database not at %s: %v", path, err)
+	}
+	if db.Path() != path {
+		t.Errorf("Path() %q", db.Path())
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv(EnvDB, "/x/y.db")
+	if p, err := DefaultPath(); p != "/x/y.db" || err != nil {
+		t.Errorf("%q %v", p, err)
+	}
+	t.Setenv(EnvDB, "")
+	t.Setenv("XDG_CONFIG_HOME", "/cfg")
+	t.Setenv("HOME", "/home/u")
+	p, err := DefaultPath()
+	if err != nil || !strings.HasSuffix(p, filepath.Join("diffgate", "history.db")) {
+		t.Errorf("%q %v", p, err)
+	}
+}
+
+func TestCheckOutside(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.Symlink(ws, filepath.Join(dir, "link"))
+	os.Symlink(filepath.Join(ws, "sub"), filepath.Join(dir, "sublink"))
+	for _, c := range []struct {
+		db, ws string
+		inside bool
+	}{
+		{filepath.Join(ws, "h.db"), ws, true},
+		{filepath.Join(ws, "sub", "new", "h.db"), ws, true},
+		{filepath.Join(dir, "link", "h.db"), ws, true},
+		{filepath.Join(dir, "sublink", "h.db"), ws, true},
+		{filepath.Join(ws, "h.db"), filepath.Join(dir, "link"), true},
+		{ws, ws, true},
+		{filepath.Join(dir, "h.db"), ws, false},
+		{filepath.Join(dir, "ws2", "h.db"), ws, false},
+		{filepath.Join(dir, "wsx.db"), ws, false},
+	} {
+		err := CheckOutside(c.db, c.ws)
+		if (err != nil) != c.inside {
+			t.Errorf("CheckOutside(%s, %s) = %v, want inside=%v", c.db, c.ws, err, c.inside)
+		}
+	}
+}
+
+func TestWorkspaceKey(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Symlink(dir, filepath.Join(dir, "l"))
+	if k, err := WorkspaceKey(filepath.Join(dir, "l")); err != nil || k != dir {
+		t.Errorf("%q %v", k, err)
+	}
+	if k, _ := WorkspaceKey(filepath.Join(dir, "missing", "..", "x")); k != filepath.Join(dir, "x") {
+		t.Errorf("%q", k)
+	}
+}
+
+func TestCodec(t *testing.T) {
+	for _, l := range [][]string{{}, {""}, {"a", "\xff\n", strings.Repeat("z", 300)}} {
+		got, err := decodeList(encodeList(l))
+		if err != nil || !reflect.DeepEqual(got, l) {
+			t.Errorf("%q: %q %v", l, got, err)
+		}
+	}
+	for _, b := range [][]byte{nil, {5}, {1, 9, 'a'}, {0, 0}} {
+		if _, err := decodeList(b); err == nil {
+			t.Errorf("%v decoded", b)
+		}
+	}
+}

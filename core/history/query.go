@@ -1,0 +1,381 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// Decisions a reviewer can make on a run.
+const (
+	Approve = "approve"
+	Reject  = "reject"
+)
+
+// Summary is one line of the run list.
+type Summary struct {
+	ID        int64
+	StartedAt time.Time
+	Workspace string
+	Script    string
+	Verdict   string
+	// Added, Removed and Changed count the changes per kind; Violations
+	// counts those the allowlist did not allow.
+	Added, Removed, Changed, Violations int
+	// Decision is the latest reviewer decision ("" if none).
+	Decision string
+}
+
+// Filter selects runs for List and Count; zero fields select everything.
+type Filter struct {
+	// Workspace selects runs of this workspace (its absolute path, as stored).
+	Workspace string
+	// Verdict selects "pass" or "fail" runs.
+	Verdict string
+	// Limit caps List's result (newest first); 0 means no limit.
+	Limit int
+}
+
+func (f *Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	if f.Workspace != "" {
+		conds = append(conds, "workspace = ?")
+		args = append(args, blob(f.Workspace))
+	}
+	if f.Verdict != "" {
+		conds = append(conds, "verdict = ?")
+		args = append(args, f.Verdict)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// List returns the runs the filter selects, newest first.
+func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
+	where, args := f.where()
+	q := `SELECT id, started_at, workspace, script_path, verdict, added, removed, changed, violations,
+		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), '')
+		FROM runs` + where + " ORDER BY id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", errText(err))
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var s Summary
+		var started string
+		if err := rows.Scan(&s.ID, &started, &s.Workspace, &s.Script, &s.Verdict,
+			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision); err != nil {
+			return nil, fmt.Errorf("list runs: %w", errText(err))
+		}
+		if s.StartedAt, err = parseTime(started); err != nil {
+			return nil, fmt.Errorf("run %d: started_at: %v", s.ID, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", errText(err))
+	}
+	return out, nil
+}
+
+// Count returns how many runs the filter selects (Limit is ignored).
+func (db *DB) Count(ctx context.Context, f Filter) (int, error) {
+	where, args := f.where()
+	var n int
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM runs"+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count runs: %w", errText(err))
+	}
+	return n, nil
+}
+
+// Latest returns the id of the newest run (0 if there is none).
+func (db *DB) Latest(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	if err := db.sql.QueryRowContext(ctx, "SELECT max(id) FROM runs").Scan(&id); err != nil {
+		return 0, fmt.Errorf("latest run: %w", errText(err))
+	}
+	return id.Int64, nil
+}
+
+const runColumns = `workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version,
+	started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers,
+	stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash`
+
+const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff`
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// loadRunRow reads a runs row and its stored hash.
+func loadRunRow(ctx context.Context, q querier, id int64) (*runRow, string, error) {
+	var r runRow
+	var hash string
+	err := q.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id).Scan(
+		&r.workspace, &r.scriptPath, &r.scriptSHA, &r.scriptText, &r.args, &r.allowlist, &r.allowlistVersion,
+		&r.startedAt, &r.finishedAt, &r.verdict, &r.reasons, &r.exitCode, &r.signal, &r.timedOut, &r.timeout,
+		&r.cancelled, &r.leftovers, &r.stdoutHead, &r.stdoutTail, &r.stderrHead, &r.stderrTail,
+		&r.added, &r.removed, &r.changed, &r.viol, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("run %d: %w", id, errText(err))
+	}
+	return &r, hash, nil
+}
+
+// eachChange calls fn with every change row of run id, in order.
+func eachChange(ctx context.Context, q querier, id int64, fn func(*changeRow) error) error {
+	rows, err := q.QueryContext(ctx, "SELECT "+changeColumns+" FROM changes WHERE run_id = ? ORDER BY seq", id)
+	if err != nil {
+		return fmt.Errorf("run %d: changes: %w", id, errText(err))
+	}
+	defer rows.Close()
+	var c changeRow
+	for rows.Next() {
+		c = changeRow{}
+		if err := rows.Scan(&c.path, &c.kind, &c.aspects, &c.before, &c.after, &c.allowed,
+			&c.rule, &c.risk, &c.textDiff); err != nil {
+			return fmt.Errorf("run %d: changes: %w", id, errText(err))
+		}
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("run %d: changes: %w", id, errText(err))
+	}
+	return nil
+}
+
+// Get returns a run with its full report, rebuilt from the database alone,
+// and its latest decision. An unknown id gives an error wrapping ErrNotFound.
+func (db *DB) Get(ctx context.Context, id int64) (*Run, error) {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // one consistent snapshot
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+	}
+	defer tx.Rollback()
+	row, hash, err := loadRunRow(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	run, err := row.toRun()
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", id, err)
+	}
+	run.ID, run.Hash = id, hash
+	run.Report.Changes = make([]diff.Change, 0, row.added+row.removed+row.changed)
+	err = eachChange(ctx, tx, id, func(c *changeRow) error {
+		ch, err := c.toChange()
+		if err != nil {
+			return fmt.Errorf("run %d: change %q: %w", id, c.path, err)
+		}
+		run.Report.Changes = append(run.Report.Changes, ch)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var decided string
+	err = tx.QueryRowContext(ctx, "SELECT decision, note, decided_at FROM decisions WHERE run_id = ? ORDER BY id DESC LIMIT 1", id).
+		Scan(&run.Decision, &run.DecisionNote, &decided)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("run %d: decision: %w", id, errText(err))
+	default:
+		run.DecidedAt, _ = parseTime(decided)
+	}
+	return run, nil
+}
+
+func (r *runRow) toRun() (*Run, error) {
+	rep := &report.Report{Schema: report.Schema, Verdict: r.verdict, Workspace: r.workspace,
+		Script: report.Script{Path: r.scriptPath, SHA256: r.scriptSHA}}
+	var err error
+	if rep.Script.Args, err = decodeList([]byte(r.args)); err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	if rep.Allowlist, err = decodeList([]byte(r.allowlist)); err != nil {
+		return nil, fmt.Errorf("allowlist: %w", err)
+	}
+	if rep.Reasons, err = decodeList([]byte(r.reasons)); err != nil {
+		return nil, fmt.Errorf("reasons: %w", err)
+	}
+	if rep.StartedAt, err = parseTime(r.startedAt); err != nil {
+		return nil, fmt.Errorf("started_at: %w", err)
+	}
+	if rep.FinishedAt, err = parseTime(r.finishedAt); err != nil {
+		return nil, fmt.Errorf("finished_at: %w", err)
+	}
+	rep.Process = report.Process{ExitCode: int(r.exitCode), Signal: r.signal, TimedOut: r.timedOut,
+		Timeout: r.timeout, Cancelled: r.cancelled, StdoutHead: r.stdoutHead, StdoutTail: r.stdoutTail,
+		StderrHead: r.stderrHead, StderrTail: r.stderrTail}
+	if rep.Process.Leftovers, err = decodeLeftovers([]byte(r.leftovers)); err != nil {
+		return nil, fmt.Errorf("leftovers: %w", err)
+	}
+	run := &Run{Report: rep, AllowlistVersion: int(r.allowlistVersion)}
+	if r.scriptText != "" {
+		run.ScriptText = []byte(r.scriptText)
+	}
+	return run, nil
+}
+
+func (c *changeRow) toChange() (diff.Change, error) {
+	ch := diff.Change{Path: c.path, Kind: diff.Kind(c.kind), Aspects: []diff.Aspect{}, Allowed: c.allowed,
+		Rule: c.rule, Risk: diff.Risk(c.risk), TextDiff: c.textDiff}
+	if c.aspects != "" {
+		for _, a := range strings.Split(c.aspects, ",") {
+			ch.Aspects = append(ch.Aspects, diff.Aspect(a))
+		}
+	}
+	for _, side := range []struct {
+		src sql.NullString
+		dst **snapshot.Entry
+	}{{c.before, &ch.Before}, {c.after, &ch.After}} {
+		if !side.src.Valid {
+			continue
+		}
+		e := new(snapshot.Entry)
+		if err := json.Unmarshal([]byte(side.src.String), e); err != nil {
+			return ch, err
+		}
+		e.Path = c.path
+		*side.dst = e
+	}
+	return ch, nil
+}
+
+// Content returns a stored file content by its hex SHA-256, checked against
+// the hash. Content not stored gives an error wrapping ErrNotFound.
+func (db *DB) Content(ctx context.Context, sha string) ([]byte, error) {
+	var size int64
+	var encoding string
+	var data []byte
+	err := db.sql.QueryRowContext(ctx, "SELECT size, encoding, data FROM contents WHERE sha256 = ?", sha).Scan(&size, &encoding, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("content %s: %w", sha, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("content %s: %w", sha, errText(err))
+	}
+	switch encoding {
+	case "raw":
+	case "deflate":
+		if data, err = inflate(data, size); err != nil {
+			return nil, fmt.Errorf("content %s: %w", sha, err)
+		}
+	default:
+		return nil, fmt.Errorf("content %s: unknown encoding %q", sha, encoding)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	if sum := sha256.Sum256(data); int64(len(data)) != size || hex.EncodeToString(sum[:]) != sha {
+		return nil, fmt.Errorf("content %s: stored data does not match its hash", sha)
+	}
+	return data, nil
+}
+
+// Broken describes the first run whose chain link does not hold.
+type Broken struct {
+	// RunID is the first run whose stored hash does not match its content
+	// and its predecessor's hash.
+	RunID int64
+	// Reason says what is wrong, in one line.
+	Reason string
+}
+
+// Verify recomputes the hash chain over every run, oldest first, and
+// returns the first broken link, or nil when the chain is intact. A run
+// row or change edited, inserted or deleted (except the newest run)
+// breaks the chain at or after it.
+func (db *DB) Verify(ctx context.Context) (*Broken, error) {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM runs ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("verify: %w", errText(err))
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	prev, prevID := "", int64(0)
+	for _, id := range ids {
+		row, stored, err := loadRunRow(ctx, tx, id)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		cn := newCanon(row)
+		if err := eachChange(ctx, tx, id, func(c *changeRow) error { cn.change(c); return nil }); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		if want := chainHash(prev, cn.sum()); want != stored {
+			reason := "the run or its changes were altered (its hash does not match its content)"
+			if id != prevID+1 {
+				reason = fmt.Sprintf("run %d is missing (deleted)", prevID+1)
+				if id > prevID+2 {
+					reason = fmt.Sprintf("runs %d to %d are missing (deleted)", prevID+1, id-1)
+				}
+			}
+			return &Broken{RunID: id, Reason: reason}, nil
+		}
+		prev, prevID = stored, id
+	}
+	return nil, nil
+}
+
+// Decide records a reviewer's decision (Approve or Reject) on a run, with a note.
+func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) error {
+	if decision != Approve && decision != Reject {
+		return fmt.Errorf("decision %q: want %s or %s", decision, Approve, Reject)
+	}
+	return db.write(ctx, "decide", func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", runID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("run %d: %w", runID, ErrNotFound)
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (?, ?, ?, ?)",
+			runID, decision, note, formatTime(time.Now().UTC()))
+		return err
+	})
+}

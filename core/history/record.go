@@ -1,0 +1,397 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"strings"
+	"time"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// MaxContent is the largest file content kept in the contents store.
+const MaxContent = 1 << 20
+
+// Run is one recorded gated run.
+type Run struct {
+	// ID is the run's number in the database (set by Record).
+	ID int64
+	// Report is the run's full report: verdict, process outcome, changes.
+	Report *report.Report
+	// ScriptText is the script's content as it was run.
+	ScriptText []byte
+	// AllowlistVersion is the approved allowlist version the run used (0: none).
+	AllowlistVersion int
+	// Hash is the run's link in the tamper-evident chain (set by Record).
+	Hash string
+	// Decision is the latest reviewer decision ("approve", "reject" or "").
+	Decision string
+	// DecisionNote is the note of the latest decision.
+	DecisionNote string
+	// DecidedAt is when the latest decision was made.
+	DecidedAt time.Time
+}
+
+// runRow holds a runs row's columns exactly as stored (and hashed).
+type runRow struct {
+	workspace, scriptPath, scriptSHA string
+	scriptText                       string
+	args, allowlist                  string // encodeList
+	allowlistVersion                 int64
+	startedAt, finishedAt            string // RFC 3339
+	verdict                          string
+	reasons                          string // encodeList
+	exitCode                         int64
+	signal                           string
+	timedOut, cancelled              bool
+	timeout                          string
+	leftovers                        string // encodeLeftovers
+	stdoutHead, stdoutTail           string
+	stderrHead, stderrTail           string
+	added, removed, changed, viol    int64
+}
+
+// changeRow holds a changes row's columns exactly as stored (and hashed).
+type changeRow struct {
+	path, kind, aspects string
+	before, after       sql.NullString // entry JSON
+	allowed             bool
+	rule, risk          string
+	textDiff            string
+}
+
+const timeLayout = time.RFC3339Nano
+
+func formatTime(t time.Time) string { return t.Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
+
+func newRunRow(r *Run) (*runRow, error) {
+	rep := r.Report
+	if rep == nil {
+		return nil, errors.New("no report")
+	}
+	if rep.Verdict != report.Pass && rep.Verdict != report.Fail {
+		return nil, fmt.Errorf("verdict %q, want pass or fail", rep.Verdict)
+	}
+	if r.AllowlistVersion < 0 {
+		return nil, fmt.Errorf("allowlist version %d", r.AllowlistVersion)
+	}
+	c := rep.Count()
+	p := &rep.Process
+	return &runRow{
+		workspace: rep.Workspace, scriptPath: rep.Script.Path, scriptSHA: rep.Script.SHA256,
+		scriptText: string(r.ScriptText),
+		args:       string(encodeList(rep.Script.Args)), allowlist: string(encodeList(rep.Allowlist)),
+		allowlistVersion: int64(r.AllowlistVersion),
+		startedAt:        formatTime(rep.StartedAt), finishedAt: formatTime(rep.FinishedAt),
+		verdict: rep.Verdict, reasons: string(encodeList(rep.Reasons)),
+		exitCode: int64(p.ExitCode), signal: p.Signal, timedOut: p.TimedOut, cancelled: p.Cancelled,
+		timeout: p.Timeout, leftovers: string(encodeLeftovers(p.Leftovers)),
+		stdoutHead: p.StdoutHead, stdoutTail: p.StdoutTail, stderrHead: p.StderrHead, stderrTail: p.StderrTail,
+		added: int64(c.Added), removed: int64(c.Removed), changed: int64(c.Changed), viol: int64(c.Violations),
+	}, nil
+}
+
+func newChangeRow(c *diff.Change) (changeRow, error) {
+	row := changeRow{path: c.Path, kind: string(c.Kind), allowed: c.Allowed, rule: c.Rule,
+		risk: string(c.Risk), textDiff: c.TextDiff}
+	switch c.Kind {
+	case diff.Added, diff.Removed, diff.Changed:
+	default:
+		return row, fmt.Errorf("change %q: kind %q", c.Path, c.Kind)
+	}
+	if len(c.Aspects) > 0 {
+		as := make([]string, len(c.Aspects))
+		for i, a := range c.Aspects {
+			if a == "" || strings.Contains(string(a), ",") {
+				return row, fmt.Errorf("change %q: aspect %q", c.Path, a)
+			}
+			as[i] = string(a)
+		}
+		row.aspects = strings.Join(as, ",")
+	}
+	for _, side := range []struct {
+		e   *snapshot.Entry
+		dst *sql.NullString
+	}{{c.Before, &row.before}, {c.After, &row.after}} {
+		if side.e == nil {
+			continue
+		}
+		b, err := json.Marshal(side.e)
+		if err != nil {
+			return row, fmt.Errorf("change %q: %v", c.Path, err)
+		}
+		*side.dst = sql.NullString{String: string(b), Valid: true}
+	}
+	return row, nil
+}
+
+// canon computes the SHA-256 of a run's canonical encoding: a version tag,
+// every runs column (but id and hash) in schema order, then each change's
+// columns in order, then the number of changes. Strings are length-prefixed,
+// so the encoding is unambiguous.
+type canon struct {
+	h hash.Hash
+	e enc
+	n uint64
+}
+
+func newCanon(r *runRow) *canon {
+	c := &canon{h: sha256.New()}
+	e := &c.e
+	e.str("diffgate.history.run/v1")
+	e.str(r.workspace)
+	e.str(r.scriptPath)
+	e.str(r.scriptSHA)
+	e.str(r.scriptText)
+	e.str(r.args)
+	e.str(r.allowlist)
+	e.int(r.allowlistVersion)
+	e.str(r.startedAt)
+	e.str(r.finishedAt)
+	e.str(r.verdict)
+	e.str(r.reasons)
+	e.int(r.exitCode)
+	e.str(r.signal)
+	e.bool(r.timedOut)
+	e.str(r.timeout)
+	e.bool(r.cancelled)
+	e.str(r.leftovers)
+	e.str(r.stdoutHead)
+	e.str(r.stdoutTail)
+	e.str(r.stderrHead)
+	e.str(r.stderrTail)
+	e.int(r.added)
+	e.int(r.removed)
+	e.int(r.changed)
+	e.int(r.viol)
+	c.flush()
+	return c
+}
+
+func (c *canon) change(ch *changeRow) {
+	e := &c.e
+	e.str(ch.path)
+	e.str(ch.kind)
+	e.str(ch.aspects)
+	for _, s := range []sql.NullString{ch.before, ch.after} {
+		e.bool(s.Valid)
+		if s.Valid {
+			e.str(s.String)
+		}
+	}
+	e.bool(ch.allowed)
+	e.str(ch.rule)
+	e.str(ch.risk)
+	e.str(ch.textDiff)
+	c.n++
+	if len(e.b) >= 64<<10 {
+		c.flush()
+	}
+}
+
+func (c *canon) flush() {
+	c.h.Write(c.e.b)
+	c.e.b = c.e.b[:0]
+}
+
+func (c *canon) sum() []byte {
+	c.e.uint(c.n)
+	c.flush()
+	return c.h.Sum(nil)
+}
+
+// chainHash links a run's content digest to the previous run's hash.
+func chainHash(prev string, digest []byte) string {
+	h := sha256.New()
+	h.Write([]byte("diffgate.history.chain/v1\x00"))
+	h.Write([]byte(prev))
+	h.Write([]byte{0})
+	h.Write(digest)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// blob returns s as a non-nil []byte, so it binds as a BLOB (never NULL).
+func blob(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
+func nullBlob(s string, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return blob(s)
+}
+
+// keptContent is one content to store.
+type keptContent struct {
+	sha      string
+	size     int
+	encoding string
+	data     []byte
+}
+
+// Record stores a run: its report (changes included) and script text, the
+// before and after contents of its changed files that contents returns (up
+// to MaxContent each; contents may be nil), and, when cache is not nil, the
+// cache's file entries as the workspace's hash cache. Everything goes in one
+// transaction; r.ID and r.Hash are set on success.
+func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]byte, bool), cache *snapshot.Manifest) (int64, error) {
+	start := time.Now()
+	row, err := newRunRow(r)
+	if err != nil {
+		return 0, fmt.Errorf("record run: %w", err)
+	}
+	// Everything costly happens before the transaction, so other writers
+	// wait only for the inserts.
+	changes := r.Report.Changes
+	rows := make([]changeRow, len(changes))
+	cn := newCanon(row)
+	for i := range changes {
+		if rows[i], err = newChangeRow(&changes[i]); err != nil {
+			return 0, fmt.Errorf("record run: %w", err)
+		}
+		cn.change(&rows[i])
+	}
+	digest := cn.sum()
+	kept, err := db.collectContents(ctx, changes, contents)
+	if err != nil {
+		return 0, fmt.Errorf("record run: %w", err)
+	}
+	var cacheBlob []byte
+	var cacheN int
+	if cache != nil && !cache.Seed {
+		cacheBlob, cacheN = encodeCache(cache)
+	}
+
+	var id int64
+	var chain string
+	err = db.write(ctx, "record run", func(tx *sql.Tx) error {
+		var prev string
+		err := tx.QueryRowContext(ctx, "SELECT hash FROM runs ORDER BY id DESC LIMIT 1").Scan(&prev)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		chain = chainHash(prev, digest)
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
+			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
+			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
+			added, removed, changed, violations, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			blob(row.workspace), blob(row.scriptPath), row.scriptSHA, blob(row.scriptText),
+			blob(row.args), blob(row.allowlist), row.allowlistVersion, row.startedAt, row.finishedAt,
+			row.verdict, blob(row.reasons), row.exitCode, row.signal, row.timedOut, row.timeout, row.cancelled,
+			blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
+			row.added, row.removed, row.changed, row.viol, chain)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			stmt, err := tx.PrepareContext(ctx, `INSERT INTO changes (run_id, seq, path, kind, aspects,
+				before, after, allowed, rule, risk, text_diff) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for i := range rows {
+				c := &rows[i]
+				if _, err := stmt.ExecContext(ctx, id, i, blob(c.path), c.kind, c.aspects,
+					nullString(c.before), nullString(c.after), c.allowed, blob(c.rule), c.risk, blob(c.textDiff)); err != nil {
+					return err
+				}
+			}
+		}
+		if len(kept) > 0 {
+			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO contents (sha256, size, encoding, data) VALUES (?, ?, ?, ?)")
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, k := range kept {
+				if _, err := stmt.ExecContext(ctx, k.sha, k.size, k.encoding, k.data); err != nil {
+					return err
+				}
+			}
+		}
+		if cacheBlob != nil {
+			if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
+				blob(row.workspace), id, cacheN, cacheBlob); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	r.ID, r.Hash = id, chain
+	db.log.Debug().Int64("run", id).Int("changes", len(rows)).Int("contents", len(kept)).
+		Int("cache_entries", cacheN).Dur("took", time.Since(start)).Msg("run recorded")
+	return id, nil
+}
+
+func nullString(s sql.NullString) any {
+	if !s.Valid {
+		return nil
+	}
+	return s.String
+}
+
+// collectContents fetches, checks and compresses the changed files'
+// contents that the store lacks.
+func (db *DB) collectContents(ctx context.Context, changes []diff.Change, contents func(string) ([]byte, bool)) ([]keptContent, error) {
+	if contents == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var out []keptContent
+	for i := range changes {
+		for _, e := range []*snapshot.Entry{changes[i].Before, changes[i].After} {
+			if e == nil || e.Type != snapshot.File || e.SHA256 == "" || e.Size > MaxContent || seen[e.SHA256] {
+				continue
+			}
+			seen[e.SHA256] = true
+			data, ok := contents(e.SHA256)
+			if !ok || len(data) > MaxContent {
+				continue
+			}
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.SHA256 {
+				continue // not the content it claims to be: never store under a wrong key
+			}
+			var have int
+			err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM contents WHERE sha256 = ?", e.SHA256).Scan(&have)
+			if err != nil {
+				return nil, errText(err)
+			}
+			if have > 0 {
+				continue
+			}
+			k := keptContent{sha: e.SHA256, size: len(data), encoding: "raw", data: data}
+			if z := deflate(data, 6); len(z) < len(data) {
+				k.encoding, k.data = "deflate", z
+			}
+			if k.data == nil {
+				k.data = []byte{}
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// The HTML report's colours (light scheme). The stylesheet takes them from
+// here, and the browser test looks for these exact colours in a screenshot.
+const (
+	colorPass       = "#1a7f37" // banner of a passing report
+	colorFail       = "#cf222e" // banner of a failing report
+	colorAddedRow   = "#dafbe1" // background of a violating added row
+	colorRemovedRow = "#ffebe9" // background of a violating removed row
+	colorChangedRow = "#fff8c5" // background of a violating changed row
+	colorAllowedRow = "#f6f8fa" // background of an allowed row (any kind)
+	colorDiffAdd    = "#ccffd8" // a "+" line of a text diff
+	colorDiffDel    = "#ffd7d5" // a "-" line of a text diff
+)
+
+// palette is the set of colours the stylesheet uses, as CSS custom
+// properties (--name: value).
+type palette [][2]string
+
+var lightPalette = palette{
+	{"bg", "#ffffff"}, {"surface", "#f6f8fa"}, {"text", "#1f2328"}, {"muted", "#59636e"},
+	{"border", "#d1d9e0"}, {"pass", colorPass}, {"fail", colorFail}, {"on-banner", "#ffffff"},
+	{"added-row", colorAddedRow}, {"added-accent", "#1a7f37"},
+	{"removed-row", colorRemovedRow}, {"removed-accent", "#cf222e"},
+	{"changed-row", colorChangedRow}, {"changed-accent", "#9a6700"},
+	{"allowed-row", colorAllowedRow}, {"allowed-text", "#59636e"},
+	{"diff-add", colorDiffAdd}, {"diff-del", colorDiffDel}, {"diff-hunk", "#ddf4ff"}, {"diff-meta", "#eaeef2"},
+	{"risk", "#bc4c00"}, {"code-bg", "#f6f8fa"}, {"badge-bg", "#eaeef2"},
+}
+
+var darkPalette = palette{
+	{"bg", "#0d1117"}, {"surface", "#151b23"}, {"text", "#e6edf3"}, {"muted", "#9198a1"},
+	{"border", "#3d444d"}, {"pass", "#238636"}, {"fail", "#da3633"}, {"on-banner", "#ffffff"},
+	{"added-row", "#12301d"}, {"added-accent", "#3fb950"},
+	{"removed-row", "#3a1619"}, {"removed-accent", "#f85149"},
+	{"changed-row", "#33290f"}, {"changed-accent", "#d29922"},
+	{"allowed-row", "#151b23"}, {"allowed-text", "#9198a1"},
+	{"diff-add", "#1a4a29"}, {"diff-del", "#5c1e22"}, {"diff-hunk", "#0c2d6b"}, {"diff-meta", "#262c36"},
+	{"risk", "#db6d28"}, {"code-bg", "#151b23"}, {"badge-bg", "#262c36"},
+}
+
+func (p palette) css() string {
+	var b strings.Builder
+	for _, kv := range p {
+		fmt.Fprintf(&b, "--%s:%s;", kv[0], kv[1])
+	}
+	return b.String()
+}
+
+//go:embed report.css
+var reportCSS string
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var htmlTmpl = template.Must(template.New("report").Parse(reportTemplate))
+
+// stylesheet is the report's complete CSS: the palettes, then report.css.
+var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.css() + "}\n" +
+	"@media (prefers-color-scheme: dark){:root{" + darkPalette.css() + "}}\n" + reportCSS)
+
+// WriteHTML writes the report as one self-contained HTML page (inline CSS,
+// no scripts, no external assets): a PASS/FAIL banner (id "verdict", class
+// "banner pass" or "banner fail") with the reasons and counts, the run's
+// summary, the violations and then the allowed changes as colour-coded rows
+// (class "row added|removed|changed", plus "allowed"; attributes data-kind
+// and data-allowed) each with its before/after metadata and text diff, and
+// the process: its status, leftovers and output. It follows the reader's
+// light or dark colour scheme; the filters use CSS only.
+func (r *Report) WriteHTML(w io.Writer) error {
+	return htmlTmpl.Execute(w, r.htmlView())
+}
+
+type htmlView struct {
+	Title      string
+	CSS        template.CSS
+	Pass       bool
+	Reasons    []string
+	Counts     Counts
+	Workspace  string
+	Script     string
+	SHA256     string
+	Args       []string
+	Allowlist  []string
+	Started    string
+	Finished   string
+	Duration   string
+	Status     string
+	StatusOK   bool
+	Leftovers  []Leftover
+	Violations []htmlChange
+	Allowed    []htmlChange
+	Stdout     string
+	Stderr     string
+	Schema     string
+}
+
+type htmlChange struct {
+	ID       string
+	Kind     string
+	Label    string
+	Path     string
+	Detail   string
+	Rule     string
+	Risk     string
+	Allowed  bool
+	Aspects  string
+	Summary  string
+	Meta     []metaRow
+	Diff     []diffLine
+	DiffOpen bool
+}
+
+type metaRow struct {
+	Label, Before, After string
+	Changed              bool
+	Mono                 bool
+}
+
+type diffLine struct {
+	Class, Text string
+}
+
+func (r *Report) htmlView() *htmlView {
+	v := &htmlView{
+		Pass:      r.Verdict == Pass,
+		Reasons:   cleanAll(r.Reasons),
+		Counts:    r.Count(),
+		CSS:       stylesheet,
+		Workspace: displayPath(r.Workspace),
+		Script:    displayPath(r.Script.Path),
+		SHA256:    r.Script.SHA256,
+		Args:      quoteAll(r.Script.Args),
+		Allowlist: quoteAll(r.Allowlist),
+		Started:   fmtTime(r.StartedAt),
+		Finished:  fmtTime(r.FinishedAt),
+		Duration:  r.duration(),
+		Status:    ProcessStatus(&r.Process),
+		StatusOK:  processOK(&r.Process),
+		Stdout:    outputText(r.Process.StdoutHead, r.Process.StdoutTail),
+		Stderr:    outputText(r.Process.StderrHead, r.Process.StderrTail),
+		Schema:    Schema,
+	}
+	verdict := "FAIL"
+	if v.Pass {
+		verdict = "PASS"
+	}
+	v.Title = "diffgate " + verdict + ": " + v.Workspace
+	for _, l := range r.Process.Leftovers {
+		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})
+	}
+	violations, allowed := r.splitChanges()
+	n := 0
+	for _, c := range violations {
+		n++
+		v.Violations = append(v.Violations, newHTMLChange(c, n))
+	}
+	for _, c := range allowed {
+		n++
+		v.Allowed = append(v.Allowed, newHTMLChange(c, n))
+	}
+	return v
+}
+
+func cleanAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ReplaceAll(cleanText(s), "\n", " ")
+	}
+	return out
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = displayPath(s)
+	}
+	return out
+}
+
+func newHTMLChange(c *diff.Change, n int) htmlChange {
+	h := htmlChange{
+		ID:       fmt.Sprintf("change-%d", n),
+		Kind:     string(c.Kind),
+		Label:    kindLabel(c.Kind),
+		Path:     displayPath(c.Path),
+		Detail:   cleanText(changeDetail(c)),
+		Rule:     displayPath(c.Rule),
+		Risk:     string(c.Risk),
+		Allowed:  c.Allowed,
+		Summary:  entrySummary(c.Before) + " → " + entrySummary(c.After),
+		Meta:     metaRows(c),
+		DiffOpen: !c.Allowed,
+	}
+	switch c.Kind {
+	case diff.Added:
+		h.Summary = entrySummary(c.After)
+	case diff.Removed:
+		h.Summary = entrySummary(c.Before)
+	}
+	aspects := make([]string, len(c.Aspects))
+	for i, a := range c.Aspects {
+		aspects[i] = string(a)
+	}
+	h.Aspects = strings.Join(aspects, ", ")
+	if c.TextDiff != "" {
+		h.Diff = diffLines(cleanText(c.TextDiff))
+	}
+	return h
+}
+
+// metaRows lists an entry's metadata before and after, the rows that differ
+// marked.
+func metaRows(c *diff.Change) []metaRow {
+	b, a := c.Before, c.After
+	get := func(e *snapshot.Entry, f func(*snapshot.Entry) string) string {
+		if e == nil {
+			return ""
+		}
+		return f(e)
+	}
+	var rows []metaRow
+	add := func(label string, mono bool, f func(*snapshot.Entry) string) {
+		bv, av := get(b, f), get(a, f)
+		if bv == "" && av == "" {
+			return
+		}
+		rows = append(rows, metaRow{Label: label, Before: orNone(bv, b), After: orNone(av, a),
+			Changed: b != nil && a != nil && bv != av, Mono: mono})
+	}
+	add("Type", false, func(e *snapshot.Entry) string { return string(e.Type) })
+	add("Mode", true, func(e *snapshot.Entry) string {
+		if e.Type == snapshot.Symlink || e.Type == "" {
+			return ""
+		}
+		return e.ModeString()
+	})
+	add("Size", false, func(e *snapshot.Entry) string {
+		if e.Type != snapshot.File {
+			return ""
+		}
+		return fmt.Sprintf("%s (%d bytes)", fmtSize(e.Size), e.Size)
+	})
+	add("Owner", true, fmtOwner)
+	add("Target", true, func(e *snapshot.Entry) string {
+		if e.Type != snapshot.Symlink {
+			return ""
+		}
+		return displayPath(e.Target)
+	})
+	add("SHA-256", true, func(e *snapshot.Entry) string { return e.SHA256 })
+	add("Error", false, func(e *snapshot.Entry) string { return cleanText(e.Err) })
+	return rows
+}
+
+func orNone(v string, e *snapshot.Entry) string {
+	if e == nil {
+		return "—"
+	}
+	if v == "" {
+		return "·"
+	}
+	return v
+}
+
+// diffLines splits a unified diff into lines classed for colouring.
+func diffLines(d string) []diffLine {
+	d = strings.TrimSuffix(d, "\n")
+	lines := strings.Split(d, "\n")
+	out := make([]diffLine, 0, len(lines))
+	inHunk := false
+	for _, l := range lines {
+		class := "ctx"
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			class, inHunk = "hunk", true
+		case strings.HasPrefix(l, TruncatedMarker), strings.HasPrefix(l, `\`):
+			class = "note"
+		case !inHunk:
+			class = "file" // the --- and +++ header lines
+		case strings.HasPrefix(l, "+"):
+			class = "add"
+		case strings.HasPrefix(l, "-"):
+			class = "del"
+		}
+		out = append(out, diffLine{Class: class, Text: l})
+	}
+	return out
+}

@@ -1,0 +1,29 @@
+// Command diffgate-app is the desktop review app of diffgate.
+package main
+
+import (
+	"os"
+
+	"fyne.io/fyne/v2/app"
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/app/ui"
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+func main() {
+	proc.Supervise() // first: in the supervisor child it supervises and exits
+	flags, err := ui.ParseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		os.Exit(ui.UsageExitCode(err))
+	}
+	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	if os.Getenv("DIFFGATE_DEV") != "" {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
+	}
+	a := app.NewWithID("io.github.diffgate")
+	w := a.NewWindow("diffgate")
+	u := ui.Create(a, w, ui.Options{Flags: flags, Log: log})
+	w.ShowAndRun()
+	os.Exit(u.ExitCode())
+}
