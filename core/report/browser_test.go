@@ -89,13 +89,14 @@ func writePage(t *testing.T, r *Report) (dir, page string) {
 	return dir, page
 }
 
-// screenshot renders r at 1200x1600 and decodes the PNG.
-func screenshot(t *testing.T, r *Report, name string, extra ...string) image.Image {
+// screenshot renders r at 1200x1600 and returns the decoded PNG and the
+// browser's DOM (--dump-dom), from one run.
+func screenshot(t *testing.T, r *Report, name string, extra ...string) (image.Image, *html.Node) {
 	t.Helper()
 	bin := chromium(t)
 	dir, page := writePage(t, r)
 	shot := filepath.Join(dir, "shot.png")
-	runChromium(t, bin, dir, page, append([]string{"--screenshot=" + shot, "--window-size=1200,1600"}, extra...)...)
+	dom := runChromium(t, bin, dir, page, append([]string{"--dump-dom", "--screenshot=" + shot, "--window-size=1200,1600"}, extra...)...)
 	data, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -112,7 +113,14 @@ func screenshot(t *testing.T, r *Report, name string, extra ...string) image.Ima
 	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 1600 {
 		t.Fatalf("screenshot is %dx%d, want 1200x1600", b.Dx(), b.Dy())
 	}
-	return img
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byID(doc, "verdict") == nil {
+		t.Fatalf("the browser's DOM has no #verdict:\n%.2000s", dom)
+	}
+	return img, doc
 }
 
 type rgb struct{ r, g, b uint8 }
@@ -133,15 +141,34 @@ func countColours(img image.Image, tol int, want map[string]rgb) map[string]int 
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
+			p := pixel(img, x, y)
 			for name, c := range want {
-				if near(r>>8, c.r, tol) && near(g>>8, c.g, tol) && near(bl>>8, c.b, tol) {
+				if p.near(c, tol) {
 					counts[name]++
 				}
 			}
 		}
 	}
 	return counts
+}
+
+// pixel returns the colour at (x, y), reading the pixel buffer directly
+// for the formats Chromium writes (img.At is slow under -race).
+func pixel(img image.Image, x, y int) rgb {
+	switch m := img.(type) {
+	case *image.NRGBA:
+		i := m.PixOffset(x, y)
+		return rgb{m.Pix[i], m.Pix[i+1], m.Pix[i+2]}
+	case *image.RGBA:
+		i := m.PixOffset(x, y)
+		return rgb{m.Pix[i], m.Pix[i+1], m.Pix[i+2]}
+	}
+	r, g, b, _ := img.At(x, y).RGBA()
+	return rgb{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8)}
+}
+
+func (p rgb) near(c rgb, tol int) bool {
+	return near(p.r, c.r, tol) && near(p.g, c.g, tol) && near(p.b, c.b, tol)
 }
 
 // solidLines counts the lines of pixels that are c across the middle of
@@ -151,8 +178,7 @@ func solidLines(img image.Image, c rgb) (n, first int) {
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
 		solid := true
 		for x := 100; x < 1100 && solid; x += 5 {
-			r, g, b, _ := img.At(x, y).RGBA()
-			solid = near(r>>8, c.r, tolerance) && near(g>>8, c.g, tolerance) && near(b>>8, c.b, tolerance)
+			solid = pixel(img, x, y).near(c, tolerance)
 		}
 		if solid {
 			if first < 0 {
@@ -164,7 +190,7 @@ func solidLines(img image.Image, c rgb) (n, first int) {
 	return n, first
 }
 
-func near(v uint32, c uint8, tol int) bool {
+func near(v, c uint8, tol int) bool {
 	d := int(v) - int(c)
 	return d >= -tol && d <= tol
 }
@@ -190,7 +216,7 @@ const (
 func TestBrowserScreenshot(t *testing.T) {
 	t.Run("fail", func(t *testing.T) {
 		t.Parallel()
-		img := screenshot(t, fixtureReport(), "fail")
+		img, doc := screenshot(t, fixtureReport(), "fail")
 		n := countColours(img, tolerance, map[string]rgb{
 			"banner red": hexColor(t, colorFail), "banner green": hexColor(t, colorPass),
 			"added row": hexColor(t, colorAddedRow), "removed row": hexColor(t, colorRemovedRow),
@@ -211,10 +237,11 @@ func TestBrowserScreenshot(t *testing.T) {
 		if lines, first := solidLines(img, hexColor(t, colorFail)); lines < 20 || first > 400 {
 			t.Errorf("%d solid lines of banner red, the first at y=%d; want a band of 20+ at the top", lines, first)
 		}
+		checkDOM(t, doc)
 	})
 	t.Run("pass", func(t *testing.T) {
 		t.Parallel()
-		img := screenshot(t, passingReport(), "pass")
+		img, doc := screenshot(t, passingReport(), "pass")
 		n := countColours(img, tolerance, map[string]rgb{
 			"banner red": hexColor(t, colorFail), "banner green": hexColor(t, colorPass),
 			"added row": hexColor(t, colorAddedRow), "allowed row": hexColor(t, colorAllowedRow),
@@ -223,8 +250,17 @@ func TestBrowserScreenshot(t *testing.T) {
 		if n["banner green"] < bannerPixels {
 			t.Errorf("%d pixels of the passing green, want at least %d", n["banner green"], bannerPixels)
 		}
-		if n["banner red"] > 0 {
-			t.Errorf("a passing report shows %d pixels of the failing red", n["banner red"])
+		if lines, first := solidLines(img, hexColor(t, colorPass)); lines < 20 || first > 400 {
+			t.Errorf("%d solid lines of banner green, the first at y=%d; want a band of 20+ at the top", lines, first)
+		}
+		if lines, _ := solidLines(img, hexColor(t, colorFail)); lines > 0 || n["banner red"] > 2000 {
+			t.Errorf("a passing report shows the failing red: %d lines, %d pixels", lines, n["banner red"])
+		}
+		if b := byID(doc, "verdict"); attr(b, "class") != "banner pass" {
+			t.Errorf("banner class %q in the browser's DOM", attr(b, "class"))
+		}
+		if rows := changeRows(doc); len(rows) != 1 || attr(rows[0], "data-allowed") != "true" {
+			t.Errorf("%d rows in the browser's DOM", len(rows))
 		}
 		// Its only change is allowed: muted grey, not green.
 		if n["added row"] > 0 {
@@ -236,7 +272,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	})
 	t.Run("dark", func(t *testing.T) {
 		t.Parallel()
-		img := screenshot(t, fixtureReport(), "dark", "--force-dark-mode")
+		img, _ := screenshot(t, fixtureReport(), "dark", "--force-dark-mode")
 		n := countColours(img, tolerance, map[string]rgb{
 			"background": paletteColour(t, darkPalette, "bg"), "banner red": paletteColour(t, darkPalette, "fail"),
 			"added row": paletteColour(t, darkPalette, "added-row"), "light background": hexColor(t, "#ffffff"),
@@ -249,44 +285,38 @@ func TestBrowserScreenshot(t *testing.T) {
 			t.Errorf("%d white pixels in dark mode", n["light background"])
 		}
 	})
-	t.Run("dom", func(t *testing.T) {
-		t.Parallel()
-		bin := chromium(t)
-		r := fixtureReport()
-		dir, page := writePage(t, r)
-		out := runChromium(t, bin, dir, page, "--dump-dom")
-		doc, err := html.Parse(bytes.NewReader(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		banner := byID(doc, "verdict")
-		if banner == nil || attr(banner, "class") != "banner fail" {
-			t.Fatalf("the browser's DOM has no failing banner:\n%.2000s", out)
-		}
-		rows := changeRows(doc)
-		var got []string
-		for _, row := range rows {
-			// Each row stayed inside its table (the parser did not move it).
-			inTable := false
-			for p := row.Parent; p != nil; p = p.Parent {
-				if isElem("table")(p) && hasClass(p, "changes-table") {
-					inTable = true
-				}
+}
+
+// checkDOM checks the fixture's page as the browser parsed it.
+func checkDOM(t *testing.T, doc *html.Node) {
+	t.Helper()
+	banner := byID(doc, "verdict")
+	if banner == nil || attr(banner, "class") != "banner fail" {
+		t.Fatalf("the browser's DOM has no failing banner")
+	}
+	rows := changeRows(doc)
+	var got []string
+	for _, row := range rows {
+		// Each row stayed inside its table (the parser did not move it).
+		inTable := false
+		for p := row.Parent; p != nil; p = p.Parent {
+			if isElem("table")(p) && hasClass(p, "changes-table") {
+				inTable = true
 			}
-			if !inTable {
-				t.Errorf("row %q is outside the changes table", textOf(row))
-			}
-			got = append(got, attr(row, "data-kind")+"/"+attr(row, "data-allowed"))
 		}
-		want := "changed/false removed/false added/false added/false changed/false added/false added/true added/true added/true"
-		if strings.Join(got, " ") != want {
-			t.Errorf("rows in the browser's DOM:\n %s\nwant\n %s", strings.Join(got, " "), want)
+		if !inTable {
+			t.Errorf("row %q is outside the changes table", textOf(row))
 		}
-		if n := len(byClass(doc, "tr", "allowed")); n != 3+3 { // each allowed change: its row and its detail row
-			t.Errorf("%d allowed rows", n)
-		}
-		if n := len(findAll(doc, func(n *html.Node) bool { return isElem("span")(n) && hasClass(n, "add") })); n != 4+3 {
-			t.Errorf("%d added diff lines in the DOM, want 7 (config.json 4, docs 3)", n)
-		}
-	})
+		got = append(got, attr(row, "data-kind")+"/"+attr(row, "data-allowed"))
+	}
+	want := "changed/false removed/false added/false added/false changed/false added/false added/true added/true added/true"
+	if strings.Join(got, " ") != want {
+		t.Errorf("rows in the browser's DOM:\n %s\nwant\n %s", strings.Join(got, " "), want)
+	}
+	if n := len(byClass(doc, "tr", "allowed")); n != 3+3 { // each allowed change: its row and its detail row
+		t.Errorf("%d allowed rows", n)
+	}
+	if n := len(findAll(doc, func(n *html.Node) bool { return isElem("span")(n) && hasClass(n, "add") })); n != 4+3 {
+		t.Errorf("%d added diff lines in the DOM, want 7 (config.json 4, docs 3)", n)
+	}
 }
