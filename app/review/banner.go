@@ -64,8 +64,9 @@ func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
 	b.update()
 	th := b.Theme()
 	pad := th.Size(theme.SizeNamePadding)
-	head := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict)
-	left := container.NewVBox(head, b.summary, b.reasons)
+	head := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
+		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.summary))
+	left := container.NewVBox(head, b.reasons)
 	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
 	inner := container.New(layout.NewCustomPaddedLayout(pad, pad, 4*pad, 2*pad), body)
 	accent := container.New(&accentLayout{}, b.accent)
@@ -103,6 +104,7 @@ func (b *Banner) update() {
 
 	b.summary.Color = style.Color(th, theme.ColorNameForeground)
 	b.summary.TextStyle.Bold = true
+	b.summary.TextSize = th.Size(theme.SizeNameSubHeadingText)
 	b.summary.Text = summaryLine(r)
 
 	var rows []fyne.CanvasObject

@@ -98,6 +98,12 @@ func seg(text string, colorName fyne.ThemeColorName, ts fyne.TextStyle) *widget.
 	return &widget.TextSegment{Text: text, Style: widget.RichTextStyle{ColorName: colorName, TextStyle: ts, Inline: true}}
 }
 
+// arrow is a "→" in a segment of its own: Fyne draws the arrow from a
+// fallback font that has no space glyph, so spaces must not share its run.
+func arrow(colorName fyne.ThemeColorName) *widget.TextSegment {
+	return seg("→", colorName, fyne.TextStyle{})
+}
+
 func code(text string) *widget.TextSegment {
 	return &widget.TextSegment{Text: text, Style: widget.RichTextStyleCodeInline}
 }
@@ -235,7 +241,8 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	switch {
 	case c.Has(diff.Content) && isFile(b) && isFile(a):
 		add(para(seg("Content changed; no text diff (binary or large file).", "", fyne.TextStyle{Bold: true})))
-		add(para(seg(fmt.Sprintf("Size %s → %s (%s)", humanBytes(b.Size), humanBytes(a.Size), signedBytes(a.Size-b.Size)), "", fyne.TextStyle{})))
+		add(para(seg("Size "+humanBytes(b.Size)+" ", "", fyne.TextStyle{}), arrow(""),
+			seg(" "+humanBytes(a.Size)+" ("+signedBytes(a.Size-b.Size)+")", "", fyne.TextStyle{})))
 	case c.Kind == diff.Added && isFile(a):
 		add(para(seg("New file, "+humanBytes(a.Size)+". No text preview (binary, large or not kept).", "", fyne.TextStyle{Bold: true})))
 	case c.Kind == diff.Removed && isFile(b):
@@ -243,23 +250,23 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case c.Kind != diff.Changed && c.IsDir():
 		add(para(seg("Directory "+string(c.Kind)+".", "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
-		t := ""
+		segs := []widget.RichTextSegment{seg("Symlink to ", "", fyne.TextStyle{Bold: true})}
 		if b != nil && b.Type == snapshot.Symlink {
-			t = report.QuotePath(b.Target)
+			segs = append(segs, code(report.QuotePath(b.Target)))
 		}
 		if a != nil && a.Type == snapshot.Symlink {
-			if t != "" {
-				t += "  →  "
+			if len(segs) > 1 {
+				segs = append(segs, seg(" ", "", fyne.TextStyle{}), arrow(style.Changed), seg(" ", "", fyne.TextStyle{}))
 			}
-			t += report.QuotePath(a.Target)
+			segs = append(segs, code(report.QuotePath(a.Target)))
 		}
-		add(para(seg("Symlink ", "", fyne.TextStyle{Bold: true}), code(t)))
+		add(para(segs...))
 	case !c.Has(diff.Content) && b != nil && a != nil:
 		add(para(seg("Content unchanged.", "", fyne.TextStyle{Bold: true})))
 	}
 	if c.Has(diff.Mode) && b != nil && a != nil {
 		add(para(seg("Mode ", "", fyne.TextStyle{}),
-			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  →  ", style.Changed, fyne.TextStyle{Bold: true}),
+			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
 			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
 	}
 	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))

@@ -36,6 +36,9 @@ type DiffLine struct {
 	// Text is the line with its marker, tabs expanded and control
 	// characters made visible.
 	Text string
+	// Tag is free for the host's own use (e.g. to tell stderr from stdout
+	// in ColorFor).
+	Tag int
 }
 
 const tabWidth = 4
@@ -143,6 +146,11 @@ type DiffView struct {
 	OnEscape func()
 	// OnRune receives typed characters (n / p navigation) while focused.
 	OnRune func(r rune)
+	// NoGutter hides the line-number columns (for plain logs).
+	NoGutter bool
+	// ColorFor, when set, overrides the text and background color names
+	// of a line ("" background for none).
+	ColorFor func(l DiffLine) (text, background fyne.ThemeColorName)
 
 	lines   []DiffLine
 	maxCols int
@@ -183,6 +191,51 @@ func (v *DiffView) SetLines(lines []DiffLine) {
 
 // Lines returns the lines shown.
 func (v *DiffView) Lines() []DiffLine { return v.lines }
+
+// Text returns the lines shown, joined by newlines.
+func (v *DiffView) Text() string {
+	var b strings.Builder
+	for i, l := range v.lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l.Text)
+	}
+	return b.String()
+}
+
+// Append adds lines at the end, keeps at most maxLines (0: no bound) by
+// dropping the oldest, and follows the end when the view was already there.
+func (v *DiffView) Append(lines []DiffLine, maxLines int) {
+	if len(lines) == 0 {
+		return
+	}
+	follow := v.atEnd()
+	v.lines = append(v.lines, lines...)
+	if over := len(v.lines) - maxLines; maxLines > 0 && over > 0 {
+		v.lines = append(v.lines[:0], v.lines[over:]...)
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l.Text); n > v.maxCols {
+			v.maxCols = n
+		}
+	}
+	if follow {
+		v.ScrollToEnd()
+	} else {
+		v.content.Refresh()
+	}
+}
+
+// atEnd reports whether the last line is in view.
+func (v *DiffView) atEnd() bool {
+	return v.scroll.Offset.Y+v.scroll.Size().Height >= v.content.Size().Height-v.content.lineHeight()
+}
+
+// ScrollToEnd shows the last lines.
+func (v *DiffView) ScrollToEnd() {
+	v.ScrollTo(fyne.NewPos(0, v.content.MinSize().Height))
+}
 
 // CreateRenderer implements fyne.Widget.
 func (v *DiffView) CreateRenderer() fyne.WidgetRenderer {
@@ -277,6 +330,9 @@ func (v *DiffView) TypedKey(ev *fyne.KeyEvent) {
 // ScrollTo moves the view to the offset, clamped to the content.
 func (v *DiffView) ScrollTo(off fyne.Position) {
 	min, size := v.content.MinSize(), v.scroll.Size()
+	// Size the content now: the scroll clamps against its current size,
+	// which otherwise only catches up at the next frame.
+	v.content.Resize(fyne.NewSize(fyne.Max(min.Width, size.Width), fyne.Max(min.Height, size.Height)))
 	off.X = fyne.Max(0, fyne.Min(off.X, min.Width-size.Width))
 	off.Y = fyne.Max(0, fyne.Min(off.Y, min.Height-size.Height))
 	v.scroll.ScrollToOffset(off)
@@ -308,6 +364,9 @@ func (c *diffContent) lineHeight() float32 {
 }
 
 func (c *diffContent) gutterCols() int {
+	if c.view.NoGutter {
+		return 0
+	}
 	maxNo := 0
 	for _, l := range c.view.lines {
 		maxNo = max(maxNo, l.Old, l.New)
@@ -319,8 +378,16 @@ func (c *diffContent) MinSize() fyne.Size {
 	c.ExtendBaseWidget(c)
 	cw := c.charWidth()
 	pad := c.Theme().Size(theme.SizeNameInnerPadding)
-	w := float32(2*c.gutterCols()+c.view.maxCols+3)*cw + 3*pad
+	w := float32(c.view.maxCols+2)*cw + pad + c.gutterWidth()
 	return fyne.NewSize(w, float32(len(c.view.lines))*c.lineHeight()+pad)
+}
+
+// gutterWidth is the width of the line-number columns (0 without them).
+func (c *diffContent) gutterWidth() float32 {
+	if c.view.NoGutter {
+		return 0
+	}
+	return float32(2*c.gutterCols()+1)*c.charWidth() + 2*c.Theme().Size(theme.SizeNameInnerPadding)
 }
 
 func (c *diffContent) CreateRenderer() fyne.WidgetRenderer {
@@ -377,7 +444,7 @@ func (r *diffContentRenderer) Refresh() {
 	}
 
 	gcols := c.gutterCols()
-	gutterW := float32(2*gcols+1)*cw + 2*pad
+	gutterW := c.gutterWidth()
 	width := fyne.Max(size.Width, v.scroll.Size().Width)
 	muted := style.Color(th, style.Muted)
 	fg := style.Color(th, theme.ColorNameForeground)
@@ -386,6 +453,9 @@ func (r *diffContentRenderer) Refresh() {
 	r.gutter.FillColor = style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
 	r.gutter.Move(fyne.NewPos(0, 0))
 	r.gutter.Resize(fyne.NewSize(gutterW, fyne.Max(size.Height, float32(len(v.lines))*lh+pad)))
+	if v.NoGutter {
+		r.gutter.Resize(fyne.Size{})
+	}
 	objs = append(objs, r.gutter)
 	for k := 0; k < n; k++ {
 		i := first + k
@@ -403,6 +473,12 @@ func (r *diffContentRenderer) Refresh() {
 		case LineHeader, LineNote:
 			textName = style.Muted
 		}
+		if v.ColorFor != nil {
+			textName, bgName = v.ColorFor(l)
+			if textName == "" {
+				textName = theme.ColorNameForeground
+			}
+		}
 		row.bg.FillColor = color.Transparent
 		if bgName != "" {
 			row.bg.FillColor = style.Color(th, bgName)
@@ -411,6 +487,9 @@ func (r *diffContentRenderer) Refresh() {
 		row.bg.Resize(fyne.NewSize(width, lh))
 
 		row.old.Text, row.new.Text = lineNo(l.Old), lineNo(l.New)
+		if v.NoGutter {
+			row.old.Text, row.new.Text = "", ""
+		}
 		for j, t := range []*canvas.Text{row.old, row.new} {
 			t.Color, t.TextSize = muted, ts
 			t.Move(fyne.NewPos(pad/2+float32(j*(gcols+1))*cw, y+1))

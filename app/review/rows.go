@@ -200,11 +200,29 @@ type changeTree struct {
 	widget.Tree
 	v          *View
 	navigating bool
+	batch      bool
+}
+
+// openBranches opens the folders ids with a single refresh (Tree.OpenBranch
+// refreshes, i.e. walks the whole tree, on every call).
+func (t *changeTree) openBranches(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	t.batch = true
+	for _, id := range ids {
+		t.OpenBranch(id)
+	}
+	t.batch = false
+	t.Refresh()
 }
 
 func newChangeTree(v *View) *changeTree {
 	t := &changeTree{v: v}
 	t.ChildUIDs = func(id widget.TreeNodeID) []widget.TreeNodeID {
+		if t.batch {
+			return nil // opening many branches: skip the walk each one triggers
+		}
 		if n := v.m.nodes[id]; n != nil {
 			return n.children
 		}

@@ -1,12 +1,14 @@
 package review
 
 import (
+	"image/color"
 	"image/png"
 	"os"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
@@ -20,13 +22,31 @@ func TestShot(t *testing.T) {
 		t.Skip("set DIFFGATE_SHOT=file.png")
 	}
 	a := test.NewTempApp(t)
-	a.Settings().SetTheme(style.Theme{})
+	if os.Getenv("DIFFGATE_SHOT_VARIANT") == "light" {
+		a.Settings().SetTheme(lightOnly{})
+	} else {
+		a.Settings().SetTheme(style.Theme{})
+	}
 	v := New(DemoReport(), Options{OnApprove: func(*report.Report, []string, string) error { return nil },
 		OnReject: func(*report.Report, string) error { return nil }, Export: func(*report.Report, Format) {}})
 	w := test.NewTempWindow(t, v)
 	w.Resize(fyne.NewSize(1400, 860))
 	v.Select(2)
+	if p := os.Getenv("DIFFGATE_SHOT_SELECT"); p != "" {
+		for i, c := range v.Report().Changes {
+			if c.Path == p {
+				v.Select(i)
+			}
+		}
+	}
 	f, _ := os.Create(out)
 	defer f.Close()
 	png.Encode(f, w.Canvas().Capture())
+}
+
+// lightOnly is the diffgate theme pinned to its light variant.
+type lightOnly struct{ style.Theme }
+
+func (l lightOnly) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
+	return l.Theme.Color(n, theme.VariantLight)
 }

@@ -624,11 +624,13 @@ func (v *View) openDefaultBranches() {
 	if !v.tree || v.m.nodes == nil {
 		return
 	}
+	var ids []string
 	for id, n := range v.m.nodes {
-		if id != "" && len(n.children) > 0 && (n.belowViolations > 0 || v.filter.Text != "") {
-			v.treeW.OpenBranch(id)
+		if id != "" && len(n.children) > 0 && (n.belowViolations > 0 || v.filter.Text != "") && !v.treeW.IsBranchOpen(id) {
+			ids = append(ids, id)
 		}
 	}
+	v.treeW.openBranches(ids)
 }
 
 var _ = diff.Added

@@ -7,8 +7,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/proc"
 )
@@ -92,59 +92,70 @@ func (b *outputBuffer) drain(final bool) ([]outLine, int) {
 	return lines, dropped
 }
 
+// Tags of output lines in the view.
+const (
+	tagStdout = iota
+	tagStderr
+	tagNote
+)
+
 // outputPane is the live, bounded, auto-scrolling output of the script:
-// stdout in the normal color, stderr in the warning color.
+// stdout in the normal color, stderr in the warning color. It reuses the
+// review's virtualized line view, so thousands of lines stay cheap.
 type outputPane struct {
-	grid *widget.TextGrid
+	view *review.DiffView
 }
 
 func newOutputPane() *outputPane {
-	g := widget.NewTextGrid()
-	g.ShowLineNumbers = false
-	return &outputPane{grid: g}
+	v := review.NewDiffView()
+	v.NoGutter = true
+	v.ColorFor = func(l review.DiffLine) (fyne.ThemeColorName, fyne.ThemeColorName) {
+		switch l.Tag {
+		case tagStderr:
+			return theme.ColorNameWarning, ""
+		case tagNote:
+			return style.Muted, ""
+		}
+		return theme.ColorNameForeground, ""
+	}
+	return &outputPane{view: v}
 }
 
-func (o *outputPane) clear() {
-	o.grid.Rows = nil
-	o.grid.Refresh()
-}
+func (o *outputPane) clear() { o.view.SetLines(nil) }
 
 // lineCount is the number of lines shown.
-func (o *outputPane) lineCount() int { return len(o.grid.Rows) }
+func (o *outputPane) lineCount() int { return len(o.view.Lines()) }
 
-// text is the pane's text (for tests).
-func (o *outputPane) text() string { return o.grid.Text() }
+// text is the pane's text.
+func (o *outputPane) text() string { return o.view.Text() }
 
-// append adds lines, drops the oldest beyond MaxOutputLines and scrolls to
+// append adds lines, drops the oldest beyond MaxOutputLines and follows
 // the end.
 func (o *outputPane) append(lines []outLine, dropped int) {
 	if len(lines) == 0 && dropped == 0 {
 		return
 	}
-	th := o.grid.Theme()
-	errStyle := &widget.CustomTextGridStyle{FGColor: style.Color(th, theme.ColorNameWarning)}
-	noteStyle := &widget.CustomTextGridStyle{FGColor: style.Color(th, style.Muted), TextStyle: fyne.TextStyle{Italic: true}}
+	out := make([]review.DiffLine, 0, len(lines)+1)
 	if dropped > 0 {
-		o.grid.Rows = append(o.grid.Rows, textRow("… "+itoa(dropped)+" lines skipped …", noteStyle))
+		out = append(out, review.DiffLine{Tag: tagNote, Text: "… " + itoa(dropped) + " lines skipped …"})
 	}
 	for _, l := range lines {
-		var st widget.TextGridStyle
+		tag := tagStdout
 		if l.stderr {
-			st = errStyle
+			tag = tagStderr
 		}
-		o.grid.Rows = append(o.grid.Rows, textRow(l.text, st))
+		out = append(out, review.DiffLine{Tag: tag, Text: cleanLine(l.text)})
 	}
-	if over := len(o.grid.Rows) - MaxOutputLines; over > 0 {
-		o.grid.Rows = append(o.grid.Rows[:0], o.grid.Rows[over:]...)
-	}
-	o.grid.Refresh()
-	o.grid.ScrollToBottom()
+	o.view.Append(out, MaxOutputLines)
 }
 
-func textRow(s string, st widget.TextGridStyle) widget.TextGridRow {
+// cleanLine makes a line of untrusted output displayable on one row: escape
+// sequences dropped, tabs expanded, control characters replaced, length cut.
+func cleanLine(s string) string {
 	s = strings.TrimSuffix(s, "\r")
-	cells := make([]widget.TextGridCell, 0, min(len(s), maxLineRunes))
-	for i := 0; i < len(s) && len(cells) < maxLineRunes; {
+	var b strings.Builder
+	cols := 0
+	for i := 0; i < len(s) && cols < maxLineRunes; {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == 0x1b { // drop terminal escape sequences (colors, cursor moves)
 			i += escapeLen(s[i:])
@@ -154,16 +165,16 @@ func textRow(s string, st widget.TextGridStyle) widget.TextGridRow {
 			r = '\uFFFD'
 		}
 		if r == '\t' {
-			pad := 4 - len(cells)%4
-			for k := 0; k < pad; k++ {
-				cells = append(cells, widget.TextGridCell{Rune: ' ', Style: st})
-			}
+			pad := 4 - cols%4
+			b.WriteString(strings.Repeat(" ", pad))
+			cols += pad
 		} else {
-			cells = append(cells, widget.TextGridCell{Rune: r, Style: st})
+			b.WriteRune(r)
+			cols++
 		}
 		i += n
 	}
-	return widget.TextGridRow{Cells: cells, Style: st}
+	return b.String()
 }
 
 // escapeLen is the length of the escape sequence at the start of s (which

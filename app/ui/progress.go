@@ -63,19 +63,30 @@ func newPhaseProgress() *phaseProgress {
 		r.bar.TextFormatter = func() string { return "" }
 		r.inf.Stop()
 		r.inf.Hide()
+		r.name.Truncation = fyne.TextTruncateEllipsis
 		r.info.SizeName = theme.SizeNameCaptionText
-		r.info.Importance = widget.MediumImportance
+		r.info.Truncation = fyne.TextTruncateEllipsis
 		p.rows[ph] = r
-		left := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon),
-			container.NewGridWrap(fyne.NewSize(150, r.name.MinSize().Height), r.name))
-		bar := container.NewStack(r.bar, r.inf)
-		objs = append(objs, container.NewBorder(nil, nil, left, container.NewGridWrap(fyne.NewSize(190, r.info.MinSize().Height), r.info),
-			bar))
+		head := container.NewBorder(nil, nil, container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon)), nil, r.name)
+		objs = append(objs, container.NewVBox(head, container.New(&thinBar{}, r.bar, r.inf), r.info))
 	}
-	p.root = container.NewGridWithColumns(2, objs...)
+	p.root = container.NewGridWithColumns(len(gate.Phases), objs...)
 	p.reset(0)
 	return p
 }
+
+// thinBar lays out a progress bar (and its indeterminate twin) as a thin
+// strip across the full width.
+type thinBar struct{}
+
+func (thinBar) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(fyne.NewSize(s.Width, 6))
+	}
+}
+
+func (thinBar) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(40, 6) }
 
 func (p *phaseProgress) reset(timeout time.Duration) {
 	p.timeout = timeout
@@ -92,14 +103,24 @@ func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeter
 	switch st {
 	case phasePending:
 		r.icon.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+		r.name.Importance = widget.MediumImportance
 	case phaseRunning:
 		r.icon.SetResource(style.Colored(theme.MediaPlayIcon(), theme.ColorNamePrimary))
+		r.name.Importance = widget.HighImportance
 	case phaseDone:
 		r.icon.SetResource(style.Colored(theme.ConfirmIcon(), style.PassColor))
+		r.name.Importance = widget.MediumImportance
 	case phaseStopped:
 		r.icon.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
+		r.name.Importance = widget.DangerImportance
 	}
-	if indeterminate {
+	if st == phasePending {
+		r.bar.Hide()
+		if r.inf.Running() {
+			r.inf.Stop()
+		}
+		r.inf.Hide()
+	} else if indeterminate {
 		r.bar.Hide()
 		r.inf.Show()
 		r.inf.Start()
@@ -111,6 +132,7 @@ func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeter
 		r.bar.Show()
 		r.bar.SetValue(value)
 	}
+	r.name.Refresh()
 	r.info.SetText(info)
 }
 
@@ -118,6 +140,10 @@ func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeter
 func (p *phaseProgress) update(ev gate.Progress) {
 	idx := phaseIndex(ev.Phase)
 	if ev.Phase != p.current {
+		if p.current == gate.Execute { // the script ended: show how long it ran
+			d := max(0, ev.Elapsed-p.runStart).Round(10 * time.Millisecond)
+			p.set(gate.Execute, phaseDone, 1, false, "ran "+d.String())
+		}
 		for _, ph := range gate.Phases[:max(0, idx)] {
 			if r := p.rows[ph]; r.state != phaseDone {
 				p.set(ph, phaseDone, 1, false, r.info.Text)

@@ -102,6 +102,7 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t.timeout.Validator = func(s string) error { _, err := parseTimeout(s); return err }
 
 	t.scriptView = widget.NewTextGrid()
+	t.scriptView.Scroll = fyne.ScrollBoth
 	t.scriptView.ShowLineNumbers = true
 	t.scriptInfo = widget.NewRichText()
 	t.scriptInfo.Wrapping = fyne.TextWrapBreak
@@ -144,7 +145,7 @@ func (t *runTab) layout() fyne.CanvasObject {
 	top.Offset = 0.6
 
 	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn), nil, t.status)
-	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, framed(t.output.grid))
+	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, t.output.view)
 	bottom := container.NewBorder(container.NewVBox(actions, t.phases.root), nil, nil, nil, outputPane)
 	split := container.NewVSplit(top, bottom)
 	split.Offset = 0.5
@@ -158,6 +159,9 @@ func heading(s string) fyne.CanvasObject {
 
 // setInputs fills the inputs (used at start-up, by the demo and on drop).
 func (t *runTab) setInputs(workspace, script string, allow []string) {
+	if d := t.u.demoData; d == nil || d.Workspace != workspace {
+		t.showDemoHint(false)
+	}
 	t.workspace.SetText(workspace)
 	t.script.SetText(script)
 	if allow != nil {
@@ -179,8 +183,10 @@ func (t *runTab) loadDemo() {
 
 func (t *runTab) showDemoHint(on bool) {
 	if !on {
-		t.hint.(*fyne.Container).Objects = nil
-		t.hint.Refresh()
+		if len(t.hint.(*fyne.Container).Objects) > 0 {
+			t.hint.(*fyne.Container).Objects = nil
+			t.root.Refresh()
+		}
 		return
 	}
 	msg := widget.NewRichTextFromMarkdown("**Try the demo.** `demo.sh` was asked to write `logs/run.log`, which the allowlist `logs/` permits. " +
@@ -188,7 +194,7 @@ func (t *runTab) showDemoHint(on bool) {
 		"Press **Run** (Ctrl+R) and see what the gate makes of it.")
 	msg.Wrapping = fyne.TextWrapWord
 	t.hint.(*fyne.Container).Objects = []fyne.CanvasObject{callout(msg, theme.ColorNamePrimary)}
-	t.hint.Refresh()
+	t.root.Refresh() // the hint changes the height of the top area
 }
 
 func (t *runTab) setAllowHint(s string) {
@@ -264,7 +270,7 @@ func (t *runTab) loadScript() {
 	size := st.Size()
 	go func() {
 		sum, err := hashFile(p)
-		fyne.Do(func() {
+		t.u.do(func() {
 			if gen != t.hashGen {
 				return
 			}
@@ -368,7 +374,7 @@ func oneLine(err error) string {
 }
 
 // start runs the gate in a goroutine; progress and output reach the widgets
-// through fyne.Do, so the window stays responsive.
+// through fyne.Do (u.do), so the window stays responsive.
 func (t *runTab) start() {
 	if t.running {
 		return
@@ -432,6 +438,7 @@ func (t *runTab) start() {
 		evs := events
 		if last != nil {
 			evs = append(evs, *last)
+			last = nil
 		}
 		events = nil
 		mu.Unlock()
@@ -450,14 +457,14 @@ func (t *runTab) start() {
 			case <-done:
 				return
 			case <-tk.C:
-				fyne.Do(func() { drain(false) })
+				t.u.do(func() { drain(false) })
 			}
 		}
 	}()
 	go func() {
 		res, err := t.runner(ctx, cfg)
 		close(done)
-		fyne.Do(func() {
+		t.u.do(func() {
 			drain(true)
 			t.finished(res, err, reviewedSHA, absWS)
 		})

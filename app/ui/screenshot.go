@@ -4,11 +4,13 @@ package ui
 
 import (
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/software"
 
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -31,15 +33,12 @@ func (u *UI) startScreenshot(path string) {
 			fail(err)
 			return
 		}
-		// Show the most telling change: the edited config with its diff.
-		for i := range r.Changes {
-			if c := &r.Changes[i]; c.TextDiff != "" && !c.Allowed {
-				u.review.Select(i)
-				break
-			}
+		// Show the most telling change: an edited text file with its diff.
+		if i := tellingChange(r); i >= 0 {
+			u.review.Select(i)
 		}
 		time.AfterFunc(900*time.Millisecond, func() {
-			fyne.Do(func() {
+			u.do(func() {
 				if err := writePNG(path, u.win); err != nil {
 					fail(err)
 					return
@@ -59,12 +58,48 @@ func (u *UI) startScreenshot(path string) {
 		u.run.start()
 	})
 	time.AfterFunc(screenshotTimeout, func() {
-		fyne.Do(func() { fail(fmt.Errorf("no result after %s", screenshotTimeout)) })
+		u.do(func() { fail(fmt.Errorf("no result after %s", screenshotTimeout)) })
 	})
 }
 
-func writePNG(path string, w fyne.Window) error {
+// capture grabs the window. Where the GL front buffer cannot be read back
+// (Xvfb with software GL returns a blank image) it renders the window's
+// content again with Fyne's software painter, at the window's size.
+func capture(w fyne.Window) image.Image {
 	img := w.Canvas().Capture()
+	if !blank(img) {
+		return img
+	}
+	size := w.Canvas().Size()
+	content := w.Content()
+	c := software.NewCanvas()
+	c.SetPadded(false)
+	c.SetContent(content)
+	c.Resize(size)
+	return c.Capture()
+}
+
+// blank reports whether every sampled pixel of img has the same color.
+func blank(img image.Image) bool {
+	b := img.Bounds()
+	if b.Empty() {
+		return true
+	}
+	first := img.At(b.Min.X, b.Min.Y)
+	r0, g0, b0, a0 := first.RGBA()
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			if r != r0 || g != g0 || bl != b0 || a != a0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func writePNG(path string, w fyne.Window) error {
+	img := capture(w)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -74,4 +109,23 @@ func writePNG(path string, w fyne.Window) error {
 		return err
 	}
 	return f.Close()
+}
+
+// tellingChange picks the change a first look should land on: a violation
+// that edits a text file (it has a diff), else any violation with a diff.
+func tellingChange(r *report.Report) int {
+	best := -1
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Allowed || c.TextDiff == "" {
+			continue
+		}
+		if c.Kind == "changed" {
+			return i
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	return best
 }

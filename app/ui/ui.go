@@ -36,6 +36,10 @@ type Options struct {
 	Runner Runner
 	// DemoDir is where the demo is copied ("" = the system temp dir).
 	DemoDir string
+
+	// do runs a function on the UI goroutine; fyne.Do unless a test
+	// supplies its own event loop.
+	do func(func())
 }
 
 // UI is the window's content and state.
@@ -60,6 +64,7 @@ type UI struct {
 	demoErr  error
 
 	exitCode int
+	do       func(func())
 	// onRunDone, when set, is called after a run ends (screenshot mode).
 	onRunDone func(r *report.Report, err error)
 }
@@ -68,7 +73,10 @@ type UI struct {
 // the shortcuts (Ctrl+R run, Alt+1..3 tabs) and the drop target, preloads
 // the last workspace or the demo, and starts --screenshot or --report mode.
 func Create(a fyne.App, w fyne.Window, opts Options) *UI {
-	u := &UI{app: a, win: w, log: opts.Log, hist: opts.History, opts: opts}
+	u := &UI{app: a, win: w, log: opts.Log, hist: opts.History, opts: opts, do: opts.do}
+	if u.do == nil {
+		u.do = fyne.Do
+	}
 	if u.hist == nil {
 		u.hist = NewMemoryHistory()
 	}

@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // enc appends a compact, unambiguous binary encoding: unsigned and signed
@@ -161,3 +163,97 @@ func inflate(data []byte, max int64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Entry encoding: a snapshot.Entry's metadata (its path is the change's),
+// version 1. The SHA-256 is stored raw when it is 64 lowercase hex digits.
+const entryV1 = 1
+
+func encodeEntry(x *snapshot.Entry) []byte {
+	e := enc{b: make([]byte, 0, 64+len(x.Target)+len(x.Err))}
+	e.uint(entryV1)
+	e.str(string(x.Type))
+	e.uint(uint64(x.Perm))
+	e.int(x.Size)
+	e.int(x.UID)
+	e.int(x.GID)
+	e.int(x.MTime)
+	e.int(x.CTime)
+	e.uint(x.Dev)
+	e.uint(x.Ino)
+	var sum [32]byte
+	switch {
+	case x.SHA256 == "":
+		e.uint(0)
+	case isHexSHA(x.SHA256):
+		hex.Decode(sum[:], []byte(x.SHA256))
+		e.uint(1)
+		e.b = append(e.b, sum[:]...)
+	default:
+		e.uint(2)
+		e.str(x.SHA256)
+	}
+	e.str(x.Target)
+	e.uint(x.Rdev)
+	e.str(x.Err)
+	return e.b
+}
+
+func decodeEntry(b []byte, path string) (*snapshot.Entry, error) {
+	d := dec{b: b}
+	if v := d.uint(); v != entryV1 && d.err == nil {
+		return nil, fmt.Errorf("entry encoding version %d", v)
+	}
+	x := &snapshot.Entry{Path: path}
+	x.Type = snapshot.Type(d.str())
+	x.Perm = uint32(d.uint())
+	x.Size = d.int()
+	x.UID, x.GID = d.int(), d.int()
+	x.MTime, x.CTime = d.int(), d.int()
+	x.Dev, x.Ino = d.uint(), d.uint()
+	switch d.uint() {
+	case 0:
+	case 1:
+		if d.err == nil && len(d.b) < 32 {
+			d.err = errCorruptBlob
+			break
+		}
+		if d.err == nil {
+			x.SHA256 = hex.EncodeToString(d.b[:32])
+			d.b = d.b[32:]
+		}
+	case 2:
+		x.SHA256 = d.str()
+	default:
+		d.err = errCorruptBlob
+	}
+	x.Target = d.str()
+	x.Rdev = d.uint()
+	x.Err = d.str()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorruptBlob
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return x, nil
+}
+
+// isHexSHA reports whether s is 64 lowercase hex digits.
+func isHexSHA(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !lowerHex[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()

@@ -94,9 +94,23 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 			}
 			return nil, fail("not a regular file")
 		}
+		// SQLite would say only "unable to open database file".
+		f, err := os.OpenFile(abs, os.O_RDWR, 0)
+		if err != nil {
+			return nil, fail("%v", errText(err))
+		}
+		f.Close()
 	} else if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 			return nil, fail("create directory: %v", errText(err))
+		}
+		// The history holds scripts and file contents: owner only. SQLite
+		// gives its -wal and -shm files the database file's permissions.
+		f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			f.Close()
+		} else if !errors.Is(err, os.ErrExist) {
+			return nil, fail("%v", errText(err))
 		}
 	} else {
 		return nil, fail("%v", errText(err))

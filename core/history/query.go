@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -259,11 +258,10 @@ func (c *changeRow) toChange() (diff.Change, error) {
 		if !side.src.Valid {
 			continue
 		}
-		e := new(snapshot.Entry)
-		if err := json.Unmarshal([]byte(side.src.String), e); err != nil {
+		e, err := decodeEntry([]byte(side.src.String), c.path)
+		if err != nil {
 			return ch, err
 		}
-		e.Path = c.path
 		*side.dst = e
 	}
 	return ch, nil

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -64,7 +63,7 @@ type runRow struct {
 // changeRow holds a changes row's columns exactly as stored (and hashed).
 type changeRow struct {
 	path, kind, aspects string
-	before, after       sql.NullString // entry JSON
+	before, after       sql.NullString // encodeEntry; NULL when absent
 	allowed             bool
 	rule, risk          string
 	textDiff            string
@@ -128,11 +127,7 @@ func newChangeRow(c *diff.Change) (changeRow, error) {
 		if side.e == nil {
 			continue
 		}
-		b, err := json.Marshal(side.e)
-		if err != nil {
-			return row, fmt.Errorf("change %q: %v", c.Path, err)
-		}
-		*side.dst = sql.NullString{String: string(b), Valid: true}
+		*side.dst = sql.NullString{String: string(encodeEntry(side.e)), Valid: true}
 	}
 	return row, nil
 }
@@ -313,7 +308,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			for i := range rows {
 				c := &rows[i]
 				if _, err := stmt.ExecContext(ctx, id, i, blob(c.path), c.kind, c.aspects,
-					nullString(c.before), nullString(c.after), c.allowed, blob(c.rule), c.risk, blob(c.textDiff)); err != nil {
+					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff)); err != nil {
 					return err
 				}
 			}
@@ -345,13 +340,6 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	db.log.Debug().Int64("run", id).Int("changes", len(rows)).Int("contents", len(kept)).
 		Int("cache_entries", cacheN).Dur("took", time.Since(start)).Msg("run recorded")
 	return id, nil
-}
-
-func nullString(s sql.NullString) any {
-	if !s.Valid {
-		return nil
-	}
-	return s.String
 }
 
 // collectContents fetches, checks and compresses the changed files'

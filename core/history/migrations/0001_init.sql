@@ -48,10 +48,10 @@ CREATE TABLE changes (
     run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq       INTEGER NOT NULL, -- position in the report
     path      BLOB    NOT NULL,
-    kind      TEXT    NOT NULL CHECK (kind IN ('added', 'removed', 'changed')),
+    kind      TEXT    NOT NULL CHECK (kind = 'added' OR kind = 'removed' OR kind = 'changed'),
     aspects   TEXT    NOT NULL, -- comma-separated
-    before    TEXT,             -- entry metadata as in the JSON report; NULL when absent
-    after     TEXT,
+    before    BLOB,             -- entry metadata (see encodeEntry in codec.go); NULL when absent
+    after     BLOB,
     allowed   INTEGER NOT NULL,
     rule      BLOB    NOT NULL,
     risk      TEXT    NOT NULL,

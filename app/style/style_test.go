@@ -1,0 +1,88 @@
+package style
+
+import (
+	"image/color"
+	"math"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+func TestNames(t *testing.T) {
+	cases := map[fyne.ThemeColorName]fyne.ThemeColorName{
+		KindColor(diff.Added):                                      theme.ColorNameSuccess,
+		KindColor(diff.Removed):                                    theme.ColorNameError,
+		KindColor(diff.Changed):                                    theme.ColorNameWarning,
+		VerdictColor(report.Pass):                                  theme.ColorNameSuccess,
+		VerdictColor(report.Fail):                                  theme.ColorNameError,
+		ChangeColor(&diff.Change{Kind: diff.Added, Allowed: true}): theme.ColorNamePlaceHolder,
+		ChangeColor(&diff.Change{Kind: diff.Removed}):              theme.ColorNameError,
+	}
+	for got, want := range cases {
+		if got != want {
+			t.Errorf("%s, want %s", got, want)
+		}
+	}
+}
+
+func hue(c color.Color) (r, g, b uint32) { r, g, b, _ = c.RGBA(); return }
+
+// TestThemeReadable checks the kind colors have the right hue on both
+// variants and differ from the background enough to read.
+func TestThemeReadable(t *testing.T) {
+	test.NewTempApp(t)
+	th := Theme{}
+	for _, v := range []fyne.ThemeVariant{theme.VariantLight, theme.VariantDark} {
+		bg := th.Color(theme.ColorNameBackground, v)
+		for name, ok := range map[fyne.ThemeColorName]func(r, g, b uint32) bool{
+			Added:   func(r, g, b uint32) bool { return g > r && g > b },
+			Removed: func(r, g, b uint32) bool { return r > g && r > b },
+			Changed: func(r, g, b uint32) bool { return r > b && g > b },
+		} {
+			c := th.Color(name, v)
+			if !ok(hue(c)) {
+				t.Errorf("variant %d: %s is %v", v, name, c)
+			}
+			if contrast(c, bg) < 3 {
+				t.Errorf("variant %d: %s %v on %v has contrast %.1f", v, name, c, bg, contrast(c, bg))
+			}
+		}
+	}
+}
+
+// Color falls back to tints for the diffgate names under other themes.
+func TestColorFallback(t *testing.T) {
+	test.NewTempApp(t)
+	for _, n := range []fyne.ThemeColorName{ColorNameAddedBackground, ColorNameRemovedBackground, ColorNameHunkBackground} {
+		if _, _, _, a := Color(theme.DefaultTheme(), n).RGBA(); a == 0 {
+			t.Errorf("%s is transparent under the default theme", n)
+		}
+	}
+}
+
+func lum(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	f := func(x uint32) float64 {
+		v := float64(x) / 0xffff
+		if v <= 0.03928 {
+			return v / 12.92
+		}
+		return pow((v+0.055)/1.055, 2.4)
+	}
+	return 0.2126*f(r) + 0.7152*f(g) + 0.0722*f(b)
+}
+
+func pow(x, y float64) float64 { return math.Pow(x, y) }
+
+func contrast(a, b color.Color) float64 {
+	la, lb := lum(a), lum(b)
+	if la < lb {
+		la, lb = lb, la
+	}
+	return (la + 0.05) / (lb + 0.05)
+}

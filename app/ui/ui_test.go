@@ -1,0 +1,514 @@
+package ui
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+func TestMain(m *testing.M) {
+	proc.Supervise() // the gate re-executes this binary as its supervisor
+	os.Exit(m.Run())
+}
+
+// loop stands in for the driver's main goroutine: the UI's fyne.Do calls
+// queue here and the test goroutine runs them, so widgets are only ever
+// touched from one goroutine (the race detector checks it).
+type loop struct{ ch chan func() }
+
+func newLoop() *loop { return &loop{ch: make(chan func(), 1024)} }
+
+func (l *loop) do(f func()) { l.ch <- f }
+
+// until runs queued UI work until cond holds.
+func (l *loop) until(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for !cond() {
+		select {
+		case f := <-l.ch:
+			f()
+		case <-deadline:
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// settle runs whatever UI work is queued for a short while.
+func (l *loop) settle(d time.Duration) {
+	end := time.After(d)
+	for {
+		select {
+		case f := <-l.ch:
+			f()
+		case <-end:
+			return
+		}
+	}
+}
+
+func newTestUI(t *testing.T, opts Options) (*UI, *loop, fyne.Window) {
+	t.Helper()
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	l := newLoop()
+	opts.do = l.do
+	if opts.DemoDir == "" {
+		opts.DemoDir = t.TempDir()
+	}
+	u := Create(a, w, opts)
+	t.Cleanup(func() {
+		if u.run.cancel != nil {
+			u.run.cancel()
+		}
+		l.until(t, "the run to stop", 30*time.Second, func() bool { return !u.run.running })
+	})
+	return u, l, w
+}
+
+func TestFirstLaunchOffersTheDemo(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	r := u.run
+	if !strings.HasSuffix(r.workspace.Text, "workspace") || filepath.Base(r.script.Text) != "demo.sh" {
+		t.Fatalf("demo not preloaded: %q %q", r.workspace.Text, r.script.Text)
+	}
+	if got := strings.Join(r.allow.Entries(), ","); got != "logs/" {
+		t.Errorf("demo allowlist %q", got)
+	}
+	if !strings.Contains(r.scriptView.Text(), "sleep 300 &") {
+		t.Errorf("script text not shown: %q", r.scriptView.Text())
+	}
+	want, err := hashFile(r.script.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.until(t, "the script hash", 5*time.Second, func() bool { return r.scriptSHA != "" })
+	if r.scriptSHA != want {
+		t.Errorf("shown SHA-256 %s, want %s", r.scriptSHA, want)
+	}
+	if !strings.Contains(richText(r.scriptInfo), want) {
+		t.Errorf("script info %q lacks the hash", richText(r.scriptInfo))
+	}
+	if len(r.hint.(*fyne.Container).Objects) == 0 {
+		t.Error("no demo hint")
+	}
+}
+
+func richText(t *widget.RichText) string {
+	var b strings.Builder
+	for _, s := range t.Segments {
+		b.WriteString(s.Textual())
+	}
+	return b.String()
+}
+
+// TestRunDemoThroughRealGate runs the bundled demo through gate.Run in a
+// real temporary workspace and checks what the app makes of it.
+func TestRunDemoThroughRealGate(t *testing.T) {
+	hist := NewMemoryHistory()
+	u, l, w := newTestUI(t, Options{History: hist})
+	ws := u.run.workspace.Text
+	l.until(t, "the script hash", 5*time.Second, func() bool { return u.run.scriptSHA != "" })
+
+	test.Tap(u.run.runBtn)
+	if !u.run.running || !u.run.runBtn.Disabled() || u.run.cancelBtn.Disabled() {
+		t.Fatal("the run did not start")
+	}
+	l.until(t, "the review tab", 60*time.Second, func() bool { return u.Tabs.Selected() == u.reviewItem })
+
+	r := u.Review().Report()
+	if r.Verdict != report.Fail {
+		t.Fatalf("verdict %s", r.Verdict)
+	}
+	byPath := map[string]diff.Change{}
+	for _, c := range r.Changes {
+		byPath[c.Path] = c
+	}
+	if c := byPath["logs/run.log"]; c.Kind != diff.Added || !c.Allowed || c.Rule != "logs/" {
+		t.Errorf("logs/run.log: %+v", c)
+	}
+	if c := byPath["config.json"]; c.Kind != diff.Changed || c.Allowed || !strings.Contains(c.TextDiff, `+  "debug": true,`) {
+		t.Errorf("config.json: %+v", c)
+	}
+	if c := byPath["src/app.py"]; !c.Has(diff.Mode) || c.After.Perm&0o100 == 0 {
+		t.Errorf("src/app.py: %+v", c)
+	}
+	if c := byPath["build.lock"]; c.Kind != diff.Removed {
+		t.Errorf("build.lock: %+v", c)
+	}
+	var leftover bool
+	for _, lo := range r.Process.Leftovers {
+		leftover = leftover || strings.Contains(lo.Cmd, "sleep 300")
+	}
+	if !leftover || !strings.Contains(strings.Join(r.Reasons, ","), "1 leftover process") {
+		t.Errorf("leftover sleep not reported: %+v %v", r.Process.Leftovers, r.Reasons)
+	}
+	if r.Script.SHA256 != u.run.scriptSHA {
+		t.Errorf("report script hash %s, shown %s", r.Script.SHA256, u.run.scriptSHA)
+	}
+
+	// The review opens on the first violation and the banner says FAIL.
+	if sel := u.Review().Selected(); sel < 0 || r.Changes[sel].Allowed {
+		t.Errorf("review did not select a violation (%d)", sel)
+	}
+	if u.Review().Banner().VerdictText() != "FAIL" {
+		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	}
+
+	// Output: stdout lines, stderr in the warning color.
+	out := u.run.output.text()
+	if !strings.Contains(out, "demo: writing the run log") || !strings.Contains(out, "demo: cleaning up a stale lock") {
+		t.Errorf("output pane: %q", out)
+	}
+	var sawStderr bool
+	for _, l := range u.run.output.view.Lines() {
+		if l.Text == "demo: cleaning up a stale lock" {
+			sawStderr = l.Tag == tagStderr
+		}
+	}
+	if !sawStderr {
+		t.Error("the stderr line is not tagged as stderr")
+	}
+	// It is drawn in the warning color.
+	var drawn bool
+	walk(u.run.output.view, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok && tx.Text == "demo: cleaning up a stale lock" {
+			drawn = sameRGBA(tx.Color, style.Color(theme.Current(), theme.ColorNameWarning))
+		}
+	})
+	if !drawn {
+		t.Error("the stderr line is not drawn in the warning color")
+	}
+	// Progress: every phase done.
+	for _, ph := range gate.Phases {
+		if st := u.run.phases.rows[ph].state; st != phaseDone {
+			t.Errorf("phase %s state %d after the run", ph, st)
+		}
+	}
+	if !strings.Contains(u.run.phases.rows[gate.Before].info.Text, "entries") {
+		t.Errorf("before-snapshot info %q", u.run.phases.rows[gate.Before].info.Text)
+	}
+	if !strings.HasPrefix(richText(u.run.status), "FAIL: ") {
+		t.Errorf("status %q", richText(u.run.status))
+	}
+
+	// History: recorded; approving through the review saves the allowlist
+	// for the workspace and preloads it in the Run tab.
+	ids, _ := hist.Runs(0)
+	if len(ids) != 1 {
+		t.Fatalf("history has %d runs", len(ids))
+	}
+	v := u.Review()
+	v.Allow("changed:config.json")
+	test.Type(noteEntry(t, v), "debug on is fine for the demo")
+	approveButton(t, v).OnTapped()
+	got, _ := hist.Allowlist(r.Workspace)
+	if strings.Join(got, ",") != "logs/,changed:config.json" {
+		t.Errorf("approved allowlist %v", got)
+	}
+	if d, _ := hist.Decision(ids[0]); d != "approved" {
+		t.Errorf("decision %q", d)
+	}
+	if strings.Join(u.run.allow.Entries(), ",") != "logs/,changed:config.json" {
+		t.Errorf("run tab allowlist %v", u.run.allow.Entries())
+	}
+
+	// The History tab lists the run; selecting it reopens it.
+	u.Tabs.Select(u.historyItem)
+	if len(u.history.ids) != 1 {
+		t.Fatalf("history tab shows %d runs", len(u.history.ids))
+	}
+	u.history.list.Select(0)
+	if u.Tabs.Selected() != u.reviewItem || u.reviewID != ids[0] {
+		t.Error("selecting a history row does not reopen the run")
+	}
+	_ = ws
+	_ = w
+}
+
+func sameRGBA(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
+	r1, g1, b1, a1 := a.RGBA()
+	r2, g2, b2, a2 := b.RGBA()
+	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
+}
+
+// noteEntry and approveButton find the review's note entry and Approve
+// button in the rendered view.
+func noteEntry(t *testing.T, v *review.View) *widget.Entry {
+	t.Helper()
+	var found *widget.Entry
+	walk(v, func(o fyne.CanvasObject) {
+		if e, ok := o.(*widget.Entry); ok && strings.HasPrefix(e.PlaceHolder, "Note for the record") {
+			found = e
+		}
+	})
+	if found == nil {
+		t.Fatal("no note entry")
+	}
+	return found
+}
+
+func approveButton(t *testing.T, v *review.View) *widget.Button {
+	t.Helper()
+	var found *widget.Button
+	walk(v, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == "Approve allowlist" {
+			found = b
+		}
+	})
+	if found == nil {
+		t.Fatal("no Approve button")
+	}
+	return found
+}
+
+func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
+	if o == nil || !o.Visible() {
+		return
+	}
+	visit(o)
+	switch x := o.(type) {
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			walk(c, visit)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(x).Objects() {
+			walk(c, visit)
+		}
+	}
+}
+
+// writeScript writes an executable shell script into dir.
+func writeScript(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "script.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCancelKillsTheScript(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	ws, scripts := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("x"), 0o644)
+	script := writeScript(t, scripts, "echo started\ntouch made-before-cancel\nsleep 30\ntouch never\n")
+	u.run.setInputs(ws, script, []string{})
+	test.Tap(u.run.runBtn)
+	l.until(t, "the script to run", 20*time.Second, func() bool {
+		return strings.Contains(u.run.output.text(), "started")
+	})
+	if u.run.phases.current != gate.Execute {
+		t.Errorf("phase %q while the script sleeps", u.run.phases.current)
+	}
+	start := time.Now()
+	test.Tap(u.run.cancelBtn)
+	l.until(t, "the cancelled run", 20*time.Second, func() bool { return !u.run.running })
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+	r := u.Review().Report()
+	if r == nil || !r.Process.Cancelled || r.Verdict != report.Fail {
+		t.Fatalf("cancelled run report: %+v", r)
+	}
+	if !strings.Contains(strings.Join(r.Reasons, ","), "run cancelled") {
+		t.Errorf("reasons %v", r.Reasons)
+	}
+	// What the script did before the cancel is still reported.
+	var made bool
+	for _, c := range r.Changes {
+		made = made || c.Path == "made-before-cancel"
+	}
+	if !made {
+		t.Errorf("changes before the cancel are missing: %+v", r.Changes)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "never")); err == nil {
+		t.Error("the script ran on after the cancel")
+	}
+}
+
+func TestRunRefusesBadInput(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	u.run.setInputs(filepath.Join(t.TempDir(), "missing"), u.run.script.Text, nil)
+	test.Tap(u.run.runBtn)
+	l.until(t, "the setup error", 20*time.Second, func() bool { return !u.run.running })
+	if s := richText(u.run.status); !strings.Contains(s, "missing") {
+		t.Errorf("status %q does not name the missing workspace", s)
+	}
+	if u.Tabs.Selected() != u.runItem {
+		t.Error("a setup error switched tabs")
+	}
+	// Inputs the UI checks itself: timeout, quotes, allowlist.
+	u.run.timeout.SetText("soon")
+	u.run.args.SetText(`"unterminated`)
+	u.run.allow.SetText("/abs\n")
+	test.Tap(u.run.runBtn)
+	s := richText(u.run.status)
+	for _, want := range []string{"timeout", "unterminated quote", "fix the allowlist"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("status %q lacks %q", s, want)
+		}
+	}
+	if u.run.running {
+		t.Error("ran despite bad input")
+	}
+}
+
+func TestReportFlagOpensReview(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := review.DemoReport().WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "r.json")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	u, _, _ := newTestUI(t, Options{Flags: Flags{Report: p}})
+	if u.Tabs.Selected() != u.reviewItem {
+		t.Fatal("--report did not open the review tab")
+	}
+	if r := u.Review().Report(); r == nil || r.Workspace != "/home/dev/demo-workspace" {
+		t.Errorf("review shows %+v", r)
+	}
+}
+
+func TestDropPicksWorkspaceAndScript(t *testing.T) {
+	u, _, _ := newTestUI(t, Options{})
+	ws, sc := t.TempDir(), t.TempDir()
+	script := writeScript(t, sc, "true\n")
+	u.run.dropped([]fyne.URI{storage.NewFileURI(ws), storage.NewFileURI(script)})
+	if u.run.workspace.Text != ws || u.run.script.Text != script {
+		t.Errorf("drop set %q %q", u.run.workspace.Text, u.run.script.Text)
+	}
+}
+
+func TestRecentListsRemembered(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	ws, sc := t.TempDir(), t.TempDir()
+	script := writeScript(t, sc, "true\n")
+	u.run.setInputs(ws, script, []string{})
+	test.Tap(u.run.runBtn)
+	l.until(t, "the run", 30*time.Second, func() bool { return !u.run.running })
+	prefs := u.app.Preferences()
+	if got := prefs.StringList(prefWorkspaces); len(got) == 0 || got[0] != ws {
+		t.Errorf("recent workspaces %v", got)
+	}
+	if got := prefs.StringList(prefScripts); len(got) == 0 || got[0] != script {
+		t.Errorf("recent scripts %v", got)
+	}
+	if r := u.Review().Report(); r.Verdict != report.Pass {
+		t.Errorf("a script that changes nothing: %s %v", r.Verdict, r.Reasons)
+	}
+}
+
+func TestOutputBounded(t *testing.T) {
+	test.NewTempApp(t)
+	b := &outputBuffer{}
+	p := newOutputPane()
+	test.NewTempWindow(t, p.view)
+	for i := 0; i < 3*MaxOutputLines; i++ {
+		b.write(proc.Stdout, []byte("line "+itoa(i)+"\n"))
+		if i%997 == 0 {
+			p.append(b.drain(false))
+		}
+	}
+	b.write(proc.Stderr, []byte("no newline at the end"))
+	p.append(b.drain(true))
+	if n := p.lineCount(); n > MaxOutputLines {
+		t.Errorf("%d lines kept, bound is %d", n, MaxOutputLines)
+	}
+	text := p.text()
+	if !strings.Contains(text, "line "+itoa(3*MaxOutputLines-1)) || !strings.HasSuffix(text, "no newline at the end") {
+		t.Errorf("latest lines missing: …%s", text[max(0, len(text)-80):])
+	}
+	if strings.Contains(text, "line 0\n") {
+		t.Error("the oldest line was kept")
+	}
+	// Chunks split mid-line and escapes are handled.
+	b.write(proc.Stdout, []byte("hel"))
+	b.write(proc.Stdout, []byte("lo \x1b[31mred\x1b[0m\tx\n"))
+	lines, _ := b.drain(false)
+	if len(lines) != 1 || lines[0].text != "hello \x1b[31mred\x1b[0m\tx" {
+		t.Fatalf("lines %+v", lines)
+	}
+	if s := cleanLine(lines[0].text); s != "hello red   x" {
+		t.Errorf("rendered %q", s)
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	got, err := splitArgs(`a "b c" 'd e' f\ g ""`)
+	if err != nil || strings.Join(got, "|") != "a|b c|d e|f g|" {
+		t.Errorf("%q %v", got, err)
+	}
+	if _, err := splitArgs(`"open`); err == nil {
+		t.Error("unterminated quote accepted")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	var out bytes.Buffer
+	f, err := ParseFlags([]string{"--screenshot", "x.png", "--report", "r.json"}, &out)
+	if err != nil || f.Screenshot != "x.png" || f.Report != "r.json" {
+		t.Errorf("%+v %v", f, err)
+	}
+	_, err = ParseFlags([]string{"-h"}, &out)
+	if !errors.Is(err, flag.ErrHelp) || UsageExitCode(err) != 0 {
+		t.Errorf("-h: %v", err)
+	}
+	if strings.Contains(out.String(), "--report") || !strings.Contains(out.String(), "--screenshot") {
+		t.Errorf("usage:\n%s", out.String())
+	}
+	if _, err := ParseFlags([]string{"stray"}, &out); err == nil || UsageExitCode(err) != 2 {
+		t.Errorf("stray argument: %v", err)
+	}
+}
+
+func TestMemoryHistory(t *testing.T) {
+	h := NewMemoryHistory()
+	var _ History = h
+	r1, r2 := review.DemoReport(), review.DemoReport()
+	id1, _ := h.Record(r1)
+	id2, _ := h.Record(r2)
+	if ids, _ := h.Runs(10); len(ids) != 2 || ids[0] != id2 {
+		t.Errorf("runs %v", ids)
+	}
+	if a, _ := h.Allowlist(r1.Workspace); a != nil {
+		t.Errorf("allowlist before approval %v", a)
+	}
+	if err := h.Approve(id1, []string{"logs/", "config.json"}, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reject(id2, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := h.Allowlist(r1.Workspace); strings.Join(a, ",") != "logs/,config.json" {
+		t.Errorf("allowlist %v", a)
+	}
+	if d, _ := h.Decision(id2); d != "rejected" {
+		t.Errorf("decision %q", d)
+	}
+	if _, err := h.Report(99); !errors.Is(err, ErrNoRun) {
+		t.Errorf("unknown run: %v", err)
+	}
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// openHistory opens the history database named by --db, else $DIFFGATE_DB,
+// else the default location; failures are usage errors (exit 2).
+func openHistory(dbFlag string) (*history.DB, error) {
+	path := dbFlag
+	if path == "" {
+		var err error
+		if path, err = history.DefaultPath(); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	db, err := history.Open(path, zerolog.Nop())
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return db, nil
+}
+
+const historyUsage = "usage: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N] [--db PATH] | show RUN | export RUN -o FILE | verify"
+
+// historyVerb: diffgate history [list] | show | export | verify.
+func (c *cli) historyVerb(args []string) error {
+	sub := "list"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "list":
+		return c.historyList(args)
+	case "show":
+		return c.historyShow(args)
+	case "export":
+		return c.historyExport(args)
+	case "verify":
+		return c.historyVerify(args)
+	}
+	return usagef("history: unknown subcommand %q (want show, export or verify)", sub)
+}
+
+// historyList: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N].
+func (c *cli) historyList(args []string) error {
+	fs := newFlags("history")
+	db := fs.String("db", "", "history database `PATH`")
+	ws := fs.String("workspace", "", "only runs of the workspace `DIR`")
+	verdict := fs.String("verdict", "", "only runs with this verdict (pass or fail)")
+	limit := fs.Int("limit", 50, "show at most `N` runs (0: all)")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("%s", historyUsage)
+	}
+	if *verdict != "" && *verdict != report.Pass && *verdict != report.Fail {
+		return usagef("history: --verdict %q: want pass or fail", *verdict)
+	}
+	if *limit < 0 {
+		return usagef("history: --limit %d: want 0 or more", *limit)
+	}
+	f := history.Filter{Verdict: *verdict, Limit: *limit}
+	if *ws != "" {
+		if f.Workspace, err = history.WorkspaceKey(*ws); err != nil {
+			return usagef("history: workspace %s: %v", *ws, err)
+		}
+	}
+	h, err := openHistory(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	runs, err := h.List(c.ctx, f)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(c.stderr, "diffgate: no runs recorded")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tVERDICT\tADDED\tREMOVED\tCHANGED\tVIOLATIONS\tWORKSPACE\tSCRIPT")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			r.Verdict, r.Added, r.Removed, r.Changed, r.Violations, tabSafe(r.Workspace), tabSafe(r.Script))
+	}
+	return tw.Flush()
+}
+
+// tabSafe quotes a path as the CLI does, and also when a tab would break
+// the table's alignment.
+func tabSafe(p string) string {
+	if strings.ContainsRune(p, '\t') {
+		return strconv.Quote(p)
+	}
+	return report.QuotePath(p)
+}
+
+// runArg parses a RUN argument: a run id, or "last" for the newest run.
+func (c *cli) runArg(h *history.DB, s string) (int64, error) {
+	if s == "last" || s == "latest" {
+		id, err := h.Latest(c.ctx)
+		if err != nil {
+			return 0, err
+		}
+		if id == 0 {
+			return 0, usagef("history: no runs recorded")
+		}
+		return id, nil
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("history: RUN %q: want a run id (see diffgate history) or last", s)
+	}
+	return id, nil
+}
+
+// getRun loads one run; an unknown id is a usage error.
+func (c *cli) getRun(h *history.DB, arg string) (*history.Run, error) {
+	id, err := c.runArg(h, arg)
+	if err != nil {
+		return nil, err
+	}
+	run, err := h.Get(c.ctx, id)
+	if errors.Is(err, history.ErrNotFound) {
+		return nil, usagef("history: run %d not found (see diffgate history)", id)
+	}
+	return run, err
+}
+
+// historyShow: diffgate history show RUN. Prints the run's violation lines
+// as the run verb did, a header on stderr; exit 1 if the run failed.
+func (c *cli) historyShow(args []string) error {
+	fs := newFlags("history show")
+	db := fs.String("db", "", "history database `PATH`")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: diffgate history show RUN [--db PATH]")
+	}
+	h, err := openHistory(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	run, err := c.getRun(h, pos[0])
+	if err != nil {
+		return err
+	}
+	writeRunHeader(c.stderr, run)
+	for _, l := range run.Report.Lines() {
+		fmt.Fprintln(c.stdout, l)
+	}
+	if run.Report.Verdict != report.Pass {
+		return errFailed
+	}
+	return nil
+}
+
+// writeRunHeader writes a short description of a run.
+func writeRunHeader(w io.Writer, run *history.Run) {
+	r := run.Report
+	fmt.Fprintf(w, "run %d: %s", run.ID, r.Verdict)
+	if len(r.Reasons) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(r.Reasons, ", "))
+	}
+	fmt.Fprintf(w, ", %s, took %s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+		r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
+	fmt.Fprintf(w, "workspace %s, script %s", report.QuotePath(r.Workspace), report.QuotePath(r.Script.Path))
+	for _, a := range r.Script.Args {
+		fmt.Fprintf(w, " %s", quoteArg(a))
+	}
+	fmt.Fprintln(w)
+	if run.AllowlistVersion > 0 {
+		fmt.Fprintf(w, "allowlist: approved version %d, %s\n", run.AllowlistVersion, entries(len(r.Allowlist)))
+	} else {
+		fmt.Fprintf(w, "allowlist: %s, not an approved version\n", entries(len(r.Allowlist)))
+	}
+	if run.Decision != "" {
+		fmt.Fprintf(w, "decision: %s", run.Decision)
+		if run.DecisionNote != "" {
+			fmt.Fprintf(w, " (%s)", oneLine(run.DecisionNote))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+func quoteArg(a string) string {
+	if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") || report.QuotePath(a) != a {
+		return strconv.Quote(a)
+	}
+	return a
+}
+
+// historyExport: diffgate history export RUN -o FILE (.json, .html or .md).
+func (c *cli) historyExport(args []string) error {
+	fs := newFlags("history export")
+	db := fs.String("db", "", "history database `PATH`")
+	out := fs.String("o", "", "write the report to `FILE` (.json, .html or .md)")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *out == "" {
+		return usagef("usage: diffgate history export RUN -o FILE [--db PATH]")
+	}
+	if err := report.CheckPath(*out); err != nil {
+		return usagef("%v", err)
+	}
+	h, err := openHistory(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	run, err := c.getRun(h, pos[0])
+	if err != nil {
+		return err
+	}
+	if err := run.Report.WriteFile(*out); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// historyVerify: diffgate history verify. Exit 1 when the chain is broken.
+func (c *cli) historyVerify(args []string) error {
+	fs := newFlags("history verify")
+	db := fs.String("db", "", "history database `PATH`")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("usage: diffgate history verify [--db PATH]")
+	}
+	h, err := openHistory(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	broken, err := h.Verify(c.ctx)
+	if err != nil {
+		return err
+	}
+	if broken != nil {
+		fmt.Fprintf(c.stdout, "broken at run %d: %s\n", broken.RunID, broken.Reason)
+		return errFailed
+	}
+	n, err := h.Count(c.ctx, history.Filter{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "ok: %d runs, chain intact\n", n)
+	return nil
+}
