@@ -2,7 +2,6 @@ package review
 
 import (
 	"fmt"
-	"image/color"
 	"io/fs"
 	"strings"
 
@@ -248,7 +247,11 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case c.Kind == diff.Removed && isFile(b):
 		add(para(seg("Deleted file, "+humanBytes(b.Size)+".", "", fyne.TextStyle{Bold: true})))
 	case c.Kind != diff.Changed && c.IsDir():
-		add(para(seg("Directory "+string(c.Kind)+".", "", fyne.TextStyle{Bold: true})))
+		text := "Directory " + string(c.Kind) + "."
+		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
+			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, plural(n.below, "change"), plural(n.belowViolations, "violation"))
+		}
+		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
 		segs := []widget.RichTextSegment{seg("Symlink to ", "", fyne.TextStyle{Bold: true})}
 		if b != nil && b.Type == snapshot.Symlink {
@@ -414,5 +417,3 @@ func (tableLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	}
 	return fyne.NewSize(lw+200, h)
 }
-
-var _ = color.Transparent

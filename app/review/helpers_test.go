@@ -8,8 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
@@ -167,6 +165,3 @@ func tapMenuItem(t *testing.T, c fyne.Canvas, s string) {
 	}
 	test.Tap(hit)
 }
-
-var _ = theme.ColorNameError
-var _ = widget.NewLabel

@@ -146,7 +146,7 @@ func (m *model) buildTree() {
 				if fa != fb {
 					return fa
 				}
-				return kids[a] < kids[b]
+				return naturalLess(kids[a], kids[b])
 			})
 		}
 	}
@@ -169,4 +169,35 @@ func (m *model) treeOrder() []int {
 	}
 	walk("")
 	return out
+}
+
+// naturalLess orders names as people do: "mod2.o" before "mod10.o".
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -20,7 +20,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -632,5 +631,3 @@ func (v *View) openDefaultBranches() {
 	}
 	v.treeW.openBranches(ids)
 }
-
-var _ = diff.Added

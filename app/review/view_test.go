@@ -651,3 +651,11 @@ func BenchmarkRefilter(b *testing.B) {
 func sortChanges(cs []diff.Change) {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Path < cs[j].Path })
 }
+
+func TestNaturalOrder(t *testing.T) {
+	names := []string{"mod10.o", "mod2.o", "mod1.o", "a", "mod02.o", "b10", "b9x"}
+	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
+	if got := strings.Join(names, " "); got != "a b9x b10 mod1.o mod2.o mod02.o mod10.o" && got != "a b9x b10 mod1.o mod02.o mod2.o mod10.o" {
+		t.Errorf("order %s", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -21,8 +22,12 @@ import (
 // standard types, so that package need not import the app. MemoryHistory is
 // the stand-in used until then (and in tests).
 type History interface {
-	// Record stores a finished run and returns its id.
-	Record(r *report.Report) (id int64, err error)
+	// Record stores a finished run and returns its id. res carries what a
+	// history may keep besides the report: the script text, the kept
+	// contents (res.Contents, may be nil) and the after-manifest (a hash
+	// cache for the next run). A report opened from a file comes as
+	// &gate.Result{Report: r}.
+	Record(res *gate.Result) (id int64, err error)
 	// Runs lists the ids of the most recent runs, newest first.
 	Runs(limit int) ([]int64, error)
 	// Report loads a stored run.
@@ -67,11 +72,14 @@ func NewMemoryHistory() *MemoryHistory {
 }
 
 // Record implements History.
-func (h *MemoryHistory) Record(r *report.Report) (int64, error) {
+func (h *MemoryHistory) Record(res *gate.Result) (int64, error) {
+	if res == nil || res.Report == nil {
+		return 0, errors.New("record: no report")
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := int64(len(h.runs) + 1)
-	h.runs = append(h.runs, &memRun{id: id, r: r})
+	h.runs = append(h.runs, &memRun{id: id, r: res.Report})
 	return id, nil
 }
 

@@ -25,7 +25,6 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
-	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
@@ -110,6 +109,7 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t.allow = review.NewAllowlistEditor()
 	t.allowHint = widget.NewRichText()
 	t.allowHint.Wrapping = fyne.TextWrapWord
+	t.setAllowHint("Empty, every change is a violation. Start strict and allow paths after review.")
 
 	t.runBtn = widget.NewButtonWithIcon("Run through the gate", theme.MediaPlayIcon(), t.start)
 	t.runBtn.Importance = widget.HighImportance
@@ -509,7 +509,7 @@ func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, absWS string
 		msg += "  Note: the script changed after it was shown here."
 	}
 	t.setStatus(msg, style.VerdictColor(r.Verdict))
-	t.u.showResult(r)
+	t.u.showResult(res)
 	if t.u.onRunDone != nil {
 		t.u.onRunDone(r, nil)
 	}
@@ -562,5 +562,3 @@ func (t *runTab) dropped(uris []fyne.URI) {
 		t.showDemoHint(false)
 	}
 }
-
-var _ = proc.Stdout

@@ -4,10 +4,10 @@
 package ui
 
 import (
-	"image/color"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -59,9 +59,7 @@ type UI struct {
 	history                          *historyTab
 	runItem, reviewItem, historyItem *container.TabItem
 
-	demoOnce sync.Once
 	demoData *assets.Demo
-	demoErr  error
 
 	exitCode int
 	do       func(func())
@@ -90,9 +88,10 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 
 	u.run = newRunTab(u, runner)
 	u.review = review.New(nil, review.Options{
-		OnApprove: u.approve,
-		OnReject:  u.reject,
-		Export:    u.export,
+		OnApprove:      u.approve,
+		OnReject:       u.reject,
+		Export:         u.export,
+		OnDraftChanged: func([]string) { u.updateTitle() },
 	})
 	u.history = newHistoryTab(u.hist, u.openRun)
 
@@ -136,10 +135,18 @@ func (u *UI) emptyReview() fyne.CanvasObject {
 	return container.NewCenter(msg)
 }
 
-// demo copies the bundled demo once per app session.
+// demo makes a fresh copy of the bundled demo (a run changes the copy, so
+// every "Load demo" starts clean) and removes the previous one.
 func (u *UI) demo() (*assets.Demo, error) {
-	u.demoOnce.Do(func() { u.demoData, u.demoErr = assets.NewDemo(u.opts.DemoDir) })
-	return u.demoData, u.demoErr
+	d, err := assets.NewDemo(u.opts.DemoDir)
+	if err != nil {
+		return nil, err
+	}
+	if u.demoData != nil {
+		u.demoData.Remove()
+	}
+	u.demoData = d
+	return d, nil
 }
 
 // preload fills the Run tab: flags first, then the last used workspace and
@@ -197,8 +204,9 @@ func (u *UI) openReportFile(path string) {
 }
 
 // showResult records a finished run and opens it for review.
-func (u *UI) showResult(r *report.Report) {
-	id, err := u.hist.Record(r)
+func (u *UI) showResult(res *gate.Result) {
+	r := res.Report
+	id, err := u.hist.Record(res)
 	if err != nil {
 		u.log.Warn().Err(err).Msg("record run in history")
 	}
@@ -212,8 +220,19 @@ func (u *UI) openRun(id int64, r *report.Report) {
 	u.showReview(r)
 }
 
+// updateTitle puts the verdict of the report under review in the title.
+func (u *UI) updateTitle() {
+	r := u.review.Report()
+	if r == nil {
+		u.win.SetTitle("diffgate")
+		return
+	}
+	u.win.SetTitle(fmt.Sprintf("diffgate: %s %s", strings.ToUpper(r.Verdict), filepath.Base(r.Script.Path)))
+}
+
 func (u *UI) showReview(r *report.Report) {
 	u.review.SetReport(r)
+	u.updateTitle()
 	if u.reviewItem.Content != u.review {
 		u.reviewItem.Content = u.review
 		u.Tabs.Refresh()
@@ -225,7 +244,7 @@ func (u *UI) showReview(r *report.Report) {
 
 func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
 	if u.reviewID == 0 {
-		id, err := u.hist.Record(r)
+		id, err := u.hist.Record(&gate.Result{Report: r})
 		if err != nil {
 			return err
 		}
@@ -244,7 +263,7 @@ func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
 
 func (u *UI) reject(r *report.Report, note string) error {
 	if u.reviewID == 0 {
-		id, err := u.hist.Record(r)
+		id, err := u.hist.Record(&gate.Result{Report: r})
 		if err != nil {
 			return err
 		}
@@ -310,5 +329,3 @@ func callout(o fyne.CanvasObject, c fyne.ThemeColorName) fyne.CanvasObject {
 }
 
 func newFormLayout() fyne.Layout { return layout.NewFormLayout() }
-
-var _ = color.Transparent

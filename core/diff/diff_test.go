@@ -63,7 +63,11 @@ func TestCompareRealTrees(t *testing.T) {
 			write(t, r, "suid", "x")
 			must(t, syscall.Chmod(filepath.Join(r, "suid"), 0o2755))
 		}, []want{{"suid", diff.Added, nil, diff.Setuid}}, false},
-		{"symlink retarget inside", func(t *testing.T, r string) { write(t, r, "a", "1"); write(t, r, "b", "2"); os.Symlink("a", filepath.Join(r, "l")) }, func(t *testing.T, r string) {
+		{"symlink retarget inside", func(t *testing.T, r string) {
+			write(t, r, "a", "1")
+			write(t, r, "b", "2")
+			os.Symlink("a", filepath.Join(r, "l"))
+		}, func(t *testing.T, r string) {
 			os.Remove(filepath.Join(r, "l"))
 			must(t, os.Symlink("b", filepath.Join(r, "l")))
 		}, []want{{"l", diff.Changed, []diff.Aspect{diff.Target}, ""}}, false},

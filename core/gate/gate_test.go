@@ -168,9 +168,9 @@ func TestHugeOutputBounded(t *testing.T) {
 func TestSetupErrors(t *testing.T) {
 	ws, script := workspace(t, "true")
 	cases := map[string]gate.Config{
-		"workspace":            {Workspace: filepath.Join(ws, "nope"), Script: script},
-		"script":               {Workspace: ws, Script: filepath.Join(ws, "missing.sh")},
-		"not a directory":      {Workspace: script, Script: script},
+		"workspace":           {Workspace: filepath.Join(ws, "nope"), Script: script},
+		"script":              {Workspace: ws, Script: filepath.Join(ws, "missing.sh")},
+		"not a directory":     {Workspace: script, Script: script},
 		"allowlist entry \"/": {Workspace: ws, Script: script, Allow: []string{"/etc"}},
 	}
 	for want, cfg := range cases {

@@ -27,7 +27,15 @@ func openDir(abs string) (dirHandle, error) {
 
 func (d dirHandle) close() { d.f.Close() }
 
-func (d dirHandle) list() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+// list reads the directory's names into sc.
+func (d dirHandle) list(sc *scratch) error {
+	sc.names, sc.ents = sc.names[:0], sc.ents[:0]
+	des, err := d.f.ReadDir(-1)
+	for _, de := range des {
+		sc.add([]byte(de.Name()), de.Type().IsRegular())
+	}
+	return err
+}
 
 func (d dirHandle) lstat(name string, e *Entry) error {
 	fi, err := os.Lstat(filepath.Join(d.abs, name))
@@ -43,7 +51,7 @@ func (d dirHandle) readlink(name string) (string, error) {
 	return filepath.ToSlash(t), err
 }
 
-func (d dirHandle) hashFile(name string, e *Entry, hs *hasher, maxSize, keepMax int64, keep func([]byte)) (int64, error) {
+func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
 	p := filepath.Join(d.abs, name)
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -61,15 +69,15 @@ func (d dirHandle) hashFile(name string, e *Entry, hs *hasher, maxSize, keepMax 
 		return 0, err
 	}
 	defer f.Close()
-	hs.h.Reset()
-	n, err := io.CopyBuffer(hs.h, io.LimitReader(f, e.Size), hs.buf)
+	sc.h.Reset()
+	n, err := io.CopyBuffer(sc.h, io.LimitReader(f, e.Size), sc.buf)
 	if err != nil {
 		return n, err
 	}
-	e.SHA256 = hex.EncodeToString(hs.h.Sum(hs.sum[:0]))
-	if keep != nil && n <= keepMax && n <= int64(len(hs.buf)) {
+	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	if keep != nil && n <= keepMax && n <= int64(len(sc.buf)) {
 		if data, err := os.ReadFile(p); err == nil && int64(len(data)) == n {
-			keep(data)
+			keep(e, data)
 		}
 	}
 	return n, nil

@@ -5,29 +5,32 @@ package snapshot
 import (
 	"encoding/hex"
 	"io/fs"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
 
 // dirHandle is an open directory; entries are reached relative to its
-// descriptor, so a directory renamed mid-walk cannot redirect the walk.
+// descriptor, so a directory renamed mid-walk cannot redirect the walk. It is
+// a bare descriptor, not an *os.File: that would cost a few system calls more
+// per directory (poller registration, flags) for nothing.
 type dirHandle struct {
-	f  *os.File
 	fd int
 }
 
 func openDir(abs string) (dirHandle, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return dirHandle{}, err
+	for {
+		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return dirHandle{}, &fs.PathError{Op: "open", Path: abs, Err: err}
+		}
+		return dirHandle{fd: fd}, nil
 	}
-	return dirHandle{f: f, fd: int(f.Fd())}, nil
 }
 
-func (d dirHandle) close() { d.f.Close() }
-
-func (d dirHandle) list() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+func (d dirHandle) close() { unix.Close(d.fd) }
 
 func (d dirHandle) lstat(name string, e *Entry) error {
 	var st unix.Stat_t
@@ -62,7 +65,7 @@ func (d dirHandle) readlink(name string) (string, error) {
 // hashFile opens name without following symlinks or blocking (a FIFO swapped
 // in cannot hang the walk), fstats it into e and, if it is a regular file of
 // at most maxSize bytes (any size when maxSize < 0), hashes its content.
-func (d dirHandle) hashFile(name string, e *Entry, hs *hasher, maxSize, keepMax int64, keep func([]byte)) (int64, error) {
+func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
 	fd, err := openat(d.fd, name)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENXIO || err == unix.EWOULDBLOCK {
@@ -82,17 +85,17 @@ func (d dirHandle) hashFile(name string, e *Entry, hs *hasher, maxSize, keepMax 
 	if maxSize >= 0 && e.Size > maxSize {
 		return 0, errTooBig
 	}
-	return readHash(fd, name, e, hs, keepMax, keep)
+	return readHash(fd, name, e, sc, keepMax, keep)
 }
 
 // readHash reads exactly the size fstat reported (a file that grows while it
 // is read is recorded as that prefix; the next snapshot sees the rest).
-func readHash(fd int, name string, e *Entry, hs *hasher, keepMax int64, keep func([]byte)) (int64, error) {
-	hs.h.Reset()
+func readHash(fd int, name string, e *Entry, sc *scratch, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
+	sc.h.Reset()
 	var total int64
 	reads := 0
 	for total < e.Size {
-		n, err := unix.Read(fd, hs.buf)
+		n, err := unix.Read(fd, sc.buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -105,12 +108,12 @@ func readHash(fd int, name string, e *Entry, hs *hasher, keepMax int64, keep fun
 			break
 		}
 		reads++
-		hs.h.Write(hs.buf[:n])
+		sc.h.Write(sc.buf[:n])
 		total += int64(n)
 	}
-	e.SHA256 = hex.EncodeToString(hs.h.Sum(hs.sum[:0]))
+	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
 	if keep != nil && reads <= 1 && total <= keepMax {
-		keep(hs.buf[:total])
+		keep(e, sc.buf[:total])
 	}
 	return total, nil
 }

@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +29,7 @@ type Progress struct {
 // Options tune Take. The zero value is ready to use.
 type Options struct {
 	// Workers is the number of goroutines listing and hashing; 0 picks a
-	// number suited to the machine (system calls dominate, so more than cores).
+	// number suited to the machine (a little more than GOMAXPROCS).
 	Workers int
 	// Progress, if set, is called periodically and once at the end with the
 	// running totals. It may be called from several goroutines.
@@ -54,11 +57,22 @@ type Options struct {
 // files in one directory are hashed in parallel.
 const bigFile = 4 << 20
 
-// bufSize is the read buffer per worker.
+// bufSize is the read buffer per worker: small files are read in one call,
+// large ones in few (larger buffers gain nothing measurable).
 const bufSize = 256 << 10
 
 // ErrRoot is wrapped by Take when the root cannot be walked at all.
 var ErrRoot = errors.New("cannot snapshot")
+
+// defaultWorkers is the number of walking goroutines when Options.Workers is
+// 0. With a warm page cache every system call returns at once and the walk
+// is CPU-bound, so one goroutine per core plus a few to cover the moments a
+// goroutine waits (a cold read, the job queue) is fastest; far more only adds
+// scheduler work (measured with tests/bench: see BenchmarkTake).
+func defaultWorkers() int {
+	n := runtime.GOMAXPROCS(0)
+	return min(max(n+n/2, n+2), 32)
+}
 
 // Take walks root and returns its manifest. Only a missing or unreadable root
 // is an error; problems with single entries are recorded in Entry.Err.
@@ -77,80 +91,207 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
 	}
+	// The root is listed here, not by a worker, so that a root that cannot
+	// be read is an error of Take rather than an entry's.
+	sc := newScratch()
 	d, err := openDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
 	}
-	if _, err := d.list(); err != nil {
+	if err := d.list(sc); err != nil {
 		d.close()
 		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
 	}
-	d.close()
 
 	w := &walker{ctx: ctx, root: abs, opt: opt, start: time.Now()}
-	if opt.Prior != nil && len(opt.Prior.Entries) > 0 && !opt.Prior.Seed {
+	if p := opt.Prior; p != nil && len(p.Entries) > 0 && !p.Seed {
 		g := opt.Granularity
 		if g == 0 {
 			g = 2 * time.Second
 		}
-		w.cutoff = opt.Prior.CreatedAt.Add(-g).UnixNano()
+		w.cutoff = p.CreatedAt.Add(-g).UnixNano()
+		w.prior = p.Entries
 	}
 	n := opt.Workers
 	if n <= 0 {
-		n = 4 * runtime.GOMAXPROCS(0)
-		if n > 32 {
-			n = 32
-		}
+		n = defaultWorkers()
 	}
 	w.cond = sync.NewCond(&w.mu)
-	w.queue = []job{{abs: abs}}
-	w.pending = 1
-	results := make([][]Entry, n)
+	stopWatch := context.AfterFunc(ctx, func() {
+		w.stopped.Store(true)
+		w.mu.Lock()
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stopWatch()
+	stopTicker := w.tick()
+
+	top := &node{}
+	w.pending = 1 // the root, listed by this goroutine
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			results[i] = w.work()
-		}(i)
+			w.work()
+		}()
 	}
-	stopTicker := w.tick()
+	w.listDir(job{abs: abs, node: top}, d, sc)
+	d.close()
+	w.done()
 	wg.Wait()
 	stopTicker()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	total := 0
-	for _, r := range results {
-		total += len(r)
+	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: make([]Entry, 0, w.total.Load())}
+	m.Entries = top.emit(m.Entries)
+	if !m.sorted() { // cannot happen: each directory is emitted in order
+		m.Sort()
 	}
-	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: make([]Entry, 0, total)}
-	for _, r := range results {
-		m.Entries = append(m.Entries, r...)
-	}
-	m.Sort()
 	return m, nil
+}
+
+// node is one listed directory: its entries in listing order, the nodes of
+// the subdirectories walked as jobs of their own, and, once listed, the order
+// in which entries and subtrees are emitted so the manifest comes out sorted
+// without a global sort.
+type node struct {
+	entries []Entry
+	subs    []sub
+	// order holds i >= 0 for entries[i] and ^k for the subtree of subs[k].
+	order []int32
+}
+
+// sub is the subtree of entries[idx], a directory.
+type sub struct {
+	idx  int32
+	node *node
+}
+
+// emit appends the subtree's entries to out in path order.
+func (n *node) emit(out []Entry) []Entry {
+	for _, v := range n.order {
+		if v >= 0 {
+			out = append(out, n.entries[v])
+		} else {
+			out = n.subs[^v].node.emit(out)
+		}
+	}
+	return out
+}
+
+// sortOrder fills n.order so that emitting gives byte-ordered paths. Within
+// one directory, an entry's path ends in its name and the paths below a
+// subdirectory all start with its name and a slash: ordering the items by
+// name, and by name+"/" for a subtree, orders the full paths. Duplicate names
+// (a rename racing with the listing) are emitted once.
+func (n *node) sortOrder(prefix int) {
+	order := make([]int32, 0, len(n.entries)+len(n.subs))
+	for i := range n.entries {
+		order = append(order, int32(i))
+	}
+	for k := range n.subs {
+		order = append(order, ^int32(k))
+	}
+	key := func(v int32) (string, bool) {
+		if v >= 0 {
+			return n.entries[v].Path[prefix:], false
+		}
+		return n.entries[n.subs[^v].idx].Path[prefix:], true
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ka, sa := key(a)
+		kb, sb := key(b)
+		return cmpName(ka, sa, kb, sb)
+	})
+	out := order[:0]
+	for i, v := range order {
+		if i > 0 {
+			ka, sa := key(v)
+			kb, sb := key(order[i-1])
+			if sa == sb && ka == kb {
+				continue
+			}
+		}
+		out = append(out, v)
+	}
+	n.order = out
+}
+
+// cmpName compares a+"/" (if as) with b+"/" (if bs) without building them.
+// Names never contain '/'.
+func cmpName(a string, as bool, b string, bs bool) int {
+	k := min(len(a), len(b))
+	if c := strings.Compare(a[:k], b[:k]); c != 0 {
+		return c
+	}
+	// One name is a prefix of the other; what follows decides.
+	next := func(s string, slash bool) int {
+		switch {
+		case k < len(s):
+			return int(s[k])
+		case slash:
+			return '/'
+		}
+		return -1 // the string ends
+	}
+	x, y := next(a, as), next(b, bs)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	case x == -1 || len(a) == len(b):
+		// Both end here, or equal names with the same slash.
+		if as == bs {
+			return 0
+		}
+		if bs {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// sorted reports whether the entries are in strictly increasing path order.
+func (m *Manifest) sorted() bool {
+	for i := 1; i < len(m.Entries); i++ {
+		if m.Entries[i-1].Path >= m.Entries[i].Path {
+			return false
+		}
+	}
+	return true
 }
 
 // job is a directory to list, or (file set) one big file to hash.
 type job struct {
 	abs, rel string
-	file     *Entry
+	// node receives a directory's listing; self is the directory's own
+	// entry in its parent (nil for the root).
+	node *node
+	self *Entry
+	// file is a big file's entry; abs is then its directory and name its name.
+	file *Entry
+	name string
 }
 
 type walker struct {
-	ctx    context.Context
-	root   string
-	opt    Options
-	start  time.Time
-	cutoff int64
+	ctx     context.Context
+	root    string
+	opt     Options
+	start   time.Time
+	cutoff  int64
+	prior   []Entry
+	stopped atomic.Bool
 
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   []job
 	pending int // jobs queued or running
 
-	entries, bytes atomic.Int64
+	entries, bytes, total atomic.Int64
 }
 
 func (w *walker) push(j job) {
@@ -166,12 +307,13 @@ func (w *walker) next() (job, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.queue) == 0 {
-		if w.pending == 0 {
+		if w.pending == 0 || w.stopped.Load() {
 			return job{}, false
 		}
 		w.cond.Wait()
 	}
 	j := w.queue[len(w.queue)-1]
+	w.queue[len(w.queue)-1] = job{}
 	w.queue = w.queue[:len(w.queue)-1]
 	return j, true
 }
@@ -212,28 +354,53 @@ func (w *walker) tick() (stop func()) {
 	}
 }
 
-// hasher is one worker's reusable read buffer and SHA-256 state.
-type hasher struct {
+// scratch is one worker's reusable memory: the read buffer, the SHA-256
+// state and the directory listing.
+type scratch struct {
 	buf []byte
 	h   hash.Hash
 	sum [sha256.Size]byte
+	// names holds a listing's names back to back; ents points into it.
+	names []byte
+	ents  []dirent
 }
 
-func (w *walker) work() []Entry {
-	var out []Entry
-	hs := &hasher{buf: make([]byte, bufSize), h: sha256.New()}
+// dirent is one listed name, names[off:off+n] of the lister's scratch.
+type dirent struct {
+	off, n int32
+	// reg is set when the listing says the entry is a regular file.
+	reg bool
+}
+
+func newScratch() *scratch {
+	return &scratch{buf: make([]byte, bufSize), h: sha256.New()}
+}
+
+// add appends a listed name to the scratch.
+func (sc *scratch) add(name []byte, reg bool) {
+	sc.ents = append(sc.ents, dirent{off: int32(len(sc.names)), n: int32(len(name)), reg: reg})
+	sc.names = append(sc.names, name...)
+}
+
+func (w *walker) work() {
+	sc := newScratch()
 	for {
 		j, ok := w.next()
 		if !ok {
-			return out
+			return
 		}
-		if w.ctx.Err() == nil {
+		if !w.stopped.Load() {
 			if j.file != nil {
-				w.hashBig(j, hs)
-				w.entries.Add(1)
-				out = append(out, *j.file)
+				w.hashBig(j, sc)
+			} else if d, err := openDir(j.abs); err != nil {
+				// The directory was recorded by its parent; note the problem there.
+				j.self.Err = "cannot open directory: " + oneLine(err)
 			} else {
-				out = w.listDir(j, hs, out)
+				if err := d.list(sc); err != nil {
+					j.self.Err = "cannot list directory: " + oneLine(err)
+				}
+				w.listDir(j, d, sc)
+				d.close()
 			}
 		}
 		w.done()
@@ -241,72 +408,102 @@ func (w *walker) work() []Entry {
 }
 
 // hashBig hashes one large file queued as its own job.
-func (w *walker) hashBig(j job, hs *hasher) {
-	d, err := openDir(filepath.Dir(j.abs))
-	if err != nil {
-		j.file.Err = oneLine(err)
-		return
-	}
-	defer d.close()
-	w.hashEntry(d, filepath.Base(j.abs), j.file, hs, -1)
-}
-
-func (w *walker) listDir(j job, hs *hasher, out []Entry) []Entry {
+func (w *walker) hashBig(j job, sc *scratch) {
 	d, err := openDir(j.abs)
 	if err != nil {
-		// The directory itself was recorded by its parent; note the problem there.
-		return append(out, Entry{Path: j.rel, Type: Dir, UID: -1, GID: -1, Err: "cannot open directory: " + oneLine(err)})
+		j.file.Err = describe(err)
+	} else {
+		w.hashEntry(d, j.name, j.file, sc, -1)
+		d.close()
 	}
-	defer d.close()
-	names, err := d.list()
-	if err != nil {
-		out = append(out, Entry{Path: j.rel, Type: Dir, UID: -1, GID: -1, Err: "cannot list directory: " + oneLine(err)})
+	w.entries.Add(1)
+}
+
+// listDir records the entries d's listing (in sc) names into j.node,
+// hashing small regular files on the way and queuing subdirectories and big
+// files as jobs.
+func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
+	n := j.node
+	n.entries = make([]Entry, 0, len(sc.ents)) // never grown: jobs point into it
+	prefix := ""
+	if j.rel != "" {
+		prefix = j.rel + "/"
 	}
-	for _, de := range names {
-		if w.ctx.Err() != nil {
-			return out
+	prior := w.priorUnder(prefix)
+	var recorded, hashed int64
+	for _, de := range sc.ents {
+		if w.stopped.Load() {
+			break
 		}
-		name := de.Name()
-		rel := name
-		if j.rel != "" {
-			rel = j.rel + "/" + name
-		}
+		rel := prefix + string(sc.names[de.off:de.off+de.n])
+		name := rel[len(prefix):]
 		if w.opt.Exclude != nil && w.opt.Exclude(rel) {
 			continue
 		}
-		e := Entry{Path: rel, UID: -1, GID: -1}
+		n.entries = append(n.entries, Entry{Path: rel, UID: -1, GID: -1})
+		i := len(n.entries) - 1
+		e := &n.entries[i]
 		deferred := false
-		if t := de.Type(); t.IsRegular() && w.cutoff == 0 {
+		if de.reg && w.cutoff == 0 {
 			// Open, fstat and hash: no separate lstat needed.
-			deferred = w.hashEntry(d, name, &e, hs, bigFile)
-		} else if err := d.lstat(name, &e); err != nil {
-			e.Type = typeOf(t)
+			var nb int64
+			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
+			hashed += nb
+		} else if err := d.lstat(name, e); err != nil {
+			if e.Type == "" {
+				e.Type = Unknown
+				if de.reg {
+					e.Type = File
+				}
+			}
 			e.Err = describe(err)
-		} else if e.Type == File && !w.reuse(&e) {
-			deferred = w.hashEntry(d, name, &e, hs, bigFile)
+		} else if e.Type == File && !w.reuse(e, prior) {
+			var nb int64
+			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
+			hashed += nb
 		} else if e.Type == Symlink {
-			w.readlink(d, name, &e)
+			w.readlink(d, name, e)
 		}
 		if deferred {
-			w.push(job{abs: j.abs + string(filepath.Separator) + name, rel: rel, file: &e})
+			w.push(job{abs: j.abs, name: name, file: e})
 			continue
 		}
+		recorded++
 		if e.Type == Dir && e.Err == "" {
-			w.push(job{abs: j.abs + string(filepath.Separator) + name, rel: rel})
+			kid := &node{}
+			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
+			w.push(job{abs: j.abs + string(filepath.Separator) + name, rel: rel, node: kid, self: e})
 		}
-		w.entries.Add(1)
-		out = append(out, e)
 	}
-	return out
+	n.sortOrder(len(prefix))
+	w.total.Add(int64(len(n.entries)))
+	w.entries.Add(recorded)
+	w.bytes.Add(hashed)
+}
+
+// priorUnder returns the prior entries whose paths start with prefix (all
+// of them for the root): the only ones reuse needs to search.
+func (w *walker) priorUnder(prefix string) []Entry {
+	p := w.prior
+	if prefix == "" || len(p) == 0 {
+		return p
+	}
+	lo := sort.Search(len(p), func(i int) bool { return p[i].Path >= prefix })
+	hi := lo + sort.Search(len(p)-lo, func(i int) bool { return !strings.HasPrefix(p[lo+i].Path, prefix) })
+	return p[lo:hi]
 }
 
 // reuse copies the prior hash into e when the file provably did not change.
-func (w *walker) reuse(e *Entry) bool {
+func (w *walker) reuse(e *Entry, prior []Entry) bool {
 	if w.cutoff == 0 || e.Ino == 0 {
 		return false
 	}
-	p := w.opt.Prior.Lookup(e.Path)
-	if p == nil || p.Type != File || p.SHA256 == "" || p.Err != "" {
+	i := sort.Search(len(prior), func(i int) bool { return prior[i].Path >= e.Path })
+	if i == len(prior) || prior[i].Path != e.Path {
+		return false
+	}
+	p := &prior[i]
+	if p.Type != File || p.SHA256 == "" || p.Err != "" {
 		return false
 	}
 	if p.Dev != e.Dev || p.Ino != e.Ino || p.Size != e.Size || p.MTime != e.MTime || p.CTime != e.CTime || p.CTime >= w.cutoff {
@@ -320,17 +517,19 @@ func (w *walker) reuse(e *Entry) bool {
 // it is still the regular file that was listed, fills e's metadata from fstat
 // and hashes it. A file larger than maxSize (when maxSize >= 0) is not read:
 // hashEntry returns true so the caller queues it as a job of its own.
-func (w *walker) hashEntry(d dirHandle, name string, e *Entry, hs *hasher, maxSize int64) (deferred bool) {
-	var keep func(data []byte)
-	if w.opt.Keep != nil && w.opt.KeepMax > 0 {
-		keep = func(data []byte) { w.opt.Keep(e, data) }
+func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxSize int64) (deferred bool, n int64) {
+	var keep func(e *Entry, data []byte)
+	if w.opt.KeepMax > 0 {
+		keep = w.opt.Keep
 	}
-	n, err := d.hashFile(name, e, hs, maxSize, w.opt.KeepMax, keep)
-	w.bytes.Add(n)
+	n, err := d.hashFile(name, e, sc, maxSize, w.opt.KeepMax, keep)
+	if maxSize < 0 {
+		w.bytes.Add(n)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, errTooBig):
-		return true
+		return true, n
 	case errors.Is(err, errNotRegular):
 		// Swapped for something else mid-walk: record what it is now.
 		if lerr := d.lstat(name, e); lerr != nil {
@@ -346,7 +545,7 @@ func (w *walker) hashEntry(d dirHandle, name string, e *Entry, hs *hasher, maxSi
 		}
 		e.Err = describe(err)
 	}
-	return false
+	return false, n
 }
 
 func (w *walker) readlink(d dirHandle, name string, e *Entry) {
@@ -386,4 +585,3 @@ func oneLine(err error) string {
 	}
 	return s
 }
-

@@ -24,11 +24,15 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 func main() {
-	mode := flag.String("mode", "after", "full, prior or after")
+	proc.Supervise()
+	mode := flag.String("mode", "after", "full, prior, after or gate")
+	script := flag.String("script", "", "the script gate mode runs (a no-op)")
 	runs := flag.Int("runs", 10, "timed runs")
 	warmup := flag.Int("warmup", 1, "untimed runs first")
 	touch := flag.Int("touch", 10, "files rewritten before each after-snapshot")
@@ -54,7 +58,7 @@ func main() {
 
 	var before *snapshot.Manifest
 	var victims []string
-	if *mode != "full" {
+	if *mode != "full" && *mode != "gate" {
 		before = take(nil)
 		for _, e := range before.Entries {
 			if e.Type == snapshot.File && len(victims) < *touch && e.Size > 0 {
@@ -84,6 +88,15 @@ func main() {
 			prior = before
 		case "prior":
 			prior = before
+		case "gate":
+			runtime.GC()
+			t := time.Now()
+			res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: *script})
+			if err != nil || res.Report.Verdict != "pass" {
+				fmt.Fprintln(os.Stderr, "snapprobe: gate:", err)
+				os.Exit(1)
+			}
+			return time.Since(t)
 		}
 		runtime.GC()
 		t := time.Now()
