@@ -59,16 +59,27 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# web: the review app for the browser (js/wasm) in build/web, plus the demo
+# report (open /?report=demo-report.json). --executable keeps fyne from
+# building (and deleting) ./diffgate; it runs in build/ so its wasm/ output
+# lands there.
+WEB_PORT ?= 8765
 web:
-	rm -rf build/web && mkdir -p build
-	$(GO) tool fyne package -os web --src . --icon assets/icon.png --name diffgate --app-id io.github.diffgate 
-	@rm -rf build/web && mv wasm build/web 2>/dev/null || true
+	rm -rf build/web build/wasm build/diffgate.wasm && mkdir -p build
+	cd build && $(GO) tool fyne package -os web --release --src $(CURDIR) \
+		--executable $(CURDIR)/build/diffgate.wasm --icon $(CURDIR)/assets/icon.png --name diffgate
+	mv build/wasm build/web
+	cp app/review/testdata/demo-report.json build/web/demo-report.json
+	@w=build/web/diffgate.wasm; \
+	echo "$$w: $$(( $$(stat -c %s $$w) / 1024 )) KiB, gzip -9: $$(( $$(gzip -9 -c $$w | wc -c) / 1024 )) KiB"
 
 serve: web
-	cd build/web && python3 -m http.server 8765 --bind 127.0.0.1
+	@echo "diffgate web: http://127.0.0.1:$(WEB_PORT)/  (demo: http://127.0.0.1:$(WEB_PORT)/?report=demo-report.json)"
+	cd build/web && python3 -m http.server $(WEB_PORT) --bind 127.0.0.1
 
 web-test: web
-	cd tests/web && node --test
+	@cd tests/web && [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error
+	cd tests/web && node --test --test-concurrency=1 web.test.mjs
 
 smoke: build
 	DIFFGATE_SMOKE_BIN=$(CURDIR)/$(BIN)/diffgate-app $(GO) test -count=1 -run TestSmoke ./tests/smoke

@@ -1,3 +1,5 @@
+//go:build !js
+
 // Command diffgate-app is the desktop review app of diffgate.
 package main
 

@@ -73,6 +73,7 @@ type View struct {
 	decision                                 *widget.RichText
 	exportBtns                               map[Format]*widget.Button
 	root                                     fyne.CanvasObject
+	decisionSeq                              int // counts SetDecision calls
 }
 
 // New returns a view of r (which may be nil: SetReport later).
@@ -502,24 +503,40 @@ func (v *View) approve() {
 		return
 	}
 	entries := v.editor.Entries()
+	seq := v.decisionSeq
 	if err := v.opts.OnApprove(v.r, entries, strings.TrimSpace(v.note.Text)); err != nil {
 		v.setDecision("Could not save: "+err.Error(), style.FailColor)
 		return
 	}
 	v.original = entries
 	v.updateButtons()
-	v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), plural(len(entries), "entry")), style.PassColor)
+	if v.decisionSeq == seq { // the host did not say more (SetDecision)
+		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), plural(len(entries), "entry")), style.PassColor)
+	}
 }
 
 func (v *View) reject() {
 	if v.opts.OnReject == nil || v.r == nil {
 		return
 	}
+	seq := v.decisionSeq
 	if err := v.opts.OnReject(v.r, strings.TrimSpace(v.note.Text)); err != nil {
 		v.setDecision("Could not save: "+err.Error(), style.FailColor)
 		return
 	}
-	v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
+	if v.decisionSeq == seq {
+		v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
+	}
+}
+
+// SetDecision shows text (in the named color) on the decision line under
+// the Approve and Reject buttons: a host uses it to say what an earlier
+// review decided when it reopens a run, or, from inside OnApprove or
+// OnReject, what exactly was saved (the default message is then skipped).
+// SetReport clears it.
+func (v *View) SetDecision(text string, c fyne.ThemeColorName) {
+	v.decisionSeq++
+	v.setDecision(text, c)
 }
 
 func (v *View) setDecision(text string, c fyne.ThemeColorName) {

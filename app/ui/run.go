@@ -25,6 +25,7 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
@@ -68,7 +69,14 @@ type runTab struct {
 	running   bool
 	cancel    context.CancelFunc
 	lastWS    string
-	prior     map[string]*snapshot.Manifest
+	// prior holds each workspace's last after-manifest, for hash reuse
+	// when there is no history (the history keeps a hash cache).
+	prior map[string]*snapshot.Manifest
+	// approvedVersion is the approved allowlist version the editor was
+	// loaded with (0: none) and approvedEntries its entries: a run whose
+	// allowlist still equals them is recorded as using that version.
+	approvedVersion int
+	approvedEntries []string
 }
 
 func newRunTab(u *UI, runner Runner) *runTab {
@@ -166,6 +174,7 @@ func (t *runTab) setInputs(workspace, script string, allow []string) {
 	t.script.SetText(script)
 	if allow != nil {
 		t.allow.SetEntries(allow)
+		t.approvedVersion, t.approvedEntries = 0, nil
 		t.setAllowHint("Preset for this workspace. Entries allow a path, everything under a folder/, or a glob.")
 	}
 }
@@ -209,9 +218,19 @@ func (t *runTab) setStatus(s string, c fyne.ThemeColorName) {
 	t.status.Refresh()
 }
 
-// workspaceChanged preloads the allowlist approved for the workspace.
+// workspaceKey is the form in which the gate reports, and the history
+// stores, the workspace ws: absolute, symlinks resolved.
+func workspaceKey(ws string) string {
+	k, err := history.WorkspaceKey(strings.TrimSpace(ws))
+	if err != nil {
+		return ws
+	}
+	return k
+}
+
+// workspaceChanged preloads the newest allowlist approved for the workspace.
 func (t *runTab) workspaceChanged() {
-	ws := t.workspace.Text
+	ws := strings.TrimSpace(t.workspace.Text)
 	if ws == t.lastWS {
 		return
 	}
@@ -219,16 +238,68 @@ func (t *runTab) workspaceChanged() {
 	if t.u.hist == nil || ws == "" {
 		return
 	}
-	abs, _ := filepath.Abs(ws)
-	list, err := t.u.hist.Allowlist(abs)
+	al, err := t.u.hist.LatestAllowlist(workspaceKey(ws))
 	if err != nil {
 		t.log.Warn().Err(err).Str("workspace", ws).Msg("read approved allowlist")
 		return
 	}
-	if list != nil {
-		t.allow.SetEntries(list)
-		t.setAllowHint(fmt.Sprintf("Loaded the allowlist last approved for this workspace (%d entries).", len(list)))
+	if al == nil {
+		// Entries approved for the previous workspace do not carry over.
+		if t.approvedVersion > 0 && sameStrings(t.allow.Entries(), t.approvedEntries) {
+			t.allow.SetEntries(nil)
+			t.setAllowHint("No allowlist approved for this workspace yet: every change is a violation. Approve one after a review.")
+		}
+		t.approvedVersion, t.approvedEntries = 0, nil
+		return
 	}
+	t.setApproved(al)
+	t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace (%s, %s).",
+		al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), plural(len(al.Entries), "entry", "entries")))
+}
+
+// setApproved loads an approved allowlist version into the editor.
+func (t *runTab) setApproved(al *history.Allowlist) {
+	t.allow.SetEntries(al.Entries)
+	t.approvedVersion, t.approvedEntries = al.Version, append([]string(nil), al.Entries...)
+}
+
+// approved takes an allowlist just approved for workspace (al: the saved
+// version, nil when the history is unavailable) into the editor when the
+// Run tab is set to that workspace, so the next run starts from it.
+func (t *runTab) approved(workspace string, entries []string, al *history.Allowlist) {
+	if workspaceKey(t.workspace.Text) != workspace {
+		return
+	}
+	if al == nil {
+		t.allow.SetEntries(entries)
+		t.approvedVersion, t.approvedEntries = 0, nil
+		t.setAllowHint("The allowlist you approved (for this session: the history is unavailable).")
+		return
+	}
+	t.setApproved(al)
+	t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace, approved just now (%s).",
+		al.Version, plural(len(al.Entries), "entry", "entries")))
+}
+
+// allowlistVersion is the approved version the editor's entries are (0
+// when they were edited or none was loaded).
+func (t *runTab) allowlistVersion() int {
+	if t.approvedVersion > 0 && sameStrings(t.allow.Entries(), t.approvedEntries) {
+		return t.approvedVersion
+	}
+	return 0
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // loadScript shows the script's text and, computed off the UI thread, its
@@ -398,6 +469,12 @@ func (t *runTab) start() {
 	if p := t.allow.Problems(); len(p) > 0 {
 		problems = append(problems, fmt.Sprintf("fix the allowlist (%s)", p[0]))
 	}
+	hist := t.u.hist
+	if hist != nil && ws != "" {
+		if err := hist.CheckOutside(ws); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if len(problems) > 0 {
 		t.setStatus("Cannot run: "+strings.Join(problems, "; ")+".", style.FailColor)
 		return
@@ -414,14 +491,16 @@ func (t *runTab) start() {
 	t.setStatus("Running…", style.Muted)
 	reviewedSHA := t.scriptSHA
 
-	absWS, _ := filepath.Abs(ws)
+	key := workspaceKey(ws)
+	version := t.allowlistVersion()
+	prior := t.prior[key]
 	buf := &outputBuffer{}
 	var mu sync.Mutex
 	var last *gate.Progress
 	var events []gate.Progress
 	cfg := gate.Config{
 		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
-		Prior: t.prior[absWS], Log: t.log,
+		Log:    t.log,
 		Output: buf.write,
 		Progress: func(p gate.Progress) {
 			mu.Lock()
@@ -462,11 +541,25 @@ func (t *runTab) start() {
 		}
 	}()
 	go func() {
+		// The history's hash cache (or this session's last manifest) lets
+		// the before-snapshot reuse the hashes of unchanged files.
+		cfg.Prior = prior
+		if hist != nil {
+			if m := hist.HashCache(key); m != nil {
+				cfg.Prior = m
+			}
+		}
 		res, err := t.runner(ctx, cfg)
 		close(done)
+		// Record off the UI goroutine: the contents make it the slow part.
+		var id int64
+		var recErr error
+		if err == nil && hist != nil {
+			id, recErr = hist.Record(res, version)
+		}
 		t.u.do(func() {
 			drain(true)
-			t.finished(res, err, reviewedSHA, absWS)
+			t.finished(res, err, reviewedSHA, key, id, recErr)
 		})
 	}()
 }
@@ -479,7 +572,9 @@ func (t *runTab) stop() {
 	}
 }
 
-func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, absWS string) {
+// finished shows the outcome of a run; id is its number in the history (0
+// when it was not recorded: recErr says why, unless there is no history).
+func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, key string, id int64, recErr error) {
 	t.setRunning(false)
 	t.cancel = nil
 	if err != nil {
@@ -499,7 +594,7 @@ func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, absWS string
 	t.phases.finish(true)
 	r := res.Report
 	if res.After != nil {
-		t.prior[absWS] = res.After
+		t.prior[key] = res.After
 	}
 	msg := fmt.Sprintf("%s: %s", strings.ToUpper(r.Verdict), strings.Join(r.Reasons, ", "))
 	if len(r.Reasons) == 0 {
@@ -508,8 +603,15 @@ func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, absWS string
 	if reviewedSHA != "" && r.Script.SHA256 != "" && reviewedSHA != r.Script.SHA256 {
 		msg += "  Note: the script changed after it was shown here."
 	}
+	switch {
+	case recErr != nil:
+		msg += "  Not recorded in the history: " + oneLine(recErr)
+		t.log.Warn().Err(recErr).Msg("record run in history")
+	case id > 0:
+		msg += fmt.Sprintf("  Recorded as run %d.", id)
+	}
 	t.setStatus(msg, style.VerdictColor(r.Verdict))
-	t.u.showResult(res)
+	t.u.showResult(res, id)
 	if t.u.onRunDone != nil {
 		t.u.onRunDone(r, nil)
 	}

@@ -46,6 +46,9 @@ func TestShots(t *testing.T) {
 	u.Tabs.Select(u.runItem)
 	l.settle(200 * time.Millisecond)
 	shot("run-done.png")
+	runScript(t, u, l, ws, "echo 'debug = true' > f1\nrm f2\nmkdir -p logs && echo x > logs/a\n", []string{"logs/"})
+	approveButton(t, u.Review()).OnTapped()
 	u.Tabs.Select(u.historyItem)
+	l.settle(300 * time.Millisecond)
 	shot("history.png")
 }

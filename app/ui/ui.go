@@ -4,6 +4,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/assets"
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -30,8 +32,10 @@ import (
 type Options struct {
 	Flags Flags
 	Log   zerolog.Logger
-	// History remembers runs and decisions; nil means a MemoryHistory.
-	History History
+	// DBPath is the history database; "" means history.DefaultPath()
+	// ($DIFFGATE_DB, else the user's configuration directory). When it
+	// cannot be opened the app says so and works without history.
+	DBPath string
 	// Runner runs the gate; nil means gate.Run.
 	Runner Runner
 	// DemoDir is where the demo is copied ("" = the system temp dir).
@@ -50,8 +54,14 @@ type UI struct {
 	app  fyne.App
 	win  fyne.Window
 	log  zerolog.Logger
-	hist History
 	opts Options
+	// hist is the run history; nil when it could not be opened (histErr
+	// says why) and the app works without it.
+	hist       *History
+	histErr    error
+	notice     *fyne.Container
+	noticeText string
+	closed     bool
 
 	run                              *runTab
 	review                           *review.View
@@ -71,12 +81,13 @@ type UI struct {
 // the shortcuts (Ctrl+R run, Alt+1..3 tabs) and the drop target, preloads
 // the last workspace or the demo, and starts --screenshot or --report mode.
 func Create(a fyne.App, w fyne.Window, opts Options) *UI {
-	u := &UI{app: a, win: w, log: opts.Log, hist: opts.History, opts: opts, do: opts.do}
+	u := &UI{app: a, win: w, log: opts.Log, opts: opts, do: opts.do}
 	if u.do == nil {
 		u.do = fyne.Do
 	}
-	if u.hist == nil {
-		u.hist = NewMemoryHistory()
+	u.hist, u.histErr = OpenHistory(opts.DBPath, opts.Log)
+	if u.histErr != nil {
+		u.log.Warn().Err(u.histErr).Msg("history unavailable")
 	}
 	runner := opts.Runner
 	if runner == nil {
@@ -93,7 +104,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		Export:         u.export,
 		OnDraftChanged: func([]string) { u.updateTitle() },
 	})
-	u.history = newHistoryTab(u.hist, u.openRun)
+	u.history = newHistoryTab(u)
 
 	u.runItem = container.NewTabItemWithIcon("Run", theme.MediaPlayIcon(), u.run.root)
 	u.reviewItem = container.NewTabItemWithIcon("Review", theme.VisibilityIcon(), u.emptyReview())
@@ -110,17 +121,68 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		u.Tabs.Select(u.runItem)
 		u.run.dropped(uris)
 	})
-	a.Lifecycle().SetOnStopped(func() {
-		if u.demoData != nil {
-			u.demoData.Remove()
-		}
-	})
+	a.Lifecycle().SetOnStopped(u.Close)
 
-	w.SetContent(u.Tabs)
+	u.notice = container.NewVBox()
+	if u.histErr != nil {
+		u.showNotice("History unavailable: "+oneLine(u.histErr)+". Runs are not recorded until this is fixed; the file was left as it is.", nil)
+	}
+	w.SetContent(container.NewBorder(u.notice, nil, nil, nil, u.Tabs))
 	w.Resize(fyne.NewSize(1400, 900))
 	w.SetMaster()
 	u.preload()
 	return u
+}
+
+// Close releases what the window holds: the history database and the
+// demo copy. The app calls it when it stops.
+func (u *UI) Close() {
+	if u.closed {
+		return
+	}
+	u.closed = true
+	if u.hist != nil {
+		if err := u.hist.Close(); err != nil {
+			u.log.Warn().Err(err).Msg("close history")
+		}
+	}
+	if u.demoData != nil {
+		u.demoData.Remove()
+	}
+}
+
+// HistoryError is why the history is unavailable (nil when it is open).
+func (u *UI) HistoryError() error { return u.histErr }
+
+// Notice is the message shown above the tabs ("" when none).
+func (u *UI) Notice() string {
+	if len(u.notice.Objects) == 0 {
+		return ""
+	}
+	return u.noticeText
+}
+
+// showNotice shows a warning strip above the tabs, with a close button
+// (and an action button when action is set).
+func (u *UI) showNotice(text string, action *widget.Button) {
+	u.noticeText = text
+	msg := widget.NewLabel(text)
+	msg.Wrapping = fyne.TextWrapWord
+	msg.Importance = widget.WarningImportance
+	msg.TextStyle.Bold = true
+	closeBtn := widget.NewButtonWithIcon("", theme.WindowCloseIcon(), func() {
+		u.notice.Objects = nil
+		u.notice.Refresh()
+	})
+	closeBtn.Importance = widget.LowImportance
+	right := container.NewHBox(closeBtn)
+	if action != nil {
+		right.Objects = append([]fyne.CanvasObject{action}, right.Objects...)
+	}
+	icon := widget.NewIcon(style.Colored(theme.WarningIcon(), theme.ColorNameWarning))
+	row := container.NewBorder(nil, nil, container.NewCenter(icon), container.NewCenter(right), msg)
+	u.notice.Objects = []fyne.CanvasObject{container.NewPadded(callout(row, theme.ColorNameWarning))}
+	u.notice.Refresh()
 }
 
 // ExitCode is the process exit status after the window closed (non-zero
@@ -203,21 +265,60 @@ func (u *UI) openReportFile(path string) {
 	u.showReview(r)
 }
 
-// showResult records a finished run and opens it for review.
-func (u *UI) showResult(res *gate.Result) {
-	r := res.Report
-	id, err := u.hist.Record(res)
-	if err != nil {
-		u.log.Warn().Err(err).Msg("record run in history")
-	}
+// showResult opens a finished run (recorded in the history as run id, 0
+// when it was not) for review.
+func (u *UI) showResult(res *gate.Result, id int64) {
 	u.reviewID = id
-	u.showReview(r)
+	u.showReview(res.Report)
+	if u.history != nil {
+		u.history.reload()
+	}
 }
 
-// openRun reopens a run from the history.
-func (u *UI) openRun(id int64, r *report.Report) {
+// openRun reopens run id from the history database alone and shows what
+// its review decided, if anything.
+func (u *UI) openRun(id int64) error {
+	if u.hist == nil {
+		return errNoHistory(u.histErr)
+	}
+	run, err := u.hist.Get(id)
+	if err != nil {
+		return err
+	}
 	u.reviewID = id
-	u.showReview(r)
+	u.showReview(run.Report)
+	if text, c := decisionText(run); text != "" {
+		u.review.SetDecision(text, c)
+	}
+	return nil
+}
+
+// decisionText describes a run's latest review decision.
+func decisionText(run *history.Run) (string, fyne.ThemeColorName) {
+	when := run.DecidedAt.Local().Format("2006-01-02 15:04")
+	var text string
+	var c fyne.ThemeColorName
+	switch run.Decision {
+	case history.Approve:
+		text, c = "Approved on "+when, style.PassColor
+	case history.Reject:
+		text, c = "Rejected on "+when, style.FailColor
+	default:
+		return "", ""
+	}
+	if run.DecisionNote != "" {
+		text += ": " + run.DecisionNote
+	} else {
+		text += "."
+	}
+	return text, c
+}
+
+func errNoHistory(cause error) error {
+	if cause == nil {
+		return errors.New("the history is unavailable")
+	}
+	return fmt.Errorf("the history is unavailable (%s)", oneLine(cause))
 }
 
 // updateTitle puts the verdict of the report under review in the title.
@@ -242,34 +343,54 @@ func (u *UI) showReview(r *report.Report) {
 	u.review.FocusChanges()
 }
 
+// approve saves the reviewed allowlist as the workspace's next version
+// and records the approval on the run under review.
 func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
-	if u.reviewID == 0 {
-		id, err := u.hist.Record(&gate.Result{Report: r})
-		if err != nil {
-			return err
-		}
-		u.reviewID = id
+	if u.hist == nil {
+		u.run.approved(r.Workspace, allowlist, nil)
+		u.review.SetDecision("Approved for this session only: "+errNoHistory(u.histErr).Error()+", so nothing was saved.", theme.ColorNameWarning)
+		return nil
 	}
-	if err := u.hist.Approve(u.reviewID, allowlist, note); err != nil {
+	al, err := u.hist.Approve(u.reviewID, r.Workspace, allowlist, note)
+	if al != nil {
+		// The next run of this workspace starts from the approved allowlist.
+		u.run.approved(r.Workspace, allowlist, al)
+		u.history.reload()
+	}
+	if err != nil {
 		return err
 	}
-	// The next run of this workspace starts from the approved allowlist.
-	if abs, _ := filepath.Abs(u.run.workspace.Text); abs == r.Workspace {
-		u.run.allow.SetEntries(allowlist)
-		u.run.setAllowHint("The allowlist you approved for this workspace.")
+	msg := fmt.Sprintf("Approved: allowlist version %d of this workspace saved (%s).", al.Version, plural(len(allowlist), "entry", "entries"))
+	if u.reviewID == 0 {
+		msg += " The report itself is not in the history (it was opened from a file)."
 	}
+	u.review.SetDecision(msg, style.PassColor)
 	return nil
 }
 
+// reject records that the reviewer rejected the run under review.
 func (u *UI) reject(r *report.Report, note string) error {
-	if u.reviewID == 0 {
-		id, err := u.hist.Record(&gate.Result{Report: r})
-		if err != nil {
-			return err
-		}
-		u.reviewID = id
+	switch {
+	case u.hist == nil:
+		u.review.SetDecision("Rejected, for this session only: "+errNoHistory(u.histErr).Error()+".", theme.ColorNameWarning)
+		return nil
+	case u.reviewID == 0:
+		u.review.SetDecision("Rejected. Not recorded: this report was opened from a file and is not in the history.", theme.ColorNameWarning)
+		return nil
 	}
-	return u.hist.Reject(u.reviewID, note)
+	if err := u.hist.Reject(u.reviewID, note); err != nil {
+		return err
+	}
+	u.review.SetDecision(fmt.Sprintf("Rejected: recorded on run %d.", u.reviewID), style.FailColor)
+	u.history.reload()
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (u *UI) export(r *report.Report, f review.Format) {
@@ -294,10 +415,13 @@ func (u *UI) shortcuts() {
 		u.Tabs.Select(u.runItem)
 		u.run.start()
 	})
+	keys := []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3}
 	for i, item := range []*container.TabItem{u.runItem, u.reviewItem, u.historyItem} {
-		item := item
-		c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.Key1 + fyne.KeyName(rune(i)), Modifier: fyne.KeyModifierAlt}, func(fyne.Shortcut) {
+		c.AddShortcut(&desktop.CustomShortcut{KeyName: keys[i], Modifier: fyne.KeyModifierAlt}, func(fyne.Shortcut) {
 			u.Tabs.Select(item)
+			if item == u.historyItem {
+				c.Focus(u.history.list) // up/down and Enter work at once
+			}
 		})
 	}
 	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {

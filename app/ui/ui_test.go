@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"os"
@@ -21,8 +22,10 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 func TestMain(m *testing.M) {
@@ -76,12 +79,17 @@ func newTestUI(t *testing.T, opts Options) (*UI, *loop, fyne.Window) {
 	if opts.DemoDir == "" {
 		opts.DemoDir = t.TempDir()
 	}
+	if opts.DBPath == "" { // never the user's own history
+		opts.DBPath = filepath.Join(t.TempDir(), "history.db")
+	}
 	u := Create(a, w, opts)
 	t.Cleanup(func() {
 		if u.run.cancel != nil {
 			u.run.cancel()
 		}
 		l.until(t, "the run to stop", 30*time.Second, func() bool { return !u.run.running })
+		l.settle(50 * time.Millisecond)
+		u.Close()
 	})
 	return u, l, w
 }
@@ -138,11 +146,14 @@ func richText(t *widget.RichText) string {
 }
 
 // TestRunDemoThroughRealGate runs the bundled demo through gate.Run in a
-// real temporary workspace and checks what the app makes of it.
+// real temporary workspace, with a real temporary history database, and
+// checks what the app makes of it.
 func TestRunDemoThroughRealGate(t *testing.T) {
-	hist := NewMemoryHistory()
-	u, l, w := newTestUI(t, Options{History: hist})
-	ws := u.run.workspace.Text
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath})
+	if u.HistoryError() != nil || u.Notice() != "" {
+		t.Fatalf("history: %v, notice %q", u.HistoryError(), u.Notice())
+	}
 	l.until(t, "the script hash", 5*time.Second, func() bool { return u.run.scriptSHA != "" })
 
 	test.Tap(u.run.runBtn)
@@ -171,10 +182,10 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	if c := byPath["build.lock"]; c.Kind != diff.Removed {
 		t.Errorf("build.lock: %+v", c)
 	}
-	// The background "sleep 300" is a leftover. (Its command line may
-	// still read "/bin/sh …demo.sh" when it is caught between fork and
-	// exec, so only the count is pinned here.)
-	if len(r.Process.Leftovers) != 1 || !strings.Contains(strings.Join(r.Reasons, ","), "1 leftover process") {
+	// The background "sleep 300" is a leftover, reported as the command it
+	// runs (not as the shell that forked it).
+	if len(r.Process.Leftovers) != 1 || r.Process.Leftovers[0].Cmd != "sleep 300" ||
+		!strings.Contains(strings.Join(r.Reasons, ","), "1 leftover process") {
 		t.Errorf("leftover sleep not reported: %+v %v", r.Process.Leftovers, r.Reasons)
 	}
 	if r.Script.SHA256 != u.run.scriptSHA {
@@ -222,42 +233,64 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	if !strings.Contains(u.run.phases.rows[gate.Before].info.Text, "entries") {
 		t.Errorf("before-snapshot info %q", u.run.phases.rows[gate.Before].info.Text)
 	}
-	if !strings.HasPrefix(richText(u.run.status), "FAIL: ") {
-		t.Errorf("status %q", richText(u.run.status))
+	if s := richText(u.run.status); !strings.HasPrefix(s, "FAIL: ") || !strings.Contains(s, "Recorded as run 1.") {
+		t.Errorf("status %q", s)
 	}
 
-	// History: recorded; approving through the review saves the allowlist
-	// for the workspace and preloads it in the Run tab.
-	ids, _ := hist.Runs(0)
-	if len(ids) != 1 {
-		t.Fatalf("history has %d runs", len(ids))
+	// The run is in the database, with its script text and the kept
+	// contents of config.json before and after.
+	db := openDB(t, dbPath)
+	run, err := db.Get(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if run.Report.Verdict != report.Fail || !strings.Contains(string(run.ScriptText), "sleep 300 &") || run.AllowlistVersion != 0 {
+		t.Errorf("recorded run: %s, version %d, script %q", run.Report.Verdict, run.AllowlistVersion, run.ScriptText)
+	}
+	cfg := byPath["config.json"]
+	for _, e := range []*snapshot.Entry{cfg.Before, cfg.After} {
+		if data, err := db.Content(context.Background(), e.SHA256); err != nil || !strings.Contains(string(data), `"debug"`) {
+			t.Errorf("content %s: %q %v", e.SHA256, data, err)
+		}
+	}
+	if m, err := db.HashCache(context.Background(), r.Workspace); err != nil || m == nil || len(m.Entries) == 0 {
+		t.Errorf("hash cache after the run: %v %v", m, err)
+	}
+
+	// Approving through the review saves version 1 of the workspace's
+	// allowlist, records the decision and preloads the Run tab.
 	v := u.Review()
 	v.Allow("changed:config.json")
 	test.Type(noteEntry(t, v), "debug on is fine for the demo")
 	approveButton(t, v).OnTapped()
-	got, _ := hist.Allowlist(r.Workspace)
-	if strings.Join(got, ",") != "logs/,changed:config.json" {
-		t.Errorf("approved allowlist %v", got)
+	if d := v.Decision(); !strings.Contains(d, "allowlist version 1 ") {
+		t.Errorf("decision line %q does not give the version", d)
 	}
-	if d, _ := hist.Decision(ids[0]); d != "approved" {
-		t.Errorf("decision %q", d)
+	al, err := db.LatestAllowlist(context.Background(), r.Workspace)
+	if err != nil || al == nil || al.Version != 1 || strings.Join(al.Entries, ",") != "logs/,changed:config.json" || al.Note != "debug on is fine for the demo" {
+		t.Fatalf("approved allowlist %+v %v", al, err)
 	}
-	if strings.Join(u.run.allow.Entries(), ",") != "logs/,changed:config.json" {
-		t.Errorf("run tab allowlist %v", u.run.allow.Entries())
+	if run, _ := db.Get(context.Background(), 1); run.Decision != history.Approve || run.DecisionNote != "debug on is fine for the demo" {
+		t.Errorf("decision %q %q", run.Decision, run.DecisionNote)
+	}
+	if strings.Join(u.run.allow.Entries(), ",") != "logs/,changed:config.json" || u.run.allowlistVersion() != 1 {
+		t.Errorf("run tab allowlist %v (version %d)", u.run.allow.Entries(), u.run.allowlistVersion())
 	}
 
-	// The History tab lists the run; selecting it reopens it.
+	// The History tab lists the run; opening it reopens it from the database.
 	u.Tabs.Select(u.historyItem)
-	if len(u.history.ids) != 1 {
-		t.Fatalf("history tab shows %d runs", len(u.history.ids))
+	rows := shownRows(u)
+	if len(rows) != 1 || !strings.Contains(rows[0], "| FAIL |") || !strings.HasSuffix(rows[0], "| Approved") {
+		t.Fatalf("history rows %q", rows)
 	}
 	u.history.list.Select(0)
-	if u.Tabs.Selected() != u.reviewItem || u.reviewID != ids[0] {
-		t.Error("selecting a history row does not reopen the run")
+	test.Tap(u.history.openBtn)
+	if u.Tabs.Selected() != u.reviewItem || u.reviewID != 1 {
+		t.Error("Open does not reopen the run")
 	}
-	_ = ws
-	_ = w
+	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved on ") || !strings.HasSuffix(d, ": debug on is fine for the demo") {
+		t.Errorf("reopened run's decision line %q", d)
+	}
 }
 
 func sameRGBA(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
@@ -495,34 +528,5 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := ParseFlags([]string{"stray"}, &out); err == nil || UsageExitCode(err) != 2 {
 		t.Errorf("stray argument: %v", err)
-	}
-}
-
-func TestMemoryHistory(t *testing.T) {
-	h := NewMemoryHistory()
-	var _ History = h
-	r1, r2 := review.DemoReport(), review.DemoReport()
-	id1, _ := h.Record(&gate.Result{Report: r1})
-	id2, _ := h.Record(&gate.Result{Report: r2})
-	if ids, _ := h.Runs(10); len(ids) != 2 || ids[0] != id2 {
-		t.Errorf("runs %v", ids)
-	}
-	if a, _ := h.Allowlist(r1.Workspace); a != nil {
-		t.Errorf("allowlist before approval %v", a)
-	}
-	if err := h.Approve(id1, []string{"logs/", "config.json"}, "ok"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Reject(id2, "no"); err != nil {
-		t.Fatal(err)
-	}
-	if a, _ := h.Allowlist(r1.Workspace); strings.Join(a, ",") != "logs/,config.json" {
-		t.Errorf("allowlist %v", a)
-	}
-	if d, _ := h.Decision(id2); d != "rejected" {
-		t.Errorf("decision %q", d)
-	}
-	if _, err := h.Report(99); !errors.Is(err, ErrNoRun) {
-		t.Errorf("unknown run: %v", err)
 	}
 }

@@ -270,3 +270,24 @@ sleep 300
 	})
 	t.Fatal("Run returned although the gate should have been killed")
 }
+
+// TestLeftoverCommandIsTheExecdOne: a script that starts background
+// commands and exits at once leaves children that may still be between fork
+// and exec when it ends. Each leftover must be reported as the command it
+// runs ("sleep 300"), not as the pre-exec copy of the shell
+// ("/bin/sh …/script.sh"). (Before the fix about one leftover in 200 was.)
+func TestLeftoverCommandIsTheExecdOne(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 4; i++ {
+		res, tok, _ := runTagged(t, "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do sleep 300 & done\nexit 0\n", nil)
+		if res.ExitCode != 0 || len(res.Leftovers) != 15 {
+			t.Fatalf("run %d: exit %d, %d leftovers %+v", i, res.ExitCode, len(res.Leftovers), res.Leftovers)
+		}
+		for _, l := range res.Leftovers {
+			if l.Cmd != "sleep 300" {
+				t.Errorf("run %d: leftover %d command %q, want %q", i, l.PID, l.Cmd, "sleep 300")
+			}
+		}
+		assertAllGone(t, res, tok, true)
+	}
+}

@@ -25,6 +25,11 @@ const (
 	// pollInterval is how often the supervisor re-checks the tree while it
 	// waits during the grace period.
 	pollInterval = 20 * time.Millisecond
+	// execWait bounds, over a whole cleanup, how long freeze waits for
+	// processes caught between fork and exec to exec, so that a leftover is
+	// reported as the command it runs ("sleep 300") rather than as the copy
+	// of the shell that forked it.
+	execWait = 100 * time.Millisecond
 )
 
 // Supervise must be called first thing in main() (and in TestMain of any
@@ -42,7 +47,9 @@ func Supervise() {
 type supervisor struct {
 	self      int
 	mainPID   int
+	mainCmd   string // the script's command line, read once it was exec'd
 	grace     time.Duration
+	execWait  time.Duration // what is left of the execWait budget
 	seen      map[int]bool
 	leftovers []Leftover
 }
@@ -83,7 +90,10 @@ func supervise() int {
 	}
 	_ = enc.Encode(superMsg{PID: pid})
 
-	s := &supervisor{self: os.Getpid(), mainPID: pid, grace: sp.Grace, seen: map[int]bool{}}
+	// ForkExec returns once the exec succeeded: this is the script's own
+	// command line, which its forked, not yet exec'd children share.
+	s := &supervisor{self: os.Getpid(), mainPID: pid, mainCmd: cmdline(pid), grace: sp.Grace,
+		execWait: execWait, seen: map[int]bool{}}
 	mainDone := make(chan waitResult, 1)
 	go func() {
 		// Reap every child (orphans included) until the main process is found.
@@ -215,6 +225,7 @@ func (s *supervisor) cleanup() {
 			return
 		}
 		fresh := s.freeze(deadline)
+		// Read the command lines now, frozen, just before the kill.
 		for _, p := range fresh {
 			s.leftovers = append(s.leftovers, Leftover{PID: p, Cmd: cmdline(p)})
 		}
@@ -262,6 +273,7 @@ func (s *supervisor) freeze(deadline time.Time) []int {
 		for _, p := range t.descendants(s.self) {
 			if !s.seen[p] {
 				s.seen[p] = true
+				s.awaitExec(p, t[p].ppid)
 				_ = unix.Kill(p, unix.SIGSTOP)
 				fresh = append(fresh, p)
 				added = true
@@ -280,6 +292,30 @@ func (s *supervisor) freeze(deadline time.Time) []int {
 		if stopped || time.Now().After(deadline) {
 			return fresh
 		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// awaitExec gives a process that still looks like a pre-exec copy of its
+// parent or of the script (same command line: "sleep 300 &" forks the shell,
+// then the child execs sleep) a moment to exec before it is frozen. A
+// SIGSTOP in between would freeze it as the shell for good. The wait comes
+// out of the supervisor's execWait budget, so a subshell that never execs
+// (a "( ... ) &" loop) costs at most that once.
+func (s *supervisor) awaitExec(pid, ppid int) {
+	if s.execWait <= 0 {
+		return
+	}
+	parentCmd := ""
+	if ppid > 0 && ppid != s.self {
+		parentCmd = cmdline(ppid)
+	}
+	preExec := func(c string) bool {
+		return c != "?" && (c == s.mainCmd || (parentCmd != "" && parentCmd != "?" && c == parentCmd))
+	}
+	start := time.Now()
+	defer func() { s.execWait -= time.Since(start) }()
+	for preExec(cmdline(pid)) && time.Since(start) < s.execWait {
 		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -126,9 +126,12 @@ type manifestJSON struct {
 	Entries   []entryJSON `json:"entries"`
 }
 
-// Write serialises m as versioned JSON (schema diffgate.manifest/v1).
+// Write serialises m as versioned JSON (schema diffgate.manifest/v1): one
+// entry per line. Entries are encoded by hand (appendEntry), byte for byte
+// what encoding/json makes of entryJSON, without its reflection and
+// allocations: a manifest of 200,000 entries is written in a fraction of
+// the time and with no garbage.
 func (m *Manifest) Write(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
 	head, err := json.Marshal(struct {
 		Schema    string    `json:"schema"`
 		Root      string    `json:"root"`
@@ -137,24 +140,116 @@ func (m *Manifest) Write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bw.Write(head[:len(head)-1])
-	bw.WriteString(",\"entries\":[")
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	const flushAt = 60 << 10
+	b := make([]byte, 0, flushAt+4<<10)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"entries":[`...)
 	for i := range m.Entries {
 		if i > 0 {
-			bw.WriteByte(',')
+			b = append(b, ',')
 		}
-		bw.WriteString("\n")
-		buf.Reset()
-		if err := enc.Encode(m.Entries[i].toJSON(true)); err != nil {
-			return err
+		b = append(b, '\n')
+		b = appendEntry(b, &m.Entries[i])
+		if len(b) >= flushAt {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
 		}
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	bw.WriteString("\n]}\n")
-	return bw.Flush()
+	b = append(b, "\n]}\n"...)
+	_, err = w.Write(b)
+	return err
+}
+
+// appendEntry appends e as the JSON object encoding/json writes for
+// e.toJSON(true) with HTML escaping off (see TestWriteMatchesEncodingJSON).
+func appendEntry(b []byte, e *Entry) []byte {
+	b = append(b, '{')
+	comma := false
+	field := func(name string) {
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+	}
+	str := func(name, v string) {
+		if v != "" {
+			field(name)
+			b = appendString(b, v)
+		}
+	}
+	text, b64 := EncodeString(e.Path)
+	str("path", text)
+	str("path_b64", b64)
+	field("type")
+	b = appendString(b, string(e.Type))
+	if e.Type != "" {
+		field("mode")
+		b = append(b, '"')
+		b = appendMode(b, e.Perm)
+		b = append(b, '"')
+	}
+	field("size")
+	b = strconv.AppendInt(b, e.Size, 10)
+	str("sha256", e.SHA256)
+	text, b64 = EncodeString(e.Target)
+	str("target", text)
+	str("target_b64", b64)
+	if e.UID >= 0 {
+		field("uid")
+		b = strconv.AppendInt(b, e.UID, 10)
+		field("gid")
+		b = strconv.AppendInt(b, e.GID, 10)
+	}
+	if e.MTime != 0 {
+		field("mtime_ns")
+		b = strconv.AppendInt(b, e.MTime, 10)
+	}
+	if e.CTime != 0 {
+		field("ctime_ns")
+		b = strconv.AppendInt(b, e.CTime, 10)
+	}
+	for _, u := range [...]struct {
+		name string
+		v    uint64
+	}{{"dev", e.Dev}, {"ino", e.Ino}, {"rdev", e.Rdev}} {
+		if u.v != 0 {
+			field(u.name)
+			b = strconv.AppendUint(b, u.v, 10)
+		}
+	}
+	str("error", e.Err)
+	return append(b, '}')
+}
+
+// appendMode appends perm as ModeString does: octal, at least 4 digits.
+func appendMode(b []byte, perm uint32) []byte {
+	for d := uint32(0o1000); d > 1 && perm < d; d /= 8 {
+		b = append(b, '0')
+	}
+	return strconv.AppendUint(b, uint64(perm), 8)
+}
+
+// appendString appends s as a JSON string. Plain printable ASCII, what
+// almost every path is, is copied as is; anything else goes through
+// encoding/json (HTML escaping off) so the bytes stay exactly its.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.Encode(s) // cannot fail for a string
+			return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // WriteFile writes the manifest to path atomically (temp file, then rename).

@@ -147,10 +147,15 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: make([]Entry, 0, w.total.Load())}
 	m.Entries = top.emit(m.Entries)
 	if !m.sorted() { // cannot happen: each directory is emitted in order
+		unsortedWalks.Add(1)
 		m.Sort()
 	}
 	return m, nil
 }
+
+// unsortedWalks counts walks whose emission order needed a sort (tests check
+// that it stays 0).
+var unsortedWalks atomic.Int64
 
 // node is one listed directory: its entries in listing order, the nodes of
 // the subdirectories walked as jobs of their own, and, once listed, the order
@@ -411,7 +416,7 @@ func (w *walker) work() {
 func (w *walker) hashBig(j job, sc *scratch) {
 	d, err := openDir(j.abs)
 	if err != nil {
-		j.file.Err = describe(err)
+		j.file.Err = oneLine(err)
 	} else {
 		w.hashEntry(d, j.name, j.file, sc, -1)
 		d.close()

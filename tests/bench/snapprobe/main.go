@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 	"time"
 
 	"github.com/diffgate/diffgate/core/gate"
@@ -116,11 +117,13 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	var times []float64
+	cpu0 := cpuTime()
 	for i := 0; i < *runs; i++ {
 		times = append(times, one().Seconds())
 	}
+	cpu := (cpuTime() - cpu0).Seconds() / float64(*runs)
 	mean, sd := stats(times)
-	fmt.Printf("snapprobe %s: %.1f ms ± %.1f ms (%d runs)\n", *mode, mean*1e3, sd*1e3, len(times))
+	fmt.Printf("snapprobe %s: %.1f ms ± %.1f ms (%d runs), CPU %.1f ms per run (setup included)\n", *mode, mean*1e3, sd*1e3, len(times), cpu*1e3)
 	if *out != "" {
 		res := map[string]any{"results": []map[string]any{{
 			"command": "snapprobe -mode " + *mode, "mean": mean, "stddev": sd, "times": times,
@@ -139,6 +142,14 @@ func main() {
 			f.Close()
 		}
 	}
+}
+
+// cpuTime is the process's user and system time: steadier than wall time
+// on a busy machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func stats(xs []float64) (mean, sd float64) {

@@ -1,0 +1,170 @@
+//go:build !js
+
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// dbTimeout bounds one history operation started from the UI (the database
+// retries while another process, e.g. the CLI, holds the write lock).
+const dbTimeout = 15 * time.Second
+
+// History is the app's run history: an adapter over a core/history
+// database (SQLite) that the CLI shares. Every method is safe to call from
+// any goroutine.
+type History struct {
+	db *history.DB
+}
+
+// OpenHistory opens the history database at path; "" means
+// history.DefaultPath() ($DIFFGATE_DB, else the user's config directory).
+// A file that is corrupt, foreign or too new is refused with a one-line
+// error and left untouched.
+func OpenHistory(path string, log zerolog.Logger) (*History, error) {
+	if path == "" {
+		p, err := history.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	db, err := history.Open(path, log)
+	if err != nil {
+		return nil, err
+	}
+	return &History{db: db}, nil
+}
+
+// Path is the database file's absolute path.
+func (h *History) Path() string { return h.db.Path() }
+
+// Close closes the database.
+func (h *History) Close() error { return h.db.Close() }
+
+func dbCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), dbTimeout)
+}
+
+// CheckOutside refuses a workspace that holds the database: the script
+// could rewrite its own history.
+func (h *History) CheckOutside(workspace string) error {
+	if err := history.CheckOutside(h.Path(), workspace); err != nil {
+		return fmt.Errorf("the history database %s lies inside this workspace (the script could rewrite its own history); set %s to a file elsewhere", h.Path(), history.EnvDB)
+	}
+	return nil
+}
+
+// Record stores a finished run: its report and script text, the kept
+// contents of its changed files and its after-manifest as the workspace's
+// hash cache. allowlistVersion is the approved version the run used (0:
+// none or edited).
+func (h *History) Record(res *gate.Result, allowlistVersion int) (int64, error) {
+	if res == nil || res.Report == nil {
+		return 0, errors.New("record: no report")
+	}
+	c, cancel := dbCtx()
+	defer cancel()
+	run := &history.Run{Report: res.Report, ScriptText: res.ScriptText, AllowlistVersion: allowlistVersion}
+	return h.db.Record(c, run, res.Contents, res.After)
+}
+
+// HashCache returns the workspace's cached file hashes for the next run's
+// before-snapshot, or nil (the cache only saves time: problems reading it
+// cost a full hash).
+func (h *History) HashCache(workspace string) *snapshot.Manifest {
+	c, cancel := dbCtx()
+	defer cancel()
+	m, err := h.db.HashCache(c, workspace)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// LatestAllowlist returns the workspace's newest approved allowlist, nil
+// when there is none.
+func (h *History) LatestAllowlist(workspace string) (*history.Allowlist, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.LatestAllowlist(c, workspace)
+}
+
+// Allowlists returns every approved version of the workspace's allowlist,
+// oldest first.
+func (h *History) Allowlists(workspace string) ([]history.Allowlist, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Allowlists(c, workspace)
+}
+
+// List returns the runs f selects, newest first.
+func (h *History) List(f history.Filter) ([]history.Summary, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.List(c, f)
+}
+
+// Count returns how many runs f selects.
+func (h *History) Count(f history.Filter) (int, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Count(c, f)
+}
+
+// Workspaces lists the workspaces that have runs, most recently used first.
+func (h *History) Workspaces() ([]string, error) {
+	all, err := h.List(history.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range all {
+		if !seen[s.Workspace] {
+			seen[s.Workspace] = true
+			out = append(out, s.Workspace)
+		}
+	}
+	return out, nil
+}
+
+// Get returns a stored run, rebuilt from the database alone.
+func (h *History) Get(id int64) (*history.Run, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Get(c, id)
+}
+
+// Approve saves entries as the next version of the workspace's allowlist
+// and, when runID is a recorded run, records the approval on it.
+func (h *History) Approve(runID int64, workspace string, entries []string, note string) (*history.Allowlist, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	al, err := h.db.Approve(c, workspace, entries, note)
+	if err != nil {
+		return nil, err
+	}
+	if runID > 0 {
+		if err := h.db.Decide(c, runID, history.Approve, note); err != nil {
+			return al, fmt.Errorf("allowlist version %d saved, but the decision on run %d was not: %w", al.Version, runID, err)
+		}
+	}
+	return al, nil
+}
+
+// Reject records that the reviewer rejected run runID.
+func (h *History) Reject(runID int64, note string) error {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Decide(c, runID, history.Reject, note)
+}

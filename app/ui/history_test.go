@@ -1,0 +1,529 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// openDB opens the test's history database a second time, as the CLI
+// would, to check what the app wrote.
+func openDB(t *testing.T, path string) *history.DB {
+	t.Helper()
+	db, err := history.Open(path, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// shownRows returns the History table's rendered rows, top to bottom.
+func shownRows(u *UI) []string {
+	var rows []*historyRow
+	walk(u.history.list, func(o fyne.CanvasObject) {
+		if r, ok := o.(*historyRow); ok && r.i < len(u.history.rows) {
+			rows = append(rows, r)
+		}
+	})
+	slices.SortFunc(rows, func(a, b *historyRow) int { return a.i - b.i })
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Text())
+	}
+	return out
+}
+
+// runScript runs body as a script in workspace ws through the real gate
+// and waits for the review.
+func runScript(t *testing.T, u *UI, l *loop, ws, body string, allow []string) *report.Report {
+	t.Helper()
+	script := writeScript(t, t.TempDir(), body)
+	u.run.setInputs(ws, script, allow)
+	u.Tabs.Select(u.runItem)
+	test.Tap(u.run.runBtn)
+	if !u.run.running {
+		t.Fatalf("the run did not start: %s", richText(u.run.status))
+	}
+	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running })
+	if u.Tabs.Selected() != u.reviewItem {
+		t.Fatalf("no review after the run: %s", richText(u.run.status))
+	}
+	return u.Review().Report()
+}
+
+// workspace makes a temporary workspace with a few files.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for name, body := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "config.ini": "debug = false\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := history.WorkspaceKey(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func header(u *UI, title string) *headerCell {
+	for _, h := range u.history.headers {
+		if h.Title() == title {
+			return h
+		}
+	}
+	return nil
+}
+
+// TestHistoryTable records real runs of two workspaces in a temporary
+// database and checks the History table: contents, filters and sorting.
+func TestHistoryTable(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	ws1, ws2 := workspace(t), workspace(t)
+
+	r1 := runScript(t, u, l, ws1, "echo x > new.txt\nrm b.txt\necho 'debug = true' > config.ini\n", nil)
+	r2 := runScript(t, u, l, ws2, "mkdir -p logs && echo ok > logs/run.log\n", []string{"logs/"})
+	r3 := runScript(t, u, l, ws1, "echo y >> a.txt\necho z > c.txt\n", []string{"c.txt"})
+	if r1.Verdict != report.Fail || r2.Verdict != report.Pass || r3.Verdict != report.Fail {
+		t.Fatalf("verdicts %s %s %s", r1.Verdict, r2.Verdict, r3.Verdict)
+	}
+	// Reject run 3 from the review.
+	test.Type(noteEntry(t, u.Review()), "appends to a.txt")
+	rejectButton(t, u.Review()).OnTapped()
+	if d := u.Review().Decision(); d != "Rejected: recorded on run 3." {
+		t.Errorf("decision line %q", d)
+	}
+
+	u.Tabs.Select(u.historyItem)
+	l.settle(50 * time.Millisecond)
+	rows := shownRows(u)
+	want := []string{
+		"3 | * | " + ws1 + " | script.sh | FAIL | +1 | 0 | ~1 | 1 | Rejected",
+		"2 | * | " + ws2 + " | script.sh | PASS | +2 | 0 | 0 | 0 | Not reviewed",
+		"1 | * | " + ws1 + " | script.sh | FAIL | +1 | −1 | ~1 | 3 | Not reviewed",
+	}
+	match := func(got, want []string) bool {
+		if len(got) != len(want) {
+			return false
+		}
+		for i := range got {
+			g := strings.Split(got[i], " | ")
+			w := strings.Split(strings.ReplaceAll(want[i], "~/", ""), " | ")
+			if len(g) != len(w) {
+				return false
+			}
+			for k := range g {
+				if w[k] != "*" && g[k] != w[k] && homeRel(w[k]) != g[k] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !match(rows, want) {
+		t.Fatalf("history rows\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.HasPrefix(rows[0], "3 | "+time.Now().Format("2006-01-02")) && !strings.HasPrefix(rows[0], "3 | "+time.Now().Add(-time.Minute).Format("2006-01-02")) {
+		t.Errorf("date column: %q", rows[0])
+	}
+	if s := richText(u.history.status); s != "3 runs" {
+		t.Errorf("status %q", s)
+	}
+
+	// Verdict filter.
+	u.history.verdict.SetSelected(verdictFail)
+	if rows := shownRows(u); !match(rows, []string{want[0], want[2]}) {
+		t.Errorf("fail filter: %q", rows)
+	}
+	u.history.verdict.SetSelected(verdictPass)
+	if rows := shownRows(u); !match(rows, want[1:2]) {
+		t.Errorf("pass filter: %q", rows)
+	}
+	u.history.verdict.SetSelected(verdictAll)
+
+	// Workspace filter: the choices are the recorded workspaces.
+	if opts := u.history.wsSelect.Options; len(opts) != 3 || opts[0] != allWorkspaces || !slices.Contains(opts, ws1) || !slices.Contains(opts, ws2) {
+		t.Fatalf("workspace choices %q", opts)
+	}
+	u.history.wsSelect.SetSelected(ws1)
+	if rows := shownRows(u); !match(rows, []string{want[0], want[2]}) {
+		t.Errorf("workspace filter: %q", rows)
+	}
+	u.history.verdict.SetSelected(verdictPass)
+	if rows := shownRows(u); len(rows) != 0 || richText(u.history.status) != "No run matches the filter" {
+		t.Errorf("ws1 and pass: %q, status %q", rows, richText(u.history.status))
+	}
+	u.history.verdict.SetSelected(verdictAll)
+	u.history.wsSelect.SetSelected(allWorkspaces)
+
+	// Sorting: click a header; click again to reverse.
+	test.Tap(header(u, "Violations"))
+	if rows := shownRows(u); !match(rows, []string{want[2], want[0], want[1]}) {
+		t.Errorf("by violations, most first: %q", rows)
+	}
+	test.Tap(header(u, "Violations"))
+	if rows := shownRows(u); !match(rows, []string{want[1], want[0], want[2]}) {
+		t.Errorf("by violations, fewest first: %q", rows)
+	}
+	test.Tap(header(u, "Verdict"))
+	if rows := shownRows(u); !strings.Contains(rows[0], "| FAIL |") || !strings.Contains(rows[2], "| PASS |") {
+		t.Errorf("by verdict: %q", rows)
+	}
+	test.Tap(header(u, "Run"))
+	if rows := shownRows(u); !match(rows, want) {
+		t.Errorf("by run, newest first: %q", rows)
+	}
+	test.Tap(header(u, "Run"))
+	if rows := shownRows(u); !match(rows, []string{want[2], want[1], want[0]}) {
+		t.Errorf("by run, oldest first: %q", rows)
+	}
+
+	// Selecting a run shows its summary (reasons and decision are read in
+	// the background).
+	u.history.list.Select(u.history.indexOf(3))
+	l.until(t, "the run's detail", 5*time.Second, func() bool {
+		return strings.Contains(texts(u.history.detail), "appends to a.txt")
+	})
+	if d := texts(u.history.detail); !strings.Contains(d, "Run 3") || !strings.Contains(d, "1 unexpected change") || !strings.Contains(d, "Rejected on ") {
+		t.Errorf("detail %q", d)
+	}
+}
+
+// texts joins the text of every label and rich text inside o.
+func texts(o fyne.CanvasObject) string {
+	var b strings.Builder
+	walk(o, func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Label:
+			b.WriteString(x.Text + "\n")
+		case *widget.RichText:
+			b.WriteString(richText(x) + "\n")
+		}
+	})
+	return b.String()
+}
+
+func rejectButton(t *testing.T, v interface{ fyne.Widget }) *widget.Button {
+	t.Helper()
+	var found *widget.Button
+	walk(v, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == "Reject" {
+			found = b
+		}
+	})
+	if found == nil {
+		t.Fatal("no Reject button")
+	}
+	return found
+}
+
+// TestReopenRunFromHistory: a run reopened from the History tab (double
+// click, Enter) shows the same changes as right after the run, rebuilt
+// from the database alone, even from a fresh app on the same database.
+func TestReopenRunFromHistory(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath})
+	ws := workspace(t)
+	r := runScript(t, u, l, ws, "echo 'debug = true' > config.ini\nrm b.txt\nmkdir -p out/deep && echo 1 > out/deep/x\nchmod +x a.txt\n", []string{"out/"})
+	type change struct {
+		Path    string
+		Kind    diff.Kind
+		Allowed bool
+		Rule    string
+		Diff    string
+		Aspects string
+	}
+	flatten := func(r *report.Report) []change {
+		var out []change
+		for _, c := range r.Changes {
+			var as []string
+			for _, a := range c.Aspects {
+				as = append(as, string(a))
+			}
+			out = append(out, change{c.Path, c.Kind, c.Allowed, c.Rule, c.TextDiff, strings.Join(as, ",")})
+		}
+		return out
+	}
+	before := flatten(r)
+	if len(before) < 4 {
+		t.Fatalf("changes %+v", before)
+	}
+	verdict, reasons := r.Verdict, strings.Join(r.Reasons, ";")
+
+	// Show something else, then double-click the run in the History tab.
+	u.openReportFile(writeDemoReport(t))
+	u.Tabs.Select(u.historyItem)
+	var row *historyRow
+	walk(u.history.list, func(o fyne.CanvasObject) {
+		if x, ok := o.(*historyRow); ok && x.id == 1 {
+			row = x
+		}
+	})
+	if row == nil {
+		t.Fatal("run 1 not in the table")
+	}
+	row.DoubleTapped(&fyne.PointEvent{})
+	if u.Tabs.Selected() != u.reviewItem || u.reviewID != 1 {
+		t.Fatal("double click did not open the run")
+	}
+	got := u.Review().Report()
+	if !slices.Equal(flatten(got), before) || got.Verdict != verdict || strings.Join(got.Reasons, ";") != reasons {
+		t.Errorf("reopened run differs:\n%+v\nwant\n%+v", flatten(got), before)
+	}
+	if u.Review().Banner().VerdictText() != "FAIL" {
+		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	}
+
+	// A second app on the same database: Enter on the selected row opens it.
+	u2, _, _ := newTestUI(t, Options{DBPath: dbPath})
+	u2.Tabs.Select(u2.historyItem)
+	u2.history.list.Select(0)
+	u2.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if u2.Tabs.Selected() != u2.reviewItem || u2.reviewID != 1 || !slices.Equal(flatten(u2.Review().Report()), before) {
+		t.Errorf("Enter in a fresh app: tab %v, run %d", u2.Tabs.Selected().Text, u2.reviewID)
+	}
+}
+
+func writeDemoReport(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := review.DemoReport().WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestApproveNextVersionPreloadsRunTab: with version 1 of a workspace's
+// allowlist approved (by the CLI, say), the Run tab preloads it, the run
+// records that it used version 1, approving in the review saves version 2,
+// and the Run tab (and a fresh app) then start from version 2. The History
+// tab shows both versions with what version 2 added and removed.
+func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	ws := workspace(t)
+	db := openDB(t, dbPath)
+	if _, err := db.Approve(context.Background(), ws, []string{"logs/", "tmp/"}, "from the CLI"); err != nil {
+		t.Fatal(err)
+	}
+
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Flags: Flags{Workspace: ws}})
+	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,tmp/" || u.run.allowlistVersion() != 1 {
+		t.Fatalf("run tab allowlist %q (version %d)", got, u.run.allowlistVersion())
+	}
+	if h := richText(u.run.allowHint); !strings.Contains(h, "Version 1 ") {
+		t.Errorf("allowlist hint %q", h)
+	}
+	script := writeScript(t, t.TempDir(), "mkdir -p logs && echo ok > logs/a.log\necho 'debug = true' > config.ini\n")
+	u.run.script.SetText(script)
+	test.Tap(u.run.runBtn)
+	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running })
+	r := u.Review().Report()
+	if r.Verdict != report.Fail {
+		t.Fatalf("verdict %s %v", r.Verdict, r.Reasons)
+	}
+	if run, err := db.Get(context.Background(), 1); err != nil || run.AllowlistVersion != 1 {
+		t.Fatalf("recorded allowlist version: %+v %v", run, err)
+	}
+
+	// Approve a new version: config.json allowed, tmp/ dropped.
+	v := u.Review()
+	v.Editor().SetText("logs/\nchanged:config.ini\n")
+	if r.Verdict != report.Pass {
+		t.Fatalf("draft did not re-evaluate: %s", r.Verdict)
+	}
+	test.Type(noteEntry(t, v), "config edits are expected")
+	approveButton(t, v).OnTapped()
+	if d := v.Decision(); !strings.HasPrefix(d, "Approved: allowlist version 2 of this workspace saved (2 entries)") {
+		t.Errorf("decision line %q", d)
+	}
+	al, err := db.LatestAllowlist(context.Background(), ws)
+	if err != nil || al.Version != 2 || strings.Join(al.Entries, ",") != "logs/,changed:config.ini" {
+		t.Fatalf("latest allowlist %+v %v", al, err)
+	}
+	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" || u.run.allowlistVersion() != 2 {
+		t.Errorf("run tab after approval %q (version %d)", got, u.run.allowlistVersion())
+	}
+
+	// Another workspace without an approved allowlist: the approved
+	// entries do not carry over; back to ws: version 2 again.
+	other := workspace(t)
+	u.run.workspace.SetText(other)
+	if got := u.run.allow.Entries(); len(got) != 0 || u.run.allowlistVersion() != 0 {
+		t.Errorf("other workspace starts from %q", got)
+	}
+	u.run.workspace.SetText(ws)
+	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" || u.run.allowlistVersion() != 2 {
+		t.Errorf("back to the workspace: %q", got)
+	}
+
+	// A fresh app preloads version 2 too.
+	u2, _, _ := newTestUI(t, Options{DBPath: dbPath, Flags: Flags{Workspace: ws}})
+	if got := u2.run.allow.Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" || u2.run.allowlistVersion() != 2 {
+		t.Errorf("fresh app preloads %q (version %d)", got, u2.run.allowlistVersion())
+	}
+
+	// History tab: the run is approved; the versions panel shows v2 with
+	// + changed:config.ini (green) and − tmp/ (red), then v1.
+	u.Tabs.Select(u.historyItem)
+	if rows := shownRows(u); len(rows) != 1 || !strings.HasSuffix(rows[0], "| Approved") {
+		t.Errorf("rows %q", rows)
+	}
+	vt := texts(u.history.versions)
+	i2, i1 := strings.Index(vt, "Version 2"), strings.Index(vt, "Version 1")
+	if i2 < 0 || i1 < i2 || !strings.Contains(vt, "+ changed:config.ini") || !strings.Contains(vt, "− tmp/") ||
+		!strings.Contains(vt, "“config edits are expected”") || !strings.Contains(vt[i1:], "+ logs/\n+ tmp/") {
+		t.Errorf("versions panel:\n%s", vt)
+	}
+	var plus, minus fyne.ThemeColorName
+	walk(u.history.versions, func(o fyne.CanvasObject) {
+		if rt, ok := o.(*widget.RichText); ok && len(rt.Segments) == 1 {
+			if s, ok := rt.Segments[0].(*widget.TextSegment); ok {
+				switch s.Text {
+				case "+ changed:config.ini":
+					plus = s.Style.ColorName
+				case "− tmp/":
+					minus = s.Style.ColorName
+				}
+			}
+		}
+	})
+	if plus != "success" || minus != "error" {
+		t.Errorf("added drawn in %q, removed in %q", plus, minus)
+	}
+}
+
+// TestCorruptDatabase: a history file that is not a database is reported
+// in the window, left byte for byte as it was, and the app still runs
+// scripts (without recording them).
+func TestCorruptDatabase(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "history.db")
+	junk := bytes.Repeat([]byte("this is not an SQLite database\x00\xff"), 200)
+	if err := os.WriteFile(dbPath, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath})
+	if u.HistoryError() == nil {
+		t.Fatal("a corrupt database opened without error")
+	}
+	n := u.Notice()
+	if !strings.HasPrefix(n, "History unavailable: history database "+dbPath+": ") || strings.Contains(n, "\n") {
+		t.Errorf("notice %q", n)
+	}
+	u.Tabs.Select(u.historyItem)
+	if !strings.Contains(texts(u.history.root), "The history is unavailable") {
+		t.Errorf("history tab: %q", texts(u.history.root))
+	}
+
+	// The demo still runs; nothing is recorded.
+	u.Tabs.Select(u.runItem)
+	test.Tap(u.run.runBtn)
+	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running })
+	if r := u.Review().Report(); r == nil || r.Verdict != report.Fail {
+		t.Fatalf("run without history: %+v", r)
+	}
+	if s := richText(u.run.status); strings.Contains(s, "Recorded") {
+		t.Errorf("status %q", s)
+	}
+	approveButton(t, u.Review()).OnTapped()
+	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved for this session only: the history is unavailable") {
+		t.Errorf("decision %q", d)
+	}
+	u.Close()
+
+	got, err := os.ReadFile(dbPath)
+	if err != nil || !bytes.Equal(got, junk) {
+		t.Fatalf("the corrupt file was changed (%v)", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files next to the database: %q", names)
+	}
+}
+
+// TestHashCacheFeedsTheNextRun: the second run of a workspace gets the
+// history's hash cache as its prior manifest.
+func TestHashCacheFeedsTheNextRun(t *testing.T) {
+	var priors []bool
+	runner := func(ctx context.Context, cfg gate.Config) (*gate.Result, error) {
+		priors = append(priors, cfg.Prior != nil && len(cfg.Prior.Entries) >= 3)
+		return gate.Run(ctx, cfg)
+	}
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})
+	ws := workspace(t)
+	runScript(t, u, l, ws, "true\n", nil)
+	u.Close()
+	// A fresh app: the cache comes from the database, not from memory.
+	u2, l2, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})
+	runScript(t, u2, l2, ws, "true\n", nil)
+	if !slices.Equal(priors, []bool{false, true}) {
+		t.Errorf("prior manifests given: %v", priors)
+	}
+}
+
+// TestDatabaseInsideWorkspaceRefused: the gate does not run a script in a
+// workspace that holds the history (it could rewrite its own record).
+func TestDatabaseInsideWorkspaceRefused(t *testing.T) {
+	ws := workspace(t)
+	u, _, _ := newTestUI(t, Options{DBPath: filepath.Join(ws, ".diffgate", "history.db")})
+	u.run.setInputs(ws, writeScript(t, t.TempDir(), "true\n"), nil)
+	test.Tap(u.run.runBtn)
+	if u.run.running {
+		t.Fatal("ran in the workspace that holds the history")
+	}
+	if s := richText(u.run.status); !strings.Contains(s, "lies inside this workspace") {
+		t.Errorf("status %q", s)
+	}
+}
+
+// TestTabShortcuts: Alt+1..3 switch tabs (Alt+3 focuses the run list).
+func TestTabShortcuts(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	// The test canvas wraps a software canvas that handles shortcuts.
+	sc, ok := reflect.ValueOf(w.Canvas()).Elem().FieldByName("WindowlessCanvas").Interface().(interface{ TypedShortcut(fyne.Shortcut) })
+	if !ok {
+		t.Fatal("the test canvas takes no shortcuts")
+	}
+	for _, tc := range []struct {
+		key  fyne.KeyName
+		item *container.TabItem
+	}{{fyne.Key3, u.historyItem}, {fyne.Key2, u.reviewItem}, {fyne.Key1, u.runItem}, {fyne.Key3, u.historyItem}} {
+		sc.TypedShortcut(&desktop.CustomShortcut{KeyName: tc.key, Modifier: fyne.KeyModifierAlt})
+		if u.Tabs.Selected() != tc.item {
+			t.Errorf("Alt+%s selected %q, want %q", tc.key, u.Tabs.Selected().Text, tc.item.Text)
+		}
+	}
+	if w.Canvas().Focused() != u.history.list {
+		t.Errorf("focus after Alt+3: %T", w.Canvas().Focused())
+	}
+}

@@ -1,0 +1,20 @@
+//go:build js
+
+// Command diffgate-app, built for the browser (GOOS=js GOARCH=wasm, see
+// `make web`): the review view of the desktop app as a web page, to open a
+// report, draft an allowlist and compare two snapshots. No history, no
+// native dialogs, no running scripts: those stay in main.go (!js).
+package main
+
+import (
+	"fyne.io/fyne/v2/app"
+
+	"github.com/diffgate/diffgate/app/web"
+)
+
+func main() {
+	a := app.NewWithID("io.github.diffgate")
+	w := a.NewWindow("diffgate review")
+	web.Start(a, w)
+	w.ShowAndRun()
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/bench/bench.sh: diffgate against the seed (snapshot.py + diff.py), on
+# the same machine in the same run, page cache warm. Prints a table of mean
+# times, ratios against the seed and peak memory, and which targets are met.
+#
+#   tests/bench/bench.sh                  # or: make bench
+#
+# Environment:
+#   BENCH_DIR       scratch directory for trees and results (/tmp/diffgate-bench);
+#                   trees are reused while their marker file matches
+#   BENCH_RUNS      timed runs per command (default 10; large-tree runs use half)
+#   BENCH_MAX_LOAD  if set, wait (up to 10 min) until the 1-minute load average
+#                   is below it before measuring: other jobs distort timings
+#   BENCH_FULL=0    skip the 200,000-entry tree (its generation and memory peak)
+#   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
+#
+# Exit status: 0 when every target is met, 1 when one is not, 2 on a setup error.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+REPO=$PWD
+BENCH_DIR=${BENCH_DIR:-/tmp/diffgate-bench}
+RUNS=${BENCH_RUNS:-10}
+BIG_RUNS=$(( RUNS / 2 > 3 ? RUNS / 2 : 3 ))
+BENCH_FULL=${BENCH_FULL:-1}
+DIFFGATE=${DIFFGATE:-$REPO/bin/diffgate}
+SEED=$REPO/cmd/diffgate/testdata
+OUT=$BENCH_DIR/out
+RES=$BENCH_DIR/results
+GENTREE_VERSION=1 # bump when tests/bench/gentree changes what it writes
+
+die() { echo "bench: $*" >&2; exit 2; }
+for tool in go hyperfine python3 /usr/bin/time find xargs sha256sum; do
+	command -v "$tool" >/dev/null || die "$tool is required (make test-deps installs hyperfine and time)"
+done
+case "$BENCH_DIR" in "$REPO"|"$REPO"/*) die "BENCH_DIR must be outside the repository" ;; esac
+
+mkdir -p "$BENCH_DIR/bin" "$OUT" "$RES"
+rm -f "$RES"/*.json "$RES"/*.txt
+
+if [ ! -x "$DIFFGATE" ]; then
+	echo "building $DIFFGATE"
+	CGO_ENABLED=0 go build -o "$DIFFGATE" ./cmd/diffgate
+fi
+go build -o "$BENCH_DIR/bin/snapprobe" ./tests/bench/snapprobe
+
+# tree KIND: generate $BENCH_DIR/KIND once (a marker file outside the tree
+# records what was generated).
+tree() {
+	local kind=$1 marker="$BENCH_DIR/$1.generated"
+	if [ "$(cat "$marker" 2>/dev/null)" != "gentree v$GENTREE_VERSION $kind" ]; then
+		echo "generating the $kind tree in $BENCH_DIR/$kind"
+		rm -rf "${BENCH_DIR:?}/$kind" "$marker"
+		go run ./tests/bench/gentree -kind "$kind" "$BENCH_DIR/$kind"
+		echo "gentree v$GENTREE_VERSION $kind" >"$marker"
+	fi
+}
+tree small
+tree large
+[ "$BENCH_FULL" = 0 ] || tree many
+
+printf '#!/bin/sh\nexit 0\n' >"$BENCH_DIR/noop.sh"
+chmod +x "$BENCH_DIR/noop.sh"
+
+if [ -n "${BENCH_MAX_LOAD:-}" ]; then
+	for _ in $(seq 60); do
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		python3 -c "import sys; sys.exit(0 if $load < $BENCH_MAX_LOAD else 1)" && break
+		echo "load $load >= $BENCH_MAX_LOAD: waiting"
+		sleep 10
+	done
+fi
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+S=$BENCH_DIR/small L=$BENCH_DIR/large
+HF=(hyperfine --warmup 1 --style basic --time-unit millisecond)
+
+echo
+echo "== full snapshot, small tree (warm cache)"
+"${HF[@]}" --runs "$RUNS" -N --export-json "$RES/snap_small.json" \
+	-n diffgate "$DIFFGATE snapshot $S -o $OUT/small.json" \
+	-n seed "python3 $SEED/snapshot.py $S $OUT/small.seed.json"
+"${HF[@]}" --runs "$RUNS" --export-json "$RES/tools_small.json" \
+	-n sha256sum "cd $S && find . -type f -print0 | xargs -0 -P2 sha256sum >/dev/null" \
+	-n find-stat "cd $S && find . -printf '%s %i %T@ %C@\n' >/dev/null"
+
+echo
+echo "== full snapshot, large tree: 4 x 512 MiB (warm cache)"
+"${HF[@]}" --runs "$BIG_RUNS" -N --export-json "$RES/snap_large.json" \
+	-n diffgate "$DIFFGATE snapshot $L -o $OUT/large.json" \
+	-n seed "python3 $SEED/snapshot.py $L $OUT/large.seed.json"
+"${HF[@]}" --runs "$BIG_RUNS" --export-json "$RES/tools_large.json" \
+	-n sha256sum "cd $L && find . -type f -print0 | xargs -0 -P2 -n1 sha256sum >/dev/null"
+
+echo
+echo "== gated no-op run, small tree (warm cache)"
+DB=$BENCH_DIR/history.db
+rm -f "$DB" "$DB"-wal "$DB"-shm
+# The first timed run with history uses the hash cache of the warmup run,
+# and every later one that of the run before it.
+"${HF[@]}" --runs "$RUNS" -N --export-json "$RES/gate_small.json" \
+	-n diffgate-no-history "$DIFFGATE run --workspace $S --no-history -- $BENCH_DIR/noop.sh" \
+	-n diffgate-history "$DIFFGATE run --workspace $S --db $DB -- $BENCH_DIR/noop.sh"
+"${HF[@]}" --runs "$RUNS" --export-json "$RES/gate_seed.json" \
+	-n seed "python3 $SEED/snapshot.py $S $OUT/before.seed.json && (cd $S && $BENCH_DIR/noop.sh) && python3 $SEED/snapshot.py $S $OUT/after.seed.json && python3 $SEED/diff.py $OUT/before.seed.json $OUT/after.seed.json ''"
+
+echo
+echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"
+"$BENCH_DIR/bin/snapprobe" -mode after -touch 10 -runs "$RUNS" -json "$RES/after_small.json" "$S"
+
+echo
+echo "== peak memory (max RSS)"
+rss() { # NAME DIR
+	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
+		awk -v n="$1" '/Maximum resident set size/ {print n, $NF}' >>"$RES/rss.txt"
+}
+rss small "$S"
+[ "$BENCH_FULL" = 0 ] || rss many "$BENCH_DIR/many"
+entries() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$1"; }
+echo "small $(entries "$OUT/small.rss.json")" >"$RES/entries.txt"
+[ "$BENCH_FULL" = 0 ] || echo "many $(entries "$OUT/many.rss.json")" >>"$RES/entries.txt"
+cat "$RES/rss.txt"
+
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+echo
+python3 "$REPO/tests/bench/report.py" "$RES" "$LOAD_BEFORE" "$LOAD_AFTER"

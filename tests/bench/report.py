@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Prints bench.sh's table from hyperfine --export-json results.
+
+usage: report.py RESULTS_DIR "LOAD BEFORE" "LOAD AFTER"
+Exit status 1 when a target is not met.
+"""
+import json
+import os
+import platform
+import sys
+
+res, load_before, load_after = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def load(name):
+    path = os.path.join(res, name + ".json")
+    with open(path) as f:
+        return {r["command"]: r for r in json.load(f)["results"]}
+
+
+def kv(name):
+    out = {}
+    path = os.path.join(res, name + ".txt")
+    if os.path.exists(path):
+        for line in open(path):
+            k, v = line.split()
+            out[k] = int(v)
+    return out
+
+
+snap_small = load("snap_small")
+tools_small = load("tools_small")
+snap_large = load("snap_large")
+tools_large = load("tools_large")
+gate = load("gate_small")
+gate_seed = load("gate_seed")["seed"]
+after = list(load("after_small").values())[0]
+rss = kv("rss")
+entries = kv("entries")
+
+
+def t(r):
+    return "%8.3f s ± %5.3f" % (r["mean"], r["stddev"])
+
+
+rows = []  # (what, diffgate, baseline name, baseline, ratio, target, met)
+results = []
+
+
+def row(what, ours, base_name, base, target=None):
+    ratio = ours["mean"] / base["mean"]
+    met = None
+    if target is not None:
+        met = ratio <= target
+        results.append(met)
+    rows.append((what, t(ours), base_name, t(base), "%.3f" % ratio,
+                 "≤ %.3f" % target if target is not None else "",
+                 "" if met is None else ("yes" if met else "NO")))
+
+
+def info(what, ours, base_name, base):
+    row(what, ours, base_name, base)
+
+
+row("snapshot, small tree", snap_small["diffgate"], "seed snapshot.py", snap_small["seed"], 1 / 3)
+info("  find | xargs -P2 sha256sum", tools_small["sha256sum"], "seed snapshot.py", snap_small["seed"])
+info("  find -printf (stat-only walk)", tools_small["find-stat"], "seed snapshot.py", snap_small["seed"])
+row("snapshot, large tree (2 GiB)", snap_large["diffgate"], "seed snapshot.py", snap_large["seed"], 1 / 2)
+info("  find | xargs -P2 sha256sum", tools_large["sha256sum"], "seed snapshot.py", snap_large["seed"])
+row("gated no-op run, --no-history", gate["diffgate-no-history"], "seed gate", gate_seed, 1 / 4)
+row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate", gate_seed, 1 / 8)
+row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
+info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
+
+MiB = 1024
+mem = []
+for name, label in (("small", "small tree"), ("many", "200k-entry tree")):
+    if name in rss:
+        kb = rss[name]
+        target = 150 if name == "many" else None
+        met = None if target is None else kb / MiB <= target
+        if met is not None:
+            results.append(met)
+        mem.append(("peak RSS, diffgate snapshot, %s (%s entries)" % (label, format(entries.get(name, 0), ",")),
+                    "%.1f MiB" % (kb / MiB), "≤ %d MiB" % target if target else "",
+                    "" if met is None else ("yes" if met else "NO")))
+
+print("diffgate vs the seed — warm cache (hyperfine --warmup 1; means ± standard deviation)")
+print("machine: %s, %d cores, %s; load average before %s, after %s" % (
+    platform.machine(), os.cpu_count(), platform.release(), load_before, load_after))
+if float(load_before.split()[0]) > 1.0 or float(load_after.split()[0]) > 1.0:
+    print("WARNING: other work was running (load > 1): timings and ratios are distorted")
+print()
+head = ("measurement", "diffgate", "baseline", "baseline time", "ratio", "target", "met")
+w = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+fmt = "  ".join("%%-%ds" % x for x in w)
+print(fmt % head)
+print(fmt % tuple("-" * x for x in w))
+for r in rows:
+    print(fmt % r)
+print()
+mw = [max(len(r[i]) for r in mem) for i in range(4)] if mem else []
+for r in mem:
+    print("  ".join(r[i].ljust(mw[i]) for i in range(4)))
+print()
+met = sum(1 for r in results if r)
+print("targets met: %d of %d%s" % (met, len(results), "" if met == len(results) else "  (NOT ALL MET)"))
+sys.exit(0 if met == len(results) else 1)
