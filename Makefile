@@ -62,11 +62,14 @@ lint:
 # web: the review app for the browser (js/wasm) in build/web, plus the demo
 # report (open /?report=demo-report.json). --executable keeps fyne from
 # building (and deleting) ./diffgate; it runs in build/ so its wasm/ output
-# lands there.
+# lands there. migrated_fynedo: the app updates the UI through fyne.Do, and
+# Fyne's wasm driver delivers key events on goroutines of their own
+# (single-threaded wasm; without the tag every key press logs "Error in Fyne
+# call thread" and waits on the main loop, fyne-io/fyne#6103).
 WEB_PORT ?= 8765
 web:
 	rm -rf build/web build/wasm build/diffgate.wasm && mkdir -p build
-	cd build && $(GO) tool fyne package -os web --release --src $(CURDIR) \
+	cd build && $(GO) tool fyne package -os web --release --tags migrated_fynedo --src $(CURDIR) \
 		--executable $(CURDIR)/build/diffgate.wasm --icon $(CURDIR)/assets/icon.png --name diffgate
 	mv build/wasm build/web
 	cp app/review/testdata/demo-report.json build/web/demo-report.json

@@ -125,7 +125,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 
 	u.notice = container.NewVBox()
 	if u.histErr != nil {
-		u.showNotice("History unavailable: "+oneLine(u.histErr)+". Runs are not recorded until this is fixed; the file was left as it is.", nil)
+		u.showNotice("History unavailable: " + oneLine(u.histErr) + ". Runs are not recorded until this is fixed; the file was left as it is.")
 	}
 	w.SetContent(container.NewBorder(u.notice, nil, nil, nil, u.Tabs))
 	w.Resize(fyne.NewSize(1400, 900))
@@ -162,9 +162,8 @@ func (u *UI) Notice() string {
 	return u.noticeText
 }
 
-// showNotice shows a warning strip above the tabs, with a close button
-// (and an action button when action is set).
-func (u *UI) showNotice(text string, action *widget.Button) {
+// showNotice shows a warning strip above the tabs, with a close button.
+func (u *UI) showNotice(text string) {
 	u.noticeText = text
 	msg := widget.NewLabel(text)
 	msg.Wrapping = fyne.TextWrapWord
@@ -175,12 +174,8 @@ func (u *UI) showNotice(text string, action *widget.Button) {
 		u.notice.Refresh()
 	})
 	closeBtn.Importance = widget.LowImportance
-	right := container.NewHBox(closeBtn)
-	if action != nil {
-		right.Objects = append([]fyne.CanvasObject{action}, right.Objects...)
-	}
 	icon := widget.NewIcon(style.Colored(theme.WarningIcon(), theme.ColorNameWarning))
-	row := container.NewBorder(nil, nil, container.NewCenter(icon), container.NewCenter(right), msg)
+	row := container.NewBorder(nil, nil, container.NewCenter(icon), container.NewCenter(closeBtn), msg)
 	u.notice.Objects = []fyne.CanvasObject{container.NewPadded(callout(row, theme.ColorNameWarning))}
 	u.notice.Refresh()
 }

@@ -100,7 +100,7 @@ func (c *compareDialog) build() {
 		x.cmp = nil
 		x.publish()
 	})
-	c.d.Resize(fyne.NewSize(720, content.MinSize().Height+140))
+	c.d.Resize(fyne.NewSize(720, 1))
 
 	x.named["compare-before"] = c.beforeBtn
 	x.named["compare-after"] = c.afterBtn

@@ -83,3 +83,16 @@ export function colors(img) {
   }
   return seen.size;
 }
+
+// reddish counts the pixels inside r whose red clearly dominates (the error
+// bar's tinted background, border and icon).
+export function reddish(img, r) {
+  let n = 0;
+  for (let y = Math.max(0, Math.floor(r.y)); y < Math.min(img.height, r.y + r.height); y++) {
+    for (let x = Math.max(0, Math.floor(r.x)); x < Math.min(img.width, r.x + r.width); x++) {
+      const o = (y * img.width + x) * 4;
+      if (img.px[o] - img.px[o + 1] > 15 && img.px[o] - img.px[o + 2] > 15) n++;
+    }
+  }
+  return n;
+}
