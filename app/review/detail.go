@@ -240,12 +240,12 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	switch {
 	case c.Has(diff.Content) && isFile(b) && isFile(a):
 		add(para(seg("Content changed; no text diff (binary or large file).", "", fyne.TextStyle{Bold: true})))
-		add(para(seg("Size "+humanBytes(b.Size)+" ", "", fyne.TextStyle{}), arrow(""),
-			seg(" "+humanBytes(a.Size)+" ("+signedBytes(a.Size-b.Size)+")", "", fyne.TextStyle{})))
+		add(para(seg("Size "+report.Size(b.Size)+" ", "", fyne.TextStyle{}), arrow(""),
+			seg(" "+report.Size(a.Size)+" ("+signedBytes(a.Size-b.Size)+")", "", fyne.TextStyle{})))
 	case c.Kind == diff.Added && isFile(a):
-		add(para(seg("New file, "+humanBytes(a.Size)+". No text preview (binary, large or not kept).", "", fyne.TextStyle{Bold: true})))
+		add(para(seg("New file, "+report.Size(a.Size)+". No text preview (binary, large or not kept).", "", fyne.TextStyle{Bold: true})))
 	case c.Kind == diff.Removed && isFile(b):
-		add(para(seg("Deleted file, "+humanBytes(b.Size)+".", "", fyne.TextStyle{Bold: true})))
+		add(para(seg("Deleted file, "+report.Size(b.Size)+".", "", fyne.TextStyle{Bold: true})))
 	case c.Kind != diff.Changed && c.IsDir():
 		text := "Directory " + string(c.Kind) + "."
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
@@ -315,7 +315,7 @@ func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {
 		if e.Type == snapshot.Dir {
 			return ""
 		}
-		return humanBytes(e.Size)
+		return report.Size(e.Size)
 	}, false)
 	row("Owner", func(e *snapshot.Entry) string {
 		if e.UID < 0 {
@@ -365,24 +365,11 @@ func setChar(x byte, c byte) string {
 	return string(c)
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 func signedBytes(n int64) string {
 	if n >= 0 {
-		return "+" + humanBytes(n)
+		return "+" + report.Size(n)
 	}
-	return "−" + humanBytes(-n)
+	return "−" + report.Size(-n)
 }
 
 // tableLayout lays out its objects in rows of three: a label column as wide

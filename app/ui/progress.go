@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 var phaseLabels = map[gate.Phase]string{
@@ -217,7 +218,7 @@ func phaseIndex(ph gate.Phase) int {
 }
 
 func snapInfo(ev gate.Progress) string {
-	return fmt.Sprintf("%s entries · %s", groupDigits(ev.Entries), humanBytes(ev.Bytes))
+	return fmt.Sprintf("%s entries · %s", groupDigits(ev.Entries), report.Size(ev.Bytes))
 }
 
 func groupDigits(n int64) string {
@@ -226,17 +227,4 @@ func groupDigits(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
@@ -337,7 +338,7 @@ func (t *runTab) loadScript() {
 		text += "\n… (preview cut at 256 KiB)"
 	}
 	t.scriptView.SetText(strings.ToValidUTF8(strings.ReplaceAll(text, "\t", "    "), "\uFFFD"))
-	t.setScriptInfo("SHA-256 …  ·  "+humanBytes(st.Size()), style.Muted)
+	t.setScriptInfo("SHA-256 …  ·  "+report.Size(st.Size()), style.Muted)
 	size := st.Size()
 	go func() {
 		sum, err := hashFile(p)
@@ -350,7 +351,7 @@ func (t *runTab) loadScript() {
 				return
 			}
 			t.scriptSHA = sum
-			t.setScriptInfo("SHA-256 "+sum+"  ·  "+humanBytes(size), style.Muted)
+			t.setScriptInfo("SHA-256 "+sum+"  ·  "+report.Size(size), style.Muted)
 		})
 	}()
 }

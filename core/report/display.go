@@ -66,8 +66,8 @@ func (r *Report) duration() string {
 	return d.String()
 }
 
-// fmtSize formats a byte count: "17 B", "1.5 KiB", "3.0 MiB".
-func fmtSize(n int64) string {
+// Size formats a byte count: "17 B", "1.5 KiB", "3.0 MiB".
+func Size(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -101,7 +101,7 @@ func entrySummary(e *snapshot.Entry) string {
 	}
 	switch e.Type {
 	case snapshot.File:
-		parts = append(parts, fmtSize(e.Size))
+		parts = append(parts, Size(e.Size))
 	case snapshot.Symlink:
 		parts = append(parts, "-> "+displayPath(e.Target))
 	}
@@ -210,7 +210,7 @@ func changeDetail(c *diff.Change) string {
 	var parts []string
 	if c.Kind == diff.Changed && c.Has(diff.Content) && c.Before != nil && c.After != nil &&
 		c.Before.Type == snapshot.File && c.After.Type == snapshot.File {
-		parts = append(parts, fmt.Sprintf("content %s -> %s", fmtSize(c.Before.Size), fmtSize(c.After.Size)))
+		parts = append(parts, fmt.Sprintf("content %s -> %s", Size(c.Before.Size), Size(c.After.Size)))
 	}
 	if d := ChangeDetail(c); d != "" {
 		parts = append(parts, d)

@@ -250,7 +250,7 @@ func metaRows(c *diff.Change) []metaRow {
 		if e.Type != snapshot.File {
 			return ""
 		}
-		return fmt.Sprintf("%s (%d bytes)", fmtSize(e.Size), e.Size)
+		return fmt.Sprintf("%s (%d bytes)", Size(e.Size), e.Size)
 	})
 	add("Owner", true, fmtOwner)
 	add("Target", true, func(e *snapshot.Entry) string {
