@@ -65,12 +65,15 @@ lint:
 # lands there. migrated_fynedo: the app updates the UI through fyne.Do, and
 # Fyne's wasm driver delivers key events on goroutines of their own
 # (single-threaded wasm; without the tag every key press logs "Error in Fyne
-# call thread" and waits on the main loop, fyne-io/fyne#6103).
+# call thread" and waits on the main loop, fyne-io/fyne#6103). fyne package
+# bumps Build in FyneApp.toml on every run: the file is put back.
 WEB_PORT ?= 8765
 web:
 	rm -rf build/web build/wasm build/diffgate.wasm && mkdir -p build
+	@cp -p FyneApp.toml build/.FyneApp.toml.keep
 	cd build && $(GO) tool fyne package -os web --release --tags migrated_fynedo --src $(CURDIR) \
-		--executable $(CURDIR)/build/diffgate.wasm --icon $(CURDIR)/assets/icon.png --name diffgate
+		--executable $(CURDIR)/build/diffgate.wasm --icon $(CURDIR)/assets/icon.png --name diffgate; \
+	rc=$$?; cmp -s .FyneApp.toml.keep ../FyneApp.toml || cp -p .FyneApp.toml.keep ../FyneApp.toml; exit $$rc
 	mv build/wasm build/web
 	cp app/review/testdata/demo-report.json build/web/demo-report.json
 	@w=build/web/diffgate.wasm; \

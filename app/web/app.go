@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"image/color"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -91,6 +92,8 @@ type App struct {
 	sourceText                               *widget.RichText
 	openBtn, compareBtn, demoBtn             *widget.Button
 	allowlistBtn, reportBtn                  *widget.Button
+	headerBg, errBg, welcomeBg               *canvas.Rectangle
+	nameText, downloadText                   *canvas.Text
 	downloads                                *fyne.Container
 	welcomeOpen, welcomeCompare, welcomeDemo *widget.Button
 	named                                    map[string]fyne.CanvasObject
@@ -114,6 +117,7 @@ func New(a fyne.App, w fyne.Window, h Host, opts Options) *App {
 	a.Settings().SetTheme(style.Theme{})
 	a.SetIcon(assets.Icon)
 	x.build()
+	a.Settings().AddListener(func(fyne.Settings) { x.do(x.applyTheme) })
 	w.SetContent(x.content)
 	c := w.Canvas()
 	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
@@ -188,28 +192,26 @@ func (x *App) build() {
 	logo := canvas.NewImageFromResource(assets.Icon)
 	logo.FillMode = canvas.ImageFillContain
 	logo.SetMinSize(fyne.NewSquareSize(28))
-	name := canvas.NewText("diffgate", theme.Color(theme.ColorNameForeground))
-	name.TextStyle.Bold = true
-	name.TextSize = theme.TextSubHeadingSize()
-	left := container.NewHBox(logo, name, widget.NewSeparator())
-	x.downloads = container.NewHBox(
-		canvas.NewText("Download", theme.Color(theme.ColorNamePlaceHolder)),
-		x.allowlistBtn, x.reportBtn)
+	x.nameText = canvas.NewText("diffgate", nil)
+	x.nameText.TextStyle.Bold = true
+	x.nameText.TextSize = theme.TextSubHeadingSize()
+	left := container.NewHBox(logo, x.nameText, widget.NewSeparator())
+	x.downloadText = canvas.NewText("Download", nil)
+	x.downloads = container.NewHBox(widget.NewSeparator(), container.NewCenter(x.downloadText), x.allowlistBtn, x.reportBtn)
 	right := container.NewHBox(x.openBtn, x.compareBtn, x.demoBtn, x.downloads)
 	header := container.NewBorder(nil, nil, left, right, x.sourceText)
-	headerBg := canvas.NewRectangle(theme.Color(theme.ColorNameHeaderBackground))
-	top := container.NewVBox(container.NewStack(headerBg, container.NewPadded(header)), widget.NewSeparator())
+	x.headerBg = canvas.NewRectangle(nil)
+	top := container.NewVBox(container.NewStack(x.headerBg, container.NewPadded(header)), widget.NewSeparator())
 
 	x.errText = widget.NewRichText()
 	x.errText.Wrapping = fyne.TextWrapWord
 	closeErr := widget.NewButtonWithIcon("", theme.CancelIcon(), x.ClearError)
 	closeErr.Importance = widget.LowImportance
 	errIcon := widget.NewIcon(style.Colored(theme.ErrorIcon(), style.FailColor))
-	errBg := canvas.NewRectangle(style.Tint(theme.Color(style.FailColor), 0x26))
-	errBg.CornerRadius = 6
-	errBg.StrokeColor = style.Tint(theme.Color(style.FailColor), 0xb0)
-	errBg.StrokeWidth = 1.5
-	x.errBar = container.NewPadded(container.NewStack(errBg, container.NewPadded(
+	x.errBg = canvas.NewRectangle(nil)
+	x.errBg.CornerRadius = 6
+	x.errBg.StrokeWidth = 1.5
+	x.errBar = container.NewPadded(container.NewStack(x.errBg, container.NewPadded(
 		container.NewBorder(nil, nil, container.NewCenter(errIcon), container.NewCenter(closeErr), x.errText))))
 	x.errBar.Hide()
 	x.downloads.Hide()
@@ -218,6 +220,7 @@ func (x *App) build() {
 	x.body = container.NewStack(x.welcome)
 	x.content = container.NewBorder(container.NewVBox(top, x.errBar), nil, nil, nil, x.body)
 
+	x.applyTheme()
 	x.named["open"] = x.openBtn
 	x.named["compare"] = x.compareBtn
 	x.named["demo"] = x.demoBtn
@@ -264,12 +267,28 @@ func (x *App) buildWelcome() fyne.CanvasObject {
 		hint("Only have snapshots? Compare a BEFORE and an AFTER manifest (diffgate snapshot, or the seed's snapshot.py JSON) with an allowlist."),
 		hint("Link a report from CI: add ?report=path/to/report.json (same site) to this page's address."),
 	)
-	bg := canvas.NewRectangle(theme.Color(theme.ColorNameMenuBackground))
-	bg.CornerRadius = 12
-	bg.StrokeColor = theme.Color(theme.ColorNameSeparator)
-	bg.StrokeWidth = 1
+	x.welcomeBg = canvas.NewRectangle(nil)
+	x.welcomeBg.CornerRadius = 12
+	x.welcomeBg.StrokeWidth = 1
 	padded := container.New(layout.NewCustomPaddedLayout(28, 28, 36, 36), card)
-	return container.NewCenter(container.New(widthLayout{720}, container.NewStack(bg, padded)))
+	return container.NewCenter(container.New(widthLayout{720}, container.NewStack(x.welcomeBg, padded)))
+}
+
+// applyTheme colors the app's own rectangles and texts for the current
+// theme variant (the browser's light or dark preference).
+func (x *App) applyTheme() {
+	th := fyne.CurrentApp().Settings().Theme()
+	c := func(n fyne.ThemeColorName) color.Color { return style.Color(th, n) }
+	x.headerBg.FillColor = c(theme.ColorNameHeaderBackground)
+	x.nameText.Color = c(theme.ColorNameForeground)
+	x.downloadText.Color = c(style.Muted)
+	x.errBg.FillColor = style.Tint(c(style.FailColor), 0x26)
+	x.errBg.StrokeColor = style.Tint(c(style.FailColor), 0xb0)
+	x.welcomeBg.FillColor = c(theme.ColorNameMenuBackground)
+	x.welcomeBg.StrokeColor = c(theme.ColorNameSeparator)
+	for _, o := range []fyne.CanvasObject{x.headerBg, x.nameText, x.downloadText, x.errBg, x.welcomeBg} {
+		o.Refresh()
+	}
 }
 
 // PickReport asks the browser for a report file and opens it.
@@ -292,6 +311,12 @@ func (x *App) OpenDemo() { x.Show("demo report", review.DemoReport()) }
 // anything else shows an error in the error bar and keeps what was shown.
 // It must run on the UI goroutine.
 func (x *App) LoadReport(name string, data []byte) {
+	defer func() {
+		// A report the view cannot show must not take the page down.
+		if p := recover(); p != nil {
+			x.Fail(fmt.Sprintf("Could not show %s: %v", name, p))
+		}
+	}()
 	r, err := report.Parse(data)
 	if err != nil {
 		if errors.Is(err, report.ErrFormat) {

@@ -89,6 +89,7 @@ func (c *compareDialog) build() {
 	}
 	c.msg = widget.NewRichText()
 	c.msg.Wrapping = fyne.TextWrapWord
+	c.msg.Hide()
 
 	content := container.NewVBox(hint, form, widget.NewSeparator(), allowTitle, c.allow, c.msg)
 	c.d = dialog.NewCustomWithoutButtons("Compare two snapshots", content, x.win)
@@ -171,10 +172,11 @@ func (c *compareDialog) compare() {
 	if err != nil {
 		c.msg.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: err.Error(),
 			Style: widget.RichTextStyle{ColorName: style.FailColor}}}
+		c.msg.Show()
 		c.msg.Refresh()
 		c.x.Fail("Could not compare: " + err.Error())
 		return
 	}
 	c.d.Hide()
-	c.x.Show(c.state.before.name+" → "+c.state.after.name, r)
+	c.x.Show(c.state.before.name+" vs "+c.state.after.name, r)
 }

@@ -139,7 +139,7 @@ func TestCompareDialog(t *testing.T) {
 		t.Error("the dialog stayed open")
 	}
 	s := h.last()
-	if s.Source != "seed-before.json → seed-after.json" || s.Verdict != "fail" || s.Violations != 2 || s.Allowed != 2 ||
+	if s.Source != "seed-before.json vs seed-after.json" || s.Verdict != "fail" || s.Violations != 2 || s.Allowed != 2 ||
 		s.Error != "" || s.Compare {
 		t.Errorf("status after compare: %+v", s)
 	}

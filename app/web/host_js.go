@@ -312,8 +312,8 @@ func resolveURL(ref, base string) (u js.Value, err error) {
 }
 
 // installHooks defines window.diffgateRect(name) for the browser tests: a
-// promise of {x, y, width, height, text, disabled} in CSS pixels of the
-// named control, or null when it is not shown.
+// promise of {x, y, width, height, kind, text, disabled} in CSS pixels of
+// the named control (kind is its Go type), or null when it is not shown.
 func (h *jsHost) installHooks() {
 	js.Global().Set("diffgateRect", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		name := ""
@@ -356,6 +356,7 @@ func (h *jsHost) rect(name string) any {
 		"y":      box.Get("top").Float() + float64(y1)/ratio,
 		"width":  float64(x2-x1) / ratio,
 		"height": float64(y2-y1) / ratio,
+		"kind":   fmt.Sprintf("%T", o),
 	}
 	switch w := o.(type) {
 	case *widget.Button:

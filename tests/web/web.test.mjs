@@ -85,6 +85,17 @@ async function rect(page, name) {
   return r;
 }
 
+// focused waits until the focused widget satisfies pred and returns its rectangle.
+async function focused(page, pred, what) {
+  let f;
+  for (let i = 0; i < 50; i++) {
+    f = await page.evaluate(() => window.diffgateRect('focused'));
+    if (f && pred(f)) return f;
+    await page.waitForTimeout(100);
+  }
+  assert.fail(`waiting for ${what} to have the focus; focused: ${JSON.stringify(f)}`);
+}
+
 // click clicks the middle of a named control with the mouse.
 async function click(page, name) {
   const r = await rect(page, name);
@@ -182,10 +193,9 @@ test('a failing report opened with the file picker, allowed, downloaded', async 
   // detail's Allow… button, a click opens the suggestions, the keyboard
   // picks the first (the risk-naming entry for this symlink).
   await page.keyboard.press('Enter');
-  const allow = await rect(page, 'focused');
-  assert.equal(allow.text, 'Allow…');
+  const allow = await focused(page, (f) => f.text === 'Allow…', 'the Allow… button');
   await page.mouse.click(allow.x + allow.width / 2, allow.y + allow.height / 2);
-  await page.waitForTimeout(300);
+  await focused(page, (f) => f.kind === '*widget.PopUpMenu', 'the suggestions menu');
   await look(page, 'allow-menu', notBlank);
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
@@ -197,6 +207,19 @@ test('a failing report opened with the file picker, allowed, downloaded', async 
   assert.equal(s.allowlist[0], 'logs/');
   assert.match(s.allowlist[1], /^symlink-escape.*:cache\/passwd$/);
   await look(page, 'allowed', notBlank);
+
+  // n walks the violations; config.json's detail is a colored text diff.
+  for (let i = 0; i < 6 && (await status(page)).selected !== 'config.json'; i++) {
+    const before = (await status(page)).selected;
+    await page.keyboard.press('n');
+    await page.waitForFunction((b) => window.diffgate.selected !== b, before, { timeout: 5_000 }).catch(() => {});
+  }
+  assert.equal((await status(page)).selected, 'config.json');
+  await look(page, 'text-diff', (img) => {
+    const detail = { x: 450, y: banner.y + banner.height, width: 560, height: 500 };
+    assert.ok(count(img, hex('#dafbe1'), 6, detail) > 2000, 'no green (added) diff lines');
+    assert.ok(count(img, hex('#ffebe9'), 6, detail) > 2000, 'no red (removed) diff lines');
+  });
 
   const al = await download(page, 'download-allowlist');
   assert.equal(al.name, 'allowlist.txt');
@@ -321,7 +344,7 @@ test('two snapshots compared with an allowlist', async (t) => {
   assert.equal(run.disabled, false, 'Compare is disabled');
   await look(page, 'compare-dialog', notBlank);
   await click(page, 'compare-run');
-  let s = await until(page, (s) => s.source === 'seed-before.json → after.json', 'the comparison');
+  let s = await until(page, (s) => s.source === 'seed-before.json vs after.json', 'the comparison');
   assert.equal(s.compare, false);
   assert.equal(s.verdict, 'fail');
   assert.deepEqual(s.allowlist, ['.cache/', 'logs/run.log']);
