@@ -135,6 +135,11 @@ func (b *Banner) update() {
 	if len(r.Script.Args) > 0 {
 		script += " " + strings.Join(r.Script.Args, " ")
 	}
+	if r.Script.Path == "" {
+		// A comparison of two manifests: no script ran, no process to show.
+		b.facts.Refresh()
+		return
+	}
 	fact("Script", script, false)
 	if r.Script.SHA256 != "" {
 		fact("SHA-256", shortHash(r.Script.SHA256), true)

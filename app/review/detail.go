@@ -310,7 +310,12 @@ func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {
 		objs = append(objs, styledText(label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
 	}
 	row("Type", func(e *snapshot.Entry) string { return string(e.Type) }, false)
-	row("Mode", func(e *snapshot.Entry) string { return e.ModeString() + "  " + symbolic(e) }, true)
+	row("Mode", func(e *snapshot.Entry) string {
+		if !e.ModeKnown() {
+			return ""
+		}
+		return e.ModeString() + "  " + symbolic(e)
+	}, true)
 	row("Size", func(e *snapshot.Entry) string {
 		if e.Type == snapshot.Dir {
 			return ""

@@ -166,8 +166,9 @@ func (v *View) build() {
 	if v.opts.ReadOnly {
 		sideBottom = container.NewVBox()
 	} else {
-		sideBottom = container.NewVBox(v.resetBtn, v.note)
+		sideBottom = container.NewVBox(v.resetBtn)
 		if v.opts.OnApprove != nil || v.opts.OnReject != nil {
+			sideBottom.Add(v.note)
 			sideBottom.Add(decide)
 			if v.opts.OnApprove == nil {
 				v.approveBtn.Hide()

@@ -62,7 +62,7 @@ func (e *Entry) toJSON(withPath bool) entryJSON {
 		j.Path, j.PathB64 = EncodeString(e.Path)
 	}
 	j.Target, j.TargetB64 = EncodeString(e.Target)
-	if e.Type != "" {
+	if e.Type != "" && e.ModeKnown() {
 		j.Mode = e.ModeString()
 	}
 	if e.UID >= 0 {
@@ -187,7 +187,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 	str("path_b64", b64)
 	field("type")
 	b = appendString(b, string(e.Type))
-	if e.Type != "" {
+	if e.Type != "" && e.ModeKnown() {
 		field("mode")
 		b = append(b, '"')
 		b = appendMode(b, e.Perm)

@@ -7,8 +7,10 @@ package snapshot
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -68,6 +70,10 @@ type Entry struct {
 // ModeString returns the permission bits as four octal digits, e.g. "0644".
 func (e *Entry) ModeString() string { return fmt.Sprintf("%04o", e.Perm) }
 
+// ModeKnown reports whether Perm was recorded: entries of seed manifests
+// carry only path, size and hash.
+func (e *Entry) ModeKnown() bool { return e.UID >= 0 || e.Perm != 0 }
+
 // ParseMode parses an octal mode string as written by ModeString.
 func ParseMode(s string) (uint32, error) {
 	v, err := strconv.ParseUint(s, 8, 32)
@@ -90,9 +96,12 @@ type Manifest struct {
 	Seed bool
 }
 
-// Sort orders the entries by path.
+// Sort orders the entries by path. Entries already in order (a manifest
+// read back, a walk's result) cost one pass.
 func (m *Manifest) Sort() {
-	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Path < m.Entries[j].Path })
+	if !m.sorted() {
+		slices.SortFunc(m.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	}
 }
 
 // Lookup returns the entry for path, or nil. Entries must be sorted.
