@@ -158,7 +158,7 @@ func fill(e *Entry, st *unix.Stat_t) {
 	e.Dev, e.Ino = uint64(st.Dev), uint64(st.Ino)
 }
 
-func timespecNanos(ts unix.Timespec) int64 { return ts.Sec*1e9 + int64(ts.Nsec) }
+func timespecNanos(ts unix.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts.Nsec) }
 
 // readFile reads a regular file of at most max bytes.
 func (d dirHandle) readFile(name string, max int64) ([]byte, error) {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Progress counts what a walk has done so far.
@@ -144,13 +145,42 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: make([]Entry, 0, w.total.Load())}
+	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: newEntries(int(w.total.Load()))}
 	m.Entries = top.emit(m.Entries)
 	if !m.sorted() { // cannot happen: each directory is emitted in order
 		unsortedWalks.Add(1)
 		m.Sort()
 	}
 	return m, nil
+}
+
+// newEntries returns an empty slice with room for n entries, its memory
+// mapped up front (see prefault).
+func newEntries(n int) []Entry {
+	s := make([]Entry, 0, n)
+	if n > 0 {
+		prefault(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n)*unsafe.Sizeof(Entry{}))
+	}
+	return s
+}
+
+// slabEntries is the size of the blocks directory listings take their
+// entries from.
+const slabEntries = 2048
+
+// entries returns an empty slice with room for exactly n entries, carved
+// from the worker's current slab: a few large, prefaulted allocations
+// instead of one per directory.
+func (sc *scratch) entries(n int) []Entry {
+	if n > slabEntries/4 {
+		return newEntries(n)
+	}
+	if n > len(sc.slab) {
+		sc.slab = newEntries(slabEntries)[:slabEntries]
+	}
+	s := sc.slab[:0:n]
+	sc.slab = sc.slab[n:]
+	return s
 }
 
 // unsortedWalks counts walks whose emission order needed a sort (tests check
@@ -368,6 +398,8 @@ type scratch struct {
 	// names holds a listing's names back to back; ents points into it.
 	names []byte
 	ents  []dirent
+	// slab is what is left of the block entries are taken from.
+	slab []Entry
 }
 
 // dirent is one listed name, names[off:off+n] of the lister's scratch.
@@ -429,7 +461,7 @@ func (w *walker) hashBig(j job, sc *scratch) {
 // files as jobs.
 func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
 	n := j.node
-	n.entries = make([]Entry, 0, len(sc.ents)) // never grown: jobs point into it
+	n.entries = sc.entries(len(sc.ents)) // never grown: jobs point into it
 	prefix := ""
 	if j.rel != "" {
 		prefix = j.rel + "/"

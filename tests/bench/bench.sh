@@ -13,10 +13,14 @@
 #                   is below it before measuring: other jobs distort timings
 #   BENCH_FULL=0    skip the 200,000-entry tree (its generation and memory peak)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
+#   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
+#                   histprobe), e.g. -overlay to measure other code
 #
 # Exit status: 0 when every target is met, 1 when one is not, 2 on a setup error.
 set -euo pipefail
 
+case "${DIFFGATE:-}" in "" | /*) ;; *) DIFFGATE=$PWD/$DIFFGATE ;; esac
+case "${BENCH_DIR:-}" in "" | /*) ;; *) BENCH_DIR=$PWD/$BENCH_DIR ;; esac
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 REPO=$PWD
 BENCH_DIR=${BENCH_DIR:-/tmp/diffgate-bench}
@@ -42,7 +46,10 @@ if [ ! -x "$DIFFGATE" ]; then
 	echo "building $DIFFGATE"
 	CGO_ENABLED=0 go build -o "$DIFFGATE" ./cmd/diffgate
 fi
-go build -o "$BENCH_DIR/bin/snapprobe" ./tests/bench/snapprobe
+# shellcheck disable=SC2086 # BENCH_GOFLAGS is a list of flags
+go build ${BENCH_GOFLAGS:-} -o "$BENCH_DIR/bin/snapprobe" ./tests/bench/snapprobe
+# shellcheck disable=SC2086
+go build ${BENCH_GOFLAGS:-} -o "$BENCH_DIR/bin/histprobe" ./tests/bench/histprobe
 
 # tree KIND: generate $BENCH_DIR/KIND once (a marker file outside the tree
 # records what was generated).
@@ -107,6 +114,11 @@ rm -f "$DB" "$DB"-wal "$DB"-shm
 echo
 echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"
 "$BENCH_DIR/bin/snapprobe" -mode after -touch 10 -runs "$RUNS" -json "$RES/after_small.json" "$S"
+
+echo
+echo "== where a gated no-op run's time goes, small tree (in-process, ms; history cache from the runs above)"
+"$BENCH_DIR/bin/histprobe" -db "$DB" -runs 6 "$S" "$BENCH_DIR/noop.sh" | tee "$RES/phases.txt"
+"$BENCH_DIR/bin/histprobe" -no-history -runs 3 "$S" "$BENCH_DIR/noop.sh" | sed 's/^/no history: /' | tee -a "$RES/phases.txt"
 
 echo
 echo "== peak memory (max RSS)"

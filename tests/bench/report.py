@@ -102,6 +102,12 @@ print()
 mw = [max(len(r[i]) for r in mem) for i in range(4)] if mem else []
 for r in mem:
     print("  ".join(r[i].ljust(mw[i]) for i in range(4)))
+phases = os.path.join(res, "phases.txt")
+if os.path.exists(phases):
+    print()
+    print("where a gated no-op run's time goes (in-process, ms):")
+    for line in open(phases):
+        print("  " + line.rstrip())
 print()
 met = sum(1 for r in results if r)
 print("targets met: %d of %d%s" % (met, len(results), "" if met == len(results) else "  (NOT ALL MET)"))

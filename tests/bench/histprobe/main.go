@@ -1,11 +1,20 @@
-// Command histprobe times the phases of a gated no-op run with history on,
-// as cmd/diffgate's run verb does them (temporary exploration tool).
+// Command histprobe times the phases of a gated run in-process, as the CLI's
+// run verb performs them: open the history database, load the workspace's
+// hash cache, before-snapshot, script, after-snapshot, diff and verdict,
+// record the run (with the new hash cache), close. The first run is in a
+// fresh process (every page of memory new, as for the CLI); later ones reuse
+// the process's heap.
+//
+//	histprobe -db PATH -runs 5 DIR SCRIPT       # history on
+//	histprobe -no-history -runs 5 DIR SCRIPT
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -13,59 +22,103 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
+
+var phases = []string{"open db", "load cache", "before", "script", "after", "diff", "record", "close"}
 
 func main() {
 	proc.Supervise()
-	ctx := context.Background()
-	root, dbPath, script := os.Args[1], os.Args[2], os.Args[3]
-	for i := 0; i < 5; i++ {
-		t0 := time.Now()
-		db, err := history.Open(dbPath, zerolog.Nop())
-		if err != nil {
-			panic(err)
-		}
-		ws, _ := history.WorkspaceKey(root)
-		t1 := time.Now()
-		c, _ := db.HashCache(ctx, ws)
-		t2 := time.Now()
-		var tb, ta, te time.Time
-		var bb, ab int64
-		res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: script, Prior: c, Progress: func(p gate.Progress) {
-			switch p.Phase {
-			case gate.Before:
-				bb = p.Bytes
-			case gate.After:
-				ab = p.Bytes
-			}
-			switch p.Phase {
-			case gate.Execute:
-				if tb.IsZero() {
-					tb = time.Now()
-				}
-			case gate.After:
-				if ta.IsZero() {
-					ta = time.Now()
-				}
-			case gate.Compare:
-				if te.IsZero() {
-					te = time.Now()
-				}
-			}
-		}})
-		if err != nil {
-			panic(err)
-		}
-		t3 := time.Now()
-		if _, err := db.Record(ctx, &history.Run{Report: res.Report, ScriptText: res.ScriptText}, res.Contents, res.After); err != nil {
-			panic(err)
-		}
-		t4 := time.Now()
-		db.Close()
-		t5 := time.Now()
-		ms := func(d time.Duration) string { return fmt.Sprintf("%5.1f", float64(d.Microseconds())/1000) }
-		fmt.Printf("hashed before %d after %d bytes; ", bb, ab)
-		fmt.Printf("open %s cache %s before %s script %s after %s diff+verdict %s record %s close %s | total %s ms\n",
-			ms(t1.Sub(t0)), ms(t2.Sub(t1)), ms(tb.Sub(t2)), ms(ta.Sub(tb)), ms(te.Sub(ta)), ms(t3.Sub(te)), ms(t4.Sub(t3)), ms(t5.Sub(t4)), ms(t5.Sub(t0)))
+	dbPath := flag.String("db", "", "history database")
+	noHistory := flag.Bool("no-history", false, "run without history")
+	runs := flag.Int("runs", 5, "runs")
+	flag.Parse()
+	if flag.NArg() != 2 || (*dbPath == "") == !*noHistory || *runs < 1 {
+		fmt.Fprintln(os.Stderr, "usage: histprobe (-db PATH | -no-history) [-runs N] DIR SCRIPT")
+		os.Exit(2)
 	}
+	root, script := flag.Arg(0), flag.Arg(1)
+	var all [][]time.Duration
+	for i := 0; i < *runs; i++ {
+		d, err := once(root, script, *dbPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "histprobe:", err)
+			os.Exit(1)
+		}
+		all = append(all, d)
+	}
+	show := func(label string, rows [][]time.Duration) {
+		var b strings.Builder
+		var total time.Duration
+		for k, name := range phases {
+			var sum time.Duration
+			for _, r := range rows {
+				sum += r[k]
+			}
+			sum /= time.Duration(len(rows))
+			total += sum
+			fmt.Fprintf(&b, "  %s %.1f", name, float64(sum.Microseconds())/1000)
+		}
+		fmt.Printf("%-24s total %6.1f ms:%s\n", label, float64(total.Microseconds())/1000, b.String())
+	}
+	show("first run (fresh process)", all[:1])
+	if len(all) > 1 {
+		show(fmt.Sprintf("runs 2-%d (mean)", len(all)), all[1:])
+	}
+}
+
+// once performs one gated run as cmd/diffgate does and returns the phases'
+// durations.
+func once(root, script, dbPath string) ([]time.Duration, error) {
+	ctx := context.Background()
+	marks := []time.Time{time.Now()}
+	mark := func() { marks = append(marks, time.Now()) }
+	var db *history.DB
+	var prior *snapshot.Manifest
+	ws, err := history.WorkspaceKey(root)
+	if err != nil {
+		return nil, err
+	}
+	if dbPath != "" {
+		if db, err = history.Open(dbPath, zerolog.Nop()); err != nil {
+			return nil, err
+		}
+	}
+	mark()
+	if db != nil {
+		prior, _ = db.HashCache(ctx, ws) // a cache problem only costs a full hash
+	}
+	mark()
+	seen := map[gate.Phase]bool{}
+	res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: script, Prior: prior, Progress: func(p gate.Progress) {
+		switch p.Phase {
+		case gate.Execute, gate.Leftovers, gate.Compare:
+			if !seen[p.Phase] {
+				seen[p.Phase] = true
+				mark()
+			}
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if len(marks) != 6 {
+		return nil, fmt.Errorf("missing progress events")
+	}
+	mark()
+	if db != nil {
+		if _, err := db.Record(ctx, &history.Run{Report: res.Report, ScriptText: res.ScriptText}, res.Contents, res.After); err != nil {
+			return nil, err
+		}
+	}
+	mark()
+	if db != nil {
+		db.Close()
+	}
+	mark()
+	d := make([]time.Duration, len(phases))
+	for k := range d {
+		d[k] = marks[k+1].Sub(marks[k])
+	}
+	return d, nil
 }

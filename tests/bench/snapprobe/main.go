@@ -25,41 +25,35 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/diffgate/diffgate/core/gate"
-	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 func main() {
-	proc.Supervise()
-	mode := flag.String("mode", "after", "full, prior, after or gate")
-	script := flag.String("script", "", "the script gate mode runs (a no-op)")
+	mode := flag.String("mode", "after", "full, prior or after")
 	runs := flag.Int("runs", 10, "timed runs")
 	warmup := flag.Int("warmup", 1, "untimed runs first")
 	touch := flag.Int("touch", 10, "files rewritten before each after-snapshot")
-	workers := flag.Int("workers", 0, "snapshot.Options.Workers")
+	workers := flag.Int("workers", 0, "snapshot.Options.Workers (0: the default)")
 	out := flag.String("json", "", "write hyperfine-style JSON results here")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the timed runs")
 	memprof := flag.String("memprofile", "", "write a heap profile after the runs")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: snapprobe [flags] DIR")
+	if flag.NArg() != 1 || (*mode != "full" && *mode != "prior" && *mode != "after") || *runs < 1 {
+		fmt.Fprintln(os.Stderr, "usage: snapprobe [-mode full|prior|after] [flags] DIR")
 		os.Exit(2)
 	}
 	root := flag.Arg(0)
-	ctx := context.Background()
 	take := func(prior *snapshot.Manifest) *snapshot.Manifest {
-		m, err := snapshot.Take(ctx, root, snapshot.Options{Prior: prior, Workers: *workers})
+		m, err := snapshot.Take(context.Background(), root, snapshot.Options{Prior: prior, Workers: *workers})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "snapprobe:", err)
-			os.Exit(1)
+			fail(err)
 		}
 		return m
 	}
 
 	var before *snapshot.Manifest
 	var victims []string
-	if *mode != "full" && *mode != "gate" {
+	if *mode != "full" {
 		before = take(nil)
 		for _, e := range before.Entries {
 			if e.Type == snapshot.File && len(victims) < *touch && e.Size > 0 {
@@ -73,35 +67,20 @@ func main() {
 		before.CreatedAt = time.Now().Add(time.Hour)
 	}
 	one := func() time.Duration {
-		var prior *snapshot.Manifest
-		switch *mode {
-		case "after":
+		if *mode == "after" {
 			for _, p := range victims {
 				data, err := os.ReadFile(p)
 				if err == nil {
 					err = os.WriteFile(p, data, 0o644)
 				}
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "snapprobe:", err)
-					os.Exit(1)
+					fail(err)
 				}
 			}
-			prior = before
-		case "prior":
-			prior = before
-		case "gate":
-			runtime.GC()
-			t := time.Now()
-			res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: *script})
-			if err != nil || res.Report.Verdict != "pass" {
-				fmt.Fprintln(os.Stderr, "snapprobe: gate:", err)
-				os.Exit(1)
-			}
-			return time.Since(t)
 		}
 		runtime.GC()
 		t := time.Now()
-		take(prior)
+		take(before)
 		return time.Since(t)
 	}
 	for i := 0; i < *warmup; i++ {
@@ -110,8 +89,7 @@ func main() {
 	if *cpuprof != "" {
 		f, err := os.Create(*cpuprof)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "snapprobe:", err)
-			os.Exit(1)
+			fail(err)
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
@@ -123,25 +101,30 @@ func main() {
 	}
 	cpu := (cpuTime() - cpu0).Seconds() / float64(*runs)
 	mean, sd := stats(times)
-	fmt.Printf("snapprobe %s: %.1f ms ± %.1f ms (%d runs), CPU %.1f ms per run (setup included)\n", *mode, mean*1e3, sd*1e3, len(times), cpu*1e3)
+	fmt.Printf("snapprobe %s: %.1f ms ± %.1f ms (%d runs), CPU %.1f ms per run\n", *mode, mean*1e3, sd*1e3, len(times), cpu*1e3)
 	if *out != "" {
 		res := map[string]any{"results": []map[string]any{{
 			"command": "snapprobe -mode " + *mode, "mean": mean, "stddev": sd, "times": times,
-			"median": mean, "min": minOf(times), "max": maxOf(times),
+			"median": median(times), "min": slicesMin(times), "max": slicesMax(times),
 		}}}
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(*out, b, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "snapprobe:", err)
-			os.Exit(1)
+			fail(err)
 		}
 	}
 	if *memprof != "" {
 		f, err := os.Create(*memprof)
-		if err == nil {
-			pprof.WriteHeapProfile(f)
-			f.Close()
+		if err != nil {
+			fail(err)
 		}
+		pprof.WriteHeapProfile(f)
+		f.Close()
 	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "snapprobe:", err)
+	os.Exit(1)
 }
 
 // cpuTime is the process's user and system time: steadier than wall time
@@ -166,7 +149,20 @@ func stats(xs []float64) (mean, sd float64) {
 	return mean, sd
 }
 
-func minOf(xs []float64) float64 {
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s { // insertion sort: a handful of values
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func slicesMin(xs []float64) float64 {
 	m := xs[0]
 	for _, x := range xs {
 		m = min(m, x)
@@ -174,7 +170,7 @@ func minOf(xs []float64) float64 {
 	return m
 }
 
-func maxOf(xs []float64) float64 {
+func slicesMax(xs []float64) float64 {
 	m := xs[0]
 	for _, x := range xs {
 		m = max(m, x)
