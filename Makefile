@@ -2,13 +2,12 @@
 SHELL := /bin/bash
 GO ?= go
 export LANG := en_US.UTF-8
-export LC_ALL := en_US.UTF-8
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages: the desktop build (cgo GL/X11, GTK for native dialogs) ...
 DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests drive: Xvfb, chromium, python3 for the seed, node.
-TEST_PKGS := xvfb xauth chromium python3 nodejs npm hyperfine time
+TEST_PKGS := xvfb xauth chromium python3 hyperfine time
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package clean
@@ -29,6 +28,7 @@ deps:
 
 test-deps: deps
 	$(call apt_install,$(TEST_PKGS))
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	@cd tests/web && [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error
 
 build: deps
