@@ -10,6 +10,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -480,23 +481,11 @@ func (v *View) updateButtons() {
 	} else {
 		v.rejectBtn.Enable()
 	}
-	if sameEntries(v.editor.Entries(), v.original) && problems == 0 {
+	if slices.Equal(v.editor.Entries(), v.original) && problems == 0 {
 		v.resetBtn.Hide()
 	} else {
 		v.resetBtn.Show()
 	}
-}
-
-func sameEntries(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (v *View) approve() {

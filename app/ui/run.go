@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -246,7 +247,7 @@ func (t *runTab) workspaceChanged() {
 	}
 	if al == nil {
 		// Entries approved for the previous workspace do not carry over.
-		if t.approvedVersion > 0 && sameStrings(t.allow.Entries(), t.approvedEntries) {
+		if t.approvedVersion > 0 && slices.Equal(t.allow.Entries(), t.approvedEntries) {
 			t.allow.SetEntries(nil)
 			t.setAllowHint("No allowlist approved for this workspace yet: every change is a violation. Approve one after a review.")
 		}
@@ -285,22 +286,10 @@ func (t *runTab) approved(workspace string, entries []string, al *history.Allowl
 // allowlistVersion is the approved version the editor's entries are (0
 // when they were edited or none was loaded).
 func (t *runTab) allowlistVersion() int {
-	if t.approvedVersion > 0 && sameStrings(t.allow.Entries(), t.approvedEntries) {
+	if t.approvedVersion > 0 && slices.Equal(t.allow.Entries(), t.approvedEntries) {
 		return t.approvedVersion
 	}
 	return 0
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // loadScript shows the script's text and, computed off the UI thread, its
