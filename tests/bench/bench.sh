@@ -9,6 +9,7 @@
 #   BENCH_DIR       scratch directory for trees and results (/tmp/diffgate-bench);
 #                   trees are reused while their marker file matches
 #   BENCH_RUNS      timed runs per command (default 10; large-tree runs use half)
+#   BENCH_ROUNDS    rounds the runs are split into, alternating commands (5)
 #   BENCH_MAX_LOAD  if set, wait (up to 10 min) until the 1-minute load average
 #                   is below it before measuring: other jobs distort timings
 #   BENCH_FULL=0    skip the 200,000-entry tree (its generation and memory peak)
@@ -80,35 +81,48 @@ fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 S=$BENCH_DIR/small L=$BENCH_DIR/large
-HF=(hyperfine --warmup 1 --style basic --time-unit millisecond)
+DB=$BENCH_DIR/history.db
+rm -f "$DB" "$DB"-wal "$DB"-shm
+
+# hf NAME RUNS [-n NAME COMMAND]...: time the commands with hyperfine in
+# BENCH_ROUNDS rounds that alternate between them (a burst of load from
+# elsewhere then hits every command alike rather than whichever ran at that
+# moment), warm cache (--warmup 1 in the first round), and merge the rounds
+# into $RES/NAME.json.
+ROUNDS=${BENCH_ROUNDS:-5}
+hf() {
+	local name=$1 runs=$2 r warmup=1
+	shift 2
+	local per=$(((runs + ROUNDS - 1) / ROUNDS))
+	for r in $(seq "$ROUNDS"); do
+		hyperfine --warmup "$warmup" --runs "$per" --style none --export-json "$RES/$name.round$r.json" "$@"
+		warmup=0
+	done
+	python3 "$REPO/tests/bench/report.py" --merge "$RES/$name.json" "$RES/$name".round*.json
+}
 
 echo
-echo "== full snapshot, small tree (warm cache)"
-"${HF[@]}" --runs "$RUNS" -N --export-json "$RES/snap_small.json" \
+echo "== full snapshot, small tree: 50,000 files of 0-16 KiB (warm cache)"
+hf snap_small "$RUNS" \
 	-n diffgate "$DIFFGATE snapshot $S -o $OUT/small.json" \
-	-n seed "python3 $SEED/snapshot.py $S $OUT/small.seed.json"
-"${HF[@]}" --runs "$RUNS" --export-json "$RES/tools_small.json" \
+	-n seed "python3 $SEED/snapshot.py $S $OUT/small.seed.json" \
 	-n sha256sum "cd $S && find . -type f -print0 | xargs -0 -P2 sha256sum >/dev/null" \
 	-n find-stat "cd $S && find . -printf '%s %i %T@ %C@\n' >/dev/null"
 
 echo
-echo "== full snapshot, large tree: 4 x 512 MiB (warm cache)"
-"${HF[@]}" --runs "$BIG_RUNS" -N --export-json "$RES/snap_large.json" \
+echo "== full snapshot, large tree: 4 files of 512 MiB (warm cache)"
+hf snap_large "$BIG_RUNS" \
 	-n diffgate "$DIFFGATE snapshot $L -o $OUT/large.json" \
-	-n seed "python3 $SEED/snapshot.py $L $OUT/large.seed.json"
-"${HF[@]}" --runs "$BIG_RUNS" --export-json "$RES/tools_large.json" \
+	-n seed "python3 $SEED/snapshot.py $L $OUT/large.seed.json" \
 	-n sha256sum "cd $L && find . -type f -print0 | xargs -0 -P2 -n1 sha256sum >/dev/null"
 
 echo
 echo "== gated no-op run, small tree (warm cache)"
-DB=$BENCH_DIR/history.db
-rm -f "$DB" "$DB"-wal "$DB"-shm
-# The first timed run with history uses the hash cache of the warmup run,
-# and every later one that of the run before it.
-"${HF[@]}" --runs "$RUNS" -N --export-json "$RES/gate_small.json" \
+# The first run with history (a warmup) fills the hash cache; every later
+# one uses the cache the run before it left.
+hf gate_small "$RUNS" \
 	-n diffgate-no-history "$DIFFGATE run --workspace $S --no-history -- $BENCH_DIR/noop.sh" \
-	-n diffgate-history "$DIFFGATE run --workspace $S --db $DB -- $BENCH_DIR/noop.sh"
-"${HF[@]}" --runs "$RUNS" --export-json "$RES/gate_seed.json" \
+	-n diffgate-history "$DIFFGATE run --workspace $S --db $DB -- $BENCH_DIR/noop.sh" \
 	-n seed "python3 $SEED/snapshot.py $S $OUT/before.seed.json && (cd $S && $BENCH_DIR/noop.sh) && python3 $SEED/snapshot.py $S $OUT/after.seed.json && python3 $SEED/diff.py $OUT/before.seed.json $OUT/after.seed.json ''"
 
 echo

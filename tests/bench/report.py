@@ -2,12 +2,39 @@
 """Prints bench.sh's table from hyperfine --export-json results.
 
 usage: report.py RESULTS_DIR "LOAD BEFORE" "LOAD AFTER"
+       report.py --merge OUT.json ROUND.json...   (join rounds of one hyperfine set)
 Exit status 1 when a target is not met.
 """
 import json
 import os
 import platform
+import statistics
 import sys
+
+
+def merge(out, rounds):
+    """Joins the runs of each command over hyperfine rounds and prints them."""
+    merged = {}
+    for path in rounds:
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                m = merged.setdefault(r["command"], {"command": r["command"], "times": []})
+                m["times"] += r["times"]
+    results = []
+    for m in merged.values():
+        ts = m["times"]
+        m.update(mean=statistics.fmean(ts), stddev=statistics.stdev(ts) if len(ts) > 1 else 0.0,
+                 median=statistics.median(ts), min=min(ts), max=max(ts))
+        results.append(m)
+        print("  %-22s %8.1f ms ± %6.1f  (min %.1f, max %.1f, %d runs)" % (
+            m["command"], m["mean"] * 1e3, m["stddev"] * 1e3, m["min"] * 1e3, m["max"] * 1e3, len(ts)))
+    with open(out, "w") as f:
+        json.dump({"results": results}, f, indent=1)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--merge":
+    merge(sys.argv[2], sys.argv[3:])
+    sys.exit(0)
 
 res, load_before, load_after = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -29,11 +56,11 @@ def kv(name):
 
 
 snap_small = load("snap_small")
-tools_small = load("tools_small")
+tools_small = snap_small
 snap_large = load("snap_large")
-tools_large = load("tools_large")
+tools_large = snap_large
 gate = load("gate_small")
-gate_seed = load("gate_seed")["seed"]
+gate_seed = gate["seed"]
 after = list(load("after_small").values())[0]
 rss = kv("rss")
 entries = kv("entries")
@@ -85,11 +112,12 @@ for name, label in (("small", "small tree"), ("many", "200k-entry tree")):
                     "%.1f MiB" % (kb / MiB), "≤ %d MiB" % target if target else "",
                     "" if met is None else ("yes" if met else "NO")))
 
-print("diffgate vs the seed — warm cache (hyperfine --warmup 1; means ± standard deviation)")
-print("machine: %s, %d cores, %s; load average before %s, after %s" % (
+print("diffgate vs the seed — warm cache (hyperfine --warmup 1, commands alternating over rounds; mean ± standard deviation)")
+print("machine: %s, %d cores, %s; load average before %s, after %s (the benchmark's own)" % (
     platform.machine(), os.cpu_count(), platform.release(), load_before, load_after))
-if float(load_before.split()[0]) > 1.0 or float(load_after.split()[0]) > 1.0:
-    print("WARNING: other work was running (load > 1): timings and ratios are distorted")
+if float(load_before.split()[0]) > 1.0:
+    print("WARNING: other work was running (load %s > 1 at the start): timings and ratios are distorted"
+          % load_before.split()[0])
 print()
 head = ("measurement", "diffgate", "baseline", "baseline time", "ratio", "target", "met")
 w = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
