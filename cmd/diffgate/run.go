@@ -76,6 +76,7 @@ func (c *cli) runVerb(args []string) error {
 		if !*rehash {
 			cfg.Prior = hist.hashCache(c.ctx)
 		}
+		cfg.Stored = hist.content(c.ctx)
 	}
 	cfg.Allow = entries
 

@@ -73,3 +73,12 @@ func (h *historyRun) record(ctx context.Context, res *gate.Result) error {
 	_, err := h.db.Record(ctx, run, res.Contents, res.After)
 	return err
 }
+
+// content returns a lookup of stored contents by SHA-256, for the text
+// diffs of files whose hashes came from the cache.
+func (h *historyRun) content(ctx context.Context) func(string) ([]byte, bool) {
+	return func(sha string) ([]byte, bool) {
+		data, err := h.db.Content(ctx, sha)
+		return data, err == nil
+	}
+}

@@ -62,6 +62,10 @@ type Config struct {
 	// Prior is an earlier manifest of the same workspace whose hashes may be
 	// reused for files whose inode, size, mtime and ctime are unchanged.
 	Prior *snapshot.Manifest
+	// Stored, if set, looks up content by SHA-256 in a store kept outside the
+	// workspace (the history): it supplies before-contents for text diffs of
+	// files whose hash was reused and so were not read this run.
+	Stored func(sha256 string) ([]byte, bool)
 	// Rehash disables hash reuse.
 	Rehash bool
 	// Progress receives progress events; may be called from several goroutines.

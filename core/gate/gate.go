@@ -223,7 +223,12 @@ func (g *run) addTextDiffs(cs []diff.Change) {
 			if b.Type != snapshot.File {
 				continue
 			}
-			if old, ok = g.kept.get(b.SHA256); !ok {
+			if old, ok = g.kept.get(b.SHA256); !ok && g.cfg.Stored != nil {
+				if old, ok = g.cfg.Stored(b.SHA256); ok {
+					g.kept.keep(b, old)
+				}
+			}
+			if !ok {
 				continue
 			}
 		}

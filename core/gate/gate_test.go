@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -218,5 +220,27 @@ func TestStateStaysOutsideWorkspace(t *testing.T) {
 	entries, _ := os.ReadDir(ws)
 	if len(entries) != 3 {
 		t.Errorf("workspace has %d entries", len(entries))
+	}
+}
+
+// TestTextDiffFromStore: when the before-snapshot did not keep a file's
+// content (its hash came from the cache, or the keep budget ran out), the
+// before-content comes from the store.
+func TestTextDiffFromStore(t *testing.T) {
+	ws, script := workspace(t, `sed -i 's/false/true/' config.json`)
+	before, _ := os.ReadFile(filepath.Join(ws, "config.json"))
+	sum := sha256.Sum256(before)
+	stored := map[string][]byte{hex.EncodeToString(sum[:]): before}
+	for _, store := range []map[string][]byte{nil, stored} {
+		res, err := gate.Run(context.Background(), gate.Config{Workspace: ws, Script: script, KeepBudget: 1,
+			Stored: func(sha string) ([]byte, bool) { d, ok := store[sha]; return d, ok }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Report.Changes[0].TextDiff
+		if want := store != nil; strings.Contains(got, "+  \"debug\": true") != want {
+			t.Fatalf("store %v: text diff %q", want, got)
+		}
+		os.WriteFile(filepath.Join(ws, "config.json"), before, 0o644)
 	}
 }
