@@ -124,7 +124,7 @@ func (g *run) validate() error {
 }
 
 func (g *run) run(ctx context.Context) (*Result, error) {
-	cfg, rep, log := &g.cfg, g.res.Report, &g.cfg.Log
+	cfg, log := &g.cfg, &g.cfg.Log
 	prior := cfg.Prior
 	if cfg.Rehash || (prior != nil && prior.Root != g.ws) {
 		prior = nil
@@ -173,7 +173,6 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 		// The script removed the workspace itself: everything is gone.
 		after = &snapshot.Manifest{Root: g.ws, CreatedAt: time.Now()}
 	}
-	_ = rep
 	return g.finish(before, after, pr)
 }
 
@@ -274,20 +273,29 @@ func (k *keeper) keep(e *snapshot.Entry, data []byte) {
 	if int64(len(data)) > k.max || !looksText(data) {
 		return
 	}
+	// Claim the key and the budget under the lock, copy outside it: the
+	// walk's workers must not queue behind each other's copies.
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if _, ok := k.data[e.SHA256]; ok || k.used+int64(len(data)) > k.budget {
+		k.mu.Unlock()
 		return
 	}
-	k.data[e.SHA256] = bytes.Clone(data)
+	k.data[e.SHA256] = nil
 	k.used += int64(len(data))
+	k.mu.Unlock()
+	c := append(make([]byte, 0, len(data)), data...)
+	k.mu.Lock()
+	k.data[e.SHA256] = c
+	k.mu.Unlock()
 }
 
+// get returns kept content; a claim whose copy is still under way counts as
+// not kept.
 func (k *keeper) get(sha string) ([]byte, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	d, ok := k.data[sha]
-	return d, ok
+	return d, ok && d != nil
 }
 
 // looksText reports whether data is valid UTF-8 without NUL bytes.
