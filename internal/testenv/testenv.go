@@ -1,0 +1,245 @@
+// Package testenv holds what tests across the module share: running a test
+// again as an unprivileged user (root hides permission bugs) and building the
+// CLI binary once per test process.
+package testenv
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// childEnv marks the re-executed test process started by AsUser.
+const childEnv = "DIFFGATE_TEST_AS_USER"
+
+// UID and GID of the unprivileged user that tests drop to when they run as root
+// (nobody/nogroup on Debian).
+const (
+	UID = 65534
+	GID = 65534
+)
+
+// IsRoot reports whether the test process runs as root.
+func IsRoot() bool { return os.Geteuid() == 0 }
+
+// AsUser makes the calling test run as an unprivileged user. As root it runs
+// the test again in a copy of the test binary as UID/GID, fails t with the
+// child's output when the child fails, and returns true: the caller returns at
+// once. In that child, or when the process is not root to begin with, it
+// returns false and the test body runs here, as a normal user.
+//
+//	func TestXAsUser(t *testing.T) {
+//		if testenv.AsUser(t) {
+//			return
+//		}
+//		testX(t) // runs as uid 65534
+//	}
+func AsUser(t *testing.T) bool {
+	t.Helper()
+	if !IsRoot() {
+		return false
+	}
+	if os.Getenv(childEnv) != "" {
+		t.Fatalf("testenv: %s set but still root", childEnv)
+	}
+	bin := userCopyOfTestBinary(t)
+	home := UserTempDir(t)
+	var pat []string
+	for _, part := range strings.Split(t.Name(), "/") {
+		pat = append(pat, "^"+regexpQuote(part)+"$")
+	}
+	cmd := exec.Command(bin, "-test.run="+strings.Join(pat, "/"), "-test.count=1", "-test.v", "-test.timeout=10m")
+	cmd.Dir = home
+	cmd.Env = append(filteredEnv(), childEnv+"=1", "HOME="+home, "TMPDIR="+home,
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	UserCmd(cmd)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") && !strings.Contains(string(out), "--- SKIP") {
+		t.Fatalf("as uid %d: %v\n%s", UID, err, out)
+	}
+	if strings.Contains(string(out), "--- SKIP") && !strings.Contains(string(out), "--- PASS") {
+		t.Skipf("as uid %d: skipped in the child:\n%s", UID, out)
+	}
+	t.Logf("ran as uid %d:\n%s", UID, out)
+	return true
+}
+
+// UserCmd makes cmd run as UID/GID when the test process is root; otherwise
+// it leaves cmd as it is.
+func UserCmd(cmd *exec.Cmd) {
+	if !IsRoot() {
+		return
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = newSysProcAttr()
+	}
+	setCredential(cmd.SysProcAttr, UID, GID)
+}
+
+// UserTempDir is t.TempDir() made reachable and owned by UID/GID when root
+// (t.TempDir's parents are 0700 root-owned, so it is created under a 0711
+// directory of its own instead).
+func UserTempDir(t *testing.T) string {
+	t.Helper()
+	if !IsRoot() {
+		return t.TempDir()
+	}
+	parent, err := os.MkdirTemp("", "diffgate-user-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Chown(t, dir)
+	return dir
+}
+
+// Chown gives path, and everything below it, to UID/GID when root.
+func Chown(t *testing.T, path string) {
+	t.Helper()
+	if !IsRoot() {
+		return
+	}
+	err := filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, UID, GID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// userCopyOfTestBinary copies the test binary where UID can execute it (go
+// test builds it in a 0700 directory).
+func userCopyOfTestBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "diffgate-testbin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		binPath = filepath.Join(dir, filepath.Base(os.Args[0]))
+		binErr = copyFile(os.Args[0], binPath, 0o755)
+	})
+	if binErr != nil {
+		t.Fatalf("testenv: copy test binary: %v", binErr)
+	}
+	return binPath
+}
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// CLI builds cmd/diffgate once per test process (CGO_ENABLED=0) into a
+// directory every user can read and returns the binary's path.
+func CLI(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			cliErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "diffgate-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		cliPath = filepath.Join(dir, "diffgate")
+		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/diffgate")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build ./cmd/diffgate: %v\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cliPath
+}
+
+// moduleRoot finds the directory of go.mod from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// filteredEnv is the environment without the variables that would point the
+// child at root's directories.
+func filteredEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCOVERDIR", childEnv:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
