@@ -51,6 +51,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	if os.Getenv(markerEnv) != "" {
 		return nil, errors.New("proc: Run called inside a supervisor process; " + errNoSupervise)
 	}
+	defer markGate()()
 	payload, err := json.Marshal(superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment,

@@ -64,6 +64,7 @@ func supervise() int {
 	// The script's parent-death signal fires when the thread that forked it
 	// exits: keep the forking thread alive for the whole run.
 	runtime.LockOSThread()
+	nameThread(supervisorComm)
 	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil {
 		fmt.Fprintln(os.Stderr, supervisorName+": no report pipe on fd 3; this process must be started by proc.Run")
 		return 2
