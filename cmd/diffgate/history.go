@@ -32,7 +32,7 @@ func openHistory(dbFlag string) (*history.DB, error) {
 	return db, nil
 }
 
-const historyUsage = "usage: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N] [--db PATH] | show RUN | export RUN -o FILE | verify"
+const historyUsage = "usage: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N] [--db PATH] | show RUN [--violations] | export RUN -o FILE | verify"
 
 // historyVerb: diffgate history [list] | show | export | verify.
 func (c *cli) historyVerb(args []string) error {
@@ -142,17 +142,20 @@ func (c *cli) getRun(h *history.DB, arg string) (*history.Run, error) {
 	return run, err
 }
 
-// historyShow: diffgate history show RUN. Prints the run's violation lines
-// as the run verb did, a header on stderr; exit 1 if the run failed.
+// historyShow: diffgate history show RUN. Prints every change of the run,
+// in the run verb's line format, the allowed ones marked "allowed by RULE",
+// then the process findings, and a header on stderr; with --violations only
+// what the run verb printed. Exit 1 if the run failed.
 func (c *cli) historyShow(args []string) error {
 	fs := newFlags("history show")
 	db := fs.String("db", "", "history database `PATH`")
+	violations := fs.Bool("violations", false, "print only the violations, as the run printed them")
 	pos, _, err := parse(fs, args, false)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: diffgate history show RUN [--db PATH]")
+		return usagef("usage: diffgate history show RUN [--violations] [--db PATH]")
 	}
 	h, err := openHistory(*db)
 	if err != nil {
@@ -164,13 +167,40 @@ func (c *cli) historyShow(args []string) error {
 		return err
 	}
 	writeRunHeader(c.stderr, run)
-	for _, l := range run.Report.Lines() {
+	lines := run.Report.Lines()
+	if !*violations {
+		lines = allChangeLines(run.Report)
+	}
+	for _, l := range lines {
 		fmt.Fprintln(c.stdout, l)
 	}
 	if run.Report.Verdict != report.Pass {
 		return errFailed
 	}
 	return nil
+}
+
+// allChangeLines renders every change of r as the run verb renders a
+// violation, an allowed one with "allowed by RULE" added to its detail, then
+// the process findings.
+func allChangeLines(r *report.Report) []string {
+	var out []string
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if !c.Allowed {
+			out = append(out, report.ChangeLine(c))
+			continue
+		}
+		mark := "allowed"
+		if c.Rule != "" {
+			mark += " by " + report.QuotePath(c.Rule)
+		}
+		if d := report.ChangeDetail(c); d != "" {
+			mark = d + ", " + mark
+		}
+		out = append(out, strings.ToUpper(string(c.Kind))+" "+report.QuotePath(c.Path)+" ("+mark+")")
+	}
+	return append(out, report.ProcessLines(r)...)
 }
 
 // writeRunHeader writes a short description of a run.

@@ -140,16 +140,21 @@ func TestHistoryList(t *testing.T) {
 func TestHistoryShow(t *testing.T) {
 	path, ws1, _ := histDB(t)
 	code, out, errs := histCLI(t, "history", "show", "1", "--db", path)
-	want := "ADDED \"new\\nline\"\nCHANGED run.sh (mode 0644 -> 0755)\nEXIT 3\n"
+	want := "ADDED logs/a.log (allowed by logs/)\nADDED \"new\\nline\"\nCHANGED run.sh (mode 0644 -> 0755)\nEXIT 3\n"
 	if code != 1 || out != want {
 		t.Errorf("show 1: exit %d stdout %q, want 1 %q", code, out, want)
+	}
+	// --violations prints what the run printed.
+	if code, out, _ := histCLI(t, "history", "show", "1", "--violations", "--db", path); code != 1 ||
+		out != "ADDED \"new\\nline\"\nCHANGED run.sh (mode 0644 -> 0755)\nEXIT 3\n" {
+		t.Errorf("show --violations 1: exit %d stdout %q", code, out)
 	}
 	if !strings.Contains(errs, "run 1: fail (2 unexpected changes, script exited 3)") ||
 		!strings.Contains(errs, "workspace "+ws1+", script /scripts/gen.sh \"a b\"") {
 		t.Errorf("header %q", errs)
 	}
 	code, out, errs = histCLI(t, "history", "show", "--db", path, "2")
-	if code != 0 || out != "" || !strings.Contains(errs, "run 2: pass") {
+	if code != 0 || out != "ADDED logs/a.log (allowed by logs/)\n" || !strings.Contains(errs, "run 2: pass") {
 		t.Errorf("show 2: %d %q %q", code, out, errs)
 	}
 	code, _, errs = histCLI(t, "history", "show", "last", "--db", path)
@@ -190,7 +195,7 @@ func TestHistoryShowMatchesRun(t *testing.T) {
 	if code != 1 || runOut == "" {
 		t.Fatalf("run: exit %d stdout %q stderr %q", code, runOut, errs)
 	}
-	code, out, errs := histCLI(t, "history", "show", "last", "--db", db)
+	code, out, errs := histCLI(t, "history", "show", "last", "--violations", "--db", db)
 	if code != 1 || out != runOut {
 		t.Errorf("history show: exit %d\n%q\nwant\n%q\n(stderr %q)", code, out, runOut, errs)
 	}
@@ -210,6 +215,26 @@ func TestHistoryShowMatchesRun(t *testing.T) {
 	}
 	if code, out, _ := histCLI(t, "history", "verify", "--db", db); code != 0 || out != "ok: 2 runs, chain intact\n" {
 		t.Errorf("verify: %d %q", code, out)
+	}
+}
+
+// TestHistoryShowListsAllowedChanges records a real run whose allowlist
+// allows some of its changes: history show lists them all, the allowed
+// ones marked with the entry that allowed them.
+func TestHistoryShowListsAllowedChanges(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "run.sh"), []byte("echo\n"), 0o644)
+	sh := filepath.Join(t.TempDir(), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\nmkdir logs\necho x > logs/run.log\nchmod 755 run.sh\necho y > out.o\n"), 0o755)
+	db := filepath.Join(t.TempDir(), "history.db")
+	code, runOut, errs := histCLI(t, "run", "--workspace", ws, "--db", db, "--allow", "logs/,added:*.o", "--", sh)
+	if code != 1 || runOut != "CHANGED run.sh (mode 0644 -> 0755)\n" {
+		t.Fatalf("run: exit %d stdout %q stderr %q", code, runOut, errs)
+	}
+	code, out, errs := histCLI(t, "history", "show", "last", "--db", db)
+	want := "ADDED logs (allowed by logs/)\nADDED logs/run.log (allowed by logs/)\nADDED out.o (allowed by added:*.o)\nCHANGED run.sh (mode 0644 -> 0755)\n"
+	if code != 1 || out != want {
+		t.Errorf("history show: exit %d\n%q\nwant\n%q\n(stderr %q)", code, out, want, errs)
 	}
 }
 
