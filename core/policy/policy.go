@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -30,11 +31,18 @@ type Rule struct {
 	base string
 	// glob is set when Pattern has glob metacharacters.
 	glob bool
+	// lit is a glob's literal prefix: every path it matches starts with it.
+	lit string
+	// segs is the number of segments every path a glob matches has, or -1
+	// when that varies (a "**" or braces).
+	segs int
 }
 
 // Policy is an ordered list of rules.
 type Policy struct {
 	Rules []Rule
+	// idx indexes Rules by literal prefix; built on first use.
+	idx atomic.Pointer[ruleIndex]
 }
 
 // Decision explains what the policy says about one change.
@@ -66,22 +74,74 @@ func isQualifier(s string) bool {
 }
 
 // SplitList splits a comma-separated --allow LIST into entries. A qualifier
-// list such as "added,changed:out/*.o" stays one entry; empty items are
-// dropped, so an empty LIST yields no entries.
+// list such as "added,changed:out/*.o" stays one entry, and so does a comma
+// inside a glob's braces or brackets ("out/{a,b}.o") or after a backslash.
+// Empty items are dropped, so an empty LIST yields no entries; an empty item
+// inside a qualifier list ("added,,changed:x") keeps the entry whole, so that
+// Parse rejects it rather than silently reading two entries.
 func SplitList(list string) []string {
-	toks := strings.Split(list, ",")
+	toks := splitTop(list)
 	var out []string
 	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		for allQualifiers(t) && i+1 < len(toks) && qualified(toks[i+1]) {
-			i++
-			t += "," + toks[i]
+		start := i
+		for qualifierWords(strings.Join(toks[start:i+1], ",")) {
+			j := i + 1
+			for j < len(toks) && toks[j] == "" {
+				j++
+			}
+			if j == len(toks) || !qualified(toks[j]) {
+				break
+			}
+			i = j
 		}
-		if t != "" {
+		if t := strings.Join(toks[start:i+1], ","); t != "" {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// qualifierWords reports whether s is a comma list of qualifier words, empty
+// items aside (ParseRule rejects those).
+func qualifierWords(s string) bool {
+	n := 0
+	for _, q := range strings.Split(s, ",") {
+		if q == "" {
+			continue
+		}
+		if !isQualifier(q) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// splitTop splits s at the commas that are not inside {} or [] and not
+// escaped by a backslash.
+func splitTop(s string) []string {
+	var out []string
+	braces, bracket, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++
+		case bracket:
+			if c == ']' {
+				bracket = false
+			}
+		case c == '[':
+			bracket = true
+		case c == '{':
+			braces++
+		case c == '}' && braces > 0:
+			braces--
+		case c == ',' && braces == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
 
 // allQualifiers reports whether s is a comma list of qualifier words only.
@@ -159,7 +219,9 @@ func ParseRule(text string) (Rule, error) {
 	}
 	if head, rest, ok := strings.Cut(s, ":"); ok && looksLikeQualifiers(head) {
 		for _, q := range strings.Split(head, ",") {
-			if k, ok := kindWords[q]; ok {
+			if q == "" {
+				return bad("empty kind or risk between commas")
+			} else if k, ok := kindWords[q]; ok {
 				r.Kinds = append(r.Kinds, k)
 			} else if rk, ok := riskWord(q); ok {
 				r.Risks = append(r.Risks, rk)
@@ -173,6 +235,12 @@ func ParseRule(text string) (Rule, error) {
 	switch {
 	case s == "":
 		return bad("no path or pattern")
+	case strings.IndexByte(text, 0) >= 0:
+		return bad("contains a NUL byte")
+	case strings.Contains(strings.TrimSuffix(s, "/"), "//"):
+		return bad("empty path segment (//)")
+	case hasDotSegment(s):
+		return bad("a . segment names nothing (use ** to allow everything, or dir/ for a folder)")
 	case strings.HasPrefix(s, "/"):
 		return bad("paths are relative to the workspace, not absolute")
 	case s == ".." || strings.HasPrefix(s, "../") || strings.Contains(s, "/../") || strings.HasSuffix(s, "/.."):
@@ -185,8 +253,23 @@ func ParseRule(text string) (Rule, error) {
 			return bad("invalid glob pattern")
 		}
 		r.glob = true
+		r.lit = literalPrefix(s)
+		r.segs = -1
+		if !strings.Contains(s, "**") && !strings.ContainsAny(s, "{[\\") {
+			r.segs = strings.Count(strings.TrimSuffix(s, "/"), "/") + 1
+		}
 	}
 	return r, nil
+}
+
+// hasDotSegment reports whether a "/"-separated s has a "." segment.
+func hasDotSegment(s string) bool {
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "." {
+			return true
+		}
+	}
+	return false
 }
 
 // looksLikeQualifiers reports whether head is a comma list of lower-case words
@@ -215,12 +298,18 @@ func (r *Rule) matchesPath(p string, isDir bool) bool {
 	if !r.glob {
 		return false
 	}
-	for q := p; ; {
-		if ok, _ := doublestar.Match(r.Pattern, q); ok {
-			return true
+	if !strings.HasPrefix(p, r.lit) {
+		return false
+	}
+	n := strings.Count(p, "/") + 1
+	for q := p; ; n-- {
+		if r.segs < 0 || n == r.segs {
+			if ok, _ := doublestar.Match(r.Pattern, q); ok {
+				return true
+			}
 		}
 		i := strings.LastIndexByte(q, '/')
-		if i < 0 {
+		if i < 0 || n <= r.segs || len(q) < len(r.lit) {
 			return false
 		}
 		q = q[:i]
@@ -249,24 +338,55 @@ func (r *Rule) grants(risk diff.Risk) bool {
 }
 
 // Decide says whether c is allowed and by which entry. A matching deny entry
-// beats every allow; a risky change needs an allow entry naming its risk.
+// beats every allow; a risky change needs an allow entry naming its risk. The
+// first matching entry in list order names the decision. Large lists are
+// searched through an index of the entries' literal prefixes, so only the
+// entries that can match c's path are tried.
 func (p *Policy) Decide(c *diff.Change) Decision {
+	if len(p.Rules) < indexMin {
+		return p.decideAmong(c, nil, len(p.Rules))
+	}
+	var buf [32]int32
+	cand := p.index().candidates(c.Path, buf[:0])
+	return p.decideAmong(c, cand, len(cand))
+}
+
+// decideLinear is Decide trying every rule: the reference the index must agree with.
+func (p *Policy) decideLinear(c *diff.Change) Decision {
+	return p.decideAmong(c, nil, len(p.Rules))
+}
+
+// decideAmong decides c by the first n rules, or by the rules numbered in
+// cand (ascending) when cand is not nil.
+func (p *Policy) decideAmong(c *diff.Change, cand []int32, n int) Decision {
 	isDir := c.IsDir()
-	for i := range p.Rules {
+	allow := -1
+	deny := -1
+	for k := 0; k < n && deny < 0; k++ {
+		i := k
+		if cand != nil {
+			i = int(cand[k])
+		}
 		r := &p.Rules[i]
-		if r.Deny && r.matchesKind(c.Kind) && r.matchesPath(c.Path, isDir) && (len(r.Risks) == 0 || r.grants(c.Risk)) {
-			return Decision{Allowed: false, Rule: r.Text}
+		switch {
+		case !r.matchesKind(c.Kind):
+		case r.Deny:
+			if (len(r.Risks) == 0 || r.grants(c.Risk)) && r.matchesPath(c.Path, isDir) {
+				deny = i
+			}
+		case allow >= 0:
+		// A risky change needs an entry naming its risk, and an entry naming
+		// a risk allows only that risk, never an ordinary change.
+		case c.Risk != diff.NoRisk && !r.grants(c.Risk) || c.Risk == diff.NoRisk && len(r.Risks) > 0:
+		case r.matchesPath(c.Path, isDir):
+			allow = i
 		}
 	}
-	for i := range p.Rules {
-		r := &p.Rules[i]
-		if r.Deny || !r.matchesKind(c.Kind) || !r.matchesPath(c.Path, isDir) {
-			continue
-		}
-		if c.Risk != diff.NoRisk && !r.grants(c.Risk) {
-			continue
-		}
-		return Decision{Allowed: true, Rule: r.Text}
+	switch {
+	case deny >= 0:
+		return Decision{Allowed: false, Rule: p.Rules[deny].Text}
+	case allow >= 0:
+		return Decision{Allowed: true, Rule: p.Rules[allow].Text}
 	}
 	return Decision{}
 }

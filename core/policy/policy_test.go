@@ -1,9 +1,14 @@
 package policy
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -165,7 +170,8 @@ func TestReadEntries(t *testing.T) {
 }
 
 func FuzzParseRule(f *testing.F) {
-	for _, s := range []string{".cache/", "logs/run.log", "added:logs/**", "added,changed:out/*.o", "!config.json", "setuid:bin/x", "**/*.{go,mod}", "a[b", "x:y", "\xff"} {
+	for _, s := range []string{".cache/", "logs/run.log", "added:logs/**", "added,changed:out/*.o", "!config.json", "setuid:bin/x", "**/*.{go,mod}", "a[b", "x:y", "\xff",
+		".", "a//b", "a\x00b", "added,,changed:x", "out/{a,b}.o", "a/./b", "setuid:run.sh", "preset:python-venv"} {
 		f.Add(s, "logs/a/b.log")
 	}
 	f.Fuzz(func(t *testing.T, entry, path string) {
@@ -186,10 +192,185 @@ func FuzzParseRule(f *testing.F) {
 			if d.Allowed && r.Deny {
 				t.Fatalf("deny rule %q allowed %q", entry, path)
 			}
+			// A risk entry never allows an ordinary change.
+			if d.Allowed && len(r.Risks) > 0 {
+				t.Fatalf("risk entry %q allowed an ordinary change of %q", entry, path)
+			}
 			// A literal entry always covers the seed's ok() paths.
 			if !r.Deny && len(r.Kinds) == 0 && !strings.HasPrefix(entry, "./") && seedOK(path, []string{entry}) && !d.Allowed {
 				t.Fatalf("entry %q does not allow %q, the seed would", entry, path)
 			}
 		}
 	})
+}
+
+func TestEntryValidation(t *testing.T) {
+	for _, bad := range []string{".", "./.", "a//b", "a/./b", "x/.", "a\x00b", "added,,changed:x", "!a//b/**"} {
+		_, err := Parse([]string{bad})
+		if err == nil {
+			t.Errorf("%q: no error", bad)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("%q", bad)) || strings.ContainsAny(msg, "\n\x00") {
+			t.Errorf("%q: error does not name the entry in one line: %q", bad, msg)
+		}
+		// Given with --allow, the entry reaches Parse whole and is rejected.
+		if _, err := Parse(SplitList(bad)); err == nil {
+			t.Errorf("--allow %q: split into %q, accepted", bad, SplitList(bad))
+		}
+	}
+	for _, good := range []string{"a/", "a/b/", ".cache/", "./a", "a.b/..c", ".../x"} {
+		if _, err := Parse([]string{good}); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+}
+
+func TestRiskEntryAllowsOnlyTheRisk(t *testing.T) {
+	p := MustParse("setuid:run.sh", "symlink-escape:links/", "added,special-file:dev/*")
+	plain := file("run.sh", diff.Changed)
+	if d := p.Decide(&plain); d.Allowed {
+		t.Errorf("setuid:run.sh allowed a plain content change: %+v", d)
+	}
+	risky := file("run.sh", diff.Changed)
+	risky.Risk = diff.Setuid
+	if d := p.Decide(&risky); !d.Allowed || d.Rule != "setuid:run.sh" {
+		t.Errorf("setuid:run.sh did not allow the setuid change: %+v", d)
+	}
+	other := file("run.sh", diff.Changed)
+	other.Risk = diff.SymlinkEscape
+	if d := p.Decide(&other); d.Allowed {
+		t.Errorf("setuid:run.sh allowed another risk: %+v", d)
+	}
+	for _, path := range []string{"links/a", "dev/null"} {
+		c := file(path, diff.Added)
+		if d := p.Decide(&c); d.Allowed {
+			t.Errorf("%s: a risk entry allowed an ordinary addition: %+v", path, d)
+		}
+	}
+}
+
+func TestSplitListBraces(t *testing.T) {
+	cases := map[string][]string{
+		"out/{a,b}.o":                   {"out/{a,b}.o"},
+		"out/{a,b}.o,logs/":             {"out/{a,b}.o", "logs/"},
+		"added:{x,y/{p,q}}/**,z":        {"added:{x,y/{p,q}}/**", "z"},
+		"a[,]b,c":                       {"a[,]b", "c"},
+		`a\,b,c`:                        {`a\,b`, "c"},
+		"added,changed:src/{a,b}.go,d/": {"added,changed:src/{a,b}.go", "d/"},
+		"added,,changed:x":              {"added,,changed:x"},
+		"x,added,,removed:y,,z":         {"x", "added,,removed:y", "z"},
+	}
+	for in, want := range cases {
+		if got := SplitList(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %q want %q", in, got, want)
+		}
+	}
+	p := MustParse(SplitList("out/{a,b}.o")...)
+	for path, want := range map[string]bool{"out/a.o": true, "out/b.o": true, "out/c.o": false} {
+		c := file(path, diff.Added)
+		if got := p.Decide(&c).Allowed; got != want {
+			t.Errorf("out/{a,b}.o on %s: %v", path, got)
+		}
+	}
+}
+
+// referenceDecide is Decide written plainly: every rule tried in order,
+// every glob matched with doublestar against the path and each ancestor.
+func referenceDecide(rules []Rule, c *diff.Change) Decision {
+	isDir := c.IsDir()
+	matches := func(r *Rule) bool {
+		base := strings.TrimRight(r.Pattern, "/")
+		if c.Path == r.Pattern || strings.HasPrefix(c.Path, base+"/") || (isDir && c.Path == base) {
+			return true
+		}
+		if !strings.ContainsAny(r.Pattern, "*?[{\\") {
+			return false
+		}
+		for q := c.Path; ; {
+			if ok, _ := doublestar.Match(r.Pattern, q); ok {
+				return true
+			}
+			i := strings.LastIndexByte(q, '/')
+			if i < 0 {
+				return false
+			}
+			q = q[:i]
+		}
+	}
+	for i := range rules {
+		r := &rules[i]
+		if r.Deny && r.matchesKind(c.Kind) && matches(r) && (len(r.Risks) == 0 || r.grants(c.Risk)) {
+			return Decision{Rule: r.Text}
+		}
+	}
+	for i := range rules {
+		r := &rules[i]
+		if r.Deny || !r.matchesKind(c.Kind) || !matches(r) {
+			continue
+		}
+		if c.Risk != diff.NoRisk && !r.grants(c.Risk) || c.Risk == diff.NoRisk && len(r.Risks) > 0 {
+			continue
+		}
+		return Decision{Allowed: true, Rule: r.Text}
+	}
+	return Decision{}
+}
+
+// TestIndexAgreesWithReference decides random changes against random
+// allowlists, large enough to be indexed, and compares every decision with
+// the plain reference.
+func TestIndexAgreesWithReference(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	segs := []string{"a", "b", "ab", "src", "x.o", "y.go", ".cache", "a-b"}
+	globSegs := []string{"*", "**", "?", "a*", "*.o", "{a,b}", "{x.o,y.go}", "[ab]", "a?", "*b*"}
+	quals := []string{"", "added:", "changed:", "added,removed:", "setuid:", "symlink-escape,added:", "!", "!changed:", "!setuid:"}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	randPath := func() string {
+		n := 1 + rng.IntN(4)
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = pick(segs)
+		}
+		return strings.Join(parts, "/")
+	}
+	kinds := []diff.Kind{diff.Added, diff.Removed, diff.Changed}
+	risks := []diff.Risk{diff.NoRisk, diff.NoRisk, diff.Setuid, diff.SymlinkEscape}
+	for round := 0; round < 200; round++ {
+		var entries []string
+		for len(entries) < 16+rng.IntN(60) {
+			n := 1 + rng.IntN(4)
+			parts := make([]string, n)
+			for i := range parts {
+				if rng.IntN(3) == 0 {
+					parts[i] = pick(globSegs)
+				} else {
+					parts[i] = pick(segs)
+				}
+			}
+			e := pick(quals) + strings.Join(parts, "/")
+			if rng.IntN(4) == 0 {
+				e += "/"
+			}
+			if _, err := ParseRule(e); err == nil {
+				entries = append(entries, e)
+			}
+		}
+		p := MustParse(entries...)
+		for k := 0; k < 200; k++ {
+			var c diff.Change
+			if rng.IntN(3) == 0 {
+				c = dir(randPath(), kinds[rng.IntN(3)])
+			} else {
+				c = file(randPath(), kinds[rng.IntN(3)])
+			}
+			c.Risk = risks[rng.IntN(len(risks))]
+			got, want := p.Decide(&c), referenceDecide(p.Rules, &c)
+			if got != want {
+				t.Fatalf("entries %q\n%s %s (risk %q, dir %v): indexed %+v, reference %+v", entries, c.Kind, c.Path, c.Risk, c.IsDir(), got, want)
+			}
+		}
+	}
 }
