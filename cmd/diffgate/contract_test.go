@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,8 @@ func TestRunContract(t *testing.T) {
 		{"removed", "rm run.sh", nil, 1, "REMOVED run.sh\n"},
 		{"glob and kinds", "echo 1 > logs/a.log; echo 2 > logs/b.txt", []string{"--allow", "added:logs/*.log"}, 1, "ADDED logs/b.txt\n"},
 		{"deny beats allow", "echo 1 > logs/secret", []string{"--allow", "logs/,!logs/secret"}, 1, "ADDED logs/secret (denied by !logs/secret)\n"},
+		{"braces in --allow are one entry", "mkdir out; echo 1 > out/a.o; echo 2 > out/b.o; echo 3 > out/c.o", []string{"--allow", "out/{a,b}.o"}, 1, "ADDED out/c.o\n"},
+		{"a risk entry allows only the risk", "echo x >> run.sh", []string{"--allow", "setuid:run.sh"}, 1, "CHANGED run.sh\n"},
 		{"exit code", "exit 3", nil, 1, "EXIT 3\n"},
 		{"timeout", "sleep 30", []string{"--timeout", "1s"}, 1, "TIMEOUT 1s\n"},
 		{"newline path quoted", "touch \"$(printf 'a\\nb')\"", nil, 1, "ADDED \"a\\nb\"\n"},
@@ -290,5 +293,20 @@ func TestSeedAgreement(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunBadAllowEntries: a malformed entry is a setup error (exit 2) with
+// one line naming it, before the script runs.
+func TestRunBadAllowEntries(t *testing.T) {
+	for _, entry := range []string{".", "a//b", "a\x00b", "added,,changed:x"} {
+		ws, sh := fixture(t, "touch ran")
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", entry, "--", sh)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, fmt.Sprintf("%q", entry)) {
+			t.Errorf("--allow %q: exit %d stdout %q stderr %q", entry, code, out, errs)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Errorf("--allow %q: the script ran", entry)
+		}
 	}
 }
