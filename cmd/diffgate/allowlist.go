@@ -12,29 +12,6 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 )
 
-const allowlistUsage = "usage: diffgate allowlist show|list|approve|diff --workspace DIR ..."
-
-// allowlistVerb: diffgate allowlist show | list | approve | diff.
-func (c *cli) allowlistVerb(args []string) error {
-	if len(args) == 0 {
-		return usagef("%s", allowlistUsage)
-	}
-	switch args[0] {
-	case "show":
-		return c.allowlistShow(args[1:])
-	case "list":
-		return c.allowlistList(args[1:])
-	case "approve":
-		return c.allowlistApprove(args[1:])
-	case "diff":
-		return c.allowlistDiff(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintln(c.stdout, allowlistUsage)
-		return errHelp
-	}
-	return usagef("allowlist: unknown subcommand %q (want show, list, approve or diff)", args[0])
-}
-
 // allowlistFlags declares --workspace and --db.
 func allowlistFlags(name string) (fs *flag.FlagSet, ws, db *string) {
 	fs = newFlags("allowlist " + name)
@@ -91,7 +68,7 @@ func (c *cli) allowlistShow(args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("usage: diffgate allowlist show --workspace DIR [--version N] [--db PATH]")
+		return errArgs
 	}
 	if *version < 0 {
 		return usagef("allowlist show: --version %d: want a number from 1", *version)
@@ -129,7 +106,7 @@ func (c *cli) allowlistList(args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("usage: diffgate allowlist list --workspace DIR [--db PATH]")
+		return errArgs
 	}
 	ws, err := workspaceArg("list", *wsFlag)
 	if err != nil {
@@ -170,7 +147,7 @@ func (c *cli) allowlistApprove(args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("usage: diffgate allowlist approve --workspace DIR [--allow LIST]... [--allowlist FILE] --note TEXT")
+		return errArgs
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "allow" || f.Name == "allowlist" })
@@ -224,7 +201,7 @@ func (c *cli) allowlistDiff(args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("usage: diffgate allowlist diff --workspace DIR A B [--db PATH]")
+		return errArgs
 	}
 	va, err := versionArg(pos[0])
 	if err != nil {

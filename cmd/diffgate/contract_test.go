@@ -310,3 +310,54 @@ func TestRunBadAllowEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbHelp: diffgate VERB -h (and SUB -h, help VERB) prints that verb's
+// usage on stdout and exits 0; the top-level usage names every verb of the
+// table; wrong arguments give the verb's one-line usage, exit 2.
+func TestVerbHelp(t *testing.T) {
+	code, top, _ := cliRun(t, "-h")
+	if code != 0 {
+		t.Fatalf("diffgate -h: exit %d", code)
+	}
+	var walk func(path []string, v *verb)
+	walk = func(path []string, v *verb) {
+		name := strings.Join(path, " ")
+		if !strings.Contains(top, "diffgate "+name) {
+			t.Errorf("top-level usage lacks %q:\n%s", name, top)
+		}
+		for _, h := range [][]string{append(append([]string{}, path...), "-h"), append(append([]string{}, path...), "--help"), append([]string{"help"}, path...)} {
+			code, out, errs := cliRun(t, h...)
+			if code != 0 || !strings.HasPrefix(out, "usage:\n  diffgate "+name) || !strings.Contains(out, v.help) || errs != "" {
+				t.Errorf("%q: exit %d stdout %q stderr %q", h, code, out, errs)
+			}
+			if v.run != nil && strings.Contains(v.synopsis, "--") && !strings.Contains(out, "\nflags:\n  --") {
+				t.Errorf("%q: no flags listed: %q", h, out)
+			}
+		}
+		for i := range v.subs {
+			walk(append(append([]string{}, path...), v.subs[i].name), &v.subs[i])
+		}
+	}
+	for _, v := range verbs() {
+		walk([]string{v.name}, &v)
+	}
+	// -h after "--" belongs to the script, not to the gate.
+	ws, sh := fixture(t, `[ "$1" = "-h" ] || exit 9`)
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh, "-h"); code != 0 || out != "" {
+		t.Errorf("script -h: exit %d %q %q", code, out, errs)
+	}
+	for args, want := range map[string]string{
+		"snapshot":         "diffgate: usage: diffgate snapshot DIR -o FILE\n",
+		"diff a":           "diffgate: usage: diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER\n",
+		"history show":     "diffgate: usage: diffgate history show RUN|last [--violations] [--db PATH]\n",
+		"history bogus":    "diffgate: history: unknown subcommand \"bogus\" (want list, show, export or verify)\n",
+		"allowlist":        "diffgate: usage: diffgate allowlist show|list|approve|diff ... (see diffgate allowlist -h)\n",
+		"explode":          "diffgate: unknown command \"explode\" (want run, snapshot, diff, history or allowlist)\n",
+		"snapshot --bogus": "diffgate: diffgate snapshot: flag provided but not defined: -bogus\n",
+	} {
+		code, out, errs := cliRun(t, strings.Fields(args)...)
+		if code != 2 || out != "" || errs != want {
+			t.Errorf("%s: exit %d stdout %q stderr %q; want %q", args, code, out, errs, want)
+		}
+	}
+}

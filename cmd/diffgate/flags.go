@@ -7,9 +7,6 @@ import (
 	"strings"
 )
 
-// errHelp is returned when -h was asked for.
-var errHelp = errors.New("help")
-
 // listFlag is a repeatable string flag.
 type listFlag []string
 
@@ -37,7 +34,7 @@ func parse(fs *flag.FlagSet, args []string, stopAtPositional bool) (pos, rest []
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, nil, errHelp
+				return nil, nil, &helpError{fs}
 			}
 			return nil, nil, usagef("%s: %v", fs.Name(), err)
 		}

@@ -32,27 +32,6 @@ func openHistory(dbFlag string) (*history.DB, error) {
 	return db, nil
 }
 
-const historyUsage = "usage: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N] [--db PATH] | show RUN [--violations] | export RUN -o FILE | verify"
-
-// historyVerb: diffgate history [list] | show | export | verify.
-func (c *cli) historyVerb(args []string) error {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "list":
-		return c.historyList(args)
-	case "show":
-		return c.historyShow(args)
-	case "export":
-		return c.historyExport(args)
-	case "verify":
-		return c.historyVerify(args)
-	}
-	return usagef("history: unknown subcommand %q (want show, export or verify)", sub)
-}
-
 // historyList: diffgate history [--workspace DIR] [--verdict pass|fail] [--limit N].
 func (c *cli) historyList(args []string) error {
 	fs := newFlags("history")
@@ -65,7 +44,7 @@ func (c *cli) historyList(args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("%s", historyUsage)
+		return errArgs
 	}
 	if *verdict != "" && *verdict != report.Pass && *verdict != report.Fail {
 		return usagef("history: --verdict %q: want pass or fail", *verdict)
@@ -155,7 +134,7 @@ func (c *cli) historyShow(args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: diffgate history show RUN [--violations] [--db PATH]")
+		return errArgs
 	}
 	h, err := openHistory(*db)
 	if err != nil {
@@ -255,7 +234,7 @@ func (c *cli) historyExport(args []string) error {
 		return err
 	}
 	if len(pos) != 1 || *out == "" {
-		return usagef("usage: diffgate history export RUN -o FILE [--db PATH]")
+		return errArgs
 	}
 	if err := report.CheckPath(*out); err != nil {
 		return usagef("%v", err)
@@ -284,7 +263,7 @@ func (c *cli) historyVerify(args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("usage: diffgate history verify [--db PATH]")
+		return errArgs
 	}
 	h, err := openHistory(*db)
 	if err != nil {

@@ -33,19 +33,6 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 // failed is returned by a verb whose gate or diff failed (exit 1).
 var errFailed = errors.New("gate failed")
 
-const usage = `diffgate: a filesystem gate around scripts you did not write
-
-usage:
-  diffgate run --workspace DIR [--allow LIST]... [--allowlist FILE] [--timeout DUR]
-               [--report FILE]... [--db PATH | --no-history] [--rehash] -- SCRIPT [ARG...]
-  diffgate snapshot DIR -o FILE
-  diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER
-  diffgate history [--workspace DIR] [--limit N] | show RUN | export RUN -o FILE | verify
-  diffgate allowlist show|approve|diff ...
-
-exit status: 0 the gate passed, 1 it failed, 2 usage or setup error.
-`
-
 func main() {
 	proc.Supervise()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,35 +44,16 @@ func main() {
 // run executes one CLI invocation and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, topUsage())
 		return exitUsage
 	}
 	env := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
-	var err error
-	switch args[0] {
-	case "run":
-		err = env.runVerb(args[1:])
-	case "snapshot":
-		err = env.snapshotVerb(args[1:])
-	case "diff":
-		err = env.diffVerb(args[1:])
-	case "history":
-		err = env.historyVerb(args[1:])
-	case "allowlist":
-		err = env.allowlistVerb(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitPass
-	default:
-		err = usagef("unknown command %q (want run, snapshot, diff, history or allowlist)", args[0])
-	}
+	err := env.dispatchTop(args)
 	switch {
 	case err == nil:
 		return exitPass
 	case errors.Is(err, errFailed):
 		return exitFail
-	case errors.Is(err, errHelp):
-		return exitPass
 	default:
 		fmt.Fprintf(stderr, "diffgate: %s\n", oneLine(err.Error()))
 		return exitUsage

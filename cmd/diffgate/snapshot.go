@@ -19,7 +19,7 @@ func (c *cli) snapshotVerb(args []string) error {
 		return err
 	}
 	if len(pos) != 1 || *out == "" {
-		return usagef("usage: diffgate snapshot DIR -o FILE")
+		return errArgs
 	}
 	m, err := snapshot.Take(c.ctx, pos[0], snapshot.Options{Progress: c.progress("snapshot")})
 	if err != nil {
@@ -45,7 +45,7 @@ func (c *cli) diffVerb(args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("usage: diffgate diff [--allow LIST]... BEFORE AFTER")
+		return errArgs
 	}
 	entries, err := allowEntries(allow, *allowFile)
 	if err != nil {

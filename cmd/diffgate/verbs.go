@@ -1,0 +1,248 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// verb is one row of the CLI's verb table: the top-level usage, every
+// verb's -h, the "usage: ..." line of a wrong call and the dispatch all
+// come from it.
+type verb struct {
+	// name is the word on the command line.
+	name string
+	// synopsis is what follows "diffgate NAME" in the usage.
+	synopsis string
+	// help is a one-line description.
+	help string
+	// run handles the verb's arguments (nil when subs are given).
+	run func(c *cli, args []string) error
+	// subs are sub-verbs; the first argument picks one, and when it is
+	// absent or a flag, the sub-verb named by def runs (if def is set).
+	subs []verb
+	def  string
+}
+
+// verbs is the table of verbs. A new verb or sub-verb is one row here.
+func verbs() []verb {
+	return []verb{
+		{name: "run", run: (*cli).runVerb,
+			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] -- SCRIPT [ARG...]",
+			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict"},
+		{name: "snapshot", run: (*cli).snapshotVerb,
+			synopsis: "DIR -o FILE",
+			help:     "write a manifest (JSON) of DIR"},
+		{name: "diff", run: (*cli).diffVerb,
+			synopsis: "[--allow LIST]... [--allowlist FILE] BEFORE AFTER",
+			help:     "compare two manifests (ours or the seed's snapshot.py JSON)"},
+		{name: "history", def: "list",
+			help: "browse and check the recorded runs",
+			subs: []verb{
+				{name: "list", run: (*cli).historyList,
+					synopsis: "[--workspace DIR] [--verdict pass|fail] [--limit N] [--db PATH]",
+					help:     "list recorded runs, newest first (the default)"},
+				{name: "show", run: (*cli).historyShow,
+					synopsis: "RUN|last [--violations] [--db PATH]",
+					help:     "print a recorded run's changes, allowed ones marked (exit 1 if it failed)"},
+				{name: "export", run: (*cli).historyExport,
+					synopsis: "RUN|last -o FILE [--db PATH]",
+					help:     "write a recorded run's report (.json, .html or .md)"},
+				{name: "verify", run: (*cli).historyVerify,
+					synopsis: "[--db PATH]",
+					help:     "check the history's hash chain (exit 1 if broken)"},
+			}},
+		{name: "allowlist",
+			help: "approved allowlist versions of a workspace",
+			subs: []verb{
+				{name: "show", run: (*cli).allowlistShow,
+					synopsis: "--workspace DIR [--version N] [--db PATH]",
+					help:     "print an approved version's entries (default: the latest)"},
+				{name: "list", run: (*cli).allowlistList,
+					synopsis: "--workspace DIR [--db PATH]",
+					help:     "list the approved versions"},
+				{name: "approve", run: (*cli).allowlistApprove,
+					synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] --note TEXT [--db PATH]",
+					help:     "approve a new version"},
+				{name: "diff", run: (*cli).allowlistDiff,
+					synopsis: "--workspace DIR A B [--db PATH]",
+					help:     "compare two versions: +entry added, -entry removed"},
+			}},
+	}
+}
+
+// errArgs is returned by a verb called with the wrong arguments: the
+// dispatcher turns it into a "usage: diffgate VERB SYNOPSIS" error.
+var errArgs = errors.New("wrong arguments")
+
+// helpError is returned by parse when -h was asked for; it carries the
+// verb's flags for its usage.
+type helpError struct{ fs *flag.FlagSet }
+
+func (*helpError) Error() string { return "help requested" }
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
+
+// dispatch runs the verb path[len(path)-1] (path: the words so far) with args.
+func (c *cli) dispatch(path []string, v *verb, args []string) error {
+	if v.subs == nil {
+		err := v.run(c, args)
+		var he *helpError
+		switch {
+		case errors.As(err, &he):
+			writeVerbUsage(c.stdout, path, v, he.fs)
+			return nil
+		case errors.Is(err, errArgs):
+			return usagef("usage: diffgate %s", strings.TrimSpace(strings.Join(path, " ")+" "+v.synopsis))
+		}
+		return err
+	}
+	if len(args) > 0 && isHelp(args[0]) {
+		writeVerbUsage(c.stdout, path, v, nil)
+		return nil
+	}
+	name := v.def
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "" {
+		return usagef("usage: diffgate %s %s ... (see diffgate %s -h)", strings.Join(path, " "), subNames(v.subs, "|"), strings.Join(path, " "))
+	}
+	for i := range v.subs {
+		if v.subs[i].name == name {
+			return c.dispatch(append(path, name), &v.subs[i], args)
+		}
+	}
+	return usagef("%s: unknown subcommand %q (want %s)", strings.Join(path, " "), name, subNames(v.subs, ", "))
+}
+
+// subNames lists the verbs' names: "a, b or c" with sep ", ", else joined by sep.
+func subNames(vs []verb, sep string) string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.name)
+	}
+	if sep == ", " && len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	}
+	return strings.Join(names, sep)
+}
+
+// synopses appends the usage lines of v and its sub-verbs, each wrapped.
+func synopses(b *strings.Builder, path []string, v *verb, withHelp bool) {
+	if v.subs != nil {
+		for i := range v.subs {
+			synopses(b, append(path, v.subs[i].name), &v.subs[i], withHelp)
+		}
+		return
+	}
+	head := "  diffgate " + strings.Join(path, " ")
+	b.WriteString(wrap(head, v.synopsis, 80))
+	if withHelp && v.help != "" {
+		b.WriteString("      " + v.help + "\n")
+	}
+}
+
+// wrap writes head followed by the words of text, wrapping at width with
+// continuation lines indented under the text.
+func wrap(head, text string, width int) string {
+	var b strings.Builder
+	indent := strings.Repeat(" ", len(head)+1)
+	line := head
+	for _, w := range units(text) {
+		if len(line)+1+len(w) > width && len(line) > len(indent) {
+			b.WriteString(line + "\n")
+			line = indent[:len(indent)-1]
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// units splits a synopsis into words, keeping each bracketed group whole.
+func units(text string) []string {
+	var out []string
+	depth, cur := 0, ""
+	for _, w := range strings.Fields(text) {
+		if cur != "" {
+			cur += " "
+		}
+		cur += w
+		depth += strings.Count(w, "[") - strings.Count(w, "]")
+		if depth <= 0 {
+			out, cur, depth = append(out, cur), "", 0
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// topUsage is the top-level usage, generated from the verb table.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("diffgate: a filesystem gate around scripts you did not write\n\nusage:\n")
+	for _, v := range verbs() {
+		synopses(&b, []string{v.name}, &v, true)
+	}
+	b.WriteString("\nexit status: 0 the gate passed, 1 it failed, 2 usage or setup error.\n")
+	b.WriteString("diffgate VERB -h prints a verb's usage and flags.\n")
+	return b.String()
+}
+
+// writeVerbUsage prints a verb's usage, its help line and its flags (or
+// its sub-verbs).
+func writeVerbUsage(w io.Writer, path []string, v *verb, fs *flag.FlagSet) {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	synopses(&b, path, v, v.subs != nil)
+	b.WriteString("\n" + v.help + "\n")
+	if fs != nil {
+		first := true
+		fs.VisitAll(func(f *flag.Flag) {
+			if first {
+				b.WriteString("\nflags:\n")
+				first = false
+			}
+			arg, use := flag.UnquoteUsage(f)
+			l := "  --" + f.Name
+			if arg != "" {
+				l += " " + arg
+			}
+			if len(l) < 24 {
+				l += strings.Repeat(" ", 24-len(l))
+			} else {
+				l += "\n" + strings.Repeat(" ", 24)
+			}
+			l += use
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+				l += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			b.WriteString(l + "\n")
+		})
+	}
+	io.WriteString(w, b.String())
+}
+
+// dispatchTop runs the verb named by args[0].
+func (c *cli) dispatchTop(args []string) error {
+	if isHelp(args[0]) {
+		if len(args) == 1 {
+			fmt.Fprint(c.stdout, topUsage())
+			return nil
+		}
+		// diffgate help VERB [SUB]: as diffgate VERB [SUB] -h.
+		args = append(append([]string{}, args[1:]...), "-h")
+	}
+	top := verb{subs: verbs()}
+	for i := range top.subs {
+		if top.subs[i].name == args[0] {
+			return c.dispatch([]string{args[0]}, &top.subs[i], args[1:])
+		}
+	}
+	return usagef("unknown command %q (want %s)", args[0], subNames(top.subs, ", "))
+}
