@@ -67,15 +67,27 @@ func tagged(tok string) []string {
 			continue
 		}
 		d := filepath.Dir(n)
-		if st, err := os.ReadFile(d + "/stat"); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
-				continue
-			}
+		if !threadGroupAlive(d) {
+			continue
 		}
 		cmd, _ := os.ReadFile(d + "/cmdline")
 		out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return out
+}
+
+// threadGroupAlive reports whether any thread of the process /proc/PID (dir)
+// is alive (a process whose main thread exited shows as a zombie while its
+// other threads run).
+func threadGroupAlive(dir string) bool {
+	stats, _ := filepath.Glob(dir + "/task/*/stat")
+	for _, s := range stats {
+		st, err := os.ReadFile(s)
+		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && len(st) > i+2 && st[i+2] != 'Z' && st[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // killTagged kills whatever escaped, so a failing test leaves nothing behind.
@@ -290,4 +302,58 @@ func TestLeftoverCommandIsTheExecdOne(t *testing.T) {
 		}
 		assertAllGone(t, res, tok, true)
 	}
+}
+
+// TestThreadOutlivingMainThreadIsALeftover: a background process whose main
+// thread called pthread_exit is a zombie in /proc/PID/stat while its other
+// thread runs on. It is a leftover: reported, killed, and gone (its thread
+// group reaped) when Run returns, so it can never write into the workspace.
+func TestThreadOutlivingMainThreadIsALeftover(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	res, tok, dir := runTagged(t, `python3 -c '
+import ctypes, os, threading, time
+def later():
+    while not os.path.exists("go"):
+        time.sleep(0.01)
+    open("late.txt", "w").write("written after the verdict")
+threading.Thread(target=later).start()
+ctypes.CDLL(None).pthread_exit(None)
+' &
+pid=$!
+echo $pid > bgpid
+# Exit only once the main thread is gone and the process shows as a zombie.
+i=0
+until [ "$(sed 's/.*) //' /proc/$pid/stat | cut -c1)" = Z ]; do
+  i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01
+done
+`, nil)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr.Head)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bgpid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+		t.Errorf("the process whose thread outlived its main thread (pid %d) still exists after Run returned: kill(pid, 0) = %v", pid, err)
+	}
+	found := false
+	for _, l := range res.Leftovers {
+		found = found || l.PID == pid && strings.Contains(l.Cmd, "python3")
+	}
+	if !found {
+		t.Errorf("pid %d (python3) not reported as a leftover: %+v", pid, res.Leftovers)
+	}
+	// Were the thread still running, it would now write late.txt.
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertAllGone(t, res, tok, true)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -357,9 +358,27 @@ func scanProcs() procTable {
 	return t
 }
 
-// readStat parses /proc/PID/stat: "pid (comm) state ppid ...".
+// readStat parses /proc/PID/stat: "pid (comm) state ppid ...". A process
+// whose main thread has exited (pthread_exit) shows as a zombie while its
+// other threads run on: its state is then that of a living thread, so it
+// counts as alive until the whole thread group is gone.
 func readStat(pid int) (procEntry, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	e, ok := parseStatFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if ok && !e.alive() {
+		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
+		for _, t := range tasks {
+			if te, ok := parseStatFile(t); ok && te.alive() {
+				e.state = te.state
+				break
+			}
+		}
+	}
+	return e, ok
+}
+
+// parseStatFile parses one stat file of /proc (a process's or a thread's).
+func parseStatFile(name string) (procEntry, bool) {
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return procEntry{}, false
 	}
