@@ -38,7 +38,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -131,6 +130,15 @@ type Result struct {
 	Cancelled bool
 	// Leftovers are the descendants still alive after the main process exited; all were killed before Run returned.
 	Leftovers []Leftover
+	// SupervisorLost is "" when the supervisor saw the run to its end. It is
+	// "killed" when the supervisor died without reporting (the script killed
+	// it) and "stopped" when it was found stopped (the gate then killed it);
+	// in both cases the gate itself found and killed the script's tree, and
+	// the exit status of the script is unknown. Linux only.
+	SupervisorLost string
+	// Mechanism says how the gate held the script's tree: MechanismCgroup or
+	// MechanismSubreaper on Linux, "" elsewhere.
+	Mechanism string
 	// Stdout is the bounded copy of the script's standard output.
 	Stdout Capture
 	// Stderr is the bounded copy of the script's standard error.
@@ -341,10 +349,11 @@ func (c *capture) result() Capture {
 	return out
 }
 
-// drainIdle is how long the readers wait for more output once the script's
-// tree is gone before they give up (only a process that escaped supervision,
-// or was handed the pipe, can still be writing then).
-const drainIdle = 2 * time.Second
+// drainLimit bounds how long the readers wait for the end of the output once
+// the script's tree is gone: only a process that escaped supervision, or was
+// handed the pipe, can still hold it then, and however much it writes, the
+// readers stop and close their ends at this limit.
+const drainLimit = 2 * time.Second
 
 // streamReader copies one pipe into a capture and the Output callback.
 type streamReader struct {
@@ -353,7 +362,6 @@ type streamReader struct {
 	out    func(Stream, []byte)
 	cap    capture
 	done   chan struct{}
-	drain  atomic.Bool
 }
 
 func newStreamReader(s Stream, f *os.File, keep int, out func(Stream, []byte)) *streamReader {
@@ -364,12 +372,8 @@ func newStreamReader(s Stream, f *os.File, keep int, out func(Stream, []byte)) *
 
 func (r *streamReader) loop() {
 	defer close(r.done)
-	defer r.f.Close()
 	buf := make([]byte, 64<<10)
 	for {
-		if r.drain.Load() {
-			_ = r.f.SetReadDeadline(time.Now().Add(drainIdle))
-		}
 		n, err := r.f.Read(buf)
 		if n > 0 {
 			r.cap.write(buf[:n])
@@ -383,12 +387,13 @@ func (r *streamReader) loop() {
 	}
 }
 
-// finish waits until the writers are gone (end of file) or the pipe has been
-// idle for drainIdle, and returns the capture.
-func (r *streamReader) finish() Capture {
-	r.drain.Store(true)
-	_ = r.f.SetReadDeadline(time.Now().Add(drainIdle))
+// finish waits until the writers are gone (end of file) or until the
+// deadline, whichever comes first, closes the pipe and returns the capture.
+// The deadline is fixed: a writer that keeps writing does not extend it.
+func (r *streamReader) finish(deadline time.Time) Capture {
+	_ = r.f.SetReadDeadline(deadline)
 	<-r.done
+	r.f.Close()
 	return r.cap.result()
 }
 
@@ -414,7 +419,7 @@ func startReaders(spec *Spec) (wout, werr *os.File, rs [2]*streamReader, err err
 func discardReaders(rs [2]*streamReader) {
 	for _, r := range rs {
 		if r != nil {
-			r.finish()
+			r.finish(time.Now())
 		}
 	}
 }

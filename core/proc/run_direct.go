@@ -97,8 +97,9 @@ loop:
 	res := &Result{Started: started, TimedOut: timedOut, Cancelled: cancelled}
 	res.Leftovers = sweepGroup(cmd.Process.Pid)
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState, stopping)
-	res.Stdout = rs[0].finish()
-	res.Stderr = rs[1].finish()
+	drained := time.Now().Add(drainLimit)
+	res.Stdout = rs[0].finish(drained)
+	res.Stderr = rs[1].finish(drained)
 	res.Finished = time.Now()
 	return res, nil
 }

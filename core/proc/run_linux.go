@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -52,6 +55,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		return nil, errors.New("proc: Run called inside a supervisor process; " + errNoSupervise)
 	}
 	defer markGate()()
+	defer enterRun()()
 	payload, err := json.Marshal(superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment,
@@ -79,24 +83,47 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		return nil, err
 	}
 
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{supervisorName},
-		Env:        supervisorEnv(),
-		Stdin:      specR,
-		Stdout:     wout,
-		Stderr:     werr,
-		ExtraFiles: []*os.File{repW},
-		SysProcAttr: &syscall.SysProcAttr{
-			// Out of the terminal's foreground group: Ctrl-C reaches the
-			// gate, which cancels, instead of killing the supervisor.
-			Setpgid: true,
+	cg := newCgroup()
+	newCmd := func() *exec.Cmd {
+		attr := &syscall.SysProcAttr{
+			// A session of its own: out of the terminal's foreground group
+			// (Ctrl-C reaches the gate, which cancels, instead of killing
+			// the supervisor), and no process of the script's tree can
+			// join the gate's process group.
+			Setsid: true,
 			// If the gate dies, the supervisor tears the tree down.
 			Pdeathsig: syscall.SIGTERM,
-		},
+		}
+		if cg != nil {
+			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+		}
+		return &exec.Cmd{
+			Path:        "/proc/self/exe",
+			Args:        []string{supervisorName},
+			Env:         supervisorEnv(),
+			Stdin:       specR,
+			Stdout:      wout,
+			Stderr:      werr,
+			ExtraFiles:  []*os.File{repW},
+			SysProcAttr: attr,
+		}
 	}
 	started := time.Now()
+	startMu.Lock()
+	cmd := newCmd()
 	err = cmd.Start()
+	if err != nil && cg != nil {
+		// The cgroup was made but cannot take the process: do without.
+		cg.close()
+		cg = nil
+		cmd = newCmd()
+		err = cmd.Start()
+	}
+	var unregister func()
+	if err == nil {
+		unregister = registerSupervisor(cmd.Process.Pid)
+	}
+	startMu.Unlock()
 	specR.Close()
 	wout.Close()
 	werr.Close()
@@ -106,6 +133,17 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		repR.Close()
 		discardReaders(rs)
 		return nil, fmt.Errorf("proc: start supervisor: %v", oneLine(err))
+	}
+	defer unregister()
+	mechanism := MechanismSubreaper
+	if cg != nil {
+		mechanism = MechanismCgroup
+		defer cg.close()
+	}
+	superPID := cmd.Process.Pid
+	var superStart uint64
+	if e, ok := readStatFull(superPID); ok {
+		superStart = e.start
 	}
 	go func() {
 		_, _ = specW.Write(payload)
@@ -132,6 +170,15 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	}()
 	waitC := make(chan error, 1)
 	go func() { waitC <- cmd.Wait() }()
+	// The supervisor is our child: a stop (kill -STOP from the script) is
+	// reported to us like an exit.
+	stoppedC := make(chan struct{}, 1)
+	if pidfd, err := unix.PidfdOpen(superPID, 0); err == nil {
+		go func() {
+			watchStop(pidfd, stoppedC)
+			unix.Close(pidfd)
+		}()
+	}
 
 	var timeoutC <-chan time.Time
 	if spec.Timeout > 0 {
@@ -145,10 +192,29 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	var (
 		startMsg                                *superMsg
 		timedOut, cancelled, stopping, noAnswer bool
+		hardKilled                              bool
+		lost                                    string
+		extra                                   []Leftover
 		hardKillC                               <-chan time.Time
 		waitErr                                 error
 	)
 	ctxDone := ctx.Done()
+	// sweep finds, records and kills what is left of the script's tree by
+	// the gate's own means (the supervisor's, if it is still there, stopped,
+	// is killed with it).
+	sweep := func(super int, skip map[int]bool) {
+		deadline := time.Now().Add(cleanupTimeout)
+		if cg != nil {
+			skip = maps.Clone(skip)
+			if skip == nil {
+				skip = map[int]bool{}
+			}
+			skip[superPID] = true
+			extra = append(extra, cg.sweep(skip, deadline)...)
+			return
+		}
+		extra = append(extra, adoptedSweep(super, superStart, skip, deadline)...)
+	}
 	// stop asks the supervisor to tear the tree down. SIGTERM is sent only
 	// once the supervisor has answered: before that it may not be handling
 	// signals yet, and would die without reporting.
@@ -173,6 +239,14 @@ loop:
 			}
 		case waitErr = <-waitC:
 			break loop
+		case <-stoppedC:
+			// Only the script can have stopped it (it is in a session of
+			// its own, out of reach of the terminal's job control).
+			if superState(superPID) == 'T' || superState(superPID) == 't' {
+				lost = "stopped"
+				hardKilled = true
+				sweep(superPID, nil)
+			}
 		case <-timeoutC:
 			timeoutC = nil
 			timedOut = true
@@ -184,14 +258,16 @@ loop:
 		case <-handshakeC:
 			handshakeC = nil
 			noAnswer = true
+			hardKilled = true
 			_ = cmd.Process.Kill()
 		case <-hardKillC:
 			hardKillC = nil
+			hardKilled = true
 			_ = cmd.Process.Kill()
 		}
 	}
 	// Only the supervisor held the write end of the report pipe.
-	_ = repR.SetReadDeadline(time.Now().Add(drainIdle))
+	_ = repR.SetReadDeadline(time.Now().Add(drainLimit))
 	<-repDone
 	repR.Close()
 	if startMsg == nil {
@@ -201,33 +277,72 @@ loop:
 		default:
 		}
 	}
-	res := &Result{Started: started, ExitCode: -1}
-	res.Stdout = rs[0].finish()
-	res.Stderr = rs[1].finish()
+	if startMsg != nil && startMsg.StartError != "" {
+		sweep(0, nil)
+		discardReaders(rs)
+		return nil, errors.New(startMsg.StartError)
+	}
+	if final == nil && !hardKilled && (startMsg != nil || killedBySignal(waitErr)) {
+		// It died without its report, and not by our hand.
+		lost = "killed"
+	}
+	// Whatever the supervisor reported, make sure that nothing of the tree
+	// is left: this finds what a lost supervisor left behind.
+	skip := map[int]bool{}
+	if final != nil {
+		for _, l := range final.Leftovers {
+			skip[l.PID] = true
+		}
+	}
+	sweep(0, skip)
+	res := &Result{Started: started, ExitCode: -1, Mechanism: mechanism, SupervisorLost: lost}
+	drained := time.Now().Add(drainLimit)
+	res.Stdout = rs[0].finish(drained)
+	res.Stderr = rs[1].finish(drained)
 	res.Finished = time.Now()
 
 	switch {
-	case startMsg != nil && startMsg.StartError != "":
-		return nil, errors.New(startMsg.StartError)
+	case lost != "":
+		res.Signal = "killed"
+		res.TimedOut, res.Cancelled = timedOut, cancelled
+		res.Leftovers = extra
+		return res, nil
 	case startMsg == nil && noAnswer:
 		return nil, errors.New("proc: the supervisor did not answer; " + errNoSupervise)
 	case startMsg == nil && !stopping:
 		return nil, fmt.Errorf("proc: the supervisor exited without a report (%s); %s", describeWait(waitErr), errNoSupervise)
 	case final == nil:
-		// The supervisor was killed (or the run was stopped before the
-		// script started): nothing more is known.
+		// The supervisor was killed by the gate (or the run was stopped
+		// before the script started): nothing more is known.
 		res.Signal = "killed"
 		res.TimedOut, res.Cancelled = timedOut, cancelled
+		res.Leftovers = extra
 		return res, nil
 	}
 	res.ExitCode = final.ExitCode
 	res.Signal = final.Signal
-	res.Leftovers = final.Leftovers
+	res.Leftovers = append(final.Leftovers, extra...)
 	// The flags say the run was cut short: the kill procedure started while
 	// the script's main process was still running.
 	res.TimedOut = timedOut && final.Interrupted
 	res.Cancelled = cancelled && final.Interrupted
 	return res, nil
+}
+
+// startMu is held while a supervisor is started and registered, so that a
+// sweep (which takes it too) never mistakes a supervisor of another run for
+// a process of its script.
+var startMu sync.Mutex
+
+// killedBySignal reports whether the supervisor's wait error says it was killed by a signal.
+func killedBySignal(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
+			return ws.Signaled()
+		}
+	}
+	return false
 }
 
 // supervisorEnv is the environment of the supervisor process: ours, plus the

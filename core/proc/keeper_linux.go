@@ -1,0 +1,428 @@
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is the gate's side of supervision: what the process inside Run
+// does so that the script's tree is found and killed even when the script
+// kills or stops its supervisor.
+//
+// Mechanism, decided at run time:
+//   - "cgroup": when a cgroup v2 directory can be created below the gate's own
+//     cgroup, the supervisor is started inside a fresh cgroup (clone3 with
+//     CLONE_INTO_CGROUP, so there is no moment it is outside). Every
+//     descendant is in it whatever it does short of writing cgroup.procs of
+//     an ancestor (root); the gate freezes it, lists it and kills it
+//     (cgroup.kill).
+//   - "subreaper": otherwise. The supervisor runs in a session of its own, so
+//     no process of the script's tree can share the gate's process group,
+//     and while a run is in progress the gate process is a child subreaper:
+//     the orphans of a killed supervisor are re-parented to the gate, which
+//     finds them as its children outside its own process group (other than
+//     the supervisors of its other runs) and kills them with their
+//     descendants.
+// The gate process is a child subreaper during runs in both cases, which is
+// also what keeps InGatedRun true for orphans.
+
+// Mechanisms reported in Result.Mechanism.
+const (
+	MechanismCgroup    = "cgroup"
+	MechanismSubreaper = "subreaper"
+)
+
+// gateState is what the process inside Run shares between its runs.
+var gateState struct {
+	mu          sync.Mutex
+	runs        int          // runs in progress (the subreaper flag is on while > 0)
+	wasReaper   bool         // the flag as it was before the first run
+	supervisors map[int]bool // supervisors started by runs in progress
+}
+
+var cgroupSeq atomic.Int64
+
+// enterRun makes this process a child subreaper for the time of a run.
+func enterRun() (leave func()) {
+	gateState.mu.Lock()
+	defer gateState.mu.Unlock()
+	if gateState.runs == 0 {
+		v, err := unix.PrctlRetInt(unix.PR_GET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		gateState.wasReaper = err == nil && v != 0
+		if !gateState.wasReaper {
+			_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		}
+	}
+	gateState.runs++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gateState.mu.Lock()
+			defer gateState.mu.Unlock()
+			gateState.runs--
+			if gateState.runs == 0 && !gateState.wasReaper {
+				_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+			}
+		})
+	}
+}
+
+// registerSupervisor records pid as a supervisor of a run of this process
+// until the returned function is called.
+func registerSupervisor(pid int) (unregister func()) {
+	gateState.mu.Lock()
+	defer gateState.mu.Unlock()
+	if gateState.supervisors == nil {
+		gateState.supervisors = map[int]bool{}
+	}
+	gateState.supervisors[pid] = true
+	return func() {
+		gateState.mu.Lock()
+		defer gateState.mu.Unlock()
+		delete(gateState.supervisors, pid)
+	}
+}
+
+func isSupervisor(pid int) bool {
+	gateState.mu.Lock()
+	defer gateState.mu.Unlock()
+	return gateState.supervisors[pid]
+}
+
+// cgroup is a cgroup v2 directory made for one run.
+type cgroup struct {
+	dir string
+	fd  int // O_DIRECTORY fd, for CLONE_INTO_CGROUP
+}
+
+// newCgroup creates a cgroup for one run below the gate's own cgroup, or
+// returns nil when that is not possible (no cgroup v2, not writable, no
+// cgroup.kill). DIFFGATE_NO_CGROUP=1 turns it off (tests use it to exercise
+// the subreaper mechanism as root).
+func newCgroup() *cgroup {
+	if os.Getenv("DIFFGATE_NO_CGROUP") == "1" {
+		return nil
+	}
+	mnt := cgroup2Mount()
+	if mnt == "" {
+		return nil
+	}
+	rel := ownCgroup()
+	if rel == "" {
+		return nil
+	}
+	dir := filepath.Join(mnt, rel, fmt.Sprintf("diffgate-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = os.Remove(dir)
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil
+	}
+	return &cgroup{dir: dir, fd: fd}
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted ("" if nowhere).
+func cgroup2Mount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint options ... - fstype source super
+		fields := strings.Fields(sc.Text())
+		for i, fl := range fields {
+			if fl == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 && fields[3] == "/" {
+				return fields[4]
+			}
+		}
+	}
+	return ""
+}
+
+// ownCgroup returns this process's cgroup v2 path ("0::/path").
+func ownCgroup() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok && strings.HasPrefix(p, "/") {
+			return p
+		}
+	}
+	return ""
+}
+
+// write writes s into one of the cgroup's control files.
+func (c *cgroup) write(file, s string) error {
+	return os.WriteFile(filepath.Join(c.dir, file), []byte(s), 0)
+}
+
+// event reports the value of key in cgroup.events ("populated", "frozen").
+func (c *cgroup) event(key string) string {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, key+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitEvent waits until cgroup.events says key is want or until deadline;
+// the kernel signals every change of the file with POLLPRI.
+func (c *cgroup) waitEvent(key, want string, deadline time.Time) bool {
+	f, err := os.Open(filepath.Join(c.dir, "cgroup.events"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for {
+		if c.event(key) == want {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLPRI}}
+		_, err := unix.Poll(fds, int(min(left, 100*time.Millisecond)/time.Millisecond)+1)
+		if err != nil && err != unix.EINTR {
+			return false
+		}
+	}
+}
+
+// procs lists the processes in the cgroup.
+func (c *cgroup) procs() []int {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// sweep freezes the cgroup, records every process in it except the ones in
+// skip, kills them all and waits until the cgroup is empty (or deadline).
+func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) []Leftover {
+	if c.event("populated") == "0" {
+		return nil
+	}
+	if c.write("cgroup.freeze", "1") == nil {
+		c.waitEvent("frozen", "1", minTime(deadline, time.Now().Add(freezeSettle)))
+	}
+	var out []Leftover
+	pids := c.procs()
+	for _, p := range pids {
+		if !skip[p] {
+			out = append(out, Leftover{PID: p, Cmd: cmdline(p)})
+		}
+	}
+	_ = c.write("cgroup.kill", "1")
+	c.waitEvent("populated", "0", deadline)
+	reapAdopted(pids)
+	return out
+}
+
+// close removes the (empty) cgroup.
+func (c *cgroup) close() {
+	unix.Close(c.fd)
+	for i := 0; i < 100; i++ {
+		err := os.Remove(c.dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, unix.EBUSY) {
+			return
+		}
+		c.waitEvent("populated", "0", time.Now().Add(10*time.Millisecond))
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// reapAdopted reaps those of pids that are dead children of this process
+// (processes of the script re-parented to the gate).
+func reapAdopted(pids []int) {
+	self := os.Getpid()
+	for _, p := range pids {
+		if isSupervisor(p) {
+			continue // cmd.Wait reaps it
+		}
+		if e, ok := readStatFull(p); ok && e.ppid == self && !e.alive() {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(p, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// statEntry is a process's parent, state, process group and start time.
+type statEntry struct {
+	procEntry
+	pgid  int
+	start uint64 // in clock ticks after boot
+}
+
+// readStatFull parses /proc/PID/stat with the fields the gate needs. Like
+// readStat, a process with a living thread is alive.
+func readStatFull(pid int) (statEntry, bool) {
+	e, ok := readStat(pid)
+	if !ok {
+		return statEntry{}, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return statEntry{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := bytes.Fields(b[i+1:])
+	// after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	// cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime
+	if len(f) < 20 {
+		return statEntry{}, false
+	}
+	pgid, _ := strconv.Atoi(string(f[2]))
+	start, _ := strconv.ParseUint(string(f[19]), 10, 64)
+	return statEntry{procEntry: e, pgid: pgid, start: start}, true
+}
+
+// adoptedSweep finds the script's processes without a cgroup: the living
+// descendants of the supervisor (when it is still there, stopped) and the
+// children of this process that belong to no process group of ours and
+// started no earlier than the supervisor, with their descendants. It freezes
+// them until the set is stable, records them (except skip), kills them and
+// reaps those re-parented to the gate. It returns when none is left or at
+// deadline.
+func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time.Time) []Leftover {
+	self := os.Getpid()
+	ownPgid := unix.Getpgrp()
+	find := func() (procTable, []int) {
+		startMu.Lock()
+		defer startMu.Unlock()
+		t := scanProcs()
+		var roots []int
+		if super > 0 {
+			roots = append(roots, super)
+		}
+		for pid, e := range t {
+			if e.ppid != self || pid == super || isSupervisor(pid) {
+				continue
+			}
+			if se, ok := readStatFull(pid); ok && se.pgid != ownPgid && se.start >= superStart {
+				roots = append(roots, pid)
+			}
+		}
+		var out []int
+		for _, r := range roots {
+			if r != super {
+				if t[r].alive() {
+					out = append(out, r)
+				}
+			}
+			out = append(out, t.descendants(r)...)
+		}
+		return t, out
+	}
+	seen := map[int]bool{}
+	var left []Leftover
+	var all []int
+	for {
+		t, pids := find()
+		fresh := false
+		for _, p := range pids {
+			if !seen[p] {
+				seen[p] = true
+				fresh = true
+				_ = unix.Kill(p, unix.SIGSTOP)
+				all = append(all, p)
+				if !skip[p] {
+					left = append(left, Leftover{PID: p, Cmd: cmdline(p)})
+				}
+			}
+		}
+		for _, p := range pids {
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		if super > 0 {
+			_ = unix.Kill(super, unix.SIGKILL)
+		}
+		reapAdopted(all)
+		if len(pids) == 0 && !zombieChildren(t, all, self) {
+			return left
+		}
+		if time.Now().After(deadline) {
+			return left
+		}
+		if !fresh {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// zombieChildren reports whether one of pids is still an unreaped child of self.
+func zombieChildren(t procTable, pids []int, self int) bool {
+	for _, p := range pids {
+		if e, ok := t[p]; ok && e.ppid == self {
+			return true
+		}
+	}
+	return false
+}
+
+// superState reports the state letter of the supervisor (0 if it is gone).
+func superState(pid int) byte {
+	e, ok := readStat(pid)
+	if !ok {
+		return 0
+	}
+	return e.state
+}
+
+// watchStop waits (without reaping) until the supervisor stops or exits and
+// reports a stop on stopped. pidfd is the supervisor's.
+func watchStop(pidfd int, stopped chan<- struct{}) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && info.Code == cldStopped {
+			stopped <- struct{}{}
+		}
+		return
+	}
+}
+
+// cldStopped is CLD_STOPPED, the si_code of a child stopped by a signal.
+const cldStopped = 5
