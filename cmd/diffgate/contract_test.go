@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -359,5 +364,126 @@ func TestVerbHelp(t *testing.T) {
 		if code != 2 || out != "" || errs != want {
 			t.Errorf("%s: exit %d stdout %q stderr %q; want %q", args, code, out, errs, want)
 		}
+	}
+}
+
+// readReport parses a JSON report written by a run.
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// TestRunScriptOnPath: SCRIPT without a slash is looked up on PATH; the
+// script recorded is the interpreter's file argument (relative to the
+// workspace, as the interpreter sees it), its inline code (sh -c), or the
+// command itself.
+func TestRunScriptOnPath(t *testing.T) {
+	ws, sh := fixture(t, "echo x > from-outside")
+	os.WriteFile(filepath.Join(ws, "gen.sh"), []byte("echo y > from-inside\n"), 0o644)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bashAbs, _ := filepath.Abs(bash)
+	shAbs, _ := exec.LookPath("sh")
+	shText, _ := os.ReadFile(sh)
+	realWS, _ := filepath.EvalSymlinks(ws)
+	code := `echo "$0 $1" > inline.out`
+	cases := []struct {
+		name    string
+		cmd     []string
+		stdout  string
+		path    string // recorded script path
+		sha     []byte // recorded content (nil: don't check)
+		command string
+		inline  bool
+	}{
+		{"bash abs file", []string{"bash", "-x", sh, "arg"}, "ADDED from-outside\n", sh, shText, bashAbs, false},
+		{"bash file in workspace", []string{"bash", "gen.sh"}, "ADDED from-inside\n", filepath.Join(realWS, "gen.sh"), []byte("echo y > from-inside\n"), bashAbs, false},
+		{"sh -c inline", []string{"sh", "-c", code, "zero", "one"}, "ADDED inline.out\n", shAbs, []byte(code), shAbs, true},
+		{"command itself", []string{"true", "gen.sh-not-a-file"}, "", "", nil, "", false},
+		{"slash path is itself", []string{sh, "gen.sh"}, "ADDED from-outside\n", sh, shText, "", false},
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		os.WriteFile(filepath.Join(ws, "x.py"), []byte("open('py.out','w').write('1')\n"), 0o644)
+		pyAbs, _ := filepath.Abs(py)
+		cases = append(cases, struct {
+			name    string
+			cmd     []string
+			stdout  string
+			path    string
+			sha     []byte
+			command string
+			inline  bool
+		}{"python3 file", []string{"python3", "-u", "x.py"}, "ADDED py.out\n", filepath.Join(realWS, "x.py"), []byte("open('py.out','w').write('1')\n"), pyAbs, false})
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("python3 is needed in CI")
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, f := range []string{"from-outside", "from-inside", "inline.out", "py.out"} {
+				os.Remove(filepath.Join(ws, f))
+			}
+			rj := filepath.Join(t.TempDir(), "r.json")
+			db := filepath.Join(t.TempDir(), "h.db")
+			args := append([]string{"run", "--workspace", ws, "--db", db, "--report", rj, "--allow", "x.py,gen.sh", "--"}, tc.cmd...)
+			code, out, errs := cliRun(t, args...)
+			if out != tc.stdout || (code == 2) {
+				t.Fatalf("exit %d stdout %q stderr %q; want stdout %q", code, out, errs, tc.stdout)
+			}
+			r := readReport(t, rj)
+			s := r.Script
+			if tc.path != "" && s.Path != tc.path {
+				t.Errorf("script path %q, want %q", s.Path, tc.path)
+			}
+			if tc.path == "" {
+				self, _ := exec.LookPath(tc.cmd[0])
+				self, _ = filepath.Abs(self)
+				if s.Path != self || s.Command != "" {
+					t.Errorf("script %+v, want the command %s itself", s, self)
+				}
+			}
+			if tc.sha != nil && s.SHA256 != sha256Hex(tc.sha) {
+				t.Errorf("sha256 %s, want that of %q", s.SHA256, tc.sha)
+			}
+			if s.Command != tc.command || s.Inline != tc.inline || strings.Join(s.Args, "\x00") != strings.Join(tc.cmd[1:], "\x00") {
+				t.Errorf("script %+v; want command %q inline %v args %q", s, tc.command, tc.inline, tc.cmd[1:])
+			}
+			h, err := history.Open(db, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			run, err := h.Get(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sha != nil && !bytes.Equal(run.ScriptText, tc.sha) {
+				t.Errorf("recorded script text %q, want %q", run.ScriptText, tc.sha)
+			}
+			if tc.path == "" && run.ScriptText != nil {
+				t.Errorf("a compiled program's bytes were kept as script text (%d bytes)", len(run.ScriptText))
+			}
+		})
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "inline.out")); string(got) != "" {
+		t.Logf("inline.out: %q", got)
+	}
+	code2, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", "diffgate-no-such-command")
+	if code2 != 2 || out != "" || errs != "diffgate: script diffgate-no-such-command: not found on PATH\n" {
+		t.Errorf("unknown command: exit %d %q %q", code2, out, errs)
 	}
 }

@@ -82,29 +82,16 @@ func (g *run) validate() error {
 	if cfg.Script == "" {
 		return setupf("no script given")
 	}
-	script, err := filepath.Abs(cfg.Script)
+	command, err := lookCommand(cfg.Script)
 	if err != nil {
-		return setupf("script %s: %s", cfg.Script, errText(err))
+		return err
 	}
-	st, err := os.Stat(script)
+	g.script = command
+	sc, err := scriptOf(ws, command, cfg.Args)
 	if err != nil {
-		return setupf("script %s: %s", cfg.Script, errText(err))
+		return err
 	}
-	if !st.Mode().IsRegular() {
-		return setupf("script %s: not a regular file", cfg.Script)
-	}
-	f, err := os.Open(script)
-	if err != nil {
-		return setupf("script %s: %s", cfg.Script, errText(err))
-	}
-	defer f.Close()
-	h := sha256.New()
-	var text bytes.Buffer
-	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&text, maxScriptText}), f); err != nil {
-		return setupf("script %s: %s", cfg.Script, errText(err))
-	}
-	g.script = script
-	g.res.ScriptText = text.Bytes()
+	g.res.ScriptText = sc.text
 	pol, err := policy.Parse(cfg.Allow)
 	if err != nil {
 		return setupf("%v", err)
@@ -113,9 +100,12 @@ func (g *run) validate() error {
 	g.res.Report = &report.Report{
 		Schema:    report.Schema,
 		Workspace: ws,
-		Script:    report.Script{Path: script, SHA256: hex.EncodeToString(h.Sum(nil)), Args: append([]string{}, cfg.Args...)},
+		Script:    report.Script{Path: sc.path, SHA256: sc.sha256, Args: append([]string{}, cfg.Args...), Inline: sc.inline},
 		Allowlist: append([]string{}, cfg.Allow...),
 		StartedAt: g.start.UTC(),
+	}
+	if command != sc.path || sc.inline {
+		g.res.Report.Script.Command = command
 	}
 	if cfg.Timeout > 0 {
 		g.res.Report.Process.Timeout = cfg.Timeout.String()

@@ -37,6 +37,13 @@ type Script struct {
 	Path   string   `json:"path"`
 	SHA256 string   `json:"sha256"`
 	Args   []string `json:"args"`
+	// Command is the program that ran, when it is not Path itself: an
+	// interpreter such as /usr/bin/bash whose script file (Path) is among
+	// the Args (an extension).
+	Command string `json:"command,omitempty"`
+	// Inline is set when the script is the interpreter's inline code
+	// (sh -c CODE): SHA256 and the kept text are the code's (an extension).
+	Inline bool `json:"inline,omitempty"`
 }
 
 // Process is what became of the script's process tree.

@@ -1,0 +1,159 @@
+package gate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// lookCommand resolves SCRIPT as a shell would: a name without a slash is
+// looked up on PATH, anything else is a path (relative to the current
+// directory). The result is an absolute path to a regular file.
+func lookCommand(name string) (string, error) {
+	p := name
+	if !strings.Contains(name, "/") {
+		found, err := exec.LookPath(name)
+		switch {
+		case errors.Is(err, exec.ErrDot):
+			return "", setupf("script %s: found only in a relative PATH entry; give it as ./%s or by absolute path", name, name)
+		case err != nil:
+			return "", setupf("script %s: not found on PATH", name)
+		}
+		p = found
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", setupf("script %s: %s", name, errText(err))
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", setupf("script %s: %s", name, errText(err))
+	}
+	if !st.Mode().IsRegular() {
+		return "", setupf("script %s: not a regular file", name)
+	}
+	return abs, nil
+}
+
+// script is the file (or inline code) recorded as the run's script.
+type script struct {
+	path, sha256 string
+	text         []byte
+	inline       bool
+}
+
+// interpreters maps the known interpreters' base names (without a version
+// suffix) to their inline-code option, "" when the gate knows of none.
+var interpreters = map[string]string{
+	"sh": "-c", "bash": "-c", "dash": "-c", "zsh": "-c", "ksh": "-c", "mksh": "-c", "ash": "-c", "yash": "-c", "fish": "-c",
+	"python": "-c", "pypy": "-c",
+	"node": "-e", "nodejs": "-e", "perl": "-e", "ruby": "-e",
+	"busybox": "", "php": "", "lua": "", "luajit": "", "tclsh": "", "Rscript": "", "deno": "", "bun": "",
+}
+
+// interpreter reports whether base names a known interpreter (python3.12
+// is python), and its inline-code option.
+func interpreter(base string) (known bool, inline string) {
+	inline, known = interpreters[strings.TrimRight(base, "0123456789.")]
+	return known, inline
+}
+
+// scriptOf decides what is recorded as the script of the command line
+// COMMAND ARGS run in the workspace ws:
+//   - when COMMAND is neither a known interpreter (by its base name without
+//     a version suffix: sh, bash, dash, zsh, ksh, python, pypy, node, perl,
+//     ruby, php, …) nor a compiled program (ELF, Mach-O or PE magic):
+//     COMMAND itself, e.g. ./gen.sh;
+//   - else, when its inline-code option (-c for the shells and python, -e
+//     for node, perl and ruby) comes before any argument that is not an
+//     option: the code that follows it (inline);
+//   - else the first argument that does not start with "-" and names an
+//     existing regular file, relative to ws as the interpreter sees it
+//     (bash gen.sh, python3 -u x.py);
+//   - else COMMAND itself (make, go build ./...).
+//
+// The text of a compiled program is not kept.
+func scriptOf(ws, command string, args []string) (*script, error) {
+	known, flag := interpreter(filepath.Base(command))
+	if !known && !isProgram(command) {
+		return hashFile(command, command)
+	}
+	if flag != "" {
+		for i, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				break
+			}
+			if a == flag && i+1 < len(args) {
+				code := []byte(args[i+1])
+				sum := sha256.Sum256(code)
+				return &script{path: command, sha256: hex.EncodeToString(sum[:]), text: code, inline: true}, nil
+			}
+		}
+	}
+	for _, a := range args {
+		if a == "" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws, p)
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return hashFile(a, p)
+		}
+	}
+	return hashFile(command, command)
+}
+
+// isProgram reports whether the file starts with an executable format's
+// magic number (ELF, Mach-O, PE).
+func isProgram(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if n, _ := io.ReadFull(f, b[:]); n < 2 {
+		return false
+	}
+	switch {
+	case bytes.Equal(b[:], []byte("\x7fELF")),
+		bytes.Equal(b[:], []byte{0xfe, 0xed, 0xfa, 0xce}), bytes.Equal(b[:], []byte{0xce, 0xfa, 0xed, 0xfe}),
+		bytes.Equal(b[:], []byte{0xfe, 0xed, 0xfa, 0xcf}), bytes.Equal(b[:], []byte{0xcf, 0xfa, 0xed, 0xfe}),
+		bytes.Equal(b[:], []byte{0xca, 0xfe, 0xba, 0xbe}),
+		bytes.Equal(b[:2], []byte("MZ")):
+		return true
+	}
+	return false
+}
+
+// hashFile hashes the file at path (named as name in errors) and keeps its
+// head as text (bounded).
+func hashFile(name, path string) (*script, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, setupf("script %s: %s", name, errText(err))
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, setupf("script %s: %s", name, errText(err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	var text bytes.Buffer
+	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&text, maxScriptText}), f); err != nil {
+		return nil, setupf("script %s: %s", name, errText(err))
+	}
+	sc := &script{path: abs, sha256: hex.EncodeToString(h.Sum(nil))}
+	if !isProgram(abs) {
+		sc.text = text.Bytes()
+	}
+	return sc, nil
+}
