@@ -113,6 +113,9 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 		w.cutoff = p.CreatedAt.Add(-g).UnixNano()
 		w.prior = p.Entries
 	}
+	if p := opt.Prior; p != nil && len(p.Entries) > 0 {
+		w.arena = newArena(len(p.Entries))
+	}
 	n := opt.Workers
 	if n <= 0 {
 		n = defaultWorkers()
@@ -145,8 +148,13 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := &Manifest{Root: abs, CreatedAt: w.start, Entries: newEntries(int(w.total.Load()))}
-	m.Entries = top.emit(m.Entries)
+	m := &Manifest{Root: abs, CreatedAt: w.start}
+	if w.arena != nil && !w.arenaMiss.Load() {
+		m.Entries = w.gather(top)
+		arenaWalks.Add(1)
+	} else {
+		m.Entries = top.emit(newEntries(int(w.total.Load())))
+	}
 	if !m.sorted() { // cannot happen: each directory is emitted in order
 		unsortedWalks.Add(1)
 		m.Sort()
@@ -168,9 +176,98 @@ func newEntries(n int) []Entry {
 // entries from.
 const slabEntries = 2048
 
+// newArena returns the block a walk whose prior manifest had n entries
+// records its entries in: room for n and an eighth more (new files, and the
+// directories a hash cache leaves out). The part a tree of the same size
+// uses is prefaulted; the rest costs no memory until it is written.
+func newArena(n int) []Entry {
+	a := make([]Entry, n+n/8+1024)
+	prefault(unsafe.Pointer(unsafe.SliceData(a)), uintptr(n)*unsafe.Sizeof(Entry{}))
+	return a
+}
+
+// alloc returns an empty slice with room for exactly n entries and, when
+// it was taken from the walk's arena, its index there (else -1). Without an
+// arena (or once it is full) the slice is carved from the worker's current
+// slab: a few large, prefaulted allocations instead of one per directory.
+func (w *walker) alloc(sc *scratch, n int) ([]Entry, int) {
+	if w.arena != nil && n > 0 {
+		end := w.arenaUsed.Add(int64(n))
+		if end <= int64(len(w.arena)) {
+			off := int(end) - n
+			return w.arena[off:off:end], off
+		}
+		w.arenaMiss.Store(true)
+	}
+	return sc.entries(n), -1
+}
+
+// gather turns the arena into the manifest's entries, in path order, in
+// place: the walk's only copy of its entries is the manifest (a slab per
+// worker and a sorted copy would hold every entry twice at the end of the
+// walk, the largest part of a gated run's peak memory on a large tree).
+func (w *walker) gather(top *node) []Entry {
+	used := min(int(w.arenaUsed.Load()), len(w.arena))
+	a := w.arena[:used]
+	// src[k] is the arena index of the k-th entry in path order; the slots
+	// no entry is emitted from (excluded, skipped duplicates, unused room)
+	// follow, so src is a permutation of the arena.
+	src := make([]int32, 0, used)
+	src = top.emitIndex(src)
+	n := len(src)
+	emitted := make([]bool, used)
+	for _, v := range src {
+		emitted[v] = true
+	}
+	for i, ok := range emitted {
+		if !ok {
+			src = append(src, int32(i))
+		}
+	}
+	// Apply the permutation cycle by cycle: a[k] = old a[src[k]]. emitted
+	// is reused as the record of placed slots.
+	done := emitted
+	clear(done)
+	for start := range a {
+		if done[start] {
+			continue
+		}
+		done[start] = true
+		if int(src[start]) == start {
+			continue
+		}
+		tmp := a[start]
+		j := start
+		for {
+			s := int(src[j])
+			if s == start {
+				a[j] = tmp
+				break
+			}
+			a[j] = a[s]
+			done[s] = true
+			j = s
+		}
+	}
+	clear(a[n:]) // what was not emitted must not keep strings alive
+	return a[:n:n]
+}
+
+// emitIndex appends the arena indexes of the subtree's entries to out in
+// path order.
+func (n *node) emitIndex(out []int32) []int32 {
+	for _, v := range n.order {
+		if v >= 0 {
+			out = append(out, int32(n.base)+v)
+		} else {
+			out = n.subs[^v].node.emitIndex(out)
+		}
+	}
+	return out
+}
+
 // entries returns an empty slice with room for exactly n entries, carved
-// from the worker's current slab: a few large, prefaulted allocations
-// instead of one per directory.
+// from the worker's current slab.
 func (sc *scratch) entries(n int) []Entry {
 	if n > slabEntries/4 {
 		return newEntries(n)
@@ -187,13 +284,19 @@ func (sc *scratch) entries(n int) []Entry {
 // that it stays 0).
 var unsortedWalks atomic.Int64
 
+// arenaWalks counts walks whose manifest was gathered in the arena (tests
+// check the arena is used when a prior gives the size).
+var arenaWalks atomic.Int64
+
 // node is one listed directory: its entries in listing order, the nodes of
 // the subdirectories walked as jobs of their own, and, once listed, the order
 // in which entries and subtrees are emitted so the manifest comes out sorted
 // without a global sort.
 type node struct {
 	entries []Entry
-	subs    []sub
+	// base is the index of entries[0] in the walk's arena (-1: not in it).
+	base int
+	subs []sub
 	// order holds i >= 0 for entries[i] and ^k for the subtree of subs[k].
 	order []int32
 }
@@ -320,6 +423,13 @@ type walker struct {
 	cutoff  int64
 	prior   []Entry
 	stopped atomic.Bool
+
+	// arena, when the size of the tree can be guessed (from a prior
+	// manifest), holds every entry the walk records; arenaUsed counts the
+	// slots handed out and arenaMiss says a listing did not fit.
+	arena     []Entry
+	arenaUsed atomic.Int64
+	arenaMiss atomic.Bool
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -461,7 +571,7 @@ func (w *walker) hashBig(j job, sc *scratch) {
 // files as jobs.
 func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
 	n := j.node
-	n.entries = sc.entries(len(sc.ents)) // never grown: jobs point into it
+	n.entries, n.base = w.alloc(sc, len(sc.ents)) // never grown: jobs point into it
 	prefix := ""
 	if j.rel != "" {
 		prefix = j.rel + "/"
