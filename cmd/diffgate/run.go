@@ -95,8 +95,11 @@ func (c *cli) runVerb(args []string) error {
 			}
 		}
 	}
+	// cfg (and the hash cache it holds) is not used after the gate starts:
+	// the gate drops the cache once the before-snapshot is taken.
+	progress := cfg.Progress != nil
 	res, err := gate.Run(c.ctx, cfg)
-	if cfg.Progress != nil {
+	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
 	if err != nil {

@@ -100,11 +100,12 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 		b, a = filesOnly(b), filesOnly(a)
 	}
 	var out []Change
+	var keep copier
 	i, j := 0, 0
 	for i < len(b) || j < len(a) {
 		switch {
 		case j >= len(a) || (i < len(b) && b[i].Path < a[j].Path):
-			out = append(out, newChange(b[i].Path, Removed, &b[i], nil))
+			out = append(out, newChange(b[i].Path, Removed, keep.copy(&b[i]), nil))
 			i++
 		case i >= len(b) || a[j].Path < b[i].Path:
 			c := newChange(a[j].Path, Added, nil, &a[j])
@@ -113,7 +114,7 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 			j++
 		default:
 			if aspects := compareEntries(&b[i], &a[j], seed); len(aspects) > 0 {
-				c := newChange(a[j].Path, Changed, &b[i], &a[j])
+				c := newChange(a[j].Path, Changed, keep.copy(&b[i]), &a[j])
 				c.Aspects = aspects
 				c.Risk = riskOf(&b[i], &a[j], opt.Root)
 				out = append(out, c)
@@ -123,6 +124,21 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 		}
 	}
 	return out
+}
+
+// copier copies before-entries out of the before manifest, a few hundred to
+// an allocation, so the changes do not keep the whole manifest alive: after
+// the comparison a gated run needs only the after manifest (its hash cache),
+// and on a large tree the before manifest is most of the run's memory.
+// After-entries point into the after manifest.
+type copier struct{ buf []snapshot.Entry }
+
+func (k *copier) copy(e *snapshot.Entry) *snapshot.Entry {
+	if len(k.buf) == cap(k.buf) {
+		k.buf = make([]snapshot.Entry, 0, 256)
+	}
+	k.buf = append(k.buf, *e)
+	return &k.buf[len(k.buf)-1]
 }
 
 func newChange(p string, k Kind, before, after *snapshot.Entry) Change {

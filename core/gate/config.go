@@ -81,8 +81,10 @@ type Config struct {
 type Result struct {
 	// Report is the verdict, reasons, process outcome and changes.
 	Report *report.Report
-	// Before and After are the two manifests of the workspace.
-	Before, After *snapshot.Manifest
+	// After is the workspace's manifest after the script (the before
+	// manifest is released once compared: on a large tree it is most of the
+	// run's memory; the changes carry copies of their before entries).
+	After *snapshot.Manifest
 	// ScriptText is the script's content as it was run (bounded).
 	ScriptText []byte
 	// Contents returns a kept copy of content by SHA-256: before-contents of

@@ -116,6 +116,9 @@ func (g *run) validate() error {
 func (g *run) run(ctx context.Context) (*Result, error) {
 	cfg, log := &g.cfg, &g.cfg.Log
 	prior := cfg.Prior
+	// The prior (a hash cache of a whole tree) is only needed by the
+	// before-snapshot: drop the run's reference so its memory can go.
+	cfg.Prior = nil
 	if cfg.Rehash || (prior != nil && prior.Root != g.ws) {
 		prior = nil
 	}
@@ -131,6 +134,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, setupf("%v", err)
 	}
+	prior = nil
 	log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
 
 	g.phase(Execute, snapshot.Progress{})
@@ -169,7 +173,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 // finish diffs, applies the policy and builds the verdict.
 func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result, error) {
 	rep := g.res.Report
-	g.res.Before, g.res.After = before, after
+	g.res.After = after
 	if before != nil && after != nil {
 		g.phase(Compare, snapshot.Progress{})
 		rep.Changes = diff.Compare(before, after, diff.Options{Root: g.ws})
