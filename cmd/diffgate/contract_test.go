@@ -21,6 +21,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -485,5 +486,36 @@ func TestRunScriptOnPath(t *testing.T) {
 	code2, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", "diffgate-no-such-command")
 	if code2 != 2 || out != "" || errs != "diffgate: script diffgate-no-such-command: not found on PATH\n" {
 		t.Errorf("unknown command: exit %d %q %q", code2, out, errs)
+	}
+}
+
+// TestRunReportNotWritable: a --report whose directory cannot be written
+// (missing, read-only for a normal user) or that names a directory is a
+// setup error, one line, exit 2, before the script runs.
+func TestRunReportNotWritable(t *testing.T) {
+	ws, sh := fixture(t, "touch ran")
+	check := func(rep string) {
+		t.Helper()
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", filepath.Join(t.TempDir(), "ok.json"), "--report", rep, "--", sh)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "diffgate: report "+rep+": ") {
+			t.Errorf("--report %s: exit %d stdout %q stderr %q", rep, code, out, errs)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatalf("--report %s: the script ran", rep)
+		}
+	}
+	dir := t.TempDir()
+	check(filepath.Join(dir, "missing", "r.json"))
+	os.Mkdir(filepath.Join(dir, "d.json"), 0o755)
+	check(filepath.Join(dir, "d.json"))
+	if testenv.IsRoot() {
+		testenv.AsUser(t) // again as uid 65534, where a read-only directory stops it
+		return
+	}
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	check(filepath.Join(ro, "r.json"))
+	if ents, _ := os.ReadDir(ro); len(ents) != 0 {
+		t.Errorf("left %v in the read-only directory", ents)
 	}
 }

@@ -47,6 +47,11 @@ func (c *cli) runVerb(args []string) error {
 		if err := report.CheckPath(r); err != nil {
 			return usagef("%v", err)
 		}
+		// Before the script runs: a report that cannot be written later
+		// would lose the run's outcome.
+		if err := report.CheckWritable(r); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
 		if err == nil {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,27 @@ func CheckPath(path string) error {
 	if _, ok := Formats[strings.ToLower(filepath.Ext(path))]; !ok {
 		return fmt.Errorf("report %s: unknown format (want .json, .html or .md)", path)
 	}
+	return nil
+}
+
+// CheckWritable returns an error when a report could not be written to path
+// by WriteFile: its directory is missing or not writable (tried with a
+// temporary file, as WriteFile does), or path is a directory.
+func CheckWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("report %s: is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".diffgate-report-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("report %s: cannot write in %s: %v", path, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
 
