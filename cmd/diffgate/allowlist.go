@@ -10,6 +10,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/proc"
 )
 
 // allowlistFlags declares --workspace and --db.
@@ -145,6 +146,9 @@ func (c *cli) allowlistApprove(args []string) error {
 	pos, _, err := parse(fs, args, false)
 	if err != nil {
 		return err
+	}
+	if proc.InGatedRun() {
+		return usagef("allowlist approve: %v", history.ErrInGatedRun)
 	}
 	if len(pos) != 0 {
 		return errArgs

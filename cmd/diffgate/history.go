@@ -275,7 +275,7 @@ func (c *cli) historyVerify(args []string) error {
 		return err
 	}
 	if broken != nil {
-		fmt.Fprintf(c.stdout, "broken at run %d: %s\n", broken.RunID, broken.Reason)
+		fmt.Fprintf(c.stdout, "broken at %s: %s\n", oneLine(broken.What), broken.Reason)
 		return errFailed
 	}
 	n, err := h.Count(c.ctx, history.Filter{})

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 // histCLI runs the CLI in-process: exit code, stdout, stderr.
@@ -389,5 +392,87 @@ func TestAllowlistVerbs(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "diffgate: ") {
 			t.Errorf("allowlist %v: exit %d %q %q", bad, code, out, errs)
 		}
+	}
+}
+
+// TestGatedScriptCannotApproveItsAllowlist: a gated script that finds the
+// history database runs the real CLI to approve '**' for its workspace and
+// to record a run of its own. Both are refused; the next run with
+// --allowlist-from-history still fails the forbidden change; history verify
+// stays intact, and catches an allowlist edited directly in SQLite, which
+// the gate then refuses to use.
+func TestGatedScriptCannotApproveItsAllowlist(t *testing.T) {
+	bin := testenv.CLI(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte("{}\n"), 0o644)
+	out := t.TempDir()
+	db := filepath.Join(t.TempDir(), "history.db")
+	if code, _, errs := histCLI(t, "allowlist", "approve", "--workspace", ws, "--db", db, "--allow", "logs/", "--note", "reviewed"); code != 0 {
+		t.Fatalf("approve: %d %q", code, errs)
+	}
+	script := func(content string) string {
+		sh := filepath.Join(t.TempDir(), "gen.sh")
+		text := fmt.Sprintf(`#!/bin/sh
+BIN='%s' DB='%s' OUT='%s'
+"$BIN" allowlist approve --workspace "$PWD" --db "$DB" --allow '**' --note mine 2>"$OUT/approve.err"
+echo $? > "$OUT/approve.code"
+"$BIN" run --workspace "$PWD" --db "$DB" -- /bin/true 2>"$OUT/run.err"
+echo $? > "$OUT/run.code"
+echo '%s' > config.json
+`, bin, db, out, content)
+		os.WriteFile(sh, []byte(text), 0o755)
+		return sh
+	}
+	gate := func(sh string) (int, string, string) {
+		cmd := exec.Command(bin, "run", "--workspace", ws, "--db", db, "--allowlist-from-history", "--", sh)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	for i, content := range []string{`{"a": 1}`, `{"a": 2}`} {
+		code, stdout, stderr := gate(script(content))
+		if code != 1 || stdout != "CHANGED config.json\n" {
+			t.Fatalf("gated run %d: exit %d stdout %q stderr %q", i+1, code, stdout, stderr)
+		}
+		for _, what := range []string{"approve", "run"} {
+			rc, _ := os.ReadFile(filepath.Join(out, what+".code"))
+			msg, _ := os.ReadFile(filepath.Join(out, what+".err"))
+			if strings.TrimSpace(string(rc)) != "2" || !strings.Contains(string(msg), "refused inside a gated run") ||
+				strings.Count(string(msg), "\n") != 1 {
+				t.Errorf("run %d: %s from inside the gate: exit %q, stderr %q", i+1, what, rc, msg)
+			}
+		}
+	}
+	code, stdout, _ := histCLI(t, "allowlist", "show", "--workspace", ws, "--db", db)
+	if code != 0 || stdout != "logs/\n" {
+		t.Errorf("allowlist after the runs: %d %q", code, stdout)
+	}
+	if code, stdout, _ := histCLI(t, "history", "verify", "--db", db); code != 0 || stdout != "ok: 2 runs, chain intact\n" {
+		t.Errorf("verify: %d %q", code, stdout)
+	}
+	// The same script with SQLite at hand: edit the approved entries.
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("UPDATE allowlists SET entries = x'01022a2a'"); err != nil { // ["**"]
+		t.Fatal(err)
+	}
+	raw.Close()
+	code, stdout, _ = histCLI(t, "history", "verify", "--db", db)
+	real, _ := filepath.EvalSymlinks(ws)
+	if want := "broken at allowlist version 1 of " + real + ": "; code != 1 || !strings.HasPrefix(stdout, want) || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("verify after the edit: %d %q, want 1 %q...", code, stdout, want)
+	}
+	code, stdout, stderr := gate(script(`{"a": 3}`))
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "hash chain") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("run with the edited allowlist: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }

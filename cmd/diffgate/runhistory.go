@@ -5,6 +5,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
@@ -19,6 +20,11 @@ type historyRun struct {
 // openRunHistory opens the history database for a run of workspace,
 // refusing a database inside the workspace it gates.
 func (c *cli) openRunHistory(dbFlag, workspace string) (*historyRun, error) {
+	// A gated script must not record runs (or approve its own allowlist):
+	// refuse before the script runs, not after.
+	if proc.InGatedRun() {
+		return nil, usagef("run: recording the run %v; use --no-history", history.ErrInGatedRun)
+	}
 	path := dbFlag
 	if path == "" {
 		var err error

@@ -25,30 +25,40 @@ type Allowlist struct {
 	CreatedAt time.Time
 }
 
-const allowlistColumns = "workspace, version, entries, note, created_at"
+// scanAllowlist reads an allowlists row (allowlistRowColumns) and decodes it.
+func scanAllowlist(sc interface{ Scan(...any) error }) (*Allowlist, *allowlistRow, error) {
+	r, err := scanAllowlistRow(sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := Allowlist{Workspace: r.workspace, Version: int(r.version), Note: r.note}
+	if a.Entries, err = decodeList([]byte(r.entries)); err != nil {
+		return nil, nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
+	}
+	if a.CreatedAt, err = parseTime(r.createdAt); err != nil {
+		return nil, nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
+	}
+	return &a, r, nil
+}
 
-func scanAllowlist(sc interface{ Scan(...any) error }) (*Allowlist, error) {
-	var a Allowlist
-	var entries []byte
-	var created string
-	if err := sc.Scan(&a.Workspace, &a.Version, &entries, &a.Note, &created); err != nil {
+// checkedAllowlist reads one allowlists row and checks its link in the hash
+// chain: an allowlist that a run would use must be one diffgate approved.
+func (db *DB) checkedAllowlist(ctx context.Context, query string, args ...any) (*Allowlist, error) {
+	a, r, err := scanAllowlist(db.sql.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists "+query, args...))
+	if err != nil {
 		return nil, err
 	}
-	var err error
-	if a.Entries, err = decodeList(entries); err != nil {
-		return nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
+	if err := checkLink(ctx, db.sql, linkAllowlist, r.id, r.digest()); err != nil {
+		return nil, fmt.Errorf("version %d: %w", a.Version, err)
 	}
-	if a.CreatedAt, err = parseTime(created); err != nil {
-		return nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
-	}
-	return &a, nil
+	return a, nil
 }
 
 // LatestAllowlist returns the workspace's newest approved allowlist, or nil
-// (and no error) when none was approved.
+// (and no error) when none was approved. An allowlist that does not hold
+// its place in the hash chain is refused with an error.
 func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist, error) {
-	a, err := scanAllowlist(db.sql.QueryRowContext(ctx, "SELECT "+allowlistColumns+
-		" FROM allowlists WHERE workspace = ? ORDER BY version DESC LIMIT 1", blob(workspace)))
+	a, err := db.checkedAllowlist(ctx, "WHERE workspace = ? ORDER BY version DESC LIMIT 1", blob(workspace))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -59,10 +69,10 @@ func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist
 }
 
 // Allowlist returns one version of the workspace's allowlist; an unknown
-// version gives an error wrapping ErrNotFound.
+// version gives an error wrapping ErrNotFound. A version that does not hold
+// its place in the hash chain is refused with an error.
 func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Allowlist, error) {
-	a, err := scanAllowlist(db.sql.QueryRowContext(ctx, "SELECT "+allowlistColumns+
-		" FROM allowlists WHERE workspace = ? AND version = ?", blob(workspace), version))
+	a, err := db.checkedAllowlist(ctx, "WHERE workspace = ? AND version = ?", blob(workspace), version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("allowlist of %s: version %d: %w", workspace, version, ErrNotFound)
 	}
@@ -74,7 +84,7 @@ func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Al
 
 // Allowlists returns every version of the workspace's allowlist, oldest first.
 func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT "+allowlistColumns+
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+allowlistRowColumns+
 		" FROM allowlists WHERE workspace = ? ORDER BY version", blob(workspace))
 	if err != nil {
 		return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
@@ -82,7 +92,7 @@ func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, er
 	defer rows.Close()
 	var out []Allowlist
 	for rows.Next() {
-		a, err := scanAllowlist(rows)
+		a, _, err := scanAllowlist(rows)
 		if err != nil {
 			return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
 		}
@@ -101,15 +111,26 @@ func (db *DB) Approve(ctx context.Context, workspace string, entries []string, n
 	if !filepath.IsAbs(workspace) {
 		return nil, fmt.Errorf("approve allowlist: workspace %q is not an absolute path", workspace)
 	}
+	if err := refuseInGatedRun("approve allowlist"); err != nil {
+		return nil, err
+	}
 	a := &Allowlist{Workspace: workspace, Entries: append([]string{}, entries...), Note: note, CreatedAt: time.Now().UTC().Round(0)}
 	err := db.write(ctx, "approve allowlist", func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) + 1 FROM allowlists WHERE workspace = ?",
 			blob(workspace)).Scan(&a.Version); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (?, ?, ?, ?, ?)",
-			blob(workspace), a.Version, encodeList(a.Entries), note, formatTime(a.CreatedAt))
-		return err
+		r := allowlistRow{workspace: workspace, version: int64(a.Version), entries: string(encodeList(a.Entries)),
+			note: note, createdAt: formatTime(a.CreatedAt)}
+		res, err := tx.ExecContext(ctx, "INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (?, ?, ?, ?, ?)",
+			blob(r.workspace), r.version, blob(r.entries), r.note, r.createdAt)
+		if err != nil {
+			return err
+		}
+		if r.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return appendLink(ctx, tx, linkAllowlist, r.id, r.digest())
 	})
 	if err != nil {
 		return nil, err

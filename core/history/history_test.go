@@ -440,44 +440,114 @@ func TestContentStore(t *testing.T) {
 	}
 }
 
+// chainedDB records runs, allowlists and decisions, interleaved. The chain:
+// 1 run 1, 2 allowlist v1, 3 run 2, 4 decision 1 (on run 2), 5 run 3,
+// 6 allowlist v2, 7 run 4.
+func chainedDB(t *testing.T) *DB {
+	t.Helper()
+	db, _ := tempDB(t)
+	rec := func() {
+		if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 5), ScriptText: []byte("echo")}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec()
+	if _, err := db.Approve(ctx, "/w", []string{"logs/"}, "first"); err != nil {
+		t.Fatal(err)
+	}
+	rec()
+	if err := db.Decide(ctx, 2, Reject, "no"); err != nil {
+		t.Fatal(err)
+	}
+	rec()
+	if _, err := db.Approve(ctx, "/w", []string{"logs/", "out/"}, "second"); err != nil {
+		t.Fatal(err)
+	}
+	rec()
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Fatalf("before any edit: %+v, %v", b, err)
+	}
+	return db
+}
+
 func TestVerifyCatchesEdits(t *testing.T) {
+	star := "x'01022a2a'" // encodeList([]string{"**"})
 	for _, c := range []struct {
-		name, sql string
-		broken    int64
-		reason    string
+		name, sql    string
+		what, reason string
 	}{
-		{"exit code", "UPDATE runs SET exit_code = 0 WHERE id = 2", 2, "altered"},
-		{"verdict", "UPDATE runs SET verdict = 'pass' WHERE id = 3", 3, "altered"},
-		{"script text", "UPDATE runs SET script_text = x'00' WHERE id = 1", 1, "altered"},
-		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", 2, "altered"},
-		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", 3, "altered"},
-		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", 1, "altered"},
-		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff FROM changes WHERE run_id = 2 AND seq = 0", 2, "altered"},
-		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", 2, "altered"},
-		{"run deleted", "DELETE FROM runs WHERE id = 2", 3, "run 2 is missing"},
-		{"first run deleted", "DELETE FROM runs WHERE id = 1", 2, "run 1 is missing"},
-		{"runs deleted", "DELETE FROM runs WHERE id IN (2, 3)", 4, "runs 2 to 3 are missing"},
+		{"exit code", "UPDATE runs SET exit_code = 0 WHERE id = 2", "run 2", "altered"},
+		{"verdict", "UPDATE runs SET verdict = 'pass' WHERE id = 3", "run 3", "altered"},
+		{"script text", "UPDATE runs SET script_text = x'00' WHERE id = 1", "run 1", "altered"},
+		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", "run 2", "altered"},
+		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", "run 3", "altered"},
+		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", "run 1", "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
+		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", "run 2", "altered"},
+		{"newest run edited", "UPDATE runs SET violations = 0 WHERE id = 4", "run 4", "altered"},
+		{"run deleted", "DELETE FROM runs WHERE id = 2", "run 2", "run 2 is missing"},
+		{"first run deleted", "DELETE FROM runs WHERE id = 1", "run 1", "run 1 is missing"},
+		{"runs deleted", "DELETE FROM runs WHERE id IN (2, 3)", "run 2", "run 2 is missing"},
+		{"run and its link deleted", "DELETE FROM runs WHERE id = 3; DELETE FROM chain WHERE kind = 'run' AND ref = 3",
+			"allowlist version 2 of /w", "chain link 5 is missing"},
+		{"runs and their links deleted", "DELETE FROM runs WHERE id IN (3, 4); DELETE FROM chain WHERE kind = 'run' AND ref = 3; " +
+			"DELETE FROM chain WHERE kind = 'allowlist' AND ref = 2; DELETE FROM allowlists WHERE id = 2; " +
+			"INSERT INTO runs SELECT 5, workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash FROM runs WHERE id = 2; " +
+			"UPDATE chain SET ref = 5 WHERE kind = 'run' AND ref = 4",
+			"run 5", "runs 3 to 4 are missing"},
+		{"allowlist entries edited", "UPDATE allowlists SET entries = " + star + " WHERE version = 1", "allowlist version 1 of /w", "altered"},
+		{"allowlist note edited", "UPDATE allowlists SET note = 'fine' WHERE version = 2", "allowlist version 2 of /w", "altered"},
+		{"allowlist deleted", "DELETE FROM allowlists WHERE version = 1", "allowlist 1", "missing"},
+		{"allowlist inserted", "INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (CAST('/w' AS BLOB), 3, " + star + ", 'x', '2026-01-01T00:00:00Z')",
+			"allowlist version 3 of /w", "not in the hash chain"},
+		{"decision edited", "UPDATE decisions SET decision = 'approve' WHERE id = 1", "decision 1 on run 2", "altered"},
+		{"decision deleted", "DELETE FROM decisions WHERE id = 1", "decision 1", "missing"},
+		{"decision inserted", "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (3, 'approve', '', '2026-01-01T00:00:00Z')",
+			"decision 2 on run 3", "not in the hash chain"},
+		{"link rewritten", "UPDATE chain SET hash = '" + strings.Repeat("0", 64) + "' WHERE seq = 2", "allowlist version 1 of /w", "altered"},
+		{"links swapped", "UPDATE chain SET ref = 99 WHERE kind = 'run' AND ref = 1; UPDATE chain SET ref = 1 WHERE kind = 'run' AND ref = 2; " +
+			"UPDATE chain SET ref = 2 WHERE kind = 'run' AND ref = 99", "run 2", "run 1 is missing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, _ := tempDB(t)
-			for i := 0; i < 4; i++ {
-				if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 5), ScriptText: []byte("echo")}, nil, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if b, err := db.Verify(ctx); b != nil || err != nil {
-				t.Fatalf("before the edit: %+v, %v", b, err)
-			}
+			db := chainedDB(t)
 			if res, err := db.sql.Exec(c.sql); err != nil {
 				t.Fatal(err)
 			} else if n, _ := res.RowsAffected(); n == 0 {
 				t.Fatal("the edit changed nothing")
 			}
 			b, err := db.Verify(ctx)
-			if err != nil || b == nil || b.RunID != c.broken || !strings.Contains(b.Reason, c.reason) {
-				t.Fatalf("after the edit: %+v, %v; want broken at %d (%s)", b, err, c.broken, c.reason)
+			if err != nil || b == nil || b.What != c.what || !strings.Contains(b.Reason, c.reason) {
+				t.Fatalf("after the edit: %+v, %v; want broken at %s (%s)", b, err, c.what, c.reason)
 			}
 		})
+	}
+}
+
+// TestTamperedAllowlistRefused: an allowlist edited in SQLite is never used.
+func TestTamperedAllowlistRefused(t *testing.T) {
+	db := chainedDB(t)
+	if a, err := db.LatestAllowlist(ctx, "/w"); err != nil || a.Version != 2 {
+		t.Fatalf("latest: %+v, %v", a, err)
+	}
+	if _, err := db.sql.Exec("UPDATE allowlists SET entries = x'01022a2a' WHERE version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.LatestAllowlist(ctx, "/w")
+	if a != nil || err == nil || !strings.Contains(err.Error(), "hash chain") {
+		t.Fatalf("tampered latest: %+v, %v", a, err)
+	}
+	if _, err := db.Allowlist(ctx, "/w", 2); err == nil {
+		t.Error("tampered version 2 was returned")
+	}
+	if a, err := db.Allowlist(ctx, "/w", 1); err != nil || a.Entries[0] != "logs/" {
+		t.Errorf("untouched version 1: %+v, %v", a, err)
+	}
+	// An allowlist inserted behind diffgate's back is refused too.
+	if _, err := db.sql.Exec("INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (CAST('/v' AS BLOB), 1, x'01022a2a', 'x', '2026-01-01T00:00:00Z')"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := db.LatestAllowlist(ctx, "/v"); a != nil || err == nil {
+		t.Errorf("inserted allowlist: %+v, %v", a, err)
 	}
 }
 
@@ -802,6 +872,34 @@ var seeds = map[int]func(t *testing.T, db *DB){
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Two runs, chained as version 1 chained runs (to the previous
+		// run), and a decision on the first.
+		prev := ""
+		for i := 1; i <= 2; i++ {
+			row, err := newRunRow(&Run{Report: sampleReport("/seed", 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row.exitCode = int64(i)
+			prev = chainHash(prev, newCanon(row).sum())
+			_, err = db.sql.Exec(`INSERT INTO runs (workspace, script_path, script_sha256, script_text,
+				args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
+				timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
+				added, removed, changed, violations, hash)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				blob(row.workspace), blob(row.scriptPath), row.scriptSHA, blob(row.scriptText),
+				blob(row.args), blob(row.allowlist), row.allowlistVersion, row.startedAt, row.finishedAt,
+				row.verdict, blob(row.reasons), row.exitCode, row.signal, row.timedOut, row.timeout, row.cancelled,
+				blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
+				row.added, row.removed, row.changed, row.viol, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.sql.Exec(`INSERT INTO decisions (run_id, decision, note, decided_at)
+			VALUES (1, 'approve', 'seeded', '2026-01-01T00:00:01Z')`); err != nil {
+			t.Fatal(err)
+		}
 	},
 }
 
@@ -811,6 +909,44 @@ var checks = map[int]func(t *testing.T, db *DB){
 		a, err := db.LatestAllowlist(ctx, "/seed")
 		if err != nil || a == nil || a.Version != 1 || !reflect.DeepEqual(a.Entries, []string{"a/", "b"}) || a.Note != "seeded" {
 			t.Errorf("seeded allowlist: %+v, %v", a, err)
+		}
+		if r, err := db.Get(ctx, 1); err != nil || r.Decision != Approve || r.Report.Process.ExitCode != 1 {
+			t.Errorf("seeded run 1: %+v, %v", r, err)
+		}
+		// The old runs, allowlist and decision are in the chain, and an edit
+		// of any of them is caught.
+		if b, err := db.Verify(ctx); b != nil || err != nil {
+			t.Fatalf("verify after the upgrade: %+v, %v", b, err)
+		}
+		var links int
+		db.sql.QueryRow("SELECT count(*) FROM chain").Scan(&links)
+		if links != 4 {
+			t.Errorf("%d links after the upgrade, want 4", links)
+		}
+		if _, err := db.Approve(ctx, "/seed", []string{"c"}, "after"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := db.Verify(ctx); b != nil || err != nil {
+			t.Fatalf("verify after a new approval: %+v, %v", b, err)
+		}
+		for _, edit := range []struct{ sql, undo, what string }{
+			{"UPDATE allowlists SET entries = x'01022a2a' WHERE workspace = CAST('/seed' AS BLOB) AND version = 1",
+				"UPDATE allowlists SET entries = x'0202612f0162' WHERE workspace = CAST('/seed' AS BLOB) AND version = 1", "allowlist version 1 of /seed"},
+			{"UPDATE decisions SET decision = 'reject' WHERE id = 1", "UPDATE decisions SET decision = 'approve' WHERE id = 1", "decision 1 on run 1"},
+			{"UPDATE runs SET exit_code = 0 WHERE id = 2", "UPDATE runs SET exit_code = 2 WHERE id = 2", "run 2"},
+		} {
+			if _, err := db.sql.Exec(edit.sql); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := db.Verify(ctx); err != nil || b == nil || b.What != edit.what {
+				t.Errorf("after %s: %+v, %v; want broken at %s", edit.sql, b, err, edit.what)
+			}
+			if _, err := db.sql.Exec(edit.undo); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := db.Verify(ctx); b != nil || err != nil {
+				t.Fatalf("after undoing %s: %+v, %v", edit.sql, b, err)
+			}
 		}
 	},
 }

@@ -35,6 +35,12 @@ func mustLoadMigrations(fsys fs.FS) []migration {
 	return ms
 }
 
+// migrationHooks hold the Go half of a migration, run in its transaction
+// after its SQL, for what SQL alone cannot compute.
+var migrationHooks = map[int]func(context.Context, *sql.Tx) error{
+	2: adoptIntoChain,
+}
+
 // loadMigrations reads migrations/NNNN_name.sql, checking they are numbered
 // 1, 2, 3, ... without gaps.
 func loadMigrations(fsys fs.FS) ([]migration, error) {
@@ -85,6 +91,11 @@ func (db *DB) migrate(ctx context.Context, target int) error {
 			}
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			if hook := migrationHooks[m.version]; hook != nil {
+				if err := hook(ctx, tx); err != nil {
+					return fmt.Errorf("%s: %w", m.name, err)
+				}
 			}
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 				return err

@@ -298,71 +298,13 @@ func (db *DB) Content(ctx context.Context, sha string) ([]byte, error) {
 	return data, nil
 }
 
-// Broken describes the first run whose chain link does not hold.
-type Broken struct {
-	// RunID is the first run whose stored hash does not match its content
-	// and its predecessor's hash.
-	RunID int64
-	// Reason says what is wrong, in one line.
-	Reason string
-}
-
-// Verify recomputes the hash chain over every run, oldest first, and
-// returns the first broken link, or nil when the chain is intact. A run
-// row or change edited, inserted or deleted (except the newest run)
-// breaks the chain at or after it.
-func (db *DB) Verify(ctx context.Context) (*Broken, error) {
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, "SELECT id FROM runs ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("verify: %w", errText(err))
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
-	}
-	prev, prevID := "", int64(0)
-	for _, id := range ids {
-		row, stored, err := loadRunRow(ctx, tx, id)
-		if err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-		cn := newCanon(row)
-		if err := eachChange(ctx, tx, id, func(c *changeRow) error { cn.change(c); return nil }); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-		if want := chainHash(prev, cn.sum()); want != stored {
-			reason := "the run or its changes were altered (its hash does not match its content)"
-			if id != prevID+1 {
-				reason = fmt.Sprintf("run %d is missing (deleted)", prevID+1)
-				if id > prevID+2 {
-					reason = fmt.Sprintf("runs %d to %d are missing (deleted)", prevID+1, id-1)
-				}
-			}
-			return &Broken{RunID: id, Reason: reason}, nil
-		}
-		prev, prevID = stored, id
-	}
-	return nil, nil
-}
-
 // Decide records a reviewer's decision (Approve or Reject) on a run, with a note.
 func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) error {
 	if decision != Approve && decision != Reject {
 		return fmt.Errorf("decision %q: want %s or %s", decision, Approve, Reject)
+	}
+	if err := refuseInGatedRun("decide"); err != nil {
+		return err
 	}
 	return db.write(ctx, "decide", func(tx *sql.Tx) error {
 		var n int
@@ -372,8 +314,15 @@ func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) er
 		if n == 0 {
 			return fmt.Errorf("run %d: %w", runID, ErrNotFound)
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (?, ?, ?, ?)",
-			runID, decision, note, formatTime(time.Now().UTC()))
-		return err
+		d := decisionRow{runID: runID, decision: decision, note: note, decidedAt: formatTime(time.Now().UTC())}
+		res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (?, ?, ?, ?)",
+			d.runID, d.decision, d.note, d.decidedAt)
+		if err != nil {
+			return err
+		}
+		if d.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return appendLink(ctx, tx, linkDecision, d.id, d.digest())
 	})
 }

@@ -247,6 +247,9 @@ type keptContent struct {
 // transaction; r.ID and r.Hash are set on success.
 func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]byte, bool), cache *snapshot.Manifest) (int64, error) {
 	start := time.Now()
+	if err := refuseInGatedRun("record run"); err != nil {
+		return 0, err
+	}
 	row, err := newRunRow(r)
 	if err != nil {
 		return 0, fmt.Errorf("record run: %w", err)
@@ -276,12 +279,10 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	var id int64
 	var chain string
 	err = db.write(ctx, "record run", func(tx *sql.Tx) error {
-		var prev string
-		err := tx.QueryRowContext(ctx, "SELECT hash FROM runs ORDER BY id DESC LIMIT 1").Scan(&prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if chain, err = nextLink(ctx, tx, digest); err != nil {
 			return err
 		}
-		chain = chainHash(prev, digest)
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
 			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
 			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
@@ -296,6 +297,9 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			return err
 		}
 		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
 			return err
 		}
 		if len(rows) > 0 {

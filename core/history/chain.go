@@ -1,0 +1,348 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// Kinds of chain links: what a link stands for.
+const (
+	linkRun       = "run"
+	linkAllowlist = "allowlist"
+	linkDecision  = "decision"
+)
+
+// ErrInGatedRun is wrapped by every write to the history (recording a run,
+// approving an allowlist, deciding on a run) from a process inside a gated
+// run: a script must not approve its own allowlist or rewrite the record.
+var ErrInGatedRun = errors.New("refused inside a gated run (a gated script must not write the history)")
+
+// refuseInGatedRun returns ErrInGatedRun, wrapped with what, when the
+// calling process runs inside a gated run (see proc.InGatedRun).
+func refuseInGatedRun(what string) error {
+	if proc.InGatedRun() {
+		return fmt.Errorf("%s: %w", what, ErrInGatedRun)
+	}
+	return nil
+}
+
+// allowlistRow holds an allowlists row's columns exactly as stored (and hashed).
+type allowlistRow struct {
+	id              int64
+	workspace       string
+	version         int64
+	entries         string // encodeList
+	note, createdAt string
+}
+
+func (r *allowlistRow) digest() []byte {
+	var e enc
+	e.str("diffgate.history.allowlist/v1")
+	e.str(r.workspace)
+	e.int(r.version)
+	e.str(r.entries)
+	e.str(r.note)
+	e.str(r.createdAt)
+	s := sha256.Sum256(e.b)
+	return s[:]
+}
+
+// decisionRow holds a decisions row's columns exactly as stored (and hashed).
+type decisionRow struct {
+	id, runID                 int64
+	decision, note, decidedAt string
+}
+
+func (r *decisionRow) digest() []byte {
+	var e enc
+	e.str("diffgate.history.decision/v1")
+	e.int(r.runID)
+	e.str(r.decision)
+	e.str(r.note)
+	e.str(r.decidedAt)
+	s := sha256.Sum256(e.b)
+	return s[:]
+}
+
+const allowlistRowColumns = "id, workspace, version, entries, note, created_at"
+
+func scanAllowlistRow(sc interface{ Scan(...any) error }) (*allowlistRow, error) {
+	var r allowlistRow
+	err := sc.Scan(&r.id, &r.workspace, &r.version, &r.entries, &r.note, &r.createdAt)
+	return &r, err
+}
+
+func loadDecisionRow(ctx context.Context, q querier, id int64) (*decisionRow, error) {
+	r := decisionRow{id: id}
+	err := q.QueryRowContext(ctx, "SELECT run_id, decision, note, decided_at FROM decisions WHERE id = ?", id).
+		Scan(&r.runID, &r.decision, &r.note, &r.decidedAt)
+	return &r, err
+}
+
+// nextLink returns the hash of a new link for digest, chained to the last link.
+func nextLink(ctx context.Context, tx *sql.Tx, digest []byte) (string, error) {
+	var prev string
+	err := tx.QueryRowContext(ctx, "SELECT hash FROM chain ORDER BY seq DESC LIMIT 1").Scan(&prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	return chainHash(prev, digest), nil
+}
+
+// addLink appends a link (from nextLink) for row ref of the given kind.
+func addLink(ctx context.Context, tx *sql.Tx, kind string, ref int64, hash string) error {
+	_, err := tx.ExecContext(ctx, "INSERT INTO chain (kind, ref, hash) VALUES (?, ?, ?)", kind, ref, hash)
+	return err
+}
+
+// appendLink chains digest, standing for row ref of the given kind.
+func appendLink(ctx context.Context, tx *sql.Tx, kind string, ref int64, digest []byte) error {
+	h, err := nextLink(ctx, tx, digest)
+	if err != nil {
+		return err
+	}
+	return addLink(ctx, tx, kind, ref, h)
+}
+
+// errBrokenLink says that a row does not hold its place in the chain.
+var errBrokenLink = errors.New("it does not match the history's hash chain (altered behind diffgate's back; see diffgate history verify)")
+
+// checkLink checks one row's link: it is in the chain, and its hash is that
+// of digest chained to the link before it.
+func checkLink(ctx context.Context, q querier, kind string, ref int64, digest []byte) error {
+	var seq int64
+	var stored string
+	err := q.QueryRowContext(ctx, "SELECT seq, hash FROM chain WHERE kind = ? AND ref = ?", kind, ref).Scan(&seq, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errBrokenLink
+	}
+	if err != nil {
+		return errText(err)
+	}
+	var prev string
+	err = q.QueryRowContext(ctx, "SELECT hash FROM chain WHERE seq < ? ORDER BY seq DESC LIMIT 1", seq).Scan(&prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return errText(err)
+	}
+	if chainHash(prev, digest) != stored {
+		return errBrokenLink
+	}
+	return nil
+}
+
+// adoptIntoChain is the Go half of migration 0002: it appends the
+// allowlists and then the decisions that an older database holds to the
+// chain (the SQL half has put its runs there).
+func adoptIntoChain(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists ORDER BY id")
+	if err != nil {
+		return err
+	}
+	var als []*allowlistRow
+	for rows.Next() {
+		r, err := scanAllowlistRow(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		als = append(als, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range als {
+		if err := appendLink(ctx, tx, linkAllowlist, r.id, r.digest()); err != nil {
+			return err
+		}
+	}
+	var ids []int64
+	rows, err = tx.QueryContext(ctx, "SELECT id FROM decisions ORDER BY id")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		d, err := loadDecisionRow(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := appendLink(ctx, tx, linkDecision, id, d.digest()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Broken describes the first link of the chain that does not hold.
+type Broken struct {
+	// Link is the position (from 1) of the broken link in the chain; 0 for
+	// a row that is not in the chain at all.
+	Link int64
+	// What names the row: "run 3", "allowlist version 2 of /ws",
+	// "decision 4 on run 3".
+	What string
+	// RunID is the run concerned (the run, or the run decided on); 0 for
+	// an allowlist.
+	RunID int64
+	// Reason says what is wrong, in one line.
+	Reason string
+}
+
+type link struct {
+	seq, ref   int64
+	kind, hash string
+}
+
+// Verify recomputes the hash chain over every run, approved allowlist and
+// decision, in the order they were written, and returns the first broken
+// link, or nil when the chain is intact. A row edited, inserted or deleted
+// behind diffgate's back (except the newest link deleted with its row)
+// breaks the chain at or after it.
+func (db *DB) Verify(ctx context.Context) (*Broken, error) {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, "SELECT seq, kind, ref, hash FROM chain ORDER BY seq")
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	var links []link
+	for rows.Next() {
+		var l link
+		if err := rows.Scan(&l.seq, &l.kind, &l.ref, &l.hash); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("verify: %w", errText(err))
+		}
+		links = append(links, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify: %w", errText(err))
+	}
+	prev, prevSeq, prevRun := "", int64(0), int64(0)
+	for _, l := range links {
+		b := &Broken{Link: l.seq}
+		var digest []byte
+		var stored string // a run's own copy of its hash
+		switch l.kind {
+		case linkRun:
+			b.What, b.RunID = fmt.Sprintf("run %d", l.ref), l.ref
+			row, h, err := loadRunRow(ctx, tx, l.ref)
+			if errors.Is(err, ErrNotFound) {
+				b.Reason = fmt.Sprintf("run %d is missing (deleted)", l.ref)
+				return b, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("verify: %w", err)
+			}
+			cn := newCanon(row)
+			if err := eachChange(ctx, tx, l.ref, func(c *changeRow) error { cn.change(c); return nil }); err != nil {
+				return nil, fmt.Errorf("verify: %w", err)
+			}
+			digest, stored = cn.sum(), h
+			if l.ref > prevRun+1 {
+				b.Reason = fmt.Sprintf("run %d is missing (deleted)", prevRun+1)
+				if l.ref > prevRun+2 {
+					b.Reason = fmt.Sprintf("runs %d to %d are missing (deleted)", prevRun+1, l.ref-1)
+				}
+				return b, nil
+			}
+			prevRun = l.ref
+		case linkAllowlist:
+			r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", l.ref))
+			if errors.Is(err, sql.ErrNoRows) {
+				b.What, b.Reason = fmt.Sprintf("allowlist %d", l.ref), "the approved allowlist is missing (deleted)"
+				return b, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("verify: allowlist %d: %w", l.ref, errText(err))
+			}
+			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
+			digest = r.digest()
+		case linkDecision:
+			d, err := loadDecisionRow(ctx, tx, l.ref)
+			if errors.Is(err, sql.ErrNoRows) {
+				b.What, b.Reason = fmt.Sprintf("decision %d", l.ref), "the decision is missing (deleted)"
+				return b, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("verify: decision %d: %w", l.ref, errText(err))
+			}
+			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", l.ref, d.runID), d.runID
+			digest = d.digest()
+		default:
+			b.What, b.Reason = fmt.Sprintf("chain link %d", l.seq), fmt.Sprintf("unknown kind %q", l.kind)
+			return b, nil
+		}
+		if l.seq != prevSeq+1 {
+			b.Reason = fmt.Sprintf("chain link %d is missing (deleted)", prevSeq+1)
+			if l.seq > prevSeq+2 {
+				b.Reason = fmt.Sprintf("chain links %d to %d are missing (deleted)", prevSeq+1, l.seq-1)
+			}
+			return b, nil
+		}
+		if chainHash(prev, digest) != l.hash || (l.kind == linkRun && stored != l.hash) {
+			b.Reason = "altered (its hash does not match its content)"
+			if l.kind == linkRun {
+				b.Reason = "the run or its changes were altered (its hash does not match its content)"
+			}
+			return b, nil
+		}
+		prev, prevSeq = l.hash, l.seq
+	}
+	// Rows the chain does not know were inserted behind diffgate's back.
+	for _, o := range []struct{ kind, query string }{
+		{linkRun, "SELECT min(id) FROM runs WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'run')"},
+		{linkAllowlist, "SELECT min(id) FROM allowlists WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'allowlist')"},
+		{linkDecision, "SELECT min(id) FROM decisions WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'decision')"},
+	} {
+		var id sql.NullInt64
+		if err := tx.QueryRowContext(ctx, o.query).Scan(&id); err != nil {
+			return nil, fmt.Errorf("verify: %w", errText(err))
+		}
+		if !id.Valid {
+			continue
+		}
+		b := &Broken{Reason: "not in the hash chain (inserted behind diffgate's back)"}
+		switch o.kind {
+		case linkRun:
+			b.What, b.RunID = fmt.Sprintf("run %d", id.Int64), id.Int64
+		case linkAllowlist:
+			r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id.Int64))
+			if err != nil {
+				return nil, fmt.Errorf("verify: %w", errText(err))
+			}
+			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
+		case linkDecision:
+			d, err := loadDecisionRow(ctx, tx, id.Int64)
+			if err != nil {
+				return nil, fmt.Errorf("verify: %w", errText(err))
+			}
+			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", id.Int64, d.runID), d.runID
+		}
+		return b, nil
+	}
+	return nil, nil
+}
