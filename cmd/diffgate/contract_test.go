@@ -519,3 +519,59 @@ func TestRunReportNotWritable(t *testing.T) {
 		t.Errorf("left %v in the read-only directory", ents)
 	}
 }
+
+// noRawControls fails when s holds a control character a terminal would
+// act on (anything below space but newline, DEL, C1 controls).
+func noRawControls(t *testing.T, what, s string) {
+	t.Helper()
+	for _, r := range s {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) {
+			t.Errorf("%s holds a raw control character %U: %q", what, r, s)
+			return
+		}
+	}
+}
+
+// TestControlCharactersQuoted: paths with ESC, TAB, DEL, C1 or format
+// characters (and those starting with a double quote) are printed quoted,
+// on stdout and in the gate's stderr lines; a leftover's command line is
+// escaped.
+func TestControlCharactersQuoted(t *testing.T) {
+	ws, sh := fixture(t, `touch "$(printf 'a\033[31mb')" "$(printf 't\tab')" "$(printf 'del\177')" "$(printf 'c1\302\233x')" "$(printf 'bidi\342\200\256')" '"quoted' 'plain name'`)
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh)
+	want := `ADDED "\"quoted"
+ADDED "a\x1b[31mb"
+ADDED "bidi\u202e"
+ADDED "c1\u009bx"
+ADDED "del\x7f"
+ADDED plain name
+ADDED "t\tab"
+`
+	if code != 1 || out != want {
+		t.Errorf("exit %d stdout:\n%s\nwant:\n%s", code, out, want)
+	}
+	noRawControls(t, "stdout", out)
+	noRawControls(t, "stderr", errs)
+
+	bad := ws + "\x1b[2J\tx"
+	code, out, errs = cliRun(t, "run", "--workspace", bad, "--no-history", "--", sh)
+	if code != 2 || out != "" || !strings.Contains(errs, `\x1b[2J\tx": `) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("workspace with ESC: exit %d %q %q", code, out, errs)
+	}
+	noRawControls(t, "stderr", errs)
+	code, _, errs = cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh+"\x1b]0;title\x07")
+	if code != 2 || !strings.Contains(errs, `\x1b]0;title\a": no such file or directory`) {
+		t.Errorf("script with ESC: exit %d %q", code, errs)
+	}
+	noRawControls(t, "stderr", errs)
+
+	if _, err := exec.LookPath("bash"); err != nil {
+		return
+	}
+	ws, sh = fixture(t, `bash -c 'exec -a "$(printf "x\302\233y")" sleep 300' &`)
+	code, out, _ = cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh)
+	if code != 1 || !strings.HasPrefix(out, "LEFTOVER pid ") || !strings.Contains(out, ` x\u009by 300`) {
+		t.Errorf("leftover: exit %d stdout %q", code, out)
+	}
+	noRawControls(t, "stdout", out)
+}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // Exit codes of the contract.
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errFailed):
 		return exitFail
 	default:
-		fmt.Fprintf(stderr, "diffgate: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
 		return exitUsage
 	}
 }

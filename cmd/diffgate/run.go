@@ -55,9 +55,9 @@ func (c *cli) runVerb(args []string) error {
 	}
 	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
 		if err == nil {
-			return usagef("workspace %s: not a directory", *ws)
+			return usagef("workspace %s: not a directory", report.QuotePath(*ws))
 		}
-		return usagef("workspace %s: %s", *ws, errText(err))
+		return usagef("workspace %s: %s", report.QuotePath(*ws), errText(err))
 	}
 	entries, err := allowEntries(allow, *allowFile)
 	if err != nil {

@@ -93,7 +93,7 @@ func allowEntries(lists []string, file string) ([]string, error) {
 		defer f.Close()
 		more, err := policy.ReadEntries(f)
 		if err != nil {
-			return nil, usagef("allowlist %s: %v", file, err)
+			return nil, usagef("allowlist %s: %v", report.QuotePath(file), err)
 		}
 		entries = append(entries, more...)
 	}

@@ -71,12 +71,12 @@ func (g *run) validate() error {
 		ws, err = filepath.EvalSymlinks(ws)
 	}
 	if err != nil {
-		return setupf("workspace %s: %s", cfg.Workspace, errText(err))
+		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
 	}
 	if st, err := os.Stat(ws); err != nil {
-		return setupf("workspace %s: %s", cfg.Workspace, errText(err))
+		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
 	} else if !st.IsDir() {
-		return setupf("workspace %s: not a directory", cfg.Workspace)
+		return setupf("workspace %s: not a directory", report.QuotePath(cfg.Workspace))
 	}
 	g.ws = ws
 	if cfg.Script == "" {

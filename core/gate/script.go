@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // lookCommand resolves SCRIPT as a shell would: a name without a slash is
@@ -21,22 +23,22 @@ func lookCommand(name string) (string, error) {
 		found, err := exec.LookPath(name)
 		switch {
 		case errors.Is(err, exec.ErrDot):
-			return "", setupf("script %s: found only in a relative PATH entry; give it as ./%s or by absolute path", name, name)
+			return "", setupf("script %s: found only in a relative PATH entry; give it as ./%s or by absolute path", report.QuotePath(name), report.QuotePath(name))
 		case err != nil:
-			return "", setupf("script %s: not found on PATH", name)
+			return "", setupf("script %s: not found on PATH", report.QuotePath(name))
 		}
 		p = found
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", setupf("script %s: %s", name, errText(err))
+		return "", setupf("script %s: %s", report.QuotePath(name), errText(err))
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", setupf("script %s: %s", name, errText(err))
+		return "", setupf("script %s: %s", report.QuotePath(name), errText(err))
 	}
 	if !st.Mode().IsRegular() {
-		return "", setupf("script %s: not a regular file", name)
+		return "", setupf("script %s: not a regular file", report.QuotePath(name))
 	}
 	return abs, nil
 }
@@ -139,17 +141,17 @@ func isProgram(path string) bool {
 func hashFile(name, path string) (*script, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, setupf("script %s: %s", name, errText(err))
+		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, setupf("script %s: %s", name, errText(err))
+		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
 	}
 	defer f.Close()
 	h := sha256.New()
 	var text bytes.Buffer
 	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&text, maxScriptText}), f); err != nil {
-		return nil, setupf("script %s: %s", name, errText(err))
+		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
 	}
 	sc := &script{path: abs, sha256: hex.EncodeToString(h.Sum(nil))}
 	if !isProgram(abs) {

@@ -2,19 +2,60 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 )
 
-// QuotePath prints a path as the CLI does: quoted (Go %q) when it contains a
-// newline or is not valid UTF-8, raw otherwise.
+// QuotePath prints a path as the CLI does: quoted (Go %q) when it is not
+// valid UTF-8, contains a rune that %q escapes (a control character such as
+// newline, TAB, ESC, NUL, DEL or a C1 control; a format character such as
+// U+202E; any rune strconv.IsPrint rejects other than the space), or starts
+// with a double quote (so a quoted path is never ambiguous); raw otherwise.
+// A quoted path never puts a raw control character on a terminal.
 func QuotePath(p string) string {
-	if strings.ContainsAny(p, "\n\r") || !utf8.ValidString(p) {
-		return fmt.Sprintf("%q", p)
+	if needsQuote(p) {
+		return strconv.Quote(p)
 	}
 	return p
+}
+
+func needsQuote(p string) bool {
+	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) {
+		return true
+	}
+	for _, r := range p {
+		if r != ' ' && !strconv.IsPrint(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Printable returns free text (a message, a command line) with each byte
+// that is not valid UTF-8 and each rune QuotePath would quote escaped as %q
+// escapes it (\x1b, \t, \u202e, \xff), everything else unchanged.
+func Printable(s string) string {
+	if !needsQuote(strings.TrimPrefix(s, `"`)) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r != ' ' && !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // ChangeLine renders a change as the CLI's "KIND path (detail)" line.
@@ -74,7 +115,7 @@ func ProcessLines(r *Report) []string {
 		out = append(out, fmt.Sprintf("EXIT %d", p.ExitCode))
 	}
 	for _, l := range p.Leftovers {
-		out = append(out, fmt.Sprintf("LEFTOVER pid %d %s", l.PID, l.Cmd))
+		out = append(out, fmt.Sprintf("LEFTOVER pid %d %s", l.PID, Printable(l.Cmd)))
 	}
 	return out
 }
