@@ -3,6 +3,7 @@ package main
 // These tests pin ../shared/contract.md: verbs, flags, output lines, exit codes.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -574,4 +576,67 @@ ADDED "t\tab"
 		t.Errorf("leftover: exit %d stdout %q", code, out)
 	}
 	noRawControls(t, "stdout", out)
+}
+
+// TestRunCancelledBySignal: SIGINT or SIGTERM to a real diffgate run while
+// its script runs gives the CANCELLED line on stdout, exit 1 (the gate
+// failed), and a run recorded as cancelled in the history.
+func TestRunCancelledBySignal(t *testing.T) {
+	bin := testenv.CLI(t)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ws, sh := fixture(t, "echo changed > config.json\necho ready-for-signal >&2\nexec sleep 300")
+			db := filepath.Join(t.TempDir(), "history.db")
+			cmd := exec.Command(bin, "run", "--workspace", ws, "--db", db, "--", sh)
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			ready := make(chan struct{})
+			var errText strings.Builder
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				sc := bufio.NewScanner(stderr)
+				for sc.Scan() {
+					errText.WriteString(sc.Text() + "\n")
+					if sc.Text() == "ready-for-signal" {
+						close(ready)
+					}
+				}
+			}()
+			select {
+			case <-ready:
+			case <-done:
+				t.Fatalf("the gate ended before the script was ready: %q", errText.String())
+			case <-time.After(2 * time.Minute): // a safety net only: the script says when it is ready
+				t.Fatal("the script never said it was ready")
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			err = cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != 1 || stdout.String() != "CHANGED config.json\nCANCELLED\n" || strings.Contains(errText.String(), "record run") {
+				t.Fatalf("exit %d stdout %q stderr %q; want 1 %q", code, stdout.String(), errText.String(), "CHANGED config.json\nCANCELLED\n")
+			}
+			code, out, errs := cliRun(t, "history", "show", "last", "--violations", "--db", db)
+			if code != 1 || out != "CHANGED config.json\nCANCELLED\n" || !strings.Contains(errs, "run 1: fail (1 unexpected change, run cancelled)") {
+				t.Errorf("history show: exit %d stdout %q stderr %q", code, out, errs)
+			}
+			if code, out, _ := cliRun(t, "history", "verify", "--db", db); code != 0 || out != "ok: 1 runs, chain intact\n" {
+				t.Errorf("verify: %d %q", code, out)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
@@ -73,8 +74,15 @@ func (h *historyRun) hashCache(ctx context.Context) *snapshot.Manifest {
 	return m
 }
 
-// record stores the run, its contents and the new hash cache.
+// recordTimeout bounds recording a run once the run itself is over.
+const recordTimeout = 2 * time.Minute
+
+// record stores the run, its contents and the new hash cache. A cancelled
+// run (SIGINT, SIGTERM) is recorded too: the record does not inherit the
+// run's cancellation, only a bound of its own.
 func (h *historyRun) record(ctx context.Context, res *gate.Result) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	run := &history.Run{Report: res.Report, ScriptText: res.ScriptText, AllowlistVersion: h.version}
 	_, err := h.db.Record(ctx, run, res.Contents, res.After)
 	return err
