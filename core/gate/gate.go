@@ -145,6 +145,10 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, setupf("%v", err)
 	}
+	if pr.Diagnostics != "" {
+		// The supervisor's own output: not the script's, never in the report.
+		log.Warn().Str("output", pr.Diagnostics).Msg("supervisor diagnostics")
+	}
 	g.phase(Leftovers, snapshot.Progress{})
 	for _, l := range pr.Leftovers {
 		log.Info().Int("pid", l.PID).Str("cmd", l.Cmd).Msg("leftover process killed")
@@ -183,6 +187,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	g.pol.Apply(rep.Changes)
 	p := &rep.Process
 	p.ExitCode, p.Signal, p.TimedOut, p.Cancelled = pr.ExitCode, pr.Signal, pr.TimedOut, pr.Cancelled
+	p.Supervisor = pr.SupervisorLost
 	for _, l := range pr.Leftovers {
 		p.Leftovers = append(p.Leftovers, report.Leftover{PID: l.PID, Cmd: l.Cmd})
 	}

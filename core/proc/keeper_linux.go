@@ -231,10 +231,12 @@ func (c *cgroup) procs() []int {
 }
 
 // sweep freezes the cgroup, records every process in it except the ones in
-// skip, kills them all and waits until the cgroup is empty (or deadline).
-func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) []Leftover {
+// skip, kills them all and waits until the cgroup is empty (or deadline). It
+// returns the leftovers and every pid it killed (to be reaped by reapKilled
+// once the supervisor is gone).
+func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) ([]Leftover, []int) {
 	if c.event("populated") == "0" {
-		return nil
+		return nil, nil
 	}
 	if c.write("cgroup.freeze", "1") == nil {
 		c.waitEvent("frozen", "1", minTime(deadline, time.Now().Add(freezeSettle)))
@@ -248,8 +250,7 @@ func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) []Leftover {
 	}
 	_ = c.write("cgroup.kill", "1")
 	c.waitEvent("populated", "0", deadline)
-	reapAdopted(pids)
-	return out
+	return out, pids
 }
 
 // close removes the (empty) cgroup.
@@ -271,17 +272,29 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// reapAdopted reaps those of pids that are dead children of this process
-// (processes of the script re-parented to the gate).
-func reapAdopted(pids []int) {
+// reapKilled reaps those of pids that are children of this process (the
+// script's processes re-parented to the gate, all killed): it waits for each
+// to exit, up to deadline. Call it only once the supervisor is gone, so that
+// its children have been re-parented.
+func reapKilled(pids []int, deadline time.Time) {
 	self := os.Getpid()
 	for _, p := range pids {
 		if isSupervisor(p) {
 			continue // cmd.Wait reaps it
 		}
-		if e, ok := readStatFull(p); ok && e.ppid == self && !e.alive() {
+		if e, ok := readStatFull(p); !ok || e.ppid != self {
+			continue
+		}
+		for {
 			var ws unix.WaitStatus
-			_, _ = unix.Wait4(p, &ws, unix.WNOHANG, nil)
+			wpid, err := unix.Wait4(p, &ws, unix.WNOHANG, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if wpid == p || err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
@@ -320,10 +333,11 @@ func readStatFull(pid int) (statEntry, bool) {
 // descendants of the supervisor (when it is still there, stopped) and the
 // children of this process that belong to no process group of ours and
 // started no earlier than the supervisor, with their descendants. It freezes
-// them until the set is stable, records them (except skip), kills them and
-// reaps those re-parented to the gate. It returns when none is left or at
-// deadline.
-func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time.Time) []Leftover {
+// them until the set is stable, records them (except skip) and kills them,
+// and the supervisor with them. It returns when none is left alive and the
+// supervisor is dead, or at deadline, with the leftovers and every pid it
+// killed (for reapKilled).
+func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time.Time) ([]Leftover, []int) {
 	self := os.Getpid()
 	ownPgid := unix.Getpgrp()
 	find := func() (procTable, []int) {
@@ -344,10 +358,8 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 		}
 		var out []int
 		for _, r := range roots {
-			if r != super {
-				if t[r].alive() {
-					out = append(out, r)
-				}
+			if r != super && t[r].alive() {
+				out = append(out, r)
 			}
 			out = append(out, t.descendants(r)...)
 		}
@@ -373,30 +385,19 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 		for _, p := range pids {
 			_ = unix.Kill(p, unix.SIGKILL)
 		}
+		superAlive := false
 		if super > 0 {
 			_ = unix.Kill(super, unix.SIGKILL)
+			e, ok := t[super]
+			superAlive = ok && e.alive()
 		}
-		reapAdopted(all)
-		if len(pids) == 0 && !zombieChildren(t, all, self) {
-			return left
-		}
-		if time.Now().After(deadline) {
-			return left
+		if len(pids) == 0 && !superAlive || time.Now().After(deadline) {
+			return left, all
 		}
 		if !fresh {
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(time.Millisecond)
 		}
 	}
-}
-
-// zombieChildren reports whether one of pids is still an unreaped child of self.
-func zombieChildren(t procTable, pids []int, self int) bool {
-	for _, p := range pids {
-		if e, ok := t[p]; ok && e.ppid == self {
-			return true
-		}
-	}
-	return false
 }
 
 // superState reports the state letter of the supervisor (0 if it is gone).

@@ -136,6 +136,10 @@ type Result struct {
 	// in both cases the gate itself found and killed the script's tree, and
 	// the exit status of the script is unknown. Linux only.
 	SupervisorLost string
+	// Diagnostics is the start of what the supervisor process itself wrote
+	// on its standard output and error (runtime errors, warnings of package
+	// initialisers); never part of the script's output. Linux only.
+	Diagnostics string
 	// Mechanism says how the gate held the script's tree: MechanismCgroup or
 	// MechanismSubreaper on Linux, "" elsewhere.
 	Mechanism string
@@ -199,7 +203,6 @@ func prepare(spec *Spec) error {
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
-	spec.Env = withoutMarker(spec.Env)
 	if spec.Args == nil {
 		spec.Args = []string{}
 	}
@@ -212,24 +215,6 @@ func prepare(spec *Spec) error {
 		spec.KeepBytes = 0
 	}
 	return nil
-}
-
-// markerEnv marks a process started by Run as the supervisor.
-const markerEnv = "DIFFGATE_SUPERVISOR"
-
-// markerValue is the value of markerEnv that Supervise recognises.
-const markerValue = "1"
-
-// withoutMarker returns env without the supervisor marker.
-func withoutMarker(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if strings.HasPrefix(kv, markerEnv+"=") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 // oneLine flattens an error message to a single line.

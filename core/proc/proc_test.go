@@ -193,7 +193,9 @@ env | grep -c '^DIFFGATE_SUPERVISOR=' || true
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := real + "\n<a b>\n<>\n<c>\nFOO=bar\n0\n"
+	// DIFFGATE_SUPERVISOR means nothing to the gate: it reaches the script
+	// like any other variable.
+	want := real + "\n<a b>\n<>\n<c>\nFOO=bar\n1\n"
 	if got := string(res.Stdout.Head); got != want {
 		t.Fatalf("got %q, want %q (stderr %q)", got, want, res.Stderr.Head)
 	}

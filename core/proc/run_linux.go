@@ -51,7 +51,7 @@ const (
 const errNoSupervise = "is proc.Supervise() called first thing in main (and TestMain)?"
 
 func run(ctx context.Context, spec *Spec) (*Result, error) {
-	if os.Getenv(markerEnv) != "" {
+	if isSupervisorProcess() {
 		return nil, errors.New("proc: Run called inside a supervisor process; " + errNoSupervise)
 	}
 	defer markGate()()
@@ -83,6 +83,22 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		return nil, err
 	}
 
+	// The supervisor's own standard output and error (runtime messages,
+	// warnings printed by package initialisers of the program it is a copy
+	// of) go to a pipe of their own, never into the script's streams.
+	diagR, diagW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		repR.Close()
+		repW.Close()
+		wout.Close()
+		werr.Close()
+		discardReaders(rs)
+		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+	}
+	diag := newStreamReader(Stderr, diagR, diagKeep, nil)
+
 	cg := newCgroup()
 	newCmd := func() *exec.Cmd {
 		attr := &syscall.SysProcAttr{
@@ -98,13 +114,14 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 		}
 		return &exec.Cmd{
-			Path:        "/proc/self/exe",
-			Args:        []string{supervisorName},
-			Env:         supervisorEnv(),
-			Stdin:       specR,
-			Stdout:      wout,
-			Stderr:      werr,
-			ExtraFiles:  []*os.File{repW},
+			Path:       "/proc/self/exe",
+			Args:       []string{supervisorName},
+			Env:        supervisorEnv(),
+			Stdin:      specR,
+			Stdout:     diagW,
+			Stderr:     diagW,
+			ExtraFiles: []*os.File{repW, wout, werr}, // fds 3, 4, 5
+
 			SysProcAttr: attr,
 		}
 	}
@@ -128,10 +145,12 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	wout.Close()
 	werr.Close()
 	repW.Close()
+	diagW.Close()
 	if err != nil {
 		specW.Close()
 		repR.Close()
 		discardReaders(rs)
+		discardReaders([2]*streamReader{diag})
 		return nil, fmt.Errorf("proc: start supervisor: %v", oneLine(err))
 	}
 	defer unregister()
@@ -202,19 +221,26 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	// sweep finds, records and kills what is left of the script's tree by
 	// the gate's own means (the supervisor's, if it is still there, stopped,
 	// is killed with it).
+	var killed []int
 	sweep := func(super int, skip map[int]bool) {
 		deadline := time.Now().Add(cleanupTimeout)
+		var left []Leftover
+		var pids []int
 		if cg != nil {
 			skip = maps.Clone(skip)
 			if skip == nil {
 				skip = map[int]bool{}
 			}
 			skip[superPID] = true
-			extra = append(extra, cg.sweep(skip, deadline)...)
-			return
+			left, pids = cg.sweep(skip, deadline)
+		} else {
+			left, pids = adoptedSweep(super, superStart, skip, deadline)
 		}
-		extra = append(extra, adoptedSweep(super, superStart, skip, deadline)...)
+		extra = append(extra, left...)
+		killed = append(killed, pids...)
 	}
+	// reap waits for what the sweeps killed; the supervisor is gone by then.
+	reap := func() { reapKilled(killed, time.Now().Add(cleanupTimeout)) }
 	// stop asks the supervisor to tear the tree down. SIGTERM is sent only
 	// once the supervisor has answered: before that it may not be handling
 	// signals yet, and would die without reporting.
@@ -279,7 +305,9 @@ loop:
 	}
 	if startMsg != nil && startMsg.StartError != "" {
 		sweep(0, nil)
+		reap()
 		discardReaders(rs)
+		discardReaders([2]*streamReader{diag})
 		return nil, errors.New(startMsg.StartError)
 	}
 	if final == nil && !hardKilled && (startMsg != nil || killedBySignal(waitErr)) {
@@ -295,10 +323,12 @@ loop:
 		}
 	}
 	sweep(0, skip)
+	reap()
 	res := &Result{Started: started, ExitCode: -1, Mechanism: mechanism, SupervisorLost: lost}
 	drained := time.Now().Add(drainLimit)
 	res.Stdout = rs[0].finish(drained)
 	res.Stderr = rs[1].finish(drained)
+	res.Diagnostics = string(diag.finish(drained).Head)
 	res.Finished = time.Now()
 
 	switch {
@@ -329,6 +359,9 @@ loop:
 	return res, nil
 }
 
+// diagKeep bounds what is kept of the supervisor's own output.
+const diagKeep = 16 << 10
+
 // startMu is held while a supervisor is started and registered, so that a
 // sweep (which takes it too) never mistakes a supervisor of another run for
 // a process of its script.
@@ -345,11 +378,12 @@ func killedBySignal(err error) bool {
 	return false
 }
 
-// supervisorEnv is the environment of the supervisor process: ours, plus the
-// marker. In binaries built with -race the race runtime sleeps a second before
+// supervisorEnv is the environment of the supervisor process: ours (the
+// supervisor is recognised by its argv[0] and its inherited report pipe, see
+// isSupervisorProcess, not by a variable a user could set). In binaries built with -race the race runtime sleeps a second before
 // exiting; the supervisor has nothing to wait for, so that is turned off.
 func supervisorEnv() []string {
-	env := withoutMarker(os.Environ())
+	env := os.Environ()
 	race := "atexit_sleep_ms=0"
 	for i, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
@@ -358,7 +392,7 @@ func supervisorEnv() []string {
 			break
 		}
 	}
-	return append(env, "GORACE="+race, markerEnv+"="+markerValue)
+	return append(env, "GORACE="+race)
 }
 
 // describeWait turns the supervisor's wait error into a short text.

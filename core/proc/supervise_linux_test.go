@@ -219,3 +219,18 @@ until [ -e attached ]; do i=$((i+1)); [ $i -gt 3000 ] && exit 9; sleep 0.01; don
 		t.Fatal("the outside writer still has a reader: the gate did not close its pipe")
 	}
 }
+
+// TestSupervisorOwnOutputIsNotTheScripts: what the supervisor process prints
+// itself (here from TestMain, before Supervise, as GTK's locale warning does
+// in the desktop app) is kept apart as Diagnostics, never in the script's
+// streams.
+func TestSupervisorOwnOutputIsNotTheScripts(t *testing.T) {
+	t.Setenv("DGTEST_SUPERVISOR_NOISE", "1")
+	res := runScript(t, "echo script-out\necho script-err >&2\n", nil)
+	if string(res.Stdout.Head) != "script-out\n" || string(res.Stderr.Head) != "script-err\n" {
+		t.Fatalf("the script's streams carry more than the script's output: stdout %q stderr %q", res.Stdout.Head, res.Stderr.Head)
+	}
+	if !strings.Contains(res.Diagnostics, "noise printed by the supervisor's own initialisation") || !strings.Contains(res.Diagnostics, "more noise") {
+		t.Fatalf("Diagnostics = %q", res.Diagnostics)
+	}
+}

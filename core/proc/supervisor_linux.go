@@ -37,11 +37,40 @@ const (
 // package that runs scripts): if this process was started by Run as the
 // supervisor it runs the supervisor and exits; otherwise it returns
 // immediately.
+//
+// A process is the supervisor only when Run started it: its command line is
+// exactly supervisorName, and its fd 3 is a pipe whose other end its parent
+// holds (Run's report pipe). Nothing in the environment counts, so no
+// variable a user sets changes what a program does.
 func Supervise() {
-	if os.Getenv(markerEnv) != markerValue {
+	if !isSupervisorProcess() {
 		return
 	}
 	os.Exit(supervise())
+}
+
+// isSupervisorProcess reports whether this process was started by Run as
+// the supervisor (see Supervise).
+func isSupervisorProcess() bool {
+	if len(os.Args) != 1 || os.Args[0] != supervisorName {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(3, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	want := "pipe:[" + strconv.FormatUint(st.Ino, 10) + "]"
+	dir := "/proc/" + strconv.Itoa(os.Getppid()) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == want {
+			return true
+		}
+	}
+	return false
 }
 
 // supervisor holds the state of the supervisor process.
@@ -66,10 +95,6 @@ func supervise() int {
 	// exits: keep the forking thread alive for the whole run.
 	runtime.LockOSThread()
 	nameThread(supervisorComm)
-	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil {
-		fmt.Fprintln(os.Stderr, supervisorName+": no report pipe on fd 3; this process must be started by proc.Run")
-		return 2
-	}
 	syscall.CloseOnExec(3)
 	rep := os.NewFile(3, "report")
 	enc := json.NewEncoder(rep)
@@ -143,9 +168,11 @@ func startScript(sp *superSpec) (int, error) {
 	defer devnull.Close()
 	applyContainment(&sp.Containment)
 	attr := &syscall.ProcAttr{
-		Dir:   sp.Dir,
-		Env:   sp.Env,
-		Files: []uintptr{devnull.Fd(), 1, 2},
+		Dir: sp.Dir,
+		Env: sp.Env,
+		// The script's stdout and stderr pipes came as fds 4 and 5; the
+		// supervisor's own 1 and 2 are its diagnostics pipe.
+		Files: []uintptr{devnull.Fd(), 4, 5},
 		Sys: &syscall.SysProcAttr{
 			Setpgid:   true,
 			Pdeathsig: syscall.SIGKILL,

@@ -54,10 +54,13 @@ type Process struct {
 	// Timeout is the limit the run had, as a Go duration ("" for none; an extension).
 	Timeout string `json:"timeout,omitempty"`
 	// Cancelled is set when the reviewer cancelled the run (an extension).
-	Cancelled  bool       `json:"cancelled,omitempty"`
-	Leftovers  []Leftover `json:"leftovers"`
-	StdoutTail string     `json:"stdout_tail"`
-	StderrTail string     `json:"stderr_tail"`
+	Cancelled bool       `json:"cancelled,omitempty"`
+	Leftovers []Leftover `json:"leftovers"`
+	// Supervisor is "killed" or "stopped" when the script killed or stopped
+	// its supervisor (the gate then killed the tree itself); "" otherwise (an extension).
+	Supervisor string `json:"supervisor,omitempty"`
+	StdoutTail string `json:"stdout_tail"`
+	StderrTail string `json:"stderr_tail"`
 	// StdoutHead and StderrHead hold the start of long output (extensions).
 	StdoutHead string `json:"stdout_head,omitempty"`
 	StderrHead string `json:"stderr_head,omitempty"`

@@ -18,7 +18,8 @@ func (r *Report) Apply(p *policy.Policy, entries []string) {
 
 // Evaluate recomputes Verdict and Reasons from the changes' Allowed flags and
 // the process outcome: the run passes only with no violation, exit code 0, no
-// timeout, no cancellation and no leftover process.
+// timeout, no cancellation, no leftover process and a supervisor that saw the
+// run to its end.
 func (r *Report) Evaluate() {
 	var reasons []string
 	if n := len(policy.Violations(r.Changes)); n > 0 {
@@ -46,6 +47,9 @@ func (r *Report) Evaluate() {
 	}
 	if n := len(pr.Leftovers); n > 0 {
 		reasons = append(reasons, plural(n, "leftover process"))
+	}
+	if pr.Supervisor != "" {
+		reasons = append(reasons, "supervisor "+pr.Supervisor+" by the script")
 	}
 	r.Reasons = reasons
 	if r.Reasons == nil {
