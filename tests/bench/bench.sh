@@ -135,6 +135,11 @@ echo "== where a gated no-op run's time goes, small tree (in-process, ms; histor
 "$BENCH_DIR/bin/histprobe" -no-history -runs 3 "$S" "$BENCH_DIR/noop.sh" | sed 's/^/no history: /' | tee -a "$RES/phases.txt"
 
 echo
+echo "== policy: parse 100,000 glob entries and decide 2,000 changes (in-process, BenchmarkLargeAllowlist)"
+go test -run XXX -bench 'BenchmarkLargeAllowlist$' -benchtime 5x ./core/policy |
+	awk '/^BenchmarkLargeAllowlist/ {printf "%.6f\n", $3 / 1e9}' | tee "$RES/policy.txt"
+
+echo
 echo "== peak memory (max RSS)"
 rss() { # NAME DIR
 	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
