@@ -3,6 +3,7 @@ package review
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -36,7 +37,7 @@ func ParseAllowlist(text string) (entries []string, problems []Problem) {
 		if line == "" {
 			continue
 		}
-		if _, err := policy.ParseRule(line); err != nil {
+		if _, err := policy.Parse([]string{line}); err != nil {
 			problems = append(problems, Problem{Line: n + 1, Entry: line, Message: err.Error()})
 			continue
 		}
@@ -117,17 +118,26 @@ func (e *AllowlistEditor) Entries() []string { return append([]string(nil), e.en
 func (e *AllowlistEditor) Problems() []Problem { return append([]Problem(nil), e.bad...) }
 
 // Append adds entry on a line of its own unless it is already there.
-func (e *AllowlistEditor) Append(entry string) {
-	for _, x := range e.entries {
-		if x == entry {
-			return
-		}
-	}
+func (e *AllowlistEditor) Append(entry string) { e.AppendAll([]string{entry}) }
+
+// AppendAll adds each entry not already there on a line of its own, with
+// one re-evaluation for all of them.
+func (e *AllowlistEditor) AppendAll(entries []string) {
 	text := e.entry.Text
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
+	added := false
+	for _, entry := range entries {
+		if slices.Contains(e.entries, entry) || strings.Contains("\n"+text, "\n"+entry+"\n") {
+			continue
+		}
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += entry + "\n"
+		added = true
 	}
-	e.SetText(text + entry + "\n")
+	if added {
+		e.SetText(text)
+	}
 }
 
 // Entry is the underlying text entry (to focus it or set its size).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
@@ -144,7 +145,7 @@ func (d *detail) show(i int) {
 		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph},
 			seg("⚠ "+string(c.Risk), style.Risk, fyne.TextStyle{Bold: true}),
 			seg(": "+riskHelp[c.Risk]+". Only an entry naming the risk allows it, e.g. ", style.Muted, fyne.TextStyle{}),
-			code(string(c.Risk)+":"+escapeGlob(c.Path)))
+			code(string(c.Risk)+":"+policy.EscapeGlob(c.Path)))
 	}
 	d.status.Segments = st
 	d.status.Refresh()
@@ -186,8 +187,8 @@ func (d *detail) showFolder(id string) {
 	d.status.Refresh()
 	d.suggest = nil
 	if n.belowViolations > 0 {
-		folder := escapeGlob(id) + "/"
-		if needsDotSlash(folder) {
+		folder := policy.EscapeGlob(id) + "/"
+		if policy.NeedsDotSlash(folder) {
 			folder = "./" + folder
 		}
 		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}

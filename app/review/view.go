@@ -71,6 +71,7 @@ type View struct {
 	editor                                   *AllowlistEditor
 	note                                     *widget.Entry
 	approveBtn, rejectBtn, resetBtn          *widget.Button
+	suggestBtn                               *widget.Button
 	decision                                 *widget.RichText
 	exportBtns                               map[Format]*widget.Button
 	root                                     fyne.CanvasObject
@@ -132,6 +133,7 @@ func (v *View) build() {
 		v.editor.SetEntries(v.original)
 	})
 	v.resetBtn.Importance = widget.LowImportance
+	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.SuggestAllowlist() })
 	v.decision = widget.NewRichText()
 	v.decision.Wrapping = fyne.TextWrapWord
 
@@ -167,7 +169,7 @@ func (v *View) build() {
 	if v.opts.ReadOnly {
 		sideBottom = container.NewVBox()
 	} else {
-		sideBottom = container.NewVBox(v.resetBtn)
+		sideBottom = container.NewVBox(v.suggestBtn, v.resetBtn)
 		if v.opts.OnApprove != nil || v.opts.OnReject != nil {
 			sideBottom.Add(v.note)
 			sideBottom.Add(decide)
@@ -440,6 +442,18 @@ func (v *View) focusChanges() {
 	}
 }
 
+// SuggestAllowlist adds to the draft the fewest entries that allow every
+// violation left (policy.Suggest, as "diffgate allowlist suggest" prints
+// them) and returns them.
+func (v *View) SuggestAllowlist() []string {
+	if v.r == nil {
+		return nil
+	}
+	entries := policy.Suggest(v.r.Changes)
+	v.editor.AppendAll(entries)
+	return entries
+}
+
 // Allow appends entry to the draft allowlist and re-evaluates the verdict.
 func (v *View) Allow(entry string) {
 	v.editor.Append(entry)
@@ -480,6 +494,11 @@ func (v *View) updateButtons() {
 		v.rejectBtn.Disable()
 	} else {
 		v.rejectBtn.Enable()
+	}
+	if v.r == nil || v.r.Count().Violations == 0 {
+		v.suggestBtn.Disable()
+	} else {
+		v.suggestBtn.Enable()
 	}
 	if slices.Equal(v.editor.Entries(), v.original) && problems == 0 {
 		v.resetBtn.Hide()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -657,5 +658,34 @@ func TestNaturalOrder(t *testing.T) {
 	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	if got := strings.Join(names, " "); got != "a b9x b10 mod1.o mod2.o mod02.o mod10.o" && got != "a b9x b10 mod1.o mod02.o mod2.o mod10.o" {
 		t.Errorf("order %s", got)
+	}
+}
+
+// TestSuggestAllowlistButton: the button drafts the entries the CLI's
+// "allowlist suggest" prints; with them every violation is allowed and the
+// verdict turns to pass (the demo's leftover aside).
+func TestSuggestAllowlistButton(t *testing.T) {
+	r := cleanReport()
+	if r.Verdict != report.Fail {
+		t.Fatalf("fixture verdict %s", r.Verdict)
+	}
+	want := policy.Suggest(r.Changes)
+	v, _ := newTestView(t, r, Options{})
+	if v.suggestBtn.Disabled() {
+		t.Fatal("Suggest allowlist is disabled with violations left")
+	}
+	before := v.Draft()
+	test.Tap(v.suggestBtn)
+	if got := v.Draft(); !slices.Equal(got, append(before, want...)) {
+		t.Fatalf("draft %q, want %q then %q", got, before, want)
+	}
+	if v.Report().Verdict != report.Pass || v.Report().Count().Violations != 0 {
+		t.Fatalf("after the suggestion: verdict %s, reasons %v", v.Report().Verdict, v.Report().Reasons)
+	}
+	if !v.suggestBtn.Disabled() {
+		t.Error("Suggest allowlist still enabled with nothing left to allow")
+	}
+	if !slices.Contains(want, "symlink-escape:cache/passwd") {
+		t.Errorf("the risky link is not named: %q", want)
 	}
 }

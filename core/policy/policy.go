@@ -188,6 +188,14 @@ func Parse(entries []string) (*Policy, error) {
 		if e == "" {
 			continue
 		}
+		if strings.HasPrefix(e, presetPrefix) {
+			rs, err := expandPreset(e)
+			if err != nil {
+				return nil, err
+			}
+			p.Rules = append(p.Rules, rs...)
+			continue
+		}
 		r, err := ParseRule(e)
 		if err != nil {
 			return nil, err
@@ -206,13 +214,20 @@ func MustParse(entries ...string) *Policy {
 	return p
 }
 
-// ParseRule parses one allowlist entry.
+// ParseRule parses one allowlist entry. A preset ("preset:NAME") stands for
+// several entries: Parse expands it, ParseRule rejects it.
 func ParseRule(text string) (Rule, error) {
 	r := Rule{Text: text}
 	bad := func(format string, a ...any) (Rule, error) {
 		return Rule{}, fmt.Errorf("allowlist entry %q: %s", text, fmt.Sprintf(format, a...))
 	}
 	s := text
+	if strings.HasPrefix(s, presetPrefix) {
+		if _, err := expandPreset(s); err != nil {
+			return Rule{}, err
+		}
+		return bad("a preset stands for several entries (use Parse)")
+	}
 	if strings.HasPrefix(s, "!") {
 		r.Deny = true
 		s = s[1:]

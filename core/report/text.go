@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
 )
 
 // QuotePath prints a path as the CLI does: quoted (Go %q) when it is not
@@ -95,6 +96,11 @@ func ChangeDetail(c *diff.Change) string {
 	}
 	if !c.Allowed && c.Rule != "" {
 		parts = append(parts, "denied by "+c.Rule)
+	} else if !c.Allowed && c.Risk != diff.NoRisk {
+		// Only an entry naming the risk allows it: name the narrowest one.
+		if s := policy.Suggestions(c); len(s) > 0 {
+			parts = append(parts, "allow with "+s[0].Entry)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/diffgate/diffgate/core/diff"
+)
+
+// Suggestion is an allowlist entry that would allow a change.
+type Suggestion struct {
+	// Label says what the entry covers ("Exact path", "Folder", ...).
+	Label string
+	// Entry is the allowlist entry, in policy syntax.
+	Entry string
+}
+
+// Suggestions lists the entries that would allow c, narrowest first: the
+// exact path, the path limited to this kind of change, its folder and a glob
+// of its siblings with the same extension. A risky change gets entries that
+// name its risk (only those silence it). Every suggestion is checked with the
+// policy parser and against c itself.
+func Suggestions(c *diff.Change) []Suggestion {
+	p := c.Path
+	exact := EscapeGlob(p)
+	var out []Suggestion
+	add := func(label, pattern string, kind bool) {
+		q := qualifiers(c, kind)
+		e := pattern
+		if q != "" {
+			e = q + ":" + pattern
+		} else if NeedsDotSlash(pattern) {
+			e = "./" + pattern
+		}
+		for _, s := range out {
+			if s.Entry == e {
+				return
+			}
+		}
+		r, err := ParseRule(e)
+		if err != nil {
+			return
+		}
+		probe := *c
+		if !(&Policy{Rules: []Rule{r}}).Decide(&probe).Allowed {
+			return
+		}
+		out = append(out, Suggestion{Label: label, Entry: e})
+	}
+	if c.IsDir() {
+		add("This folder and everything in it", exact+"/", false)
+	} else {
+		add("Exact path", exact, false)
+	}
+	add("Exact path, only when "+string(c.Kind), exact, true)
+	if dir := parentOf(p); dir != "" {
+		add("Folder "+dir+"/", EscapeGlob(dir)+"/", false)
+	}
+	if !c.IsDir() {
+		glob := "*"
+		if ext := path.Ext(baseOf(p)); ext != "" && ext != baseOf(p) {
+			glob = "*" + EscapeGlob(ext)
+		}
+		if dir := parentOf(p); dir != "" {
+			glob = EscapeGlob(dir) + "/" + glob
+		}
+		add("Glob "+glob, glob, false)
+	}
+	return out
+}
+
+// qualifiers is the "kind,risk" prefix an entry for c needs.
+func qualifiers(c *diff.Change, kind bool) string {
+	var q []string
+	if kind {
+		q = append(q, string(c.Kind))
+	}
+	if c.Risk != diff.NoRisk {
+		q = append(q, string(c.Risk))
+	}
+	return strings.Join(q, ",")
+}
+
+// EscapeGlob escapes glob metacharacters so a literal path stays literal.
+func EscapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[]{}\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// NeedsDotSlash reports whether a bare pattern would be misread: a leading
+// "!" (a denial) or a leading "word:" (qualifiers).
+func NeedsDotSlash(p string) bool {
+	if strings.HasPrefix(p, "!") {
+		return true
+	}
+	head, _, ok := strings.Cut(p, ":")
+	if !ok || head == "" {
+		return false
+	}
+	for _, r := range head {
+		if !(r >= 'a' && r <= 'z' || r == '-' || r == ',') {
+			return false
+		}
+	}
+	return true
+}
+
+// Suggest returns the fewest allowlist entries that, added to the run's own,
+// allow every violation an allow entry can allow (a change a ! entry denied
+// stays denied). A folder that was added or removed as a whole becomes one
+// "folder/" entry; every other change gets its exact path. A risky change
+// always gets its own entry naming its risk and its exact path: a folder
+// entry never silences a risk. The entries come sorted.
+func Suggest(changes []diff.Change) []string {
+	type pick struct {
+		path, entry string
+		risky       bool
+	}
+	var picks []pick
+	roots := map[string]bool{} // folders added or removed as a whole
+	for i := range changes {
+		c := &changes[i]
+		if c.Allowed || c.Rule != "" {
+			continue // allowed, or denied by a ! entry
+		}
+		s := Suggestions(c)
+		if len(s) == 0 {
+			continue
+		}
+		if c.Risk == diff.NoRisk && c.IsDir() && c.Kind != diff.Changed {
+			roots[c.Path] = true
+		}
+		picks = append(picks, pick{c.Path, s[0].Entry, c.Risk != diff.NoRisk})
+	}
+	// under reports whether p lies in a folder that gets an entry of its own.
+	under := func(p string) bool {
+		for q := parentOf(p); q != ""; q = parentOf(q) {
+			if roots[q] {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, pk := range picks {
+		if seen[pk.entry] || !pk.risky && under(pk.path) {
+			continue
+		}
+		seen[pk.entry] = true
+		out = append(out, pk.entry)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parentOf is p's folder, "" at the top.
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// baseOf is p's last segment.
+func baseOf(p string) string {
+	return p[strings.LastIndexByte(p, '/')+1:]
+}

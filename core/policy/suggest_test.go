@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+func link(p string, k diff.Kind, target string, risk diff.Risk) diff.Change {
+	c := file(p, k)
+	if c.After != nil {
+		c.After = &snapshot.Entry{Path: p, Type: snapshot.Symlink, Target: target}
+	}
+	c.Risk = risk
+	return c
+}
+
+// violationsLeft applies entries to a copy of cs and returns the paths still
+// not allowed.
+func violationsLeft(t *testing.T, cs []diff.Change, entries []string) []string {
+	t.Helper()
+	p, err := Parse(entries)
+	if err != nil {
+		t.Fatalf("entries %q: %v", entries, err)
+	}
+	cp := slices.Clone(cs)
+	p.Apply(cp)
+	var left []string
+	for _, c := range cp {
+		if !c.Allowed {
+			left = append(left, c.Path)
+		}
+	}
+	return left
+}
+
+func TestSuggest(t *testing.T) {
+	cases := []struct {
+		name    string
+		given   []string // the run's own entries
+		changes []diff.Change
+		want    []string
+		denied  []string // what stays a violation
+	}{
+		{"a folder added whole rolls up; its risky link is named",
+			nil,
+			[]diff.Change{dir(".venv", diff.Added), dir(".venv/bin", diff.Added),
+				link(".venv/bin/python", diff.Added, "python3", diff.NoRisk),
+				link(".venv/bin/python3", diff.Added, "/usr/bin/python3", diff.SymlinkEscape),
+				file(".venv/pyvenv.cfg", diff.Added), file("config.json", diff.Changed)},
+			[]string{".venv/", "config.json", "symlink-escape:.venv/bin/python3"}, nil},
+		{"changes in a folder that existed get exact entries",
+			[]string{"logs/"},
+			[]diff.Change{file("logs/a", diff.Added), file("src/a.go", diff.Changed), file("src/b.go", diff.Removed)},
+			[]string{"src/a.go", "src/b.go"}, nil},
+		{"nested added folders give the topmost",
+			nil,
+			[]diff.Change{dir("out", diff.Added), dir("out/x", diff.Added), file("out/x/y.o", diff.Added), dir("gone", diff.Removed), file("gone/f", diff.Removed)},
+			[]string{"gone/", "out/"}, nil},
+		{"a denied change stays denied and gets no entry",
+			[]string{"!secret"},
+			[]diff.Change{file("secret", diff.Added), file("ok", diff.Added)},
+			[]string{"ok"}, []string{"secret"}},
+		{"odd names stay literal",
+			nil,
+			[]diff.Change{file("a[1]*.txt", diff.Added), file("added:x", diff.Added), file("!bang", diff.Changed)},
+			[]string{`./!bang`, `./added:x`, `a\[1\]\*.txt`}, nil},
+		{"setuid gained on a file that is also allowed plainly",
+			[]string{"bin/"},
+			[]diff.Change{func() diff.Change { c := file("bin/tool", diff.Changed); c.Risk = diff.Setuid; return c }()},
+			[]string{"setuid:bin/tool"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			MustParse(tc.given...).Apply(tc.changes)
+			got := Suggest(tc.changes)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Suggest: %q, want %q", got, tc.want)
+			}
+			all := append(slices.Clone(tc.given), got...)
+			if left := violationsLeft(t, tc.changes, all); !reflect.DeepEqual(left, tc.denied) {
+				t.Fatalf("with the suggestion, still not allowed: %q (want %q)", left, tc.denied)
+			}
+			// Minimal: dropping any suggested entry leaves a violation.
+			for i := range got {
+				fewer := append(slices.Clone(tc.given), slices.Delete(slices.Clone(got), i, i+1)...)
+				if left := violationsLeft(t, tc.changes, fewer); len(left) == len(tc.denied) {
+					t.Errorf("entry %q is not needed", got[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPresets(t *testing.T) {
+	p, err := Parse([]string{"preset:python-venv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		c     diff.Change
+		allow bool
+		rule  string
+	}{
+		{file(".venv/pyvenv.cfg", diff.Added), true, ".venv/ (preset:python-venv)"},
+		{dir(".venv", diff.Added), true, ".venv/ (preset:python-venv)"},
+		{link(".venv/bin/python3", diff.Added, "/usr/bin/python3", diff.SymlinkEscape), true, "symlink-escape:.venv/bin/python* (preset:python-venv)"},
+		{link(".venv/bin/evil", diff.Added, "/etc", diff.SymlinkEscape), false, ""},
+		{link(".venv/lib/python3", diff.Added, "/usr/bin/python3", diff.SymlinkEscape), false, ""},
+		{file("config.json", diff.Changed), false, ""},
+	}
+	for _, tc := range cases {
+		if d := p.Decide(&tc.c); d.Allowed != tc.allow || d.Rule != tc.rule {
+			t.Errorf("%s: %+v, want %v %q", tc.c.Path, d, tc.allow, tc.rule)
+		}
+	}
+	if p := MustParse("preset:python-venv=env"); !p.Decide(ptr(link("env/bin/python", diff.Added, "/usr/bin/python3", diff.SymlinkEscape))).Allowed {
+		t.Error("preset:python-venv=env does not move the venv")
+	}
+	for _, pr := range Presets {
+		if _, err := Parse([]string{"preset:" + pr.Name}); err != nil || pr.Doc == "" {
+			t.Errorf("preset %s: %v (doc %q)", pr.Name, err, pr.Doc)
+		}
+	}
+	for _, bad := range []string{"preset:nope", "preset:", "preset:node=", "preset:node=*/x", "preset:git=../x", "!preset:git"} {
+		if _, err := Parse([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
