@@ -241,3 +241,37 @@ func (c *cli) allowlistDiff(args []string) error {
 	}
 	return nil
 }
+
+// allowlistSuggest: diffgate allowlist suggest RUN|last. Prints the fewest
+// entries that would allow the run's violations (policy.Suggest, as the
+// review's Suggest allowlist button drafts them), one per line; a change a
+// ! entry denied cannot be allowed and is named on stderr.
+func (c *cli) allowlistSuggest(args []string) error {
+	fs := newFlags("allowlist suggest")
+	db := fs.String("db", "", "history database `PATH`")
+	pos, _, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errArgs
+	}
+	h, err := openHistory(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	run, err := c.getRun(h, pos[0])
+	if err != nil {
+		return err
+	}
+	for _, ch := range run.Report.Changes {
+		if !ch.Allowed && ch.Rule != "" {
+			fmt.Fprintf(c.stderr, "diffgate: %s stays a violation: denied by %s\n", tabSafe(ch.Path), ch.Rule)
+		}
+	}
+	for _, e := range policy.Suggest(run.Report.Changes) {
+		fmt.Fprintln(c.stdout, e)
+	}
+	return nil
+}

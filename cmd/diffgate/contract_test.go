@@ -640,3 +640,34 @@ func TestRunCancelledBySignal(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowlistSuggest pins "diffgate allowlist suggest RUN|last": the
+// fewest entries covering the run's violations, one per line, exit 0; the
+// same script in a fresh workspace passes with them.
+func TestAllowlistSuggest(t *testing.T) {
+	script := "mkdir -p out/x; echo 1 > out/x/a.o; echo 2 > out/b.o; echo '{}' > config.json; ln -s /etc/passwd link; echo 1 > logs/secret"
+	db := filepath.Join(t.TempDir(), "h.db")
+	ws, sh := fixture(t, script)
+	if code, _, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--allow", "!logs/secret", "--", sh); code != 1 {
+		t.Fatalf("run: exit %d %q", code, errs)
+	}
+	code, out, errs := cliRun(t, "allowlist", "suggest", "last", "--db", db)
+	want := "config.json\nout/\nsymlink-escape:link\n"
+	if code != 0 || out != want || !strings.Contains(errs, "logs/secret stays a violation: denied by !logs/secret") {
+		t.Fatalf("suggest: exit %d stdout %q (want %q) stderr %q", code, out, want, errs)
+	}
+	args := []string{"run", "--no-history"}
+	for _, e := range strings.Fields(out) {
+		args = append(args, "--allow", e)
+	}
+	ws, sh = fixture(t, strings.Replace(script, "; echo 1 > logs/secret", "", 1))
+	if code, out, errs := cliRun(t, append(args, "--workspace", ws, "--", sh)...); code != 0 {
+		t.Fatalf("rerun with the suggestion: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, _, errs := cliRun(t, "allowlist", "suggest", "--db", db); code != 2 || !strings.Contains(errs, "usage: diffgate allowlist suggest RUN|last") {
+		t.Fatalf("no RUN: exit %d %q", code, errs)
+	}
+	if code, out, _ := cliRun(t, "allowlist", "suggest", "-h"); code != 0 || !strings.Contains(out, "suggest") {
+		t.Fatalf("-h: exit %d %q", code, out)
+	}
+}

@@ -69,6 +69,9 @@ func verbs() []verb {
 				{name: "diff", run: (*cli).allowlistDiff,
 					synopsis: "--workspace DIR A B [--db PATH]",
 					help:     "compare two versions: +entry added, -entry removed"},
+				{name: "suggest", run: (*cli).allowlistSuggest,
+					synopsis: "RUN|last [--db PATH]",
+					help:     "print the fewest entries that would allow a recorded run's violations, one per line"},
 			}},
 	}
 }
