@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages: the desktop build (cgo GL/X11, GTK for native dialogs) ...
 DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests drive: Xvfb, chromium, python3 for the seed, node.
-TEST_PKGS := xvfb xauth chromium python3 hyperfine time
+TEST_PKGS := xvfb xauth chromium python3 python3-venv hyperfine time
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package clean

@@ -94,3 +94,35 @@ func ruleTexts(p *policy.Policy) []string {
 	}
 	return out
 }
+
+// BenchmarkLargeUnanchoredAllowlist is 100,000 globs with no literal
+// prefix ("**/name.o", "*/gen/*_pb.go"), found through their literal tails.
+func BenchmarkLargeUnanchoredAllowlist(b *testing.B) {
+	entries := make([]string, 100000)
+	for i := range entries {
+		if i%2 == 0 {
+			entries[i] = fmt.Sprintf("**/f%d.o", i)
+		} else {
+			entries[i] = fmt.Sprintf("*/gen%d/*_pb%d.go", i, i)
+		}
+	}
+	pol, err := policy.Parse(entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &snapshot.Entry{Type: snapshot.File, Perm: 0o644}
+	cs := make([]diff.Change, 2000)
+	for i := range cs {
+		cs[i] = diff.Change{Path: fmt.Sprintf("src/d%d/x/f%d.o", i, i*50), Kind: diff.Added, Before: e, After: e}
+		if i%2 == 1 {
+			cs[i].Path = fmt.Sprintf("m/gen%d/a_pb%d.go", i*50+1, i*50+1)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		pol.Apply(cs)
+	}
+	if v := policy.Violations(cs); len(v) != 0 {
+		b.Fatalf("%d violations, first %s", len(v), v[0].Path)
+	}
+}
