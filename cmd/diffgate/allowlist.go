@@ -11,6 +11,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // allowlistFlags declares --workspace and --db.
@@ -267,7 +268,7 @@ func (c *cli) allowlistSuggest(args []string) error {
 	}
 	for _, ch := range run.Report.Changes {
 		if !ch.Allowed && ch.Rule != "" {
-			fmt.Fprintf(c.stderr, "diffgate: %s stays a violation: denied by %s\n", tabSafe(ch.Path), ch.Rule)
+			fmt.Fprintf(c.stderr, "diffgate: %s stays a violation: denied by %s\n", tabSafe(ch.Path), report.Printable(ch.Rule))
 		}
 	}
 	for _, e := range policy.Suggest(run.Report.Changes) {

@@ -3,7 +3,9 @@ package policy
 import (
 	"path"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 )
@@ -26,6 +28,7 @@ func Suggestions(c *diff.Change) []Suggestion {
 	exact := EscapeGlob(p)
 	var out []Suggestion
 	add := func(label, pattern string, kind bool) {
+		pattern = lineSafe(pattern)
 		q := qualifiers(c, kind)
 		e := pattern
 		if q != "" {
@@ -162,6 +165,31 @@ func Suggest(changes []diff.Change) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// lineSafe makes an escaped pattern fit on one line of an allowlist file and
+// print safely on a terminal: each rune that is not printable (a control or
+// format character, a byte that is not UTF-8), a "#" (a comment) and a space
+// at either end (trimmed) becomes "?", which matches it.
+func lineSafe(pattern string) string {
+	if !strings.ContainsRune(pattern, '#') && strings.TrimSpace(pattern) == pattern && utf8.ValidString(pattern) &&
+		strings.IndexFunc(pattern, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }) < 0 {
+		return pattern
+	}
+	var b strings.Builder
+	n := len(pattern)
+	for i := 0; i < n; {
+		r, w := utf8.DecodeRuneInString(pattern[i:])
+		switch {
+		case r == utf8.RuneError && w == 1, r == '#', r != ' ' && !strconv.IsPrint(r),
+			r == ' ' && (i == 0 || i == n-1):
+			b.WriteByte('?')
+		default:
+			b.WriteString(pattern[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
 }
 
 // parentOf is p's folder, "" at the top.
