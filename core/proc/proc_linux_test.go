@@ -283,25 +283,54 @@ sleep 300
 	t.Fatal("Run returned although the gate should have been killed")
 }
 
-// TestLeftoverCommandIsTheExecdOne: a script that starts background
-// commands and exits at once leaves children that may still be between fork
-// and exec when it ends. Each leftover must be reported as the command it
-// runs ("sleep 300"), not as the pre-exec copy of the shell
-// ("/bin/sh …/script.sh"). (Before the fix about one leftover in 200 was.)
+// TestLeftoverCommandIsTheExecdOne: leftovers are reported as the command
+// they run ("sleep 300"), read once they are frozen. The script waits until
+// every background command has been exec'd (an event it can observe), so
+// that is what the supervisor must report, on any machine.
 func TestLeftoverCommandIsTheExecdOne(t *testing.T) {
 	t.Parallel()
+	res, tok, _ := runTagged(t, `for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do DGMARK=$1-$i sleep 300 & done
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do waitmark $1-$i; done
+exit 0
+`, nil)
+	if res.ExitCode != 0 || len(res.Leftovers) != 15 {
+		t.Fatalf("exit %d, %d leftovers %+v", res.ExitCode, len(res.Leftovers), res.Leftovers)
+	}
+	for _, l := range res.Leftovers {
+		if l.Cmd != "sleep 300" {
+			t.Errorf("leftover %d command %q, want %q", l.PID, l.Cmd, "sleep 300")
+		}
+	}
+	assertAllGone(t, res, tok, true)
+}
+
+// TestLeftoversCaughtBetweenForkAndExec: a script that starts background
+// commands and exits at once leaves children that may still be between fork
+// and exec when it ends. The supervisor gives them a bounded moment to exec;
+// on a loaded machine some may not, and then they can only be reported as
+// what they are when frozen, the pre-exec copy of the shell. What is known
+// either way: every one is reported, as one of those two commands, and
+// killed.
+func TestLeftoversCaughtBetweenForkAndExec(t *testing.T) {
+	t.Parallel()
+	preExec := 0
 	for i := 0; i < 4; i++ {
 		res, tok, _ := runTagged(t, "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do sleep 300 & done\nexit 0\n", nil)
 		if res.ExitCode != 0 || len(res.Leftovers) != 15 {
 			t.Fatalf("run %d: exit %d, %d leftovers %+v", i, res.ExitCode, len(res.Leftovers), res.Leftovers)
 		}
 		for _, l := range res.Leftovers {
-			if l.Cmd != "sleep 300" {
-				t.Errorf("run %d: leftover %d command %q, want %q", i, l.PID, l.Cmd, "sleep 300")
+			switch {
+			case l.Cmd == "sleep 300":
+			case strings.HasPrefix(l.Cmd, "/bin/sh ") && strings.Contains(l.Cmd, "script.sh "+tok):
+				preExec++
+			default:
+				t.Errorf("run %d: leftover %d command %q, want %q or the script's shell", i, l.PID, l.Cmd, "sleep 300")
 			}
 		}
 		assertAllGone(t, res, tok, true)
 	}
+	t.Logf("%d of 60 leftovers were caught before their exec", preExec)
 }
 
 // TestThreadOutlivingMainThreadIsALeftover: a background process whose main
