@@ -7,18 +7,46 @@
 // and reports the exit status.
 //
 // On Linux the script is started by a supervisor process: Run re-executes the
-// current binary (/proc/self/exe) with a marker in its environment, and
-// Supervise, called first thing in main (and in TestMain), turns that process
-// into the supervisor. The supervisor makes itself a child subreaper
-// (PR_SET_CHILD_SUBREAPER), so every descendant that is orphaned, including
-// daemons made with setsid, nohup or double forks, is re-parented to it. When
-// the script's main process has exited the supervisor finds every remaining
-// descendant in /proc, freezes them with SIGSTOP until the set is stable,
-// records their pid and command line as leftovers, kills them with SIGKILL and
-// reaps them; Run returns only after that, so no descendant can write into the
-// workspace afterwards. The supervisor dies with the gate (it receives SIGTERM
-// through the parent-death signal and then tears the tree down), and the
-// script's main process dies with the supervisor.
+// current binary (/proc/self/exe) as "diffgate-supervisor", in a session of
+// its own, and Supervise, called first thing in main (and in TestMain), turns
+// that process into the supervisor. It is recognised by its argv[0] and by
+// its fd 3, a pipe whose other end its parent holds; no environment variable
+// plays a part. Its own standard output and error go to a diagnostics pipe
+// (Result.Diagnostics); the script's streams come to it as fds 4 and 5, so
+// nothing the supervisor process prints is taken for the script's output.
+//
+// The supervisor makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so
+// every descendant that is orphaned, including daemons made with setsid, nohup
+// or double forks, is re-parented to it. When the script's main process has
+// exited the supervisor finds every remaining descendant in /proc (a process
+// is alive while any of its threads is: one whose main thread called
+// pthread_exit is a zombie in its stat but not gone), freezes them with
+// SIGSTOP until the set is stable, records their pid and command line as
+// leftovers, kills them with SIGKILL and reaps them until it has no child
+// left. The supervisor dies with the gate (it receives SIGTERM through the
+// parent-death signal and then tears the tree down), and the script's main
+// process dies with the supervisor.
+//
+// The gate (the process inside Run) does not depend on the supervisor
+// surviving the script. When a cgroup v2 directory can be created below its
+// own cgroup it starts the supervisor inside a fresh one (CLONE_INTO_CGROUP)
+// and, once the supervisor is gone, freezes what is left in it, records it
+// and kills it (cgroup.kill). Otherwise it relies on being a child subreaper
+// itself while a run is in progress: the orphans of a killed supervisor are
+// re-parented to the gate, which finds them among its children (those
+// outside its own process group, which the supervisor's session keeps the
+// script from joining, started after the supervisor) and kills them with
+// their descendants. A supervisor that stops is reported to the gate by
+// waitid(WSTOPPED) on its pidfd; the gate then kills it and the whole tree.
+// Either way Result.SupervisorLost says so, and Result.Mechanism says which
+// mechanism held the tree. Run returns only once every process of the tree
+// has been reaped, so none can write into the workspace afterwards. Output is
+// read until the tree is dead and then for at most drainLimit, however much
+// a process that escaped with the pipe writes.
+//
+// While a run is in progress, the gate names one of its threads
+// "diffgate-gate", and the supervisor names its own "diffgate-super":
+// InGatedRun finds them among the ancestors of the calling process.
 //
 // Fallbacks: on other Unix systems (macOS) there is no supervisor; the script
 // runs in its own process group, signals go to the whole group (kill(-pgid)),
