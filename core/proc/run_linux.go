@@ -378,21 +378,28 @@ func killedBySignal(err error) bool {
 	return false
 }
 
-// supervisorEnv is the environment of the supervisor process: ours (the
-// supervisor is recognised by its argv[0] and its inherited report pipe, see
-// isSupervisorProcess, not by a variable a user could set). In binaries built with -race the race runtime sleeps a second before
-// exiting; the supervisor has nothing to wait for, so that is turned off.
+// supervisorEnv is the environment of the supervisor process itself (the
+// script gets Spec.Env): ours, with two changes. In binaries built with -race
+// the race runtime sleeps a second before exiting; the supervisor has nothing
+// to wait for, so that is turned off. And the locale is C.UTF-8, which is
+// always there: a package initialiser of the program (GTK in the desktop app)
+// warns about a locale that is not installed. The supervisor is recognised by
+// its argv[0] and its report pipe (isSupervisorProcess), not by a variable a
+// user could set.
 func supervisorEnv() []string {
-	env := os.Environ()
 	race := "atexit_sleep_ms=0"
-	for i, kv := range env {
+	env := make([]string, 0, len(os.Environ())+2)
+	for _, kv := range os.Environ() {
 		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
-			env = append(env[:i:i], env[i+1:]...)
 			race = strings.TrimSpace(v + " " + race)
-			break
+			continue
 		}
+		if strings.HasPrefix(kv, "LC_ALL=") {
+			continue
+		}
+		env = append(env, kv)
 	}
-	return append(env, "GORACE="+race)
+	return append(env, "GORACE="+race, "LC_ALL=C.UTF-8")
 }
 
 // describeWait turns the supervisor's wait error into a short text.
