@@ -4,11 +4,14 @@ package snapshot
 
 import (
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 )
+
+var errNotDir = errors.New("not a directory")
 
 // dirHandle is an open directory, reached by path on platforms without
 // *at system calls (Windows): portable, slower, same results.
@@ -24,6 +27,46 @@ func openDir(abs string) (dirHandle, error) {
 	}
 	return dirHandle{f: f, abs: abs}, nil
 }
+
+// openRoot opens the directory at abs, recording its own metadata in self
+// (from Lstat: a root that is a symlink is not followed).
+func openRoot(abs string, self *Entry) (dirHandle, error) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return dirHandle{}, err
+	}
+	fillInfo(self, fi)
+	if self.Type == Symlink {
+		self.Target, _ = os.Readlink(abs)
+	}
+	if !fi.IsDir() {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: abs, Err: errNotDir}
+	}
+	return openDir(abs)
+}
+
+// openSub opens the subdirectory name of d, refusing a symlink.
+func (d dirHandle) openSub(name string) (dirHandle, error) {
+	p := filepath.Join(d.abs, name)
+	if fi, err := os.Lstat(p); err != nil {
+		return dirHandle{}, err
+	} else if !fi.IsDir() {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: p, Err: errNotDir}
+	}
+	return openDir(p)
+}
+
+// stat records the open directory's own metadata in e.
+func (d dirHandle) stat(e *Entry) error {
+	fi, err := d.f.Stat()
+	if err != nil {
+		return err
+	}
+	fillInfo(e, fi)
+	return nil
+}
+
+func (d dirHandle) xattrs(e *Entry, sc *scratch) {}
 
 func (d dirHandle) close() { d.f.Close() }
 
@@ -70,9 +113,21 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 	}
 	defer f.Close()
 	sc.h.Reset()
-	n, err := io.CopyBuffer(sc.h, io.LimitReader(f, e.Size), sc.buf)
-	if err != nil {
-		return n, err
+	var n int64
+	for n < e.Size {
+		if sc.stop != nil && sc.stop.Load() {
+			return n, errStopped
+		}
+		k, err := f.Read(sc.buf[:min(int64(len(sc.buf)), e.Size-n)])
+		sc.h.Write(sc.buf[:k])
+		n += int64(k)
+		sc.progress(int64(k))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
 	}
 	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
 	if keep != nil && n <= keepMax && n <= int64(len(sc.buf)) {

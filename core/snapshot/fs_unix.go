@@ -17,20 +17,69 @@ type dirHandle struct {
 	fd int
 }
 
-func openDir(abs string) (dirHandle, error) {
+const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+// openRoot opens the directory at abs without following a symlink in its
+// last component and records its own metadata in self: from fstat when it
+// opens, from lstat when it does not (a symlink, a file, a locked directory).
+func openRoot(abs string, self *Entry) (dirHandle, error) {
+	fd, err := retry(func() (int, error) { return unix.Open(abs, dirFlags, 0) })
+	if err != nil {
+		var st unix.Stat_t
+		if lerr := unix.Lstat(abs, &st); lerr == nil {
+			fill(self, &st)
+			if self.Type == Symlink {
+				buf := make([]byte, 4096)
+				if n, rerr := unix.Readlink(abs, buf); rerr == nil {
+					self.Target = string(buf[:n])
+				}
+			}
+		}
+		return dirHandle{}, &fs.PathError{Op: "open", Path: abs, Err: err}
+	}
+	d := dirHandle{fd: fd}
+	if err := d.stat(self); err != nil {
+		d.close()
+		return dirHandle{}, err
+	}
+	return d, nil
+}
+
+// openSub opens the subdirectory name relative to d, never following a
+// symlink: a directory swapped for a link mid-walk fails to open (ELOOP or
+// ENOTDIR) instead of redirecting the walk, and no absolute path is ever
+// built, so depth is not limited by PATH_MAX.
+func (d dirHandle) openSub(name string) (dirHandle, error) {
+	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, dirFlags, 0) })
+	if err != nil {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return dirHandle{fd: fd}, nil
+}
+
+func retry(f func() (int, error)) (int, error) {
 	for {
-		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
+		fd, err := f()
+		if err != unix.EINTR {
+			return fd, err
 		}
-		if err != nil {
-			return dirHandle{}, &fs.PathError{Op: "open", Path: abs, Err: err}
-		}
-		return dirHandle{fd: fd}, nil
 	}
 }
 
 func (d dirHandle) close() { unix.Close(d.fd) }
+
+// stat records the open directory's own metadata in e.
+func (d dirHandle) stat(e *Entry) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return &fs.PathError{Op: "fstat", Path: e.Path, Err: err}
+	}
+	fill(e, &st)
+	return nil
+}
+
+// xattrs records the open directory's extended attributes in e.
+func (d dirHandle) xattrs(e *Entry, sc *scratch) { readXattrs(d.fd, e, sc) }
 
 func (d dirHandle) lstat(name string, e *Entry) error {
 	var st unix.Stat_t
@@ -64,12 +113,19 @@ func (d dirHandle) readlink(name string) (string, error) {
 
 // hashFile opens name without following symlinks or blocking (a FIFO swapped
 // in cannot hang the walk), fstats it into e and, if it is a regular file of
-// at most maxSize bytes (any size when maxSize < 0), hashes its content.
+// at most maxSize bytes (any size when maxSize < 0), hashes its content. A
+// file that cannot be opened (no read permission) still gets its metadata,
+// from lstat, so only its content is unknown.
 func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
 	fd, err := openat(d.fd, name)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENXIO || err == unix.EWOULDBLOCK {
 			return 0, errNotRegular
+		}
+		if e.Ino == 0 {
+			if lerr := d.lstat(name, e); lerr == nil && e.Type != File {
+				return 0, errNotRegular
+			}
 		}
 		return 0, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -85,6 +141,14 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 	if maxSize >= 0 && e.Size > maxSize {
 		return 0, errTooBig
 	}
+	if sc.xattr {
+		readXattrs(fd, e, sc)
+	}
+	// A file with fewer blocks than its size has holes (or is compressed,
+	// or inline): hash its data and zero runs separately.
+	if st.Size > int64(len(sc.buf)) && st.Blocks*512 < st.Size {
+		return hashSparse(fd, name, e, sc)
+	}
 	return readHash(fd, name, e, sc, keepMax, keep)
 }
 
@@ -92,24 +156,13 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 // is read is recorded as that prefix; the next snapshot sees the rest).
 func readHash(fd int, name string, e *Entry, sc *scratch, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
 	sc.h.Reset()
-	var total int64
-	reads := 0
-	for total < e.Size {
-		n, err := unix.Read(fd, sc.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return total, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n == 0 {
-			e.Size = total
-			e.Err = "shrank during the walk"
-			break
-		}
-		reads++
-		sc.h.Write(sc.buf[:n])
-		total += int64(n)
+	total, reads, err := sc.readInto(fd, name, e, e.Size)
+	if err != nil {
+		return total, err
+	}
+	if total < e.Size {
+		e.Size = total
+		e.Err = "shrank during the walk"
 	}
 	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
 	if keep != nil && reads <= 1 && total <= keepMax {
@@ -118,13 +171,85 @@ func readHash(fd int, name string, e *Entry, sc *scratch, keepMax int64, keep fu
 	return total, nil
 }
 
-func openat(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		if err != unix.EINTR {
-			return fd, err
+// readInto hashes up to n bytes read from fd's current offset; it stops
+// early at end of file, and with errStopped when the walk is cancelled.
+func (sc *scratch) readInto(fd int, name string, e *Entry, n int64) (total int64, reads int, err error) {
+	for total < n {
+		if sc.stop != nil && sc.stop.Load() {
+			return total, reads, errStopped
 		}
+		b := sc.buf
+		if rest := n - total; rest < int64(len(b)) {
+			b = b[:rest]
+		}
+		k, err := unix.Read(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return total, reads, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if k == 0 {
+			break
+		}
+		reads++
+		sc.h.Write(b[:k])
+		total += int64(k)
+		sc.progress(int64(k))
 	}
+	return total, reads, nil
+}
+
+// hashSparse hashes a file with holes: data regions (SEEK_DATA/SEEK_HOLE)
+// are read, holes are fed to the hash from a shared zero buffer without
+// reading them. The digest is the SHA-256 of the full content, as readHash
+// would compute it.
+func hashSparse(fd int, name string, e *Entry, sc *scratch) (int64, error) {
+	sc.h.Reset()
+	var pos, read int64
+	for pos < e.Size {
+		data, err := unix.Seek(fd, pos, unix.SEEK_DATA)
+		if err == unix.ENXIO { // no data after pos: the rest is a hole
+			data = e.Size
+		} else if err != nil {
+			return read, &fs.PathError{Op: "lseek", Path: name, Err: err}
+		}
+		data = min(data, e.Size)
+		if err := sc.zeros(data - pos); err != nil {
+			return read, err
+		}
+		pos = data
+		if pos >= e.Size {
+			break
+		}
+		hole, err := unix.Seek(fd, pos, unix.SEEK_HOLE)
+		if err != nil {
+			return read, &fs.PathError{Op: "lseek", Path: name, Err: err}
+		}
+		hole = min(hole, e.Size)
+		if _, err := unix.Seek(fd, pos, unix.SEEK_SET); err != nil {
+			return read, &fs.PathError{Op: "lseek", Path: name, Err: err}
+		}
+		n, _, err := sc.readInto(fd, name, e, hole-pos)
+		read += n
+		if err != nil {
+			return read, err
+		}
+		if n < hole-pos {
+			e.Size = pos + n
+			e.Err = "shrank during the walk"
+			break
+		}
+		pos = hole
+	}
+	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	return read, nil
+}
+
+func openat(dirfd int, name string) (int, error) {
+	return retry(func() (int, error) {
+		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	})
 }
 
 func fill(e *Entry, st *unix.Stat_t) {

@@ -32,6 +32,8 @@ type entryJSON struct {
 	Ino       uint64 `json:"ino,omitempty"`
 	Rdev      uint64 `json:"rdev,omitempty"`
 	Err       string `json:"error,omitempty"`
+	Xattr     string `json:"xattr,omitempty"`
+	Caps      string `json:"caps,omitempty"`
 }
 
 // EncodeString returns s as JSON-safe text and, when s is not valid UTF-8,
@@ -57,7 +59,7 @@ func DecodeString(text, b64 string) (string, error) {
 
 func (e *Entry) toJSON(withPath bool) entryJSON {
 	j := entryJSON{Type: e.Type, Size: e.Size, SHA256: e.SHA256, MTime: e.MTime, CTime: e.CTime,
-		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err}
+		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err, Xattr: e.Xattr, Caps: e.Caps}
 	if withPath {
 		j.Path, j.PathB64 = EncodeString(e.Path)
 	}
@@ -74,7 +76,7 @@ func (e *Entry) toJSON(withPath bool) entryJSON {
 
 func (j *entryJSON) toEntry() (Entry, error) {
 	e := Entry{Type: j.Type, Size: j.Size, SHA256: j.SHA256, MTime: j.MTime, CTime: j.CTime,
-		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, UID: -1, GID: -1}
+		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, Xattr: j.Xattr, Caps: j.Caps, UID: -1, GID: -1}
 	var err error
 	if e.Path, err = DecodeString(j.Path, j.PathB64); err != nil {
 		return e, err
@@ -123,6 +125,7 @@ type manifestJSON struct {
 	Schema    string      `json:"schema"`
 	Root      string      `json:"root"`
 	CreatedAt time.Time   `json:"created_at"`
+	Self      *Entry      `json:"self,omitempty"`
 	Entries   []entryJSON `json:"entries"`
 }
 
@@ -136,7 +139,8 @@ func (m *Manifest) Write(w io.Writer) error {
 		Schema    string    `json:"schema"`
 		Root      string    `json:"root"`
 		CreatedAt time.Time `json:"created_at"`
-	}{Schema, m.Root, m.CreatedAt})
+		Self      *Entry    `json:"self,omitempty"`
+	}{Schema, m.Root, m.CreatedAt, m.Self})
 	if err != nil {
 		return err
 	}
@@ -223,6 +227,8 @@ func appendEntry(b []byte, e *Entry) []byte {
 		}
 	}
 	str("error", e.Err)
+	str("xattr", e.Xattr)
+	str("caps", e.Caps)
 	return append(b, '}')
 }
 
@@ -327,7 +333,10 @@ func Parse(data []byte) (*Manifest, error) {
 	if mj.Schema != Schema {
 		return nil, fmt.Errorf("%w: schema %q, want %q", ErrFormat, mj.Schema, Schema)
 	}
-	m := &Manifest{Root: mj.Root, CreatedAt: mj.CreatedAt, Entries: make([]Entry, 0, len(mj.Entries))}
+	m := &Manifest{Root: mj.Root, CreatedAt: mj.CreatedAt, Self: mj.Self, Entries: make([]Entry, 0, len(mj.Entries))}
+	if m.Self != nil {
+		m.Self.Path = "."
+	}
 	for i := range mj.Entries {
 		e, err := mj.Entries[i].toEntry()
 		if err != nil {

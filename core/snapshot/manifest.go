@@ -63,9 +63,32 @@ type Entry struct {
 	Target string
 	// Rdev is the device number of a device node.
 	Rdev uint64
-	// Err is a problem met while recording this entry (the walk went on).
+	// Err is a problem met while recording this entry (the walk went on):
+	// what it names (a file's content, a directory's listing) is unknown.
 	Err string
+	// Xattr summarises the extended attributes (ACLs, capabilities, user
+	// attributes): their names, comma-separated, then "#" and a digest of
+	// names and values; XattrNone when there are none; "" when they were not
+	// recorded (seed manifests, other platforms, reused hashes whose prior
+	// did not record them).
+	Xattr string
+	// Caps is the raw security.capability attribute, hex ("" when none).
+	Caps string
 }
+
+// XattrNone is Entry.Xattr for an entry recorded without extended attributes.
+const XattrNone = "-"
+
+// capabilityXattr is the extended attribute holding file capabilities.
+const capabilityXattr = "security.capability"
+
+// Unreadable reports whether the gate could not fully record e: its
+// content (a file) or what lies below it (a directory) is unknown.
+func (e *Entry) Unreadable() bool { return e.Err != "" }
+
+// Hides reports whether what lies below e is unknown: a directory that could
+// not be opened or listed, or an entry whose type is unknown.
+func (e *Entry) Hides() bool { return e.Err != "" && e.Type != File && e.Type != Symlink }
 
 // ModeString returns the permission bits as four octal digits, e.g. "0644".
 func (e *Entry) ModeString() string { return fmt.Sprintf("%04o", e.Perm) }
@@ -91,6 +114,9 @@ type Manifest struct {
 	CreatedAt time.Time
 	// Entries lists every entry below Root (Root itself excluded), sorted by Path.
 	Entries []Entry
+	// Self is the root's own entry (Path "."): type, mode, owner. nil for
+	// seed manifests and manifests written before it was recorded.
+	Self *Entry
 	// Seed is true for a manifest read from the seed's snapshot.py format:
 	// only regular files, only path, size and SHA-256 are known.
 	Seed bool
@@ -113,9 +139,12 @@ func (m *Manifest) Lookup(path string) *Entry {
 	return nil
 }
 
-// Errors returns the entries that carry a per-entry error.
+// Errors returns the entries that carry a per-entry error, the root first.
 func (m *Manifest) Errors() []Entry {
 	var out []Entry
+	if m.Self != nil && m.Self.Err != "" {
+		out = append(out, *m.Self)
+	}
 	for _, e := range m.Entries {
 		if e.Err != "" {
 			out = append(out, e)

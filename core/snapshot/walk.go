@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -52,6 +51,17 @@ type Options struct {
 	// Exclude, if set, is called with each entry's relative path; returning
 	// true leaves the entry (and, for a directory, everything below it) out.
 	Exclude func(rel string) bool
+	// KeepRoot takes root as it is: a root that is a symlink is recorded as
+	// one (Manifest.Self), never followed, and a root that is not a
+	// directory or cannot be opened or listed is recorded with an error
+	// instead of failing Take. Only a missing root is still an error.
+	KeepRoot bool
+	// Partial makes a cancelled walk return what it recorded: the
+	// directories it did not finish and the files it did not hash carry an
+	// error ("not walked: cancelled", "not hashed: timed out").
+	Partial bool
+	// NoXattr skips extended attributes.
+	NoXattr bool
 }
 
 // bigFile is the size above which a file is hashed as its own job, so large
@@ -65,6 +75,9 @@ const bufSize = 256 << 10
 // ErrRoot is wrapped by Take when the root cannot be walked at all.
 var ErrRoot = errors.New("cannot snapshot")
 
+// errStopped is returned by a hash cut short because the walk was cancelled.
+var errStopped = errors.New("stopped")
+
 // defaultWorkers is the number of walking goroutines when Options.Workers is
 // 0. With a warm page cache every system call returns at once and the walk
 // is CPU-bound, so one goroutine per core plus a few to cover the moments a
@@ -76,35 +89,49 @@ func defaultWorkers() int {
 }
 
 // Take walks root and returns its manifest. Only a missing or unreadable root
-// is an error; problems with single entries are recorded in Entry.Err.
+// is an error (with Options.KeepRoot, only a missing one); problems with
+// single entries are recorded in Entry.Err.
+//
+// Every directory is opened relative to its parent's descriptor with
+// O_NOFOLLOW|O_DIRECTORY: a directory swapped for a symlink mid-walk is not
+// followed, and depth is not limited by PATH_MAX.
 func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	abs, err := filepath.Abs(root)
-	if err == nil {
+	if err == nil && !opt.KeepRoot {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
 	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
-	}
 	// The root is listed here, not by a worker, so that a root that cannot
 	// be read is an error of Take rather than an entry's.
+	self := &Entry{Path: ".", UID: -1, GID: -1}
+	start := time.Now()
 	sc := newScratch()
-	d, err := openDir(abs)
-	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+	d, err := openRoot(abs, self)
+	if err == nil {
+		if err = d.list(sc); err != nil {
+			d.close()
+			self.Err = "cannot list directory: " + describe(err)
+		}
+	} else if self.Type != "" {
+		self.Err = "cannot open directory: " + describe(err)
+		if self.Type != Dir {
+			self.Err = "not a directory"
+		}
 	}
-	if err := d.list(sc); err != nil {
-		d.close()
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+	if err != nil {
+		if !opt.KeepRoot || self.Type == "" {
+			if self.Type != "" && self.Type != Dir {
+				return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
+			}
+			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+		}
+		// KeepRoot: the root is recorded as it is, nothing below it is known.
+		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
 	}
 
-	w := &walker{ctx: ctx, root: abs, opt: opt, start: time.Now()}
+	w := &walker{ctx: ctx, root: abs, opt: opt, start: start, xattr: xattrSupported && !opt.NoXattr}
 	if p := opt.Prior; p != nil && len(p.Entries) > 0 && !p.Seed {
 		g := opt.Granularity
 		if g == 0 {
@@ -140,15 +167,27 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 			w.work()
 		}()
 	}
-	w.listDir(job{abs: abs, node: top}, d, sc)
-	d.close()
+	if w.xattr {
+		d.xattrs(self, sc)
+	}
+	sc.stop = &w.stopped
+	ref := &dirRef{d: d}
+	ref.refs.Store(1)
+	w.listDir(job{node: top, self: self}, ref, sc)
+	ref.release()
 	w.done()
 	wg.Wait()
 	stopTicker()
-	if err := ctx.Err(); err != nil {
+	// Jobs left in the queue by a cancelled walk: release their
+	// directories, and say what they leave unknown.
+	for _, j := range w.queue {
+		w.abandon(j)
+	}
+	w.queue = nil
+	if err := ctx.Err(); err != nil && !opt.Partial {
 		return nil, err
 	}
-	m := &Manifest{Root: abs, CreatedAt: w.start}
+	m := &Manifest{Root: abs, CreatedAt: w.start, Self: self}
 	if w.arena != nil && !w.arenaMiss.Load() {
 		m.Entries = w.gather(top)
 		arenaWalks.Add(1)
@@ -160,6 +199,41 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 		m.Sort()
 	}
 	return m, nil
+}
+
+// stopCause says why a walk stopped early, for the entries it leaves unknown.
+func (w *walker) stopCause() string {
+	if errors.Is(w.ctx.Err(), context.DeadlineExceeded) {
+		return "timed out"
+	}
+	return "cancelled"
+}
+
+// abandon releases a job the walk will not run and, for a partial
+// manifest, marks what it leaves unknown.
+func (w *walker) abandon(j job) {
+	if j.file != nil {
+		j.file.Err = "not hashed: " + w.stopCause()
+	} else if j.self != nil {
+		j.self.Err = "not walked: " + w.stopCause()
+	}
+	j.dir.release()
+}
+
+// dirRef is an open directory shared by the jobs that need it: its
+// subdirectories (opened relative to it) and its big files. The last
+// release closes it.
+type dirRef struct {
+	d    dirHandle
+	refs atomic.Int32
+}
+
+func (r *dirRef) hold() *dirRef { r.refs.Add(1); return r }
+
+func (r *dirRef) release() {
+	if r != nil && r.refs.Add(-1) == 0 {
+		r.d.close()
+	}
 }
 
 // newEntries returns an empty slice with room for n entries, its memory
@@ -405,14 +479,17 @@ func (m *Manifest) sorted() bool {
 
 // job is a directory to list, or (file set) one big file to hash.
 type job struct {
-	abs, rel string
+	// dir is the directory holding name: the subdirectory to list or the
+	// big file to hash. The job holds a reference to it.
+	dir  *dirRef
+	name string
+	rel  string
 	// node receives a directory's listing; self is the directory's own
-	// entry in its parent (nil for the root).
+	// entry in its parent.
 	node *node
 	self *Entry
-	// file is a big file's entry; abs is then its directory and name its name.
+	// file is a big file's entry.
 	file *Entry
-	name string
 }
 
 type walker struct {
@@ -423,6 +500,7 @@ type walker struct {
 	cutoff  int64
 	prior   []Entry
 	stopped atomic.Bool
+	xattr   bool
 
 	// arena, when the size of the tree can be guessed (from a prior
 	// manifest), holds every entry the walk records; arenaUsed counts the
@@ -510,6 +588,38 @@ type scratch struct {
 	ents  []dirent
 	// slab is what is left of the block entries are taken from.
 	slab []Entry
+	// stop, when set, cuts a running hash short; live, when set, receives
+	// hashed byte counts as they are read (a big file's progress).
+	stop *atomic.Bool
+	live *atomic.Int64
+	// xattr asks hashFile to record extended attributes; xbuf is their list.
+	xattr bool
+	xbuf  []byte
+}
+
+// zeroBuf is fed to the hash for the holes of sparse files: zeros are
+// hashed, never read.
+var zeroBuf [256 << 10]byte
+
+// zeros feeds n zero bytes to the hash.
+func (sc *scratch) zeros(n int64) error {
+	for n > 0 {
+		if sc.stop != nil && sc.stop.Load() {
+			return errStopped
+		}
+		k := min(n, int64(len(zeroBuf)))
+		sc.h.Write(zeroBuf[:k])
+		n -= k
+		sc.progress(k)
+	}
+	return nil
+}
+
+// progress reports n more bytes hashed of a big file.
+func (sc *scratch) progress(n int64) {
+	if sc.live != nil {
+		sc.live.Add(n)
+	}
 }
 
 // dirent is one listed name, names[off:off+n] of the lister's scratch.
@@ -531,45 +641,68 @@ func (sc *scratch) add(name []byte, reg bool) {
 
 func (w *walker) work() {
 	sc := newScratch()
+	sc.stop = &w.stopped
+	sc.xattr = w.xattr
 	for {
 		j, ok := w.next()
 		if !ok {
 			return
 		}
-		if !w.stopped.Load() {
-			if j.file != nil {
-				w.hashBig(j, sc)
-			} else if d, err := openDir(j.abs); err != nil {
-				// The directory was recorded by its parent; note the problem there.
-				j.self.Err = "cannot open directory: " + oneLine(err)
-			} else {
-				if err := d.list(sc); err != nil {
-					j.self.Err = "cannot list directory: " + oneLine(err)
-				}
-				w.listDir(j, d, sc)
-				d.close()
-			}
+		switch {
+		case w.stopped.Load():
+			w.abandon(j)
+			w.done()
+			continue
+		case j.file != nil:
+			w.hashBig(j, sc)
+		default:
+			w.walkDir(j, sc)
 		}
+		j.dir.release()
 		w.done()
 	}
 }
 
+// walkDir opens, lists and records a subdirectory.
+func (w *walker) walkDir(j job, sc *scratch) {
+	d, err := j.dir.d.openSub(j.name)
+	if err != nil {
+		// The directory was recorded by its parent; note the problem there.
+		j.self.Err = "cannot open directory: " + describe(err)
+		return
+	}
+	// Record what was opened (a directory swapped for another between the
+	// parent's lstat and this open is described as listed).
+	if err := d.stat(j.self); err != nil {
+		j.self.Err = "cannot open directory: " + describe(err)
+		d.close()
+		return
+	}
+	if w.xattr {
+		d.xattrs(j.self, sc)
+	}
+	ref := &dirRef{d: d}
+	ref.refs.Store(1)
+	if err := d.list(sc); err != nil {
+		j.self.Err = "cannot list directory: " + describe(err)
+	}
+	w.listDir(j, ref, sc)
+	ref.release()
+}
+
 // hashBig hashes one large file queued as its own job.
 func (w *walker) hashBig(j job, sc *scratch) {
-	d, err := openDir(j.abs)
-	if err != nil {
-		j.file.Err = oneLine(err)
-	} else {
-		w.hashEntry(d, j.name, j.file, sc, -1)
-		d.close()
-	}
+	sc.live = &w.bytes
+	w.hashEntry(j.dir.d, j.name, j.file, sc, -1)
+	sc.live = nil
 	w.entries.Add(1)
 }
 
 // listDir records the entries d's listing (in sc) names into j.node,
 // hashing small regular files on the way and queuing subdirectories and big
-// files as jobs.
-func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
+// files as jobs (each holding a reference to d).
+func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
+	d := ref.d
 	n := j.node
 	n.entries, n.base = w.alloc(sc, len(sc.ents)) // never grown: jobs point into it
 	prefix := ""
@@ -580,6 +713,9 @@ func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
 	var recorded, hashed int64
 	for _, de := range sc.ents {
 		if w.stopped.Load() {
+			if w.opt.Partial && j.self.Err == "" {
+				j.self.Err = "listing cut short: " + w.stopCause()
+			}
 			break
 		}
 		rel := prefix + string(sc.names[de.off:de.off+de.n])
@@ -612,14 +748,14 @@ func (w *walker) listDir(j job, d dirHandle, sc *scratch) {
 			w.readlink(d, name, e)
 		}
 		if deferred {
-			w.push(job{abs: j.abs, name: name, file: e})
+			w.push(job{dir: ref.hold(), name: name, file: e})
 			continue
 		}
 		recorded++
 		if e.Type == Dir && e.Err == "" {
 			kid := &node{}
 			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
-			w.push(job{abs: j.abs + string(filepath.Separator) + name, rel: rel, node: kid, self: e})
+			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e})
 		}
 	}
 	n.sortOrder(len(prefix))
@@ -657,6 +793,9 @@ func (w *walker) reuse(e *Entry, prior []Entry) bool {
 		return false
 	}
 	e.SHA256 = p.SHA256
+	// Setting an attribute changes ctime too: the prior's record of them
+	// (if it has one) still holds.
+	e.Xattr, e.Caps = p.Xattr, p.Caps
 	return true
 }
 
@@ -670,11 +809,11 @@ func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxS
 		keep = w.opt.Keep
 	}
 	n, err := d.hashFile(name, e, sc, maxSize, w.opt.KeepMax, keep)
-	if maxSize < 0 {
-		w.bytes.Add(n)
-	}
 	switch {
 	case err == nil:
+	case errors.Is(err, errStopped):
+		e.SHA256 = ""
+		e.Err = "not hashed: " + w.stopCause()
 	case errors.Is(err, errTooBig):
 		return true, n
 	case errors.Is(err, errNotRegular):
@@ -690,7 +829,7 @@ func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxS
 		if e.Type == "" {
 			e.Type = File
 		}
-		e.Err = describe(err)
+		e.Err = "cannot read: " + describe(err)
 	}
 	return false, n
 }

@@ -1,0 +1,73 @@
+package snapshot
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// xattrSupported says whether the walk records extended attributes.
+const xattrSupported = true
+
+// readXattrs records the extended attributes of the open file fd in e
+// (Entry.Xattr, and Entry.Caps for security.capability). One flistxattr
+// call when there are none, the common case; nothing is recorded when the
+// list cannot be read (Xattr stays "", unknown).
+func readXattrs(fd int, e *Entry, sc *scratch) {
+	if sc.xbuf == nil {
+		sc.xbuf = make([]byte, 1024)
+	}
+	var n int
+	var err error
+	for {
+		n, err = unix.Flistxattr(fd, sc.xbuf)
+		if err == unix.ERANGE {
+			sc.xbuf = make([]byte, 2*len(sc.xbuf))
+			continue
+		}
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.ENOTSUP || err == nil && n == 0:
+		e.Xattr = XattrNone
+		return
+	case err != nil:
+		return
+	}
+	names := strings.Split(strings.TrimRight(string(sc.xbuf[:n]), "\x00"), "\x00")
+	slices.Sort(names)
+	h := sha256.New()
+	val := make([]byte, 256)
+	for _, name := range names {
+		var v []byte
+		for {
+			k, err := unix.Fgetxattr(fd, name, val)
+			if err == unix.ERANGE {
+				val = make([]byte, 2*len(val))
+				continue
+			}
+			if err == nil {
+				v = val[:k]
+			}
+			break
+		}
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(v)
+		h.Write([]byte{0})
+		if name == capabilityXattr {
+			e.Caps = hex.EncodeToString(v)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.Join(names, ","))
+	b.WriteByte('#')
+	b.WriteString(hex.EncodeToString(h.Sum(nil)[:8]))
+	e.Xattr = b.String()
+}
