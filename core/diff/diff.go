@@ -5,6 +5,7 @@
 package diff
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"path"
 	"strings"
@@ -32,6 +33,7 @@ const (
 	TypeA   Aspect = "type"
 	Target  Aspect = "target"
 	Owner   Aspect = "owner"
+	Xattr   Aspect = "xattr"
 )
 
 // Risk names a finding that only an allow entry naming it can silence.
@@ -43,10 +45,11 @@ const (
 	SymlinkEscape Risk = "symlink-escape"
 	Setuid        Risk = "setuid"
 	SpecialFile   Risk = "special-file"
+	Capability    Risk = "capability"
 )
 
 // Risks lists every risk name.
-var Risks = []Risk{SymlinkEscape, Setuid, SpecialFile}
+var Risks = []Risk{SymlinkEscape, Setuid, SpecialFile, Capability}
 
 // Change is one changed path. Allowed, Rule and TextDiff are filled in by
 // later stages (policy, report); Compare leaves them empty.
@@ -90,33 +93,61 @@ type Options struct {
 	Root string
 }
 
-// Compare lists the changes from before to after, sorted by path. If either
-// manifest is in the seed's format, both are compared as the seed does:
-// regular files only, by size and SHA-256.
+// RootPath is the path of a change to the workspace root itself.
+const RootPath = "."
+
+// Compare lists the changes from before to after, sorted by path, a change
+// to the workspace root itself (path ".") first. If either manifest is in
+// the seed's format, both are compared as the seed does: regular files
+// only, by size and SHA-256.
+//
+// What the gate could not read is not a change: an entry whose content is
+// unknown is never called changed or unchanged in content (Unreadable lists
+// it), and nothing below a directory the after-snapshot could not open is
+// called removed.
 func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 	seed := before.Seed || after.Seed
 	b, a := before.Entries, after.Entries
 	if seed {
 		b, a = filesOnly(b), filesOnly(a)
 	}
+	root := opt.Root
+	if root == "" {
+		root = after.Root
+	}
+	rb, ra := &resolver{m: before, root: root}, &resolver{m: after, root: root}
 	var out []Change
+	if !seed {
+		if c, ok := compareRoot(before.Self, after.Self); ok {
+			out = append(out, c)
+		}
+	}
+	hidden := hiddenDirs(after)
 	var keep copier
-	i, j := 0, 0
+	var i, j int
 	for i < len(b) || j < len(a) {
 		switch {
 		case j >= len(a) || (i < len(b) && b[i].Path < a[j].Path):
-			out = append(out, newChange(b[i].Path, Removed, keep.copy(&b[i]), nil))
+			if !hidden.covers(b[i].Path) {
+				out = append(out, newChange(b[i].Path, Removed, keep.copy(&b[i]), nil))
+			}
 			i++
 		case i >= len(b) || a[j].Path < b[i].Path:
 			c := newChange(a[j].Path, Added, nil, &a[j])
-			c.Risk = riskOf(nil, &a[j], opt.Root)
+			c.Risk = riskOf(nil, &a[j], ra)
 			out = append(out, c)
 			j++
 		default:
 			if aspects := compareEntries(&b[i], &a[j], seed); len(aspects) > 0 {
 				c := newChange(a[j].Path, Changed, keep.copy(&b[i]), &a[j])
 				c.Aspects = aspects
-				c.Risk = riskOf(&b[i], &a[j], opt.Root)
+				c.Risk = riskOf(&b[i], &a[j], ra)
+				out = append(out, c)
+			} else if !seed && a[j].Type == snapshot.Symlink && ra.escapes(a[j].Path, a[j].Target) && !rb.escapes(b[i].Path, b[i].Target) {
+				// The link did not change, what it resolves through did:
+				// it now leads outside.
+				c := newChange(a[j].Path, Changed, keep.copy(&b[i]), &a[j])
+				c.Risk = SymlinkEscape
 				out = append(out, c)
 			}
 			i++
@@ -139,6 +170,174 @@ func (k *copier) copy(e *snapshot.Entry) *snapshot.Entry {
 	}
 	k.buf = append(k.buf, *e)
 	return &k.buf[len(k.buf)-1]
+}
+
+// compareRoot compares the root's own entries (type, mode, owner).
+func compareRoot(b, a *snapshot.Entry) (Change, bool) {
+	switch {
+	case b == nil && a == nil:
+		return Change{}, false
+	case a == nil:
+		// The after-snapshot found no root: the workspace was removed.
+		return newChange(RootPath, Removed, b, nil), true
+	case b == nil:
+		return Change{}, false // an older manifest: nothing to compare
+	}
+	aspects := compareEntries(b, a, false)
+	if len(aspects) == 0 {
+		return Change{}, false
+	}
+	c := newChange(RootPath, Changed, b, a)
+	c.Aspects = aspects
+	if a.Type == snapshot.Symlink {
+		c.Risk = SymlinkEscape
+	} else {
+		c.Risk = riskOf(b, a, nil)
+	}
+	return c, true
+}
+
+// hidden is the set of directories below which the after-snapshot knows
+// nothing.
+type hidden map[string]bool
+
+func hiddenDirs(m *snapshot.Manifest) hidden {
+	var h hidden
+	if m.Self != nil && m.Self.Hides() {
+		return hidden{"": true}
+	}
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Hides() {
+			if h == nil {
+				h = hidden{}
+			}
+			h[e.Path] = true
+		}
+	}
+	return h
+}
+
+// covers reports whether p lies below a hidden directory.
+func (h hidden) covers(p string) bool {
+	if len(h) == 0 {
+		return false
+	}
+	if h[""] {
+		return true
+	}
+	for {
+		k := strings.LastIndexByte(p, '/')
+		if k < 0 {
+			return false
+		}
+		p = p[:k]
+		if h[p] {
+			return true
+		}
+	}
+}
+
+// Unknown is an entry the gate could not fully read, before or after the
+// run: a directory it could not open or list (what is below it is unknown),
+// a file it could not read (its content is unknown). It is a finding of its
+// own: the gate cannot vouch for it.
+type Unknown struct {
+	Path string `json:"path"`
+	// When is "before", "after" or "both".
+	When string `json:"when"`
+	// Reason is what went wrong, after the run if it went wrong then.
+	Reason string `json:"reason"`
+}
+
+// MarshalJSON adds path_b64 for a path that is not valid UTF-8.
+func (u Unknown) MarshalJSON() ([]byte, error) {
+	type alias Unknown
+	text, b64 := snapshot.EncodeString(u.Path)
+	a := alias(u)
+	a.Path = text
+	return json.Marshal(struct {
+		alias
+		PathB64 string `json:"path_b64,omitempty"`
+	}{a, b64})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (u *Unknown) UnmarshalJSON(b []byte) error {
+	type alias Unknown
+	var v struct {
+		alias
+		PathB64 string `json:"path_b64,omitempty"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	p, err := snapshot.DecodeString(v.Path, v.PathB64)
+	if err != nil {
+		return err
+	}
+	*u = Unknown(v.alias)
+	u.Path = p
+	return nil
+}
+
+// Line renders u as the CLI's "UNREADABLE path (reason)" line, the path
+// quoted by quote.
+func (u *Unknown) Line(quote func(string) string) string {
+	r := u.Reason
+	if u.When == "before" {
+		r = "before the run: " + r
+	}
+	return "UNREADABLE " + quote(u.Path) + " (" + r + ")"
+}
+
+// Unreadable lists the entries either manifest could not fully record,
+// sorted by path, the root first. Entries below a directory that is itself
+// unreadable on the same side are not listed again.
+func Unreadable(before, after *snapshot.Manifest) []Unknown {
+	var out []Unknown
+	add := func(b, a *snapshot.Entry) {
+		switch {
+		case b != nil && b.Unreadable() && a != nil && a.Unreadable():
+			out = append(out, Unknown{Path: a.Path, When: "both", Reason: a.Err})
+		case a != nil && a.Unreadable():
+			out = append(out, Unknown{Path: a.Path, When: "after", Reason: a.Err})
+		case b != nil && b.Unreadable():
+			out = append(out, Unknown{Path: b.Path, When: "before", Reason: b.Err})
+		}
+	}
+	if before.Seed || after.Seed {
+		return nil
+	}
+	add(before.Self, after.Self)
+	hb, ha := hiddenDirs(before), hiddenDirs(after)
+	b, a := before.Entries, after.Entries
+	var i, j int
+	for i < len(b) || j < len(a) {
+		switch {
+		case j >= len(a) || (i < len(b) && b[i].Path < a[j].Path):
+			if !hb.covers(b[i].Path) {
+				add(&b[i], nil)
+			}
+			i++
+		case i >= len(b) || a[j].Path < b[i].Path:
+			if !ha.covers(a[j].Path) {
+				add(nil, &a[j])
+			}
+			j++
+		default:
+			pb, pa := &b[i], &a[j]
+			if hb.covers(pb.Path) {
+				pb = nil
+			}
+			if ha.covers(pa.Path) {
+				pa = nil
+			}
+			add(pb, pa)
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 func newChange(p string, k Kind, before, after *snapshot.Entry) Change {
@@ -204,6 +403,11 @@ func compareEntries(b, a *snapshot.Entry, seed bool) []Aspect {
 		}
 		return nil
 	}
+	// A side whose metadata could not be read is unknown, not changed:
+	// Unreadable reports it.
+	if (b.Unreadable() && b.Type == snapshot.Unknown) || (a.Unreadable() && a.Type == snapshot.Unknown) {
+		return nil
+	}
 	var out []Aspect
 	if b.Type != a.Type {
 		out = append(out, TypeA)
@@ -214,7 +418,10 @@ func compareEntries(b, a *snapshot.Entry, seed bool) []Aspect {
 			out = append(out, Content)
 		}
 	case a.Type == snapshot.File:
-		if b.Size != a.Size || b.SHA256 != a.SHA256 || (b.Err != a.Err) {
+		// A file whose content could not be read on either side is
+		// compared by size only; equal sizes say nothing either way, and
+		// Unreadable reports the file.
+		if b.Size != a.Size || (b.SHA256 != a.SHA256 && !b.Unreadable() && !a.Unreadable()) {
 			out = append(out, Content)
 		}
 	case a.Type == snapshot.Block || a.Type == snapshot.Char:
@@ -231,14 +438,18 @@ func compareEntries(b, a *snapshot.Entry, seed bool) []Aspect {
 	if b.UID >= 0 && a.UID >= 0 && (b.UID != a.UID || b.GID != a.GID) {
 		out = append(out, Owner)
 	}
+	if b.Xattr != "" && a.Xattr != "" && b.Xattr != a.Xattr {
+		out = append(out, Xattr)
+	}
 	return out
 }
 
-// riskOf returns the risk an added or changed entry carries.
-func riskOf(before, after *snapshot.Entry, root string) Risk {
+// riskOf returns the risk an added or changed entry carries; r resolves
+// symlinks in the after-snapshot (nil: no symlink check).
+func riskOf(before, after *snapshot.Entry, r *resolver) Risk {
 	switch after.Type {
 	case snapshot.Symlink:
-		if (before == nil || before.Type != snapshot.Symlink || before.Target != after.Target) && escapes(after.Path, after.Target, root) {
+		if r != nil && (before == nil || before.Type != snapshot.Symlink || before.Target != after.Target) && r.escapes(after.Path, after.Target) {
 			return SymlinkEscape
 		}
 	case snapshot.Block, snapshot.Char:
@@ -252,25 +463,164 @@ func riskOf(before, after *snapshot.Entry, root string) Risk {
 	if gained != 0 && after.Type != snapshot.Dir {
 		return Setuid
 	}
+	if after.Type == snapshot.File && capsGained(before, after) {
+		return Capability
+	}
 	return NoRisk
 }
 
+// capsGained reports whether after holds a file capability (permitted,
+// inheritable or the effective flag) that before did not. A before side
+// whose attributes were not recorded counts as holding none.
+func capsGained(before, after *snapshot.Entry) bool {
+	if after.Caps == "" {
+		return false
+	}
+	var old string
+	if before != nil {
+		old = before.Caps
+	}
+	if old == after.Caps {
+		return false
+	}
+	np, ni, ne, ok := parseCaps(after.Caps)
+	if !ok {
+		return true // unparseable: cannot show nothing was gained
+	}
+	op, oi, oe, ok := parseCaps(old)
+	if !ok {
+		return true
+	}
+	return np&^op != 0 || ni&^oi != 0 || (ne && !oe)
+}
+
+// parseCaps decodes a security.capability value (struct vfs_cap_data,
+// revisions 1-3, little-endian), given in hex: the permitted and
+// inheritable sets and the effective flag. "" is no capability.
+func parseCaps(h string) (permitted, inheritable uint64, effective, ok bool) {
+	if h == "" {
+		return 0, 0, false, true
+	}
+	raw, err := hex.DecodeString(h)
+	if err != nil || len(raw) < 12 {
+		return 0, 0, false, false
+	}
+	le := func(b []byte) uint64 { return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 }
+	magic := le(raw[0:4])
+	effective = magic&1 != 0
+	permitted, inheritable = le(raw[4:8]), le(raw[8:12])
+	switch magic &^ 1 {
+	case 0x01000000: // revision 1: one 32-bit set
+	case 0x02000000, 0x03000000: // revisions 2 and 3: two
+		if len(raw) < 20 {
+			return 0, 0, false, false
+		}
+		permitted |= le(raw[12:16]) << 32
+		inheritable |= le(raw[16:20]) << 32
+	default:
+		return 0, 0, false, false
+	}
+	return permitted, inheritable, effective, true
+}
+
+// maxLinks bounds the symlinks one resolution follows, as the kernel does
+// (ELOOP after 40).
+const maxLinks = 40
+
+// resolver follows symlinks the way the kernel would, within a manifest.
+type resolver struct {
+	m    *snapshot.Manifest
+	root string
+}
+
 // escapes reports whether a symlink at rel (relative to the workspace) with
-// the given target resolves, lexically, outside the workspace rooted at root.
-func escapes(rel, target, root string) bool {
+// the given target leads outside the workspace when the kernel resolves it
+// in the manifest's tree: every component that is a recorded symlink is
+// followed (its target relative to its own directory, an absolute one
+// inside the workspace taken from the root), ".." above the workspace
+// leaves it. A component the manifest does not hold is taken as a plain
+// directory (the script could create it later). A loop (more than 40 links)
+// resolves to nothing and does not escape.
+func (r *resolver) escapes(rel, target string) bool {
 	if target == "" {
 		return false
 	}
-	if path.IsAbs(target) || strings.HasPrefix(target, `\`) || (len(target) > 1 && target[1] == ':') {
-		if root == "" {
-			return true
-		}
-		r := path.Clean(strings.ReplaceAll(root, `\`, "/"))
-		t := path.Clean(target)
-		return !(t == r || strings.HasPrefix(t, strings.TrimSuffix(r, "/")+"/"))
+	var cur []string // the resolved directory, components below the root
+	if d := path.Dir(rel); d != "." {
+		cur = strings.Split(d, "/")
 	}
-	joined := path.Join(path.Dir(rel), target)
-	return joined == ".." || strings.HasPrefix(joined, "../")
+	return r.walk(cur, target, 0)
+}
+
+// walk resolves target from the directory cur.
+func (r *resolver) walk(cur []string, target string, links int) bool {
+	todo, inside := r.start(target)
+	if !inside {
+		return true
+	}
+	if isAbs(target) {
+		cur = nil
+	}
+	cur = append([]string(nil), cur...)
+	for k := 0; k < len(todo); k++ {
+		c := todo[k]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(cur) == 0 {
+				return true
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		p := c
+		if len(cur) > 0 {
+			p = strings.Join(cur, "/") + "/" + c
+		}
+		e := r.m.Lookup(p)
+		if e == nil || e.Type != snapshot.Symlink {
+			cur = append(cur, c)
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return false
+		}
+		// Splice the link's target in front of what is left.
+		t := e.Target
+		rest := strings.Join(todo[k+1:], "/")
+		if rest != "" {
+			t = strings.TrimSuffix(t, "/") + "/" + rest
+		}
+		return r.walk(cur, t, links)
+	}
+	return false
+}
+
+// start splits target into components; for an absolute target, inside says
+// whether it lies in the workspace, and the components are then relative
+// to the root.
+func (r *resolver) start(target string) (todo []string, inside bool) {
+	if !isAbs(target) {
+		return strings.Split(target, "/"), true
+	}
+	if r.root == "" {
+		return nil, false
+	}
+	root := path.Clean(strings.ReplaceAll(r.root, `\`, "/"))
+	t := path.Clean(strings.ReplaceAll(target, `\`, "/"))
+	switch {
+	case t == root:
+		return []string{}, true
+	case strings.HasPrefix(t, strings.TrimSuffix(root, "/")+"/"):
+		return strings.Split(strings.TrimPrefix(t, strings.TrimSuffix(root, "/")+"/"), "/"), true
+	}
+	return nil, false
+}
+
+func isAbs(target string) bool {
+	return path.IsAbs(target) || strings.HasPrefix(target, `\`) || (len(target) > 1 && target[1] == ':')
 }
 
 // Summary counts changes per kind.

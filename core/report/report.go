@@ -30,6 +30,9 @@ type Report struct {
 	FinishedAt time.Time     `json:"finished_at"`
 	Process    Process       `json:"process"`
 	Changes    []diff.Change `json:"changes"`
+	// Unreadable lists the entries the gate could not fully read before or
+	// after the run (an extension): each fails the gate.
+	Unreadable []diff.Unknown `json:"unreadable,omitempty"`
 }
 
 // Script identifies what was run.

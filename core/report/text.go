@@ -127,7 +127,8 @@ func ProcessLines(r *Report) []string {
 }
 
 // Lines renders every violation and process finding, in the CLI's order:
-// changes sorted by path first, then process findings.
+// changes sorted by path first, then unreadable entries
+// ("UNREADABLE path (reason)"), then process findings.
 func (r *Report) Lines() []string {
 	var out []string
 	for i := range r.Changes {
@@ -135,5 +136,15 @@ func (r *Report) Lines() []string {
 			out = append(out, ChangeLine(&r.Changes[i]))
 		}
 	}
+	out = append(out, UnreadableLines(r.Unreadable)...)
 	return append(out, ProcessLines(r)...)
+}
+
+// UnreadableLines renders unreadable entries as the CLI prints them.
+func UnreadableLines(us []diff.Unknown) []string {
+	var out []string
+	for i := range us {
+		out = append(out, us[i].Line(QuotePath))
+	}
+	return out
 }

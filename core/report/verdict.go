@@ -34,6 +34,12 @@ func (r *Report) Evaluate() {
 	if risky > 0 {
 		reasons = append(reasons, plural(risky, "risky change"))
 	}
+	switch n := len(r.Unreadable); {
+	case n == 1:
+		reasons = append(reasons, "1 unreadable entry")
+	case n > 1:
+		reasons = append(reasons, fmt.Sprintf("%d unreadable entries", n))
+	}
 	pr := &r.Process
 	switch {
 	case pr.Cancelled:
