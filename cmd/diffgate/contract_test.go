@@ -68,6 +68,8 @@ func TestRunContract(t *testing.T) {
 		{"deny beats allow", "echo 1 > logs/secret", []string{"--allow", "logs/,!logs/secret"}, 1, "ADDED logs/secret (denied by !logs/secret)\n"},
 		{"braces in --allow are one entry", "mkdir out; echo 1 > out/a.o; echo 2 > out/b.o; echo 3 > out/c.o", []string{"--allow", "out/{a,b}.o"}, 1, "ADDED out/c.o\n"},
 		{"a risk entry allows only the risk", "echo x >> run.sh", []string{"--allow", "setuid:run.sh"}, 1, "CHANGED run.sh\n"},
+		{"workspace root", "chmod 2777 .", []string{"--allow", "**"}, 1, "CHANGED . (mode 0755 -> 2777)\n"},
+		{"unreadable entry", "truncate -s 15T big", []string{"--allow", "big", "--timeout", "3s"}, 1, "UNREADABLE big (not hashed: timed out)\n"},
 		{"exit code", "exit 3", nil, 1, "EXIT 3\n"},
 		{"timeout", "sleep 30", []string{"--timeout", "1s"}, 1, "TIMEOUT 1s\n"},
 		{"newline path quoted", "touch \"$(printf 'a\\nb')\"", nil, 1, "ADDED \"a\\nb\"\n"},

@@ -73,6 +73,10 @@ func (c *cli) diffVerb(args []string) error {
 		failed = true
 		fmt.Fprintln(c.stdout, report.ChangeLine(&changes[i]))
 	}
+	for _, line := range report.UnreadableLines(diff.Unreadable(before, after)) {
+		failed = true
+		fmt.Fprintln(c.stdout, line)
+	}
 	if failed {
 		return errFailed
 	}

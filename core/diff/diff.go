@@ -203,7 +203,7 @@ type hidden map[string]bool
 
 func hiddenDirs(m *snapshot.Manifest) hidden {
 	var h hidden
-	if m.Self != nil && m.Self.Hides() {
+	if m.Self != nil && m.Self.Err != "" {
 		return hidden{"": true}
 	}
 	for i := range m.Entries {

@@ -155,7 +155,18 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	}
 
 	// The script ran: record what it did even if the run was cancelled.
-	actx := context.WithoutCancel(ctx)
+	// A cancel or the timeout during the after-snapshot cuts it short: what
+	// it could not record is unreadable, and fails the gate. The root is
+	// taken as it is (a root turned symlink is never followed).
+	actx := ctx
+	if ctx.Err() != nil {
+		actx = context.WithoutCancel(ctx)
+	}
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(actx, cfg.Timeout)
+		defer cancel()
+	}
 	aprior := before
 	if cfg.Rehash {
 		aprior = nil
@@ -163,6 +174,8 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	after, err := snapshot.Take(actx, g.ws, snapshot.Options{
 		Prior:    aprior,
 		Progress: func(p snapshot.Progress) { g.phase(After, p) },
+		KeepRoot: true,
+		Partial:  true,
 	})
 	if err != nil {
 		if _, serr := os.Lstat(g.ws); !errors.Is(serr, os.ErrNotExist) {
@@ -181,6 +194,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	if before != nil && after != nil {
 		g.phase(Compare, snapshot.Progress{})
 		rep.Changes = diff.Compare(before, after, diff.Options{Root: g.ws})
+		rep.Unreadable = diff.Unreadable(before, after)
 		g.addTextDiffs(rep.Changes)
 	}
 	g.phase(Policy, snapshot.Progress{})

@@ -241,7 +241,7 @@ func ParseRule(text string) (Rule, error) {
 			} else if rk, ok := riskWord(q); ok {
 				r.Risks = append(r.Risks, rk)
 			} else {
-				return bad("unknown kind or risk %q (kinds: added, removed, changed; risks: symlink-escape, setuid, special-file; write ./%s for a path with a colon)", q, s)
+				return bad("unknown kind or risk %q (kinds: added, removed, changed; risks: symlink-escape, setuid, special-file, capability; write ./%s for a path with a colon)", q, s)
 			}
 		}
 		s = rest
@@ -358,6 +358,9 @@ func (r *Rule) grants(risk diff.Risk) bool {
 // searched through an index of the entries' literal prefixes, so only the
 // entries that can match c's path are tried.
 func (p *Policy) Decide(c *diff.Change) Decision {
+	if c.Path == diff.RootPath {
+		return Decision{} // the workspace root itself: no entry can name it
+	}
 	if len(p.Rules) < indexMin {
 		return p.decideAmong(c, nil, len(p.Rules))
 	}

@@ -170,7 +170,7 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if w.xattr {
 		d.xattrs(self, sc)
 	}
-	sc.stop = &w.stopped
+	sc.stop, sc.xattr = &w.stopped, w.xattr
 	ref := &dirRef{d: d}
 	ref.refs.Store(1)
 	w.listDir(job{node: top, self: self}, ref, sc)
