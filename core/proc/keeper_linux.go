@@ -400,15 +400,6 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 	}
 }
 
-// superState reports the state letter of the supervisor (0 if it is gone).
-func superState(pid int) byte {
-	e, ok := readStat(pid)
-	if !ok {
-		return 0
-	}
-	return e.state
-}
-
 // watchStop waits (without reaping) until the supervisor stops or exits and
 // reports a stop on stopped. pidfd is the supervisor's.
 func watchStop(pidfd int, stopped chan<- struct{}) {

@@ -267,12 +267,11 @@ loop:
 			break loop
 		case <-stoppedC:
 			// Only the script can have stopped it (it is in a session of
-			// its own, out of reach of the terminal's job control).
-			if superState(superPID) == 'T' || superState(superPID) == 't' {
-				lost = "stopped"
-				hardKilled = true
-				sweep(superPID, nil)
-			}
+			// its own, out of reach of the terminal's job control): kill it
+			// and the whole tree now, even if it was continued since.
+			lost = "stopped"
+			hardKilled = true
+			sweep(superPID, nil)
 		case <-timeoutC:
 			timeoutC = nil
 			timedOut = true
