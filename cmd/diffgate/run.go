@@ -27,6 +27,7 @@ func (c *cli) runVerb(args []string) error {
 	dbPath := fs.String("db", "", "history database `PATH`")
 	noHistory := fs.Bool("no-history", false, "do not record the run")
 	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
+	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish (default: fail at once)")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (c *cli) runVerb(args []string) error {
 		return err
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Timeout: *timeout, Rehash: *rehash, Log: c.logger()}
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger()}
 	var hist *historyRun
 	if !*noHistory {
 		if hist, err = c.openRunHistory(*dbPath, *ws); err != nil {

@@ -68,6 +68,10 @@ type Config struct {
 	Stored func(sha256 string) ([]byte, bool)
 	// Rehash disables hash reuse.
 	Rehash bool
+	// LockWait is how long the run waits for another run on the same
+	// workspace (or one containing it, or inside it) to finish; 0: it fails
+	// at once with a setup error naming the other run's pid.
+	LockWait time.Duration
 	// Progress receives progress events; may be called from several goroutines.
 	Progress func(Progress)
 	// Output receives the script's output as it comes; may be called from

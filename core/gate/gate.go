@@ -20,6 +20,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/wslock"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -42,6 +43,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := g.validate(); err != nil {
 		return nil, err
 	}
+	// One run at a time per workspace, or each reports the other's writes.
+	lock, err := wslock.Acquire(ctx, g.ws, cfg.LockWait, cfg.Log)
+	if err != nil {
+		return nil, setupf("%v", err)
+	}
+	defer lock.Release()
 	return g.run(ctx)
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -57,6 +58,9 @@ func AsUser(t *testing.T) bool {
 	cmd.Dir = home
 	cmd.Env = append(filteredEnv(), childEnv+"=1", "HOME="+home, "TMPDIR="+home,
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	if p := builtCLI.Load(); p != nil {
+		cmd.Env = append(cmd.Env, cliEnv+"="+*p) // the child cannot build it as UID
+	}
 	UserCmd(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS") && !strings.Contains(string(out), "--- SKIP") {
@@ -154,10 +158,21 @@ var (
 	cliErr  error
 )
 
+// cliEnv passes the CLI built by the parent to an AsUser child; builtCLI
+// holds its path once built.
+const cliEnv = "DIFFGATE_TEST_CLI"
+
+var builtCLI atomic.Pointer[string]
+
 // CLI builds cmd/diffgate once per test process (CGO_ENABLED=0) into a
-// directory every user can read and returns the binary's path.
+// directory every user can read and returns the binary's path. A test that
+// needs the CLI as UID calls CLI before AsUser: the child uses the parent's
+// binary.
 func CLI(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv(cliEnv); p != "" && os.Getenv(childEnv) != "" {
+		return p
+	}
 	cliOnce.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {
@@ -176,7 +191,9 @@ func CLI(t *testing.T) string {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			cliErr = fmt.Errorf("go build ./cmd/diffgate: %v\n%s", err, out)
+			return
 		}
+		builtCLI.Store(&cliPath)
 	})
 	if cliErr != nil {
 		t.Fatal(cliErr)
@@ -225,7 +242,7 @@ func filteredEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch strings.SplitN(kv, "=", 2)[0] {
-		case "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCOVERDIR", childEnv:
+		case "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCOVERDIR", childEnv, cliEnv:
 			continue
 		}
 		env = append(env, kv)
