@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -378,8 +379,8 @@ func (p *Policy) decideLinear(c *diff.Change) Decision {
 // cand (ascending) when cand is not nil.
 func (p *Policy) decideAmong(c *diff.Change, cand []int32, n int) Decision {
 	isDir := c.IsDir()
-	allow := -1
-	deny := -1
+	allow, deny, plain := -1, -1, -1
+	needPlain := NeedsPlainEntry(c)
 	for k := 0; k < n && deny < 0; k++ {
 		i := k
 		if cand != nil {
@@ -392,13 +393,27 @@ func (p *Policy) decideAmong(c *diff.Change, cand []int32, n int) Decision {
 			if (len(r.Risks) == 0 || r.grants(c.Risk)) && r.matchesPath(c.Path, isDir) {
 				deny = i
 			}
-		case allow >= 0:
-		// A risky change needs an entry naming its risk, and an entry naming
-		// a risk allows only that risk, never an ordinary change.
-		case c.Risk != diff.NoRisk && !r.grants(c.Risk) || c.Risk == diff.NoRisk && len(r.Risks) > 0:
-		case r.matchesPath(c.Path, isDir):
-			allow = i
+		// An entry naming a risk allows only a change carrying that risk,
+		// never an ordinary change.
+		case len(r.Risks) > 0:
+			if allow < 0 && c.Risk != diff.NoRisk && r.grants(c.Risk) && r.matchesPath(c.Path, isDir) {
+				allow = i
+			}
+		case c.Risk == diff.NoRisk:
+			if allow < 0 && r.matchesPath(c.Path, isDir) {
+				allow = i
+			}
+		// A risky change needs an entry naming its risk; what else changed
+		// (a content change next to a gained setuid bit) also needs an
+		// ordinary entry.
+		case needPlain && plain < 0:
+			if r.matchesPath(c.Path, isDir) {
+				plain = i
+			}
 		}
+	}
+	if needPlain && plain < 0 {
+		allow = -1
 	}
 	switch {
 	case deny >= 0:
@@ -407,6 +422,31 @@ func (p *Policy) decideAmong(c *diff.Change, cand []int32, n int) Decision {
 		return Decision{Allowed: true, Rule: p.Rules[allow].Text}
 	}
 	return Decision{}
+}
+
+// riskAspects lists, per risk, the aspects of a change that the risk
+// itself is about: an entry naming the risk covers them, and only them.
+var riskAspects = map[diff.Risk][]diff.Aspect{
+	diff.Setuid:        {diff.Mode},
+	diff.SymlinkEscape: {diff.Target, diff.TypeA},
+	diff.SpecialFile:   {diff.TypeA, diff.Content},
+}
+
+// NeedsPlainEntry reports whether a risky change also needs an ordinary
+// entry: a changed path with an aspect its risk is not about (the content of
+// a file that also gained a setuid bit). An entry naming the risk allows the
+// risk, never the ordinary change next to it.
+func NeedsPlainEntry(c *diff.Change) bool {
+	about, ok := riskAspects[c.Risk]
+	if !ok || c.Kind != diff.Changed {
+		return false
+	}
+	for _, a := range c.Aspects {
+		if !slices.Contains(about, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // Apply sets Allowed and Rule on every change. A directory that was only

@@ -237,6 +237,18 @@ func TestRiskEntryAllowsOnlyTheRisk(t *testing.T) {
 	if d := p.Decide(&risky); !d.Allowed || d.Rule != "setuid:run.sh" {
 		t.Errorf("setuid:run.sh did not allow the setuid change: %+v", d)
 	}
+	// A content change next to the gained bit also needs an ordinary entry.
+	both := file("run.sh", diff.Changed)
+	both.Risk, both.Aspects = diff.Setuid, []diff.Aspect{diff.Content, diff.Mode}
+	if d := p.Decide(&both); d.Allowed {
+		t.Errorf("setuid:run.sh allowed a content change with the setuid bit: %+v", d)
+	}
+	if d := MustParse("setuid:run.sh", "run.sh").Decide(&both); !d.Allowed || d.Rule != "setuid:run.sh" {
+		t.Errorf("setuid:run.sh with run.sh: %+v", d)
+	}
+	if d := MustParse("setuid:run.sh", "!run.sh").Decide(&both); d.Allowed {
+		t.Errorf("a denial of run.sh let the content change through: %+v", d)
+	}
 	other := file("run.sh", diff.Changed)
 	other.Risk = diff.SymlinkEscape
 	if d := p.Decide(&other); d.Allowed {
@@ -304,6 +316,16 @@ func referenceDecide(rules []Rule, c *diff.Change) Decision {
 			return Decision{Rule: r.Text}
 		}
 	}
+	if NeedsPlainEntry(c) {
+		plain := false
+		for i := range rules {
+			r := &rules[i]
+			plain = plain || !r.Deny && len(r.Risks) == 0 && r.matchesKind(c.Kind) && matches(r)
+		}
+		if !plain {
+			return Decision{}
+		}
+	}
 	for i := range rules {
 		r := &rules[i]
 		if r.Deny || !r.matchesKind(c.Kind) || !matches(r) {
@@ -367,6 +389,9 @@ func TestIndexAgreesWithReference(t *testing.T) {
 				c = file(randPath(), kinds[rng.IntN(3)])
 			}
 			c.Risk = risks[rng.IntN(len(risks))]
+			if c.Kind == diff.Changed {
+				c.Aspects = [][]diff.Aspect{nil, {diff.Content}, {diff.Mode}, {diff.Mode, diff.Content}, {diff.Target}}[rng.IntN(5)]
+			}
 			got, want := p.Decide(&c), referenceDecide(p.Rules, &c)
 			if got != want {
 				t.Fatalf("entries %q\n%s %s (risk %q, dir %v): indexed %+v, reference %+v", entries, c.Kind, c.Path, c.Risk, c.IsDir(), got, want)

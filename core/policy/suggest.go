@@ -24,6 +24,12 @@ type Suggestion struct {
 // name its risk (only those silence it). Every suggestion is checked with the
 // policy parser and against c itself.
 func Suggestions(c *diff.Change) []Suggestion {
+	if NeedsPlainEntry(c) {
+		// The entries for the risk; Needed adds the ordinary one.
+		rc := *c
+		rc.Aspects = nil
+		c = &rc
+	}
 	p := c.Path
 	exact := EscapeGlob(p)
 	var out []Suggestion
@@ -118,6 +124,27 @@ func NeedsDotSlash(p string) bool {
 	return true
 }
 
+// Needed returns the narrowest entries that together allow c: one, or for a
+// risky change that also changed otherwise (NeedsPlainEntry), an ordinary
+// entry and one naming the risk. Nil when no allow entry can allow c.
+func Needed(c *diff.Change) []string {
+	var out []string
+	if NeedsPlainEntry(c) {
+		pc := *c
+		pc.Risk = diff.NoRisk
+		s := Suggestions(&pc)
+		if len(s) == 0 {
+			return nil
+		}
+		out = append(out, s[0].Entry)
+	}
+	s := Suggestions(c)
+	if len(s) == 0 {
+		return nil
+	}
+	return append(out, s[0].Entry)
+}
+
 // Suggest returns the fewest allowlist entries that, added to the run's own,
 // allow every violation an allow entry can allow (a change a ! entry denied
 // stays denied). A folder that was added or removed as a whole becomes one
@@ -136,14 +163,16 @@ func Suggest(changes []diff.Change) []string {
 		if c.Allowed || c.Rule != "" {
 			continue // allowed, or denied by a ! entry
 		}
-		s := Suggestions(c)
-		if len(s) == 0 {
+		need := Needed(c)
+		if len(need) == 0 {
 			continue
 		}
 		if c.Risk == diff.NoRisk && c.IsDir() && c.Kind != diff.Changed {
 			roots[c.Path] = true
 		}
-		picks = append(picks, pick{c.Path, s[0].Entry, c.Risk != diff.NoRisk})
+		for _, e := range need {
+			picks = append(picks, pick{c.Path, e, c.Risk != diff.NoRisk})
+		}
 	}
 	// under reports whether p lies in a folder that gets an entry of its own.
 	under := func(p string) bool {

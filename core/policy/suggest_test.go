@@ -68,6 +68,14 @@ func TestSuggest(t *testing.T) {
 			nil,
 			[]diff.Change{file("a[1]*.txt", diff.Added), file("added:x", diff.Added), file("!bang", diff.Changed)},
 			[]string{`./!bang`, `./added:x`, `a\[1\]\*.txt`}, nil},
+		{"a content change next to a gained setuid bit needs both entries",
+			nil,
+			[]diff.Change{func() diff.Change {
+				c := file("run.sh", diff.Changed)
+				c.Risk, c.Aspects = diff.Setuid, []diff.Aspect{diff.Content, diff.Mode}
+				return c
+			}()},
+			[]string{"run.sh", "setuid:run.sh"}, nil},
 		{"unprintable names become ? so an entry fits a line",
 			nil,
 			[]diff.Change{file("a\x1bb#c ", diff.Added), file("x\xff", diff.Changed), file("nl\nx", diff.Added)},

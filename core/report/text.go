@@ -98,8 +98,8 @@ func ChangeDetail(c *diff.Change) string {
 		parts = append(parts, "denied by "+c.Rule)
 	} else if !c.Allowed && c.Risk != diff.NoRisk {
 		// Only an entry naming the risk allows it: name the narrowest one.
-		if s := policy.Suggestions(c); len(s) > 0 {
-			parts = append(parts, "allow with "+s[0].Entry)
+		if need := policy.Needed(c); len(need) > 0 {
+			parts = append(parts, "allow with "+strings.Join(need, " and "))
 		}
 	}
 	return strings.Join(parts, ", ")
