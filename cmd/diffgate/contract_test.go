@@ -676,3 +676,40 @@ func TestAllowlistSuggest(t *testing.T) {
 		t.Fatalf("-h: exit %d %q", code, out)
 	}
 }
+
+// TestRunSummaryLine: a run ends with one bounded summary line on stderr
+// (PASS with the allowed changes grouped by rule, or FAIL with the reasons);
+// stdout stays findings-only.
+func TestRunSummaryLine(t *testing.T) {
+	last := func(errs string) string {
+		lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	cases := []struct {
+		name, script string
+		allow        string
+		code         int
+		stdout, want string
+	}{
+		{"no changes", "true", "", 0, "", "PASS: no changes"},
+		{"grouped", "mkdir -p node_modules/a && touch node_modules/a/1 node_modules/a/2 node_modules/a/3 node_modules/a/4 node_modules/a/5 && echo {} > package-lock.json",
+			"node_modules/,package-lock.json", 0, "", "PASS: 8 changes, all allowed (node_modules/ 7, package-lock.json 1)"},
+		{"many rules", "touch a b c d e f", "a,b,c,d,e,f", 0, "", "PASS: 6 changes, all allowed (a 1, b 1, c 1, d 1, +2 more)"},
+		{"fail", "echo x > logs/ok; echo y > new; exit 3", "logs/", 1, "ADDED new\nEXIT 3\n", "FAIL: 1 unexpected change, script exited 3 (2 changes, 1 allowed)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, sh := fixture(t, tc.script)
+			code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", tc.allow, "--", sh)
+			if code != tc.code || out != tc.stdout || last(errs) != tc.want {
+				t.Errorf("exit %d stdout %q last stderr line %q; want %d %q %q", code, out, last(errs), tc.code, tc.stdout, tc.want)
+			}
+		})
+	}
+	// Bounded: long rules are cut, the line stays short.
+	ws, sh := fixture(t, "mkdir -p "+strings.Repeat("d", 200)+" && touch "+strings.Repeat("d", 200)+"/x")
+	_, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", strings.Repeat("d", 200)+"/", "--", sh)
+	if l := last(errs); len(l) > 200 || !strings.HasPrefix(l, "PASS: 2 changes, all allowed (ddd") || !strings.Contains(l, "…") {
+		t.Errorf("long rule: %q (%d bytes)", l, len(l))
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -115,6 +118,7 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
+	fmt.Fprintln(c.stderr, summary(rep))
 	var problems []error
 	for _, r := range reports {
 		if err := rep.WriteFile(r); err != nil {
@@ -151,4 +155,70 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// summary is the run's verdict in one bounded line for stderr, e.g.
+// "PASS: 746 changes, all allowed (node_modules/ 740, package-lock.json 6)"
+// or "FAIL: 1 unexpected change, script exited 3 (12 changes, 11 allowed)".
+func summary(rep *report.Report) string {
+	const maxGroups, maxRule, maxLine = 4, 40, 200
+	n, allowed := len(rep.Changes), 0
+	byRule := map[string]int{}
+	for i := range rep.Changes {
+		if c := &rep.Changes[i]; c.Allowed {
+			allowed++
+			byRule[c.Rule]++
+		}
+	}
+	var line string
+	switch {
+	case rep.Verdict == report.Pass && n == 0:
+		return "PASS: no changes"
+	case rep.Verdict == report.Pass:
+		line = fmt.Sprintf("PASS: %s, all allowed", plural(n, "change"))
+	default:
+		line = "FAIL: " + strings.Join(rep.Reasons, ", ")
+		if n > 0 {
+			line += fmt.Sprintf(" (%s, %d allowed)", plural(n, "change"), allowed)
+		}
+		return report.Printable(truncate(line, maxLine))
+	}
+	rules := make([]string, 0, len(byRule))
+	for r := range byRule {
+		rules = append(rules, r)
+	}
+	sort.Slice(rules, func(i, j int) bool {
+		if byRule[rules[i]] != byRule[rules[j]] {
+			return byRule[rules[i]] > byRule[rules[j]]
+		}
+		return rules[i] < rules[j]
+	})
+	var groups []string
+	for i, r := range rules {
+		if i == maxGroups {
+			groups = append(groups, fmt.Sprintf("+%d more", len(rules)-i))
+			break
+		}
+		groups = append(groups, fmt.Sprintf("%s %d", truncate(report.QuotePath(r), maxRule), byRule[r]))
+	}
+	return report.Printable(truncate(line+" ("+strings.Join(groups, ", ")+")", maxLine))
+}
+
+// truncate bounds s to max bytes (on a rune boundary), marking a cut with "…".
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
