@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -572,11 +573,14 @@ ADDED "t\tab"
 	}
 	noRawControls(t, "stderr", errs)
 
-	if _, err := exec.LookPath("bash"); err != nil {
+	if _, err := exec.LookPath("bash"); err != nil || runtime.GOOS != "linux" {
 		return
 	}
-	ws, sh = fixture(t, `bash -c 'exec -a "$(printf "x\302\233y")" sleep 300' &`)
-	code, out, _ = cliRun(t, "run", "--workspace", ws, "--no-history", "--", sh)
+	// The script waits until the exec happened (the name is set by it), so
+	// the leftover is the renamed sleep, not the bash before its exec.
+	ws, sh = fixture(t, `bash -c 'exec -a "$(printf "x\302\233y")" sleep 300' &
+until tr '\0' ' ' < /proc/$!/cmdline | grep -q '^x'; do :; done`)
+	code, out, _ = cliRun(t, "run", "--workspace", ws, "--no-history", "--timeout", "2m", "--", sh)
 	if code != 1 || !strings.HasPrefix(out, "LEFTOVER pid ") || !strings.Contains(out, ` x\u009by 300`) {
 		t.Errorf("leftover: exit %d stdout %q", code, out)
 	}
