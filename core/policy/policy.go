@@ -360,6 +360,10 @@ func (r *Rule) grants(risk diff.Risk) bool {
 // entries that can match c's path are tried.
 func (p *Policy) Decide(c *diff.Change) Decision {
 	if c.Path == diff.RootPath {
+		// The workspace root itself: no entry names it ("." is refused).
+		return Decision{}
+	}
+	if c.Path == diff.RootPath {
 		return Decision{} // the workspace root itself: no entry can name it
 	}
 	if len(p.Rules) < indexMin {
@@ -430,6 +434,7 @@ var riskAspects = map[diff.Risk][]diff.Aspect{
 	diff.Setuid:        {diff.Mode},
 	diff.SymlinkEscape: {diff.Target, diff.TypeA},
 	diff.SpecialFile:   {diff.TypeA, diff.Content},
+	diff.Capability:    {diff.Xattr},
 }
 
 // NeedsPlainEntry reports whether a risky change also needs an ordinary

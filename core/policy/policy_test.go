@@ -399,3 +399,21 @@ func TestIndexAgreesWithReference(t *testing.T) {
 		}
 	}
 }
+
+// TestRootIsNeverAllowed: a change to the workspace root itself is a
+// violation whatever the entries; no suggestion claims to allow it.
+func TestRootIsNeverAllowed(t *testing.T) {
+	c := dir(diff.RootPath, diff.Changed)
+	for _, e := range []string{"**", "*", "?", "**/", "{.,x}", "[.]", "./"} {
+		p, err := Parse([]string{e})
+		if err != nil {
+			continue
+		}
+		if d := p.Decide(&c); d.Allowed {
+			t.Errorf("%q allowed the root: %+v", e, d)
+		}
+	}
+	if s := Suggest([]diff.Change{c}); len(s) != 0 {
+		t.Errorf("suggested %q for the root", s)
+	}
+}
