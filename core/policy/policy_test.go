@@ -417,3 +417,22 @@ func TestRootIsNeverAllowed(t *testing.T) {
 		t.Errorf("suggested %q for the root", s)
 	}
 }
+
+// FuzzSplitList: splitting a --allow LIST loses nothing but commas, and no
+// entry is empty.
+func FuzzSplitList(f *testing.F) {
+	for _, s := range []string{".cache/,logs/run.log", "out/{a,b}.o", "added,,changed:x", "a[,]b,c", `a\,b`, "x,added,removed,changed:y/**", "{,", "],[,", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		got := SplitList(list)
+		for _, e := range got {
+			if e == "" {
+				t.Fatalf("%q: empty entry in %q", list, got)
+			}
+		}
+		if a, b := strings.ReplaceAll(strings.Join(got, ","), ",", ""), strings.ReplaceAll(list, ",", ""); a != b {
+			t.Fatalf("%q split into %q", list, got)
+		}
+	})
+}
