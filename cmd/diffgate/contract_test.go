@@ -717,3 +717,43 @@ func TestRunSummaryLine(t *testing.T) {
 		t.Errorf("long rule: %q (%d bytes)", l, len(l))
 	}
 }
+
+// TestInvalidUTF8PassesThrough: invalid UTF-8 in the workspace path, the
+// script path, an argument and an environment value reaches the script byte
+// for byte; the JSON report carries the raw bytes in _b64 twins that Parse
+// restores.
+func TestInvalidUTF8PassesThrough(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws\xff")
+	os.Mkdir(ws, 0o755)
+	realWS, _ := filepath.EvalSymlinks(ws)
+	sh := filepath.Join(dir, "gen\xfe.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\n[ \"$1\" = \"$(printf 'a\\377b')\" ] || exit 7\n[ \"$X\" = \"$(printf 'v\\375v')\" ] || exit 8\n[ \"$(pwd -P)\" = \"$WANT_WS\" ] || exit 9\n"), 0o755)
+	t.Setenv("X", "v\xfdv")
+	t.Setenv("WANT_WS", realWS)
+	rj := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", rj, "--", sh, "a\xffb", "plain")
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	data, _ := os.ReadFile(rj)
+	var raw struct {
+		Workspace    string `json:"workspace"`
+		WorkspaceB64 string `json:"workspace_b64"`
+		Script       struct {
+			Path    string   `json:"path"`
+			PathB64 string   `json:"path_b64"`
+			Args    []string `json:"args"`
+			ArgsB64 []string `json:"args_b64"`
+		} `json:"script"`
+	}
+	json.Unmarshal(data, &raw)
+	if raw.Workspace != fmt.Sprintf("%q", realWS) || raw.WorkspaceB64 == "" || raw.Script.PathB64 == "" ||
+		len(raw.Script.ArgsB64) != 2 || raw.Script.Args[0] != `"a\xffb"` || raw.Script.Args[1] != "plain" {
+		t.Errorf("report JSON: %+v", raw)
+	}
+	r := readReport(t, rj)
+	if r.Workspace != realWS || r.Script.Path != sh || strings.Join(r.Script.Args, "|") != "a\xffb|plain" {
+		t.Errorf("parsed report: workspace %q script %q args %q", r.Workspace, r.Script.Path, r.Script.Args)
+	}
+}

@@ -2,12 +2,15 @@ package report
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // ErrFormat is wrapped by Parse for input that is not a diffgate report.
@@ -40,7 +43,54 @@ func (r *Report) normalized() *Report {
 	if c.Changes == nil {
 		c.Changes = []diff.Change{}
 	}
+	// Strings that are not valid UTF-8 would reach JSON as U+FFFD: write
+	// them quoted (%q), with their raw bytes in a _b64 twin.
+	c.Workspace, c.WorkspaceB64 = snapshot.EncodeString(c.Workspace)
+	c.Script.Path, c.Script.PathB64 = snapshot.EncodeString(c.Script.Path)
+	c.Script.Command, c.Script.CommandB64 = snapshot.EncodeString(c.Script.Command)
+	c.Script.ArgsB64 = nil
+	for _, a := range c.Script.Args {
+		if !utf8.ValidString(a) {
+			args := make([]string, len(c.Script.Args))
+			c.Script.ArgsB64 = make([]string, len(c.Script.Args))
+			for i, a := range c.Script.Args {
+				args[i], _ = snapshot.EncodeString(a)
+				c.Script.ArgsB64[i] = base64.StdEncoding.EncodeToString([]byte(a))
+			}
+			c.Script.Args = args
+			break
+		}
+	}
 	return &c
+}
+
+// decodeRaw restores the strings normalized wrote with a _b64 twin.
+func (r *Report) decodeRaw() error {
+	var err error
+	if r.Workspace, err = snapshot.DecodeString(r.Workspace, r.WorkspaceB64); err != nil {
+		return fmt.Errorf("workspace_b64: %v", err)
+	}
+	if r.Script.Path, err = snapshot.DecodeString(r.Script.Path, r.Script.PathB64); err != nil {
+		return fmt.Errorf("script.path_b64: %v", err)
+	}
+	if r.Script.Command, err = snapshot.DecodeString(r.Script.Command, r.Script.CommandB64); err != nil {
+		return fmt.Errorf("script.command_b64: %v", err)
+	}
+	r.WorkspaceB64, r.Script.PathB64, r.Script.CommandB64 = "", "", ""
+	if r.Script.ArgsB64 != nil {
+		if len(r.Script.ArgsB64) != len(r.Script.Args) {
+			return fmt.Errorf("script.args_b64: %d entries for %d args", len(r.Script.ArgsB64), len(r.Script.Args))
+		}
+		for i, b := range r.Script.ArgsB64 {
+			raw, err := base64.StdEncoding.DecodeString(b)
+			if err != nil {
+				return fmt.Errorf("script.args_b64: %v", err)
+			}
+			r.Script.Args[i] = string(raw)
+		}
+		r.Script.ArgsB64 = nil
+	}
+	return nil
 }
 
 // Parse reads a JSON report, checking its schema. Errors say what is wrong in
@@ -71,6 +121,9 @@ func Parse(data []byte) (*Report, error) {
 	}
 	var r Report
 	if err := json.Unmarshal(trim, &r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if err := r.decodeRaw(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	if r.Verdict != Pass && r.Verdict != Fail {

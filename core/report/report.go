@@ -33,6 +33,9 @@ type Report struct {
 	// Unreadable lists the entries the gate could not fully read before or
 	// after the run (an extension): each fails the gate.
 	Unreadable []diff.Unknown `json:"unreadable,omitempty"`
+	// WorkspaceB64 carries the raw bytes of a Workspace that is not valid
+	// UTF-8 (base64); WriteJSON sets it and Parse reads it (an extension).
+	WorkspaceB64 string `json:"workspace_b64,omitempty"`
 }
 
 // Script identifies what was run.
@@ -44,6 +47,13 @@ type Script struct {
 	// interpreter such as /usr/bin/bash whose script file (Path) is among
 	// the Args (an extension).
 	Command string `json:"command,omitempty"`
+	// PathB64, CommandB64 and ArgsB64 carry the raw bytes (base64) of a
+	// path, command or argument list that is not valid UTF-8 (ArgsB64: every
+	// argument, when any is invalid); WriteJSON sets them and Parse reads
+	// them (extensions).
+	PathB64    string   `json:"path_b64,omitempty"`
+	CommandB64 string   `json:"command_b64,omitempty"`
+	ArgsB64    []string `json:"args_b64,omitempty"`
 	// Inline is set when the script is the interpreter's inline code
 	// (sh -c CODE): SHA256 and the kept text are the code's (an extension).
 	Inline bool `json:"inline,omitempty"`

@@ -1,0 +1,56 @@
+package proc
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// wireSpec is superSpec on the wire to the supervisor. Paths, arguments and
+// environment entries travel as bytes (base64 in JSON): encoding/json would
+// replace invalid UTF-8 in a string with U+FFFD, and they must reach the
+// script byte for byte.
+type wireSpec struct {
+	Dir         []byte        `json:"dir"`
+	Path        []byte        `json:"path"`
+	Args        [][]byte      `json:"args"`
+	Env         [][]byte      `json:"env"`
+	Grace       time.Duration `json:"grace"`
+	Containment Containment   `json:"containment"`
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func fromBytes(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
+
+// MarshalJSON encodes the spec with its strings as bytes.
+func (s superSpec) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireSpec{
+		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
+		Grace: s.Grace, Containment: s.Containment,
+	})
+}
+
+// UnmarshalJSON reverses MarshalJSON.
+func (s *superSpec) UnmarshalJSON(data []byte) error {
+	var w wireSpec
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*s = superSpec{
+		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
+		Grace: w.Grace, Containment: w.Containment,
+	}
+	return nil
+}
