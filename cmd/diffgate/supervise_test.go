@@ -35,7 +35,7 @@ func TestRunSupervisorKilledOrStoppedFails(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[string]string{"KILL": "killed", "STOP": "stopped"}[sig]
-			if r.Verdict != "fail" || r.Process.Supervisor != want || !strings.Contains(strings.Join(r.Reasons, ";"), "supervisor "+want+" by the script") {
+			if r.Verdict != "fail" || r.Process.Supervisor != want || !strings.Contains(strings.Join(r.Reasons, ";"), "supervisor "+want) {
 				t.Fatalf("verdict %s supervisor %q reasons %q", r.Verdict, r.Process.Supervisor, r.Reasons)
 			}
 			if !bytes.Contains(data, []byte(`"supervisor": "`+want+`"`)) {

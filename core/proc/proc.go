@@ -159,10 +159,11 @@ type Result struct {
 	// Leftovers are the descendants still alive after the main process exited; all were killed before Run returned.
 	Leftovers []Leftover
 	// SupervisorLost is "" when the supervisor saw the run to its end. It is
-	// "killed" when the supervisor died without reporting (the script killed
-	// it) and "stopped" when it was found stopped (the gate then killed it);
-	// in both cases the gate itself found and killed the script's tree, and
-	// the exit status of the script is unknown. Linux only.
+	// "killed" when the supervisor was killed by a signal before it reported
+	// (the script killed it), "stopped" when it was stopped (the gate then
+	// killed it) and "failed" when it exited without its report; in each
+	// case the gate itself found and killed the script's tree, and the exit
+	// status of the script is unknown. Linux only.
 	SupervisorLost string
 	// Diagnostics is the start of what the supervisor process itself wrote
 	// on its standard output and error (runtime errors, warnings of package

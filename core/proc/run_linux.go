@@ -309,9 +309,15 @@ loop:
 		discardReaders([2]*streamReader{diag})
 		return nil, errors.New(startMsg.StartError)
 	}
-	if final == nil && !hardKilled && (startMsg != nil || killedBySignal(waitErr)) {
-		// It died without its report, and not by our hand.
-		lost = "killed"
+	if final == nil && !hardKilled {
+		// It died without its report, and not by our hand: killed (by the
+		// script, which can signal it), or failed after it had answered.
+		switch {
+		case killedBySignal(waitErr):
+			lost = "killed"
+		case startMsg != nil:
+			lost = "failed"
+		}
 	}
 	// Whatever the supervisor reported, make sure that nothing of the tree
 	// is left: this finds what a lost supervisor left behind.

@@ -69,8 +69,10 @@ type Process struct {
 	// Cancelled is set when the reviewer cancelled the run (an extension).
 	Cancelled bool       `json:"cancelled,omitempty"`
 	Leftovers []Leftover `json:"leftovers"`
-	// Supervisor is "killed" or "stopped" when the script killed or stopped
-	// its supervisor (the gate then killed the tree itself); "" otherwise (an extension).
+	// Supervisor is "killed", "stopped" or "failed" when the supervisor did
+	// not see the run to its end, most likely because the script killed or
+	// stopped it (the gate then killed the tree itself); "" otherwise (an
+	// extension).
 	Supervisor string `json:"supervisor,omitempty"`
 	StdoutTail string `json:"stdout_tail"`
 	StderrTail string `json:"stderr_tail"`

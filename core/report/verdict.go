@@ -55,7 +55,7 @@ func (r *Report) Evaluate() {
 		reasons = append(reasons, plural(n, "leftover process"))
 	}
 	if pr.Supervisor != "" {
-		reasons = append(reasons, "supervisor "+pr.Supervisor+" by the script")
+		reasons = append(reasons, "supervisor "+pr.Supervisor)
 	}
 	r.Reasons = reasons
 	if r.Reasons == nil {
