@@ -757,3 +757,21 @@ func TestInvalidUTF8PassesThrough(t *testing.T) {
 		t.Errorf("parsed report: workspace %q script %q args %q", r.Workspace, r.Script.Path, r.Script.Args)
 	}
 }
+
+// TestRunScriptRelativePathEntry: a SCRIPT found only through a relative
+// PATH entry is refused with a line saying which path to give.
+func TestRunScriptRelativePathEntry(t *testing.T) {
+	ws, _ := fixture(t, "true")
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "tool"), []byte("#!/bin/sh\n: > ran\n"), 0o755)
+	t.Chdir(dir)
+	t.Setenv("PATH", "bin")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--", "tool")
+	if code != 2 || out != "" || errs != "diffgate: script tool: found as bin/tool through a relative PATH entry; give that path to run it\n" {
+		t.Errorf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, out, errs = cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", "ran", "--", "bin/tool"); code != 0 {
+		t.Errorf("bin/tool: exit %d %q %q", code, out, errs)
+	}
+}

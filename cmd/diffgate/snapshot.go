@@ -29,7 +29,7 @@ func (c *cli) snapshotVerb(args []string) error {
 		return usagef("write manifest: %v", err)
 	}
 	for _, e := range m.Errors() {
-		fmt.Fprintf(c.stderr, "diffgate: warning: %s: %s\n", report.QuotePath(e.Path), e.Err)
+		fmt.Fprintf(c.stderr, "diffgate: warning: %s: %s\n", report.QuotePath(e.Path), report.Printable(e.Err))
 	}
 	return nil
 }

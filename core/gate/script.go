@@ -23,7 +23,9 @@ func lookCommand(name string) (string, error) {
 		found, err := exec.LookPath(name)
 		switch {
 		case errors.Is(err, exec.ErrDot):
-			return "", setupf("script %s: found only in a relative PATH entry; give it as ./%s or by absolute path", report.QuotePath(name), report.QuotePath(name))
+			// A shell would run it; the gate does not run what a relative
+			// PATH entry finds (as os/exec), but says how to.
+			return "", setupf("script %s: found as %s through a relative PATH entry; give that path to run it", report.QuotePath(name), report.QuotePath(found))
 		case err != nil:
 			return "", setupf("script %s: not found on PATH", report.QuotePath(name))
 		}
