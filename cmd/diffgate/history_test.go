@@ -476,3 +476,58 @@ echo '%s' > config.json
 		t.Errorf("run with the edited allowlist: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestReadOnlyHistoryCLI: as a normal user, a database in a read-only
+// directory, itself 0444, is listed, shown and verified; a run that would
+// record into it and an approval exit 2 with one line, before the script runs.
+func TestReadOnlyHistoryCLI(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	path, ws, _ := histDB(t)
+	os.Chmod(path, 0o444)
+	os.Chmod(filepath.Dir(path), 0o555)
+	t.Cleanup(func() { os.Chmod(filepath.Dir(path), 0o755) })
+	if code, out, errs := histCLI(t, "history", "--db", path); code != 0 || strings.Count(out, "\n") != 4 {
+		t.Errorf("list: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := histCLI(t, "history", "show", "2", "--db", path); code != 0 || out == "" {
+		t.Errorf("show: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := histCLI(t, "history", "verify", "--db", path); code != 0 || out != "ok: 3 runs, chain intact\n" {
+		t.Errorf("verify: %d %q %q", code, out, errs)
+	}
+	sh := filepath.Join(t.TempDir(), "gen.sh")
+	marker := filepath.Join(t.TempDir(), "ran")
+	os.WriteFile(sh, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755)
+	code, out, errs := histCLI(t, "run", "--workspace", ws, "--db", path, "--", sh)
+	if code != 2 || out != "" || !strings.Contains(errs, "read-only") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("run into a read-only database: %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the script ran though the run could not be recorded")
+	}
+	code, out, errs = histCLI(t, "allowlist", "approve", "--workspace", ws, "--db", path, "--allow", "x", "--note", "n")
+	if code != 2 || out != "" || !strings.Contains(errs, "read-only") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("approve into a read-only database: %d %q %q", code, out, errs)
+	}
+}
+
+// TestHardLinkedHistoryRefused: a run whose database has a hard link inside
+// the workspace is refused before the script runs.
+func TestHardLinkedHistoryRefused(t *testing.T) {
+	ws := t.TempDir()
+	db := filepath.Join(t.TempDir(), "history.db")
+	sh := filepath.Join(t.TempDir(), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\necho x > out\n"), 0o755)
+	if code, _, errs := histCLI(t, "run", "--workspace", ws, "--db", db, "--allow", "out", "--", sh); code != 0 {
+		t.Fatalf("first run: %d %q", code, errs)
+	}
+	if err := os.Link(db, filepath.Join(ws, "notes.txt")); err != nil {
+		t.Skipf("hard link: %v", err)
+	}
+	code, out, errs := histCLI(t, "run", "--workspace", ws, "--db", db, "--allow", "out", "--", sh)
+	if code != 2 || out != "" || !strings.Contains(errs, "hard links") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("run with the database hard-linked into the workspace: %d %q %q", code, out, errs)
+	}
+}

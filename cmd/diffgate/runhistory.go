@@ -41,6 +41,10 @@ func (c *cli) openRunHistory(dbFlag, workspace string) (*historyRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if db.ReadOnly() {
+		db.Close()
+		return nil, usagef("history database %s is read-only (no write access), so the run could not be recorded; use a writable --db or --no-history", db.Path())
+	}
 	ws, err := history.WorkspaceKey(workspace)
 	if err != nil {
 		db.Close()

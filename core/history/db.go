@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -51,9 +52,10 @@ var ErrNotFound = errors.New("not found")
 
 // DB is an open history database. It is safe for concurrent use.
 type DB struct {
-	sql  *sql.DB
-	path string
-	log  zerolog.Logger
+	sql      *sql.DB
+	path     string
+	log      zerolog.Logger
+	readOnly bool
 }
 
 // DefaultPath returns the database path: $DIFFGATE_DB if set, else
@@ -96,6 +98,16 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 		}
 		// SQLite would say only "unable to open database file".
 		f, err := os.OpenFile(abs, os.O_RDWR, 0)
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			// Readable but not writable: list, show, export and verify
+			// still work.
+			r, rerr := os.Open(abs)
+			if rerr != nil {
+				return nil, fail("%v", errText(rerr))
+			}
+			r.Close()
+			return openReadOnly(abs, log, fail)
+		}
 		if err != nil {
 			return nil, fail("%v", errText(err))
 		}
@@ -117,8 +129,11 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 	}
 	// Look at the file read-only first, so a foreign, corrupt or newer
 	// database is refused before anything (even the journal mode) is written.
-	if err := probe(abs); err != nil {
-		return nil, fail("%v", err)
+	if err := probe(dsn(abs, true)); err != nil {
+		if isReadOnly(err) { // a writable file in a read-only directory
+			return openReadOnly(abs, log, fail)
+		}
+		return nil, fail("%v", errTextAt(err, abs))
 	}
 	sdb, err := sql.Open("sqlite", dsn(abs, false))
 	if err != nil {
@@ -127,10 +142,63 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 	db := &DB{sql: sdb, path: abs, log: log}
 	if err := db.migrate(context.Background(), target); err != nil {
 		sdb.Close()
+		if isReadOnly(err) {
+			return openReadOnly(abs, log, fail)
+		}
 		return nil, fail("%v", err)
 	}
 	log.Debug().Str("path", abs).Int("schema", target).Msg("history database open")
 	return db, nil
+}
+
+// openReadOnly opens a database that this process may read but not write
+// (a read-only file, directory or file system). SQLite needs to create the
+// WAL index (-shm) next to the file even to read; where it cannot, the file
+// is read as immutable (a concurrent writer, e.g. its owner, could then
+// make a read fail). The schema must be current: an upgrade needs writing.
+func openReadOnly(abs string, log zerolog.Logger, fail func(string, ...any) error) (*DB, error) {
+	var err error
+	for _, d := range []string{dsnReadOnly(abs, false), dsnReadOnly(abs, true)} {
+		if err = probe(d); err != nil {
+			if isReadOnly(err) {
+				continue
+			}
+			return nil, fail("%v", errText(err))
+		}
+		sdb, err := sql.Open("sqlite", d)
+		if err != nil {
+			return nil, fail("%v", errText(err))
+		}
+		db := &DB{sql: sdb, path: abs, log: log, readOnly: true}
+		v, err := db.SchemaVersion(context.Background())
+		if err != nil {
+			sdb.Close()
+			return nil, fail("%v", errText(err))
+		}
+		if v != len(migrations) {
+			sdb.Close()
+			return nil, fail("read-only, and its schema (version %d) needs an upgrade to version %d, which needs write access", v, len(migrations))
+		}
+		log.Debug().Str("path", abs).Msg("history database open read-only")
+		return db, nil
+	}
+	return nil, fail("%v", errText(err))
+}
+
+// ReadOnly reports whether the database was opened read-only (the file,
+// its directory or its file system is not writable): reads work, every
+// write fails with "the database is read-only".
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// isReadOnly reports whether err is SQLite's SQLITE_READONLY or
+// SQLITE_CANTOPEN (e.g. the -wal or -shm file cannot be created).
+func isReadOnly(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == 8 || c == 14
+	}
+	return false
 }
 
 // Close closes the database.
@@ -156,26 +224,38 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + u + "?" + q
 }
 
-// probe checks, without writing, that the file at path is empty, a diffgate
-// history or an empty SQLite database, and that its schema is not newer than
-// this code knows.
-func probe(path string) error {
-	sdb, err := sql.Open("sqlite", dsn(path, true))
+// dsnReadOnly returns the data source name of a read-only connection
+// (mode=ro), or, with immutable, of one that takes no locks and needs no
+// -shm file.
+func dsnReadOnly(path string, immutable bool) string {
+	d := dsn(path, true)
+	if immutable {
+		return d + "&immutable=1"
+	}
+	return d + "&mode=ro"
+}
+
+// probe checks, without writing, that the database at the data source name
+// d is empty, a diffgate history or an empty SQLite database, and that its
+// schema is not newer than this code knows. SQLite errors are returned as
+// they are (see errText).
+func probe(d string) error {
+	sdb, err := sql.Open("sqlite", d)
 	if err != nil {
-		return errText(err)
+		return err
 	}
 	defer sdb.Close()
 	sdb.SetMaxOpenConns(1)
 	ctx := context.Background()
 	var version, appID, tables int
 	if err := sdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return errText(err)
+		return err
 	}
 	if err := sdb.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return errText(err)
+		return err
 	}
 	if err := sdb.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return errText(err)
+		return err
 	}
 	switch {
 	case appID != 0 && appID != applicationID:
@@ -205,6 +285,8 @@ func errText(err error) error {
 			return fmt.Errorf("cannot open the database file (%s)", se.Error())
 		case 8: // SQLITE_READONLY
 			return errors.New("the database is read-only")
+		case 13: // SQLITE_FULL
+			return errors.New("no space left on device (the disk holding the database is full)")
 		}
 	}
 	var pe *os.PathError
@@ -234,7 +316,7 @@ func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error)
 		err := db.tryWrite(ctx, fn)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) || ctx.Err() != nil {
 			if err != nil {
-				return fmt.Errorf("%s: %w", what, errText(err))
+				return fmt.Errorf("%s: %w", what, db.writeError(err))
 			}
 			return nil
 		}
@@ -249,6 +331,31 @@ func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error)
 			backoff *= 2
 		}
 	}
+}
+
+// lowSpace is the free space under which an I/O error of a write is taken
+// for a full disk: SQLite reports some writes on a full disk only as
+// "disk I/O error" (e.g. growing the -shm file: SQLITE_IOERR_SHMSIZE).
+const lowSpace = 1 << 20
+
+// errTextAt is errText for an error of the database at path: an I/O error
+// on a full disk says that the disk is full.
+func errTextAt(err error, path string) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == 10 { // SQLITE_IOERR
+		if free, ok := freeBytes(filepath.Dir(path)); ok && free < lowSpace {
+			return errors.New("no space left on device (the disk holding the database is full)")
+		}
+	}
+	return errText(err)
+}
+
+// writeError words a failed write: a full disk or a read-only database says so.
+func (db *DB) writeError(err error) error {
+	if db.readOnly && isReadOnly(err) {
+		return errors.New("the database is read-only (opened without write access)")
+	}
+	return errTextAt(err, db.path)
 }
 
 func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -277,6 +384,14 @@ func CheckOutside(dbPath, workspace string) error {
 	}
 	if within(db, ws) {
 		return fmt.Errorf("history database %s lies inside the workspace %s; put it elsewhere with --db or %s", dbPath, workspace, EnvDB)
+	}
+	// A hard link can put the database (or its journal) inside the
+	// workspace under another name; no path tells, so any second link is
+	// refused.
+	for _, p := range []string{db, db + "-wal", db + "-shm"} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && linkCount(fi) > 1 {
+			return fmt.Errorf("history database file %s has %d hard links (one could lie inside the workspace %s); give it a single link or use another --db", p, linkCount(fi), workspace)
+		}
 	}
 	return nil
 }

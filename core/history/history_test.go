@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 // childEnv makes the test binary a child process that records runs into a
@@ -1202,5 +1204,168 @@ func TestCodec(t *testing.T) {
 		if _, err := decodeList(b); err == nil {
 			t.Errorf("%v decoded", b)
 		}
+	}
+}
+
+// TestReadOnlyDatabase: a database this user may read but not write (a
+// 0444 file, a read-only directory, or both) can still be listed, read and
+// verified; writing it fails with one line, and the file is left as it was.
+func TestReadOnlyDatabase(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	for _, c := range []struct {
+		name              string
+		fileMode, dirMode os.FileMode
+	}{
+		{"read-only file", 0o444, 0o755},
+		{"read-only directory", 0o644, 0o555},
+		{"both", 0o444, 0o555},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "h")
+			path := filepath.Join(dir, "history.db")
+			db := openTest(t, path)
+			for i := 0; i < 3; i++ {
+				if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 10)}, sampleContents, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := db.Approve(ctx, "/w", []string{"logs/"}, "ok"); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			os.Chmod(path, c.fileMode)
+			os.Chmod(dir, c.dirMode)
+			t.Cleanup(func() { os.Chmod(dir, 0o755) })
+			before, _ := os.ReadFile(path)
+			ro, err := Open(path, zerolog.Nop())
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer ro.Close()
+			if !ro.ReadOnly() {
+				t.Error("ReadOnly() = false")
+			}
+			if runs, err := ro.List(ctx, Filter{}); err != nil || len(runs) != 3 {
+				t.Errorf("list: %d runs, %v", len(runs), err)
+			}
+			if r, err := ro.Get(ctx, 2); err != nil || len(r.Report.Changes) != 10 {
+				t.Errorf("get: %v", err)
+			}
+			if b, err := ro.Verify(ctx); b != nil || err != nil {
+				t.Errorf("verify: %+v, %v", b, err)
+			}
+			if a, err := ro.LatestAllowlist(ctx, "/w"); err != nil || a == nil {
+				t.Errorf("allowlist: %+v, %v", a, err)
+			}
+			_, err = ro.Record(ctx, &Run{Report: sampleReport("/w", 1)}, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), "read-only") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("record into a read-only database: %v", err)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Error("the read-only database was altered")
+			}
+		})
+	}
+}
+
+// TestDiskFull fills a small tmpfs with the history: the write fails with
+// one line that says the disk is full, and what was recorded stays intact.
+func TestDiskFull(t *testing.T) {
+	dir := tmpfs(t)
+	db := openTest(t, filepath.Join(dir, "history.db"))
+	data := map[string][]byte{}
+	var full error
+	for i := 0; i < 100 && full == nil; i++ {
+		b := make([]byte, 100<<10)
+		for j := range b {
+			b[j] = byte(rand.N(256))
+		}
+		sha := shaOf(string(b))
+		data[sha] = b
+		rep := sampleReport("/w", 0)
+		e := &snapshot.Entry{Path: "blob", Type: snapshot.File, Perm: 0o644, Size: int64(len(b)), SHA256: sha}
+		rep.Changes = []diff.Change{{Path: "blob", Kind: diff.Added, Aspects: []diff.Aspect{}, After: e}}
+		_, full = db.Record(ctx, &Run{Report: rep}, func(s string) ([]byte, bool) { d, ok := data[s]; return d, ok }, nil)
+	}
+	if full == nil {
+		t.Fatal("768 KiB held 100 runs of 100 KiB each")
+	}
+	msg := full.Error()
+	t.Log(msg)
+	if !strings.Contains(msg, "no space left on device") || strings.Contains(msg, "disk I/O error") || strings.Contains(msg, "\n") {
+		t.Errorf("a full disk: %q", msg)
+	}
+	n, err := db.Count(ctx, Filter{})
+	if err != nil || n == 0 {
+		t.Fatalf("count after the disk filled: %d, %v", n, err)
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify after the disk filled: %+v, %v", b, err)
+	}
+	db.Close()
+
+	// A disk that filled while the database was closed: SQLite cannot make
+	// its WAL index and says only "disk I/O error (4874)".
+	dir = tmpfs(t)
+	path := filepath.Join(dir, "history.db")
+	db = openTest(t, path)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/w", 10)}, sampleContents, nil); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err = f.Write(make([]byte, 64<<10)); err == nil; _, err = f.Write(make([]byte, 4096)) {
+	}
+	f.Close()
+	for _, name := range []string{"history.db", "new.db"} {
+		db, err := Open(filepath.Join(dir, name), zerolog.Nop())
+		if err == nil {
+			_, err = db.Record(ctx, &Run{Report: sampleReport("/w", 10)}, sampleContents, nil)
+			db.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "no space left on device") || strings.Contains(err.Error(), "disk I/O") {
+			t.Errorf("%s on a full disk: %v", name, err)
+		}
+		t.Log(err)
+	}
+}
+
+// tmpfs mounts a 768 KiB tmpfs for the test, or skips it.
+func tmpfs(t *testing.T) string {
+	t.Helper()
+	if !testenv.IsRoot() {
+		t.Skip("needs root to mount a small tmpfs (RLIMIT_FSIZE gives EFBIG, not a full disk)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=768k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// TestCheckOutsideHardLink: a database hard-linked into the workspace is
+// refused, though its path lies outside.
+func TestCheckOutsideHardLink(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o755)
+	path := filepath.Join(dir, "history.db")
+	openTest(t, path).Close()
+	if err := CheckOutside(path, ws); err != nil {
+		t.Fatalf("a database with one link: %v", err)
+	}
+	if err := os.Link(path, filepath.Join(ws, "innocent.txt")); err != nil {
+		t.Skipf("hard link: %v", err)
+	}
+	err := CheckOutside(path, ws)
+	if err == nil || !strings.Contains(err.Error(), "2 hard links") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a database hard-linked into the workspace: %v", err)
 	}
 }
