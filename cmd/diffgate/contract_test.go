@@ -411,6 +411,7 @@ func TestRunScriptOnPath(t *testing.T) {
 	shText, _ := os.ReadFile(sh)
 	realWS, _ := filepath.EvalSymlinks(ws)
 	code := `echo "$0 $1" > inline.out`
+	envAbs, _ := exec.LookPath("env")
 	cases := []struct {
 		name    string
 		cmd     []string
@@ -425,6 +426,8 @@ func TestRunScriptOnPath(t *testing.T) {
 		{"sh -c inline", []string{"sh", "-c", code, "zero", "one"}, "ADDED inline.out\n", shAbs, []byte(code), shAbs, true},
 		{"command itself", []string{"true", "gen.sh-not-a-file"}, "", "", nil, "", false},
 		{"slash path is itself", []string{sh, "gen.sh"}, "ADDED from-outside\n", sh, shText, "", false},
+		{"other programs are themselves", []string{"cp", "gen.sh", "copy"}, "ADDED copy\n", "", nil, "", false},
+		{"env unwrapped", []string{"env", "-u", "NOPE", "X=1", "bash", "gen.sh"}, "ADDED from-inside\n", filepath.Join(realWS, "gen.sh"), []byte("echo y > from-inside\n"), envAbs, false},
 	}
 	if py, err := exec.LookPath("python3"); err == nil {
 		os.WriteFile(filepath.Join(ws, "x.py"), []byte("open('py.out','w').write('1')\n"), 0o644)
@@ -437,13 +440,22 @@ func TestRunScriptOnPath(t *testing.T) {
 			sha     []byte
 			command string
 			inline  bool
-		}{"python3 file", []string{"python3", "-u", "x.py"}, "ADDED py.out\n", filepath.Join(realWS, "x.py"), []byte("open('py.out','w').write('1')\n"), pyAbs, false})
+		}{"python3 file", []string{"python3", "-u", "x.py"}, "ADDED py.out\n", filepath.Join(realWS, "x.py"), []byte("open('py.out','w').write('1')\n"), pyAbs, false},
+			struct {
+				name    string
+				cmd     []string
+				stdout  string
+				path    string
+				sha     []byte
+				command string
+				inline  bool
+			}{"python3 -m is the interpreter", []string{"python3", "-m", "json.tool", "x.py"}, "EXIT 1\n", "", nil, "", false})
 	} else if os.Getenv("CI") != "" {
 		t.Fatal("python3 is needed in CI")
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, f := range []string{"from-outside", "from-inside", "inline.out", "py.out"} {
+			for _, f := range []string{"from-outside", "from-inside", "inline.out", "py.out", "copy"} {
 				os.Remove(filepath.Join(ws, f))
 			}
 			rj := filepath.Join(t.TempDir(), "r.json")
@@ -483,7 +495,7 @@ func TestRunScriptOnPath(t *testing.T) {
 			if tc.sha != nil && !bytes.Equal(run.ScriptText, tc.sha) {
 				t.Errorf("recorded script text %q, want %q", run.ScriptText, tc.sha)
 			}
-			if tc.path == "" && run.ScriptText != nil {
+			if head, _ := os.ReadFile(s.Path); tc.path == "" && bytes.HasPrefix(head, []byte("\x7fELF")) && run.ScriptText != nil {
 				t.Errorf("a compiled program's bytes were kept as script text (%d bytes)", len(run.ScriptText))
 			}
 		})

@@ -68,35 +68,55 @@ func interpreter(base string) (known bool, inline string) {
 	return known, inline
 }
 
+// pythonish reports whether base names python or pypy (any version).
+func pythonish(base string) bool {
+	t := strings.TrimRight(base, "0123456789.")
+	return t == "python" || t == "pypy"
+}
+
 // scriptOf decides what is recorded as the script of the command line
 // COMMAND ARGS run in the workspace ws:
-//   - when COMMAND is neither a known interpreter (by its base name without
+//   - env [OPTION]... [NAME=VALUE]... PROGRAM ARGS is read as PROGRAM ARGS
+//     (PROGRAM looked up on PATH when it has no slash, else relative to ws);
+//   - when the program is not a known interpreter (by its base name without
 //     a version suffix: sh, bash, dash, zsh, ksh, python, pypy, node, perl,
-//     ruby, php, …) nor a compiled program (ELF, Mach-O or PE magic):
-//     COMMAND itself, e.g. ./gen.sh;
+//     ruby, php, …): the program itself (./gen.sh, make, go);
 //   - else, when its inline-code option (-c for the shells and python, -e
 //     for node, perl and ruby) comes before any argument that is not an
-//     option: the code that follows it (inline);
+//     option: the code that follows it (inline); when python's -m does:
+//     the interpreter itself;
 //   - else the first argument that does not start with "-" and names an
 //     existing regular file, relative to ws as the interpreter sees it
 //     (bash gen.sh, python3 -u x.py);
-//   - else COMMAND itself (make, go build ./...).
+//   - else the interpreter itself.
 //
-// The text of a compiled program is not kept.
+// The bytes of a compiled program (ELF, Mach-O or PE) are hashed, not kept
+// as text.
 func scriptOf(ws, command string, args []string) (*script, error) {
-	known, flag := interpreter(filepath.Base(command))
-	if !known && !isProgram(command) {
-		return hashFile(command, command)
+	prog := command
+	if filepath.Base(command) == "env" {
+		if p, rest, ok := envProgram(ws, args); ok {
+			prog, args = p, rest
+		}
 	}
+	known, flag := interpreter(filepath.Base(prog))
+	if !known {
+		return hashFile(prog, prog)
+	}
+	module := pythonish(filepath.Base(prog))
 	if flag != "" {
 		for i, a := range args {
 			if !strings.HasPrefix(a, "-") {
 				break
 			}
+			if module && a == "-m" {
+				// python -m MODULE runs a module, not a file.
+				return hashFile(prog, prog)
+			}
 			if a == flag && i+1 < len(args) {
 				code := []byte(args[i+1])
 				sum := sha256.Sum256(code)
-				return &script{path: command, sha256: hex.EncodeToString(sum[:]), text: code, inline: true}, nil
+				return &script{path: prog, sha256: hex.EncodeToString(sum[:]), text: code, inline: true}, nil
 			}
 		}
 	}
@@ -112,7 +132,56 @@ func scriptOf(ws, command string, args []string) (*script, error) {
 			return hashFile(a, p)
 		}
 	}
-	return hashFile(command, command)
+	return hashFile(prog, prog)
+}
+
+// envProgram finds the program env will run: the first argument after
+// env's options (-i, -0, -u NAME, -C DIR, --) and NAME=VALUE assignments.
+// ok is false when it cannot tell (-S, an unknown option, no program, a
+// program that cannot be found).
+func envProgram(ws string, args []string) (prog string, rest []string, ok bool) {
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			i++
+		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
+			i++
+			continue
+		case a == "-i" || a == "-0" || a == "-" || a == "--ignore-environment" || a == "--null" ||
+			strings.HasPrefix(a, "--unset=") || (strings.HasPrefix(a, "-u") && len(a) > 2):
+			continue
+		case strings.HasPrefix(a, "-"):
+			return "", nil, false
+		case strings.Contains(a, "="):
+			continue
+		}
+		break
+	}
+	if i >= len(args) {
+		return "", nil, false
+	}
+	name := args[i]
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(ws, name)
+		}
+	} else {
+		found, err := exec.LookPath(name)
+		if err != nil {
+			return "", nil, false
+		}
+		name = found
+	}
+	if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
+		return "", nil, false
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", nil, false
+	}
+	return abs, args[i+1:], true
 }
 
 // isProgram reports whether the file starts with an executable format's
