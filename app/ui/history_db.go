@@ -4,15 +4,12 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // dbTimeout bounds one history operation started from the UI (the database
@@ -62,33 +59,6 @@ func (h *History) CheckOutside(workspace string) error {
 		return fmt.Errorf("the history database %s lies inside this workspace (the script could rewrite its own history); set %s to a file elsewhere", h.Path(), history.EnvDB)
 	}
 	return nil
-}
-
-// Record stores a finished run: its report and script text, the kept
-// contents of its changed files and its after-manifest as the workspace's
-// hash cache. allowlistVersion is the approved version the run used (0:
-// none or edited).
-func (h *History) Record(res *gate.Result, allowlistVersion int) (int64, error) {
-	if res == nil || res.Report == nil {
-		return 0, errors.New("record: no report")
-	}
-	c, cancel := dbCtx()
-	defer cancel()
-	run := &history.Run{Report: res.Report, ScriptText: res.ScriptText, AllowlistVersion: allowlistVersion}
-	return h.db.Record(c, run, res.Contents, res.After)
-}
-
-// HashCache returns the workspace's cached file hashes for the next run's
-// before-snapshot, or nil (the cache only saves time: problems reading it
-// cost a full hash).
-func (h *History) HashCache(workspace string) *snapshot.Manifest {
-	c, cancel := dbCtx()
-	defer cancel()
-	m, err := h.db.HashCache(c, workspace)
-	if err != nil {
-		return nil
-	}
-	return m
 }
 
 // LatestAllowlist returns the workspace's newest approved allowlist, nil

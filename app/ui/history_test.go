@@ -59,6 +59,13 @@ func runScript(t *testing.T, u *UI, l *loop, ws, body string, allow []string) *r
 	t.Helper()
 	script := writeScript(t, t.TempDir(), body)
 	u.run.setInputs(ws, script, allow)
+	return runInputs(t, u, l)
+}
+
+// runInputs runs the Run tab's inputs as a tap on Run does and returns the
+// report the review shows.
+func runInputs(t *testing.T, u *UI, l *loop) *report.Report {
+	t.Helper()
 	u.Tabs.Select(u.runItem)
 	test.Tap(u.run.runBtn)
 	if !u.run.running {

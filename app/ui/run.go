@@ -27,12 +27,13 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // Runner runs one gated run; gate.Run in the app.
-type Runner func(ctx context.Context, cfg gate.Config) (*gate.Result, error)
+type Runner = pipeline.Runner
 
 // Preference keys.
 const (
@@ -531,21 +532,20 @@ func (t *runTab) start() {
 		}
 	}()
 	go func() {
-		// The history's hash cache (or this session's last manifest) lets
-		// the before-snapshot reuse the hashes of unchanged files.
+		// The pipeline loads the history's hash cache (this session's last
+		// manifest without history), runs the gate and records the run.
 		cfg.Prior = prior
+		opts := pipeline.Options{Config: cfg, AllowlistVersion: version, Runner: t.runner}
 		if hist != nil {
-			if m := hist.HashCache(key); m != nil {
-				cfg.Prior = m
-			}
+			opts.History = hist.db
 		}
-		res, err := t.runner(ctx, cfg)
-		close(done)
-		// Record off the UI goroutine: the contents make it the slow part.
+		var res *gate.Result
 		var id int64
 		var recErr error
-		if err == nil && hist != nil {
-			id, recErr = hist.Record(res, version)
+		out, err := pipeline.Run(ctx, opts)
+		close(done)
+		if out != nil {
+			res, id, recErr = out.Result, out.RunID, out.RecordErr
 		}
 		t.u.do(func() {
 			drain(true)

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -68,26 +69,16 @@ func (c *cli) runVerb(args []string) error {
 		return err
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger()}
-	var hist *historyRun
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger()}
+	opts := pipeline.Options{FromHistory: *fromHistory}
 	if !*noHistory {
-		if hist, err = c.openRunHistory(*dbPath, *ws); err != nil {
+		hist, err := c.openRunHistory(*dbPath, *ws)
+		if err != nil {
 			return err
 		}
 		defer hist.close()
-		if *fromHistory {
-			more, err := hist.latestAllowlist(c.ctx)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, more...)
-		}
-		if !*rehash {
-			cfg.Prior = hist.hashCache(c.ctx)
-		}
-		cfg.Stored = hist.content(c.ctx)
+		opts.History = hist.db
 	}
-	cfg.Allow = entries
 
 	var mu sync.Mutex
 	cfg.Output = func(_ proc.Stream, p []byte) {
@@ -104,10 +95,9 @@ func (c *cli) runVerb(args []string) error {
 			}
 		}
 	}
-	// cfg (and the hash cache it holds) is not used after the gate starts:
-	// the gate drops the cache once the before-snapshot is taken.
 	progress := cfg.Progress != nil
-	res, err := gate.Run(c.ctx, cfg)
+	opts.Config = cfg
+	res, err := pipeline.Run(c.ctx, opts)
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
@@ -125,10 +115,8 @@ func (c *cli) runVerb(args []string) error {
 			problems = append(problems, err)
 		}
 	}
-	if hist != nil {
-		if err := hist.record(c.ctx, res); err != nil {
-			problems = append(problems, err)
-		}
+	if res.RecordErr != nil {
+		problems = append(problems, res.RecordErr)
 	}
 	if err := errors.Join(problems...); err != nil {
 		// The gate's verdict stands; a lost report or record is a setup error.

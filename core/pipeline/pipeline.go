@@ -1,0 +1,123 @@
+//go:build !js
+
+// Package pipeline is the one "run the gate with history" path that the CLI
+// and the desktop app share: it loads the workspace's approved allowlist
+// and hash cache from the history, builds the gate's configuration (hash
+// reuse, stored before-contents for text diffs), runs the gate and records
+// the run, a cancelled one included. The front ends only gather inputs and
+// show the outcome.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
+)
+
+// RecordTimeout bounds recording a run once the run itself is over.
+const RecordTimeout = 2 * time.Minute
+
+// Runner runs one gated run; gate.Run unless a test or a tool wraps it.
+type Runner func(ctx context.Context, cfg gate.Config) (*gate.Result, error)
+
+// Options describe one run through the pipeline.
+type Options struct {
+	// Config is the run. Its Allow holds the caller's own entries; Prior,
+	// when set, is used only when the history has no hash cache for the
+	// workspace (e.g. the app's last manifest of a run without history).
+	Config gate.Config
+	// History records the run and feeds it the allowlist, the hash cache
+	// and stored contents; nil runs without history.
+	History *history.DB
+	// FromHistory appends the workspace's latest approved allowlist to
+	// Config.Allow; a workspace without one is a setup error.
+	FromHistory bool
+	// AllowlistVersion is the approved allowlist version Config.Allow is
+	// (0: none or edited); FromHistory sets it to the version it loads.
+	AllowlistVersion int
+	// Runner runs the gate; nil means gate.Run.
+	Runner Runner
+}
+
+// Result is a gated run's outcome and its record.
+type Result struct {
+	*gate.Result
+	// RunID is the run's number in the history; 0 when it was not recorded
+	// (RecordErr says why, unless there is no history).
+	RunID     int64
+	RecordErr error
+}
+
+// Run loads what the history holds for the workspace, runs the gate and
+// records the run. The error is a *gate.SetupError (or the runner's error)
+// when nothing ran; once the gate has a result, a failure to record it is
+// Result.RecordErr, and the gate's verdict stands.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	cfg := o.Config
+	cfg.Allow = append([]string(nil), cfg.Allow...)
+	runner := o.Runner
+	if runner == nil {
+		runner = gate.Run
+	}
+	db := o.History
+	var key string
+	if db != nil {
+		k, err := history.WorkspaceKey(cfg.Workspace)
+		if err != nil {
+			return nil, &gate.SetupError{Msg: err.Error()}
+		}
+		key = k
+		if err := history.CheckOutside(db.Path(), key); err != nil {
+			return nil, &gate.SetupError{Msg: err.Error()}
+		}
+		if o.FromHistory {
+			al, err := db.LatestAllowlist(ctx, key)
+			if err != nil {
+				return nil, &gate.SetupError{Msg: err.Error()}
+			}
+			if al == nil {
+				return nil, &gate.SetupError{Msg: fmt.Sprintf("no approved allowlist for %s (approve one with: diffgate allowlist approve)", key)}
+			}
+			cfg.Allow = append(cfg.Allow, al.Entries...)
+			o.AllowlistVersion = al.Version
+		}
+		// A cache only saves time: problems reading it cost a full hash.
+		if !cfg.Rehash {
+			if m, err := db.HashCache(ctx, key); err == nil && m != nil {
+				cfg.Prior = m
+			}
+		}
+		// Before-contents of files whose hash was reused (so never read
+		// this run) come from the history's stores.
+		// The lookups outlive a cancel: a cancelled run still gets its diffs.
+		sctx := context.WithoutCancel(ctx)
+		cfg.Stored = func(sha string) ([]byte, bool) {
+			data, err := db.Content(sctx, sha)
+			return data, err == nil
+		}
+	} else if o.FromHistory {
+		return nil, &gate.SetupError{Msg: "the approved allowlist needs the history"}
+	}
+	res, err := runner(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Result: res}
+	if db != nil && res != nil && res.Report != nil {
+		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
+	}
+	return out, nil
+}
+
+// record stores the run, its contents and the new hash cache. A cancelled
+// run (SIGINT, SIGTERM, the app's Cancel) is recorded too: the record does
+// not inherit the run's cancellation, only a bound of its own.
+func record(ctx context.Context, db *history.DB, res *gate.Result, version int) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	defer cancel()
+	run := &history.Run{Report: res.Report, ScriptText: res.ScriptText, AllowlistVersion: version}
+	return db.Record(ctx, run, res.Contents, res.After)
+}

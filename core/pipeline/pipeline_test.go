@@ -1,0 +1,127 @@
+//go:build !js
+
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+func TestMain(m *testing.M) {
+	proc.Supervise() // the gate re-executes this binary as its supervisor
+	os.Exit(m.Run())
+}
+
+func setup(t *testing.T) (ws, scripts string, db *history.DB) {
+	t.Helper()
+	ws, scripts = t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "settings.ini"), []byte("debug = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := history.Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return ws, scripts, db
+}
+
+func script(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "s.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRecordsACancelledRun: a run cancelled while the script runs is still
+// recorded, with what the script did before the cancel.
+func TestRecordsACancelledRun(t *testing.T) {
+	ws, scripts, db := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The script says it started through its output, then blocks.
+	cfg := gate.Config{Workspace: ws, Script: script(t, scripts, "echo x > made\necho started\nexec sleep 60\n"),
+		Output: func(_ proc.Stream, p []byte) {
+			if strings.Contains(string(p), "started") {
+				cancel()
+			}
+		}}
+	res, err := Run(ctx, Options{Config: cfg, History: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RecordErr != nil || res.RunID == 0 {
+		t.Fatalf("not recorded: id %d, %v", res.RunID, res.RecordErr)
+	}
+	run, err := db.Get(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Report.Process.Cancelled || len(run.Report.Changes) != 1 || run.Report.Changes[0].Path != "made" {
+		t.Errorf("recorded %+v, changes %+v", run.Report.Process, run.Report.Changes)
+	}
+}
+
+// TestApprovedAllowlist: FromHistory adds the workspace's approved entries
+// and records their version; without one the run is a setup error and
+// nothing runs.
+func TestApprovedAllowlist(t *testing.T) {
+	ws, scripts, db := setup(t)
+	sc := script(t, scripts, "echo x > made\n")
+	_, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
+	var se *gate.SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no approved allowlist") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "made")); err == nil {
+		t.Fatal("the script ran")
+	}
+	key, _ := history.WorkspaceKey(ws)
+	if _, err := db.Approve(context.Background(), key, []string{"made"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Verdict != "pass" {
+		t.Errorf("verdict %s %v", res.Report.Verdict, res.Report.Reasons)
+	}
+	run, err := db.Get(context.Background(), res.RunID)
+	if err != nil || run.AllowlistVersion != 1 {
+		t.Fatalf("recorded allowlist version %+v, %v", run, err)
+	}
+}
+
+// TestHistoryFeedsTheGate: the second run gets the hash cache as its prior
+// and a lookup of stored contents.
+func TestHistoryFeedsTheGate(t *testing.T) {
+	ws, scripts, db := setup(t)
+	var priors []bool
+	var stored []bool
+	runner := func(ctx context.Context, cfg gate.Config) (*gate.Result, error) {
+		priors = append(priors, cfg.Prior != nil)
+		stored = append(stored, cfg.Stored != nil)
+		return gate.Run(ctx, cfg)
+	}
+	for range 2 {
+		if _, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "true\n")}, History: db, Runner: runner}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if priors[0] || !priors[1] || !stored[0] || !stored[1] {
+		t.Errorf("priors %v, stored %v", priors, stored)
+	}
+}
