@@ -117,6 +117,10 @@ type Manifest struct {
 	// Self is the root's own entry (Path "."): type, mode, owner. nil for
 	// seed manifests and manifests written before it was recorded.
 	Self *Entry
+	// mapped holds the files that were mapped shared and writable when the
+	// walk ran (see sharedWritable): a later walk using this manifest as its
+	// prior does not reuse their hashes either.
+	mapped map[devIno]bool
 	// Seed is true for a manifest read from the seed's snapshot.py format:
 	// only regular files, only path, size and SHA-256 are known.
 	Seed bool

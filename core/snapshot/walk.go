@@ -139,6 +139,22 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 		}
 		w.cutoff = p.CreatedAt.Add(-g).UnixNano()
 		w.prior = p.Entries
+		// Files mapped shared and writable now, or when the prior was
+		// taken, can change without a ctime update: never reuse theirs.
+		w.mapped = sharedWritable()
+		for k := range p.mapped {
+			if w.mapped == nil {
+				w.mapped = map[devIno]bool{}
+			}
+			w.mapped[k] = true
+		}
+	}
+	// Without a prior nothing is reused, but the manifest records the
+	// mapped files for the walk that will use it as its prior.
+	var scanned chan map[devIno]bool
+	if w.cutoff == 0 {
+		scanned = make(chan map[devIno]bool, 1)
+		go func() { scanned <- sharedWritable() }()
 	}
 	if p := opt.Prior; p != nil && len(p.Entries) > 0 {
 		w.arena = newArena(len(p.Entries))
@@ -187,7 +203,10 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if err := ctx.Err(); err != nil && !opt.Partial {
 		return nil, err
 	}
-	m := &Manifest{Root: abs, CreatedAt: w.start, Self: self}
+	if scanned != nil {
+		w.mapped = <-scanned
+	}
+	m := &Manifest{Root: abs, CreatedAt: w.start, Self: self, mapped: w.mapped}
 	if w.arena != nil && !w.arenaMiss.Load() {
 		m.Entries = w.gather(top)
 		arenaWalks.Add(1)
@@ -501,6 +520,7 @@ type walker struct {
 	prior   []Entry
 	stopped atomic.Bool
 	xattr   bool
+	mapped  map[devIno]bool
 
 	// arena, when the size of the tree can be guessed (from a prior
 	// manifest), holds every entry the walk records; arenaUsed counts the
@@ -778,7 +798,7 @@ func (w *walker) priorUnder(prefix string) []Entry {
 
 // reuse copies the prior hash into e when the file provably did not change.
 func (w *walker) reuse(e *Entry, prior []Entry) bool {
-	if w.cutoff == 0 || e.Ino == 0 {
+	if w.cutoff == 0 || e.Ino == 0 || w.mapped[devIno{e.Dev, e.Ino}] {
 		return false
 	}
 	i := sort.Search(len(prior), func(i int) bool { return prior[i].Path >= e.Path })
