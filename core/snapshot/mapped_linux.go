@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"strconv"
@@ -25,30 +26,39 @@ func sharedWritable() map[devIno]bool {
 		return nil
 	}
 	var out map[devIno]bool
-	var buf []byte
+	// One small reader for every maps file, read line by line: some
+	// processes map thousands of regions.
+	rd := bufio.NewReaderSize(nil, 16<<10)
 	for _, p := range procs {
 		name := p.Name()
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		buf, err = readAll("/proc/"+name+"/maps", buf[:0])
+		f, err := os.Open("/proc/" + name + "/maps")
 		if err != nil {
 			continue
 		}
-		for len(buf) > 0 {
-			line := buf
-			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-				line, buf = buf[:i], buf[i+1:]
-			} else {
-				buf = nil
-			}
+		rd.Reset(f)
+		for {
+			line, err := rd.ReadSlice('\n')
 			if k, ok := mappedFile(line); ok {
 				if out == nil {
 					out = map[devIno]bool{}
 				}
 				out[k] = true
 			}
+			if err == bufio.ErrBufferFull {
+				// A path longer than the buffer: the fields that matter
+				// came first; skip the rest of the line.
+				for err == bufio.ErrBufferFull {
+					_, err = rd.ReadSlice('\n')
+				}
+			}
+			if err != nil {
+				break
+			}
 		}
+		f.Close()
 	}
 	return out
 }
@@ -77,23 +87,4 @@ func mappedFile(line []byte) (devIno, bool) {
 		return devIno{}, false
 	}
 	return devIno{unix.Mkdev(uint32(major), uint32(minor)), ino}, true
-}
-
-// readAll reads a /proc file (size 0 in stat) into buf.
-func readAll(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil || n == 0 {
-			return buf, nil
-		}
-	}
 }
