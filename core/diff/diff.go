@@ -473,17 +473,17 @@ func riskOf(before, after *snapshot.Entry, r *resolver) Risk {
 // inheritable or the effective flag) that before did not. A before side
 // whose attributes were not recorded counts as holding none.
 func capsGained(before, after *snapshot.Entry) bool {
-	if after.Caps == "" {
+	if after.Caps() == "" {
 		return false
 	}
 	var old string
 	if before != nil {
-		old = before.Caps
+		old = before.Caps()
 	}
-	if old == after.Caps {
+	if old == after.Caps() {
 		return false
 	}
-	np, ni, ne, ok := parseCaps(after.Caps)
+	np, ni, ne, ok := parseCaps(after.Caps())
 	if !ok {
 		return true // unparseable: cannot show nothing was gained
 	}

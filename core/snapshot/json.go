@@ -33,7 +33,6 @@ type entryJSON struct {
 	Rdev      uint64 `json:"rdev,omitempty"`
 	Err       string `json:"error,omitempty"`
 	Xattr     string `json:"xattr,omitempty"`
-	Caps      string `json:"caps,omitempty"`
 }
 
 // EncodeString returns s as JSON-safe text and, when s is not valid UTF-8,
@@ -59,7 +58,7 @@ func DecodeString(text, b64 string) (string, error) {
 
 func (e *Entry) toJSON(withPath bool) entryJSON {
 	j := entryJSON{Type: e.Type, Size: e.Size, SHA256: e.SHA256, MTime: e.MTime, CTime: e.CTime,
-		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err, Xattr: e.Xattr, Caps: e.Caps}
+		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err, Xattr: e.Xattr}
 	if withPath {
 		j.Path, j.PathB64 = EncodeString(e.Path)
 	}
@@ -76,7 +75,7 @@ func (e *Entry) toJSON(withPath bool) entryJSON {
 
 func (j *entryJSON) toEntry() (Entry, error) {
 	e := Entry{Type: j.Type, Size: j.Size, SHA256: j.SHA256, MTime: j.MTime, CTime: j.CTime,
-		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, Xattr: j.Xattr, Caps: j.Caps, UID: -1, GID: -1}
+		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, Xattr: j.Xattr, UID: -1, GID: -1}
 	var err error
 	if e.Path, err = DecodeString(j.Path, j.PathB64); err != nil {
 		return e, err
@@ -228,7 +227,6 @@ func appendEntry(b []byte, e *Entry) []byte {
 	}
 	str("error", e.Err)
 	str("xattr", e.Xattr)
-	str("caps", e.Caps)
 	return append(b, '}')
 }
 

@@ -68,13 +68,24 @@ type Entry struct {
 	Err string
 	// Xattr summarises the extended attributes (ACLs, capabilities, user
 	// attributes): their names, comma-separated, then "#" and a digest of
-	// names and values; XattrNone when there are none; "" when they were not
-	// recorded (seed manifests, other platforms, reused hashes whose prior
-	// did not record them).
+	// names and values, then, when the file has capabilities, " caps=" and
+	// the raw security.capability value in hex; XattrNone when there are
+	// none; "" when they were not recorded (seed manifests, other
+	// platforms, reused hashes whose prior did not record them).
 	Xattr string
-	// Caps is the raw security.capability attribute, hex ("" when none).
-	Caps string
 }
+
+// Caps returns the raw security.capability attribute, hex ("" when none or
+// not recorded).
+func (e *Entry) Caps() string {
+	if i := strings.Index(e.Xattr, capsTag); i >= 0 {
+		return e.Xattr[i+len(capsTag):]
+	}
+	return ""
+}
+
+// capsTag introduces the capability value in Entry.Xattr.
+const capsTag = " caps="
 
 // XattrNone is Entry.Xattr for an entry recorded without extended attributes.
 const XattrNone = "-"

@@ -815,7 +815,7 @@ func (w *walker) reuse(e *Entry, prior []Entry) bool {
 	e.SHA256 = p.SHA256
 	// Setting an attribute changes ctime too: the prior's record of them
 	// (if it has one) still holds.
-	e.Xattr, e.Caps = p.Xattr, p.Caps
+	e.Xattr = p.Xattr
 	return true
 }
 

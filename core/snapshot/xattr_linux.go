@@ -14,7 +14,7 @@ import (
 const xattrSupported = true
 
 // readXattrs records the extended attributes of the open file fd in e
-// (Entry.Xattr, and Entry.Caps for security.capability). One flistxattr
+// (Entry.Xattr, with the value of security.capability). One flistxattr
 // call when there are none, the common case; nothing is recorded when the
 // list cannot be read (Xattr stays "", unknown).
 func readXattrs(fd int, e *Entry, sc *scratch) {
@@ -44,6 +44,7 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 	slices.Sort(names)
 	h := sha256.New()
 	val := make([]byte, 256)
+	var caps string
 	for _, name := range names {
 		var v []byte
 		for {
@@ -62,12 +63,15 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 		h.Write(v)
 		h.Write([]byte{0})
 		if name == capabilityXattr {
-			e.Caps = hex.EncodeToString(v)
+			caps = hex.EncodeToString(v)
 		}
 	}
 	var b bytes.Buffer
 	b.WriteString(strings.Join(names, ","))
 	b.WriteByte('#')
 	b.WriteString(hex.EncodeToString(h.Sum(nil)[:8]))
+	if caps != "" {
+		b.WriteString(capsTag + caps)
+	}
 	e.Xattr = b.String()
 }
