@@ -3,12 +3,17 @@
 package history
 
 import (
+	"bufio"
+	"bytes"
 	"compress/flate"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -29,8 +34,12 @@ import (
 // JSON.
 const cacheMagic = "DGHC\x01"
 
-// maxCacheMeta bounds the decompressed size of a cache's metadata.
-const maxCacheMeta = 1 << 30
+// maxCacheMeta bounds the decompressed size of a cache's metadata, and
+// maxCachePath the length of one path (or path suffix) in it.
+const (
+	maxCacheMeta = 1 << 30
+	maxCachePath = 1 << 24
+)
 
 func encodeCache(m *snapshot.Manifest) ([]byte, int) {
 	n := 0
@@ -90,53 +99,123 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 		return nil, errCorruptBlob
 	}
 	sums := outer.b
-	metaBytes, err := inflate(z, maxCacheMeta)
-	if err != nil {
-		return nil, err
-	}
-	d := dec{b: metaBytes}
-	m := &snapshot.Manifest{Root: d.str()}
-	if d.uint() != 0 {
-		m.CreatedAt = time.Unix(0, d.int())
-	}
-	n := d.count(7)
-	if d.err != nil || len(sums) != 32*n {
+	if len(sums)%32 != 0 {
 		return nil, errCorruptBlob
+	}
+	// The metadata is decoded as it is inflated: on a tree of a million
+	// files it is tens of MiB that need not be held at once.
+	fr := flate.NewReader(bytes.NewReader(z))
+	defer fr.Close()
+	lr := &io.LimitedReader{R: fr, N: maxCacheMeta}
+	r := bufio.NewReaderSize(lr, 64<<10)
+	var err error
+	fail := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	uvar := func() uint64 {
+		v, e := binary.ReadUvarint(r)
+		if e != nil {
+			fail(e)
+		}
+		return v
+	}
+	svar := func() int64 {
+		v, e := binary.ReadVarint(r)
+		if e != nil {
+			fail(e)
+		}
+		return v
+	}
+	var buf []byte
+	bytesN := func() []byte {
+		n := uvar()
+		if err != nil || n > maxCachePath {
+			fail(errCorruptBlob)
+			return nil
+		}
+		if uint64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, e := io.ReadFull(r, buf); e != nil {
+			fail(e)
+		}
+		return buf
+	}
+	m := &snapshot.Manifest{Root: string(bytesN())}
+	if uvar() != 0 {
+		m.CreatedAt = time.Unix(0, svar())
+	}
+	n := uvar()
+	if err != nil || n != uint64(len(sums)/32) {
+		return nil, cacheErr(err)
 	}
 	m.Entries = make([]snapshot.Entry, n)
 	var path []byte // the previous path, then the current one
-	for i := 0; i < n && d.err == nil; i++ {
-		shared := d.uint()
-		suffix := d.bytes()
-		if d.err != nil || shared > uint64(len(path)) {
-			return nil, errCorruptBlob
+	for i := range m.Entries {
+		shared := uvar()
+		suffix := bytesN()
+		if err != nil || shared > uint64(len(path)) {
+			return nil, cacheErr(err)
 		}
 		path = append(path[:shared], suffix...)
 		e := &m.Entries[i]
 		e.Path, e.Type, e.UID, e.GID = string(path), snapshot.File, -1, -1
-		e.Dev, e.Ino = d.uint(), d.uint()
-		e.Size, e.MTime, e.CTime = d.int(), d.int(), d.int()
+		e.Dev, e.Ino = uvar(), uvar()
+		e.Size, e.MTime, e.CTime = svar(), svar(), svar()
 	}
-	if d.err != nil || len(d.b) != 0 {
-		return nil, errCorruptBlob
+	if err != nil {
+		return nil, cacheErr(err)
 	}
-	all := hex.EncodeToString(sums) // one allocation for every hash
+	if _, e := r.ReadByte(); e != io.EOF {
+		return nil, cacheErr(e)
+	}
+	// Every hash in one string, written once (hex.EncodeToString would
+	// build it twice).
+	var all strings.Builder
+	all.Grow(64 * len(m.Entries))
+	var h [64]byte
 	for i := range m.Entries {
-		m.Entries[i].SHA256 = all[64*i : 64*i+64]
+		hex.Encode(h[:], sums[32*i:32*i+32])
+		all.Write(h[:])
+	}
+	hs := all.String()
+	for i := range m.Entries {
+		m.Entries[i].SHA256 = hs[64*i : 64*i+64]
 	}
 	return m, nil
+}
+
+// cacheErr is the error for undecodable cache metadata: corrupt, or
+// larger than maxCacheMeta.
+func cacheErr(err error) error {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errCorruptBlob) {
+		return fmt.Errorf("decompress: %w", err)
+	}
+	return errCorruptBlob
 }
 
 // HashCache returns the file entries (path, dev, ino, size, mtime, ctime,
 // SHA-256) of the workspace's latest recorded after-manifest, with its Root
 // and CreatedAt, for snapshot.Options.Prior; nil, nil when there is none.
 func (db *DB) HashCache(ctx context.Context, workspace string) (*snapshot.Manifest, error) {
-	var data []byte
-	err := db.sql.QueryRowContext(ctx, "SELECT data FROM hash_cache WHERE workspace = ?", blob(workspace)).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
+	// Decoded from the driver's bytes (sql.RawBytes), not from a copy: the
+	// blob of a large tree is tens of MiB.
+	rows, err := db.sql.QueryContext(ctx, "SELECT data FROM hash_cache WHERE workspace = ?", blob(workspace))
+	if err != nil {
+		return nil, fmt.Errorf("hash cache: %w", errText(err))
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("hash cache: %w", errText(err))
+		}
 		return nil, nil
 	}
-	if err != nil {
+	var data sql.RawBytes
+	if err := rows.Scan(&data); err != nil {
 		return nil, fmt.Errorf("hash cache: %w", errText(err))
 	}
 	m, err := decodeCache(data)
