@@ -100,6 +100,7 @@ type htmlView struct {
 	StatusOK   bool
 	Leftovers  []Leftover
 	Violations []htmlChange
+	Unreadable []diff.Unknown
 	Allowed    []htmlChange
 	Stdout     string
 	Stderr     string
@@ -159,6 +160,10 @@ func (r *Report) htmlView() *htmlView {
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
 	for _, l := range r.Process.Leftovers {
 		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})
+	}
+	for _, u := range r.Unreadable {
+		u.Path, u.Reason = displayPath(u.Path), cleanText(u.Reason)
+		v.Unreadable = append(v.Unreadable, u)
 	}
 	violations, allowed := r.splitChanges()
 	n := 0

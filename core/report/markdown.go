@@ -92,6 +92,16 @@ func (r *Report) markdown(m *mdWriter) {
 
 	violations, allowed := r.splitChanges()
 	changeTable(m, fmt.Sprintf("### Violations (%d)", len(violations)), violations, "No violations.")
+	if len(r.Unreadable) > 0 {
+		m.linef("### Unreadable (%d)", len(r.Unreadable))
+		m.line()
+		m.line("The gate could not read these entries: it cannot vouch for them, or for anything below them.")
+		m.line()
+		for _, u := range r.Unreadable {
+			m.linef("- %s (%s): %s", mdCode(u.Path, false), u.When, mdText(u.Reason))
+		}
+		m.line()
+	}
 	changeTable(m, fmt.Sprintf("### Allowed changes (%d)", len(allowed)), allowed, "No allowed changes.")
 
 	// Text diffs, violations first.
