@@ -615,6 +615,8 @@ type scratch struct {
 	// xattr asks hashFile to record extended attributes; xbuf is their list.
 	xattr bool
 	xbuf  []byte
+	// noOverlay leaves overlayfs's own attributes out (Paths).
+	noOverlay bool
 }
 
 // zeroBuf is fed to the hash for the holes of sparse files: zeros are

@@ -41,6 +41,13 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 		return
 	}
 	names := strings.Split(strings.TrimRight(string(sc.xbuf[:n]), "\x00"), "\x00")
+	if sc.noOverlay {
+		names = slices.DeleteFunc(names, IsOverlayXattr)
+		if len(names) == 0 {
+			e.Xattr = XattrNone
+			return
+		}
+	}
 	slices.Sort(names)
 	h := sha256.New()
 	val := make([]byte, 256)
