@@ -119,6 +119,9 @@ type Spec struct {
 	Output func(s Stream, p []byte)
 	// Containment is applied by the supervisor just before it execs the script.
 	Containment Containment
+	// Overlay, when set, runs the script against an overlay of the
+	// workspace (Linux only; see Overlay).
+	Overlay *Overlay
 }
 
 // Containment describes restrictions the supervisor applies just before it

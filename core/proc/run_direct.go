@@ -18,6 +18,9 @@ func Supervise() {}
 // run starts the script directly (no supervisor) and kills it, and on Unix its
 // process group, on timeout or cancellation.
 func run(ctx context.Context, spec *Spec) (*Result, error) {
+	if err := checkOverlay(spec); err != nil {
+		return nil, err
+	}
 	wout, werr, rs, err := startReaders(spec)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ type superSpec struct {
 	Env         []string      `json:"env"`
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
+	Overlay     *Overlay      `json:"overlay,omitempty"`
 }
 
 // superMsg is what the supervisor reports to Run (JSON values on fd 3): first
@@ -58,7 +59,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	defer enterRun()()
 	payload, err := json.Marshal(superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
-		Grace: spec.Grace, Containment: spec.Containment,
+		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proc: encode spec: %v", oneLine(err))
@@ -113,6 +114,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		if cg != nil {
 			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 		}
+		overlayAttr(attr, spec.Overlay)
 		return &exec.Cmd{
 			Path:       "/proc/self/exe",
 			Args:       []string{supervisorName},

@@ -65,12 +65,19 @@ func isSupervisorProcess() bool {
 	if err != nil {
 		return false
 	}
+	denied := false
 	for _, e := range ents {
-		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == want {
+		l, err := os.Readlink(dir + "/" + e.Name())
+		if err == nil && l == want {
 			return true
 		}
+		denied = denied || errors.Is(err, os.ErrPermission)
 	}
-	return false
+	// Started over an overlay as a normal user (Spec.Overlay), the
+	// supervisor is in a user namespace of its own, from which the parent's
+	// fds cannot be read: the namespace Run makes (the caller's own uid
+	// mapped to itself, nothing else) stands for the check.
+	return denied && inOverlayUserNS()
 }
 
 // supervisor holds the state of the supervisor process.
@@ -110,6 +117,12 @@ func supervise() int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
+	if sp.Overlay != nil {
+		if err := mountOverlay(sp.Overlay); err != nil {
+			_ = enc.Encode(superMsg{StartError: err.Error()})
+			return 0
+		}
+	}
 	pid, err := startScript(&sp)
 	if err != nil {
 		_ = enc.Encode(superMsg{StartError: err.Error()})

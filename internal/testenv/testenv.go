@@ -73,6 +73,10 @@ func AsUser(t *testing.T) bool {
 	return true
 }
 
+// InUserChild reports whether this is the test process AsUser re-executed
+// as UID (so a test can run its unprivileged variant there).
+func InUserChild() bool { return os.Getenv(childEnv) != "" }
+
 // UserCmd makes cmd run as UID/GID when the test process is root; otherwise
 // it leaves cmd as it is.
 func UserCmd(cmd *exec.Cmd) {

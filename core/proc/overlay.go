@@ -1,0 +1,18 @@
+package proc
+
+// Overlay asks the supervisor to run the script against an overlayfs view
+// of the workspace: Lower (the workspace, Spec.Dir or a directory above
+// it) stays untouched, every write lands in Upper, and Work is overlayfs's
+// work directory (on the same filesystem as Upper, empty). The supervisor
+// is started in a mount namespace of its own (as a normal user, also in a
+// user namespace mapping the user's uid and gid to themselves: the script
+// never runs as uid 0), makes the mount tree private and mounts the overlay
+// at Lower with the userxattr option before it execs the script. The mount
+// lives only in that namespace and dies with the last process in it. Only
+// Linux has it: elsewhere Run fails. A failure to set it up fails Run with
+// an error naming the step (see core/stage's Probe for the fallback).
+type Overlay struct {
+	Lower string `json:"lower"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
+}

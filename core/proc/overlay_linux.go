@@ -1,0 +1,88 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// overlayAttr adds the namespaces an overlay needs to the supervisor's
+// start attributes: a mount namespace, and for a normal user a user
+// namespace in which their uid and gid map to themselves.
+func overlayAttr(attr *syscall.SysProcAttr, o *Overlay) {
+	if o == nil {
+		return
+	}
+	attr.Cloneflags |= syscall.CLONE_NEWNS
+	if os.Geteuid() != 0 {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// Exec drops a non-root process's capabilities, even in its own
+		// user namespace: the supervisor keeps them as ambient
+		// capabilities (overlayfs acts with the mounter's credentials:
+		// CAP_SYS_ADMIN alone is not enough) and mountOverlay drops them
+		// before the script is started.
+		attr.AmbientCaps = allCaps()
+	}
+}
+
+// mountOverlay runs in the supervisor, in its own mount namespace: it
+// makes the mount tree private (nothing propagates back to the host) and
+// mounts the overlay at o.Lower.
+func mountOverlay(o *Overlay) error {
+	for _, p := range []string{o.Lower, o.Upper, o.Work} {
+		if strings.ContainsAny(p, ",:\\") {
+			return fmt.Errorf("proc: overlay: path %q holds a character overlayfs options cannot carry (, : or \\)", p)
+		}
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("proc: overlay: make the mount tree private: %v", err)
+	}
+	opts := "lowerdir=" + o.Lower + ",upperdir=" + o.Upper + ",workdir=" + o.Work + ",userxattr"
+	if err := unix.Mount("overlay", o.Lower, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("proc: overlay: mount at %s: %v", o.Lower, err)
+	}
+	// The ambient capabilities overlayAttr asked for must not reach the
+	// script: this is the thread that forks it (supervise locks it).
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("proc: overlay: drop ambient capabilities: %v", err)
+	}
+	return nil
+}
+
+// inOverlayUserNS reports whether this process is in a user namespace like
+// the one overlayAttr makes: exactly the process's own uid and gid mapped to
+// themselves.
+func inOverlayUserNS() bool {
+	one := func(file string, id int) bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		f := strings.Fields(string(b))
+		want := strconv.Itoa(id)
+		return len(f) == 3 && f[0] == want && f[1] == want && f[2] == "1"
+	}
+	return one("/proc/self/uid_map", os.Getuid()) && one("/proc/self/gid_map", os.Getgid())
+}
+
+// allCaps lists every capability this kernel knows.
+func allCaps() []uintptr {
+	last := uintptr(unix.CAP_LAST_CAP)
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 && n < 64 {
+			last = uintptr(n)
+		}
+	}
+	caps := make([]uintptr, 0, last+1)
+	for c := uintptr(0); c <= last; c++ {
+		caps = append(caps, c)
+	}
+	return caps
+}
