@@ -1,0 +1,342 @@
+package stage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// Conflict is a path that is no longer as the run's before-state recorded.
+type Conflict struct {
+	Path   string
+	Reason string
+}
+
+// ConflictError is returned by Apply when any path to apply changed in the
+// workspace since the run's before-state: nothing was applied.
+type ConflictError struct{ Conflicts []Conflict }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("stage: %d conflicting path(s), nothing applied", len(e.Conflicts))
+}
+
+// ErrApplied is returned by Apply for a stage that was applied already.
+var ErrApplied = errors.New("stage: already applied")
+
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// AfterOp, when set, is called after each operation of the journal with
+	// the number done so far (tests use it to kill an apply midway).
+	AfterOp func(done int)
+}
+
+// Applied is the record of a completed apply.
+type Applied struct {
+	Paths []string  `json:"paths"`
+	At    time.Time `json:"at"`
+}
+
+const (
+	journalFile = "apply.journal"
+	appliedFile = "applied.json"
+)
+
+// op is one journal operation.
+type op struct {
+	Kind   string `json:"op"` // remove, mkdir, file, symlink, chmod
+	Path   string `json:"path"`
+	Perm   uint32 `json:"perm,omitempty"`
+	MTime  int64  `json:"mtime,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+type journal struct {
+	Ops   []op     `json:"ops"`
+	Paths []string `json:"paths"`
+}
+
+// AppliedRecord returns the record of the stage's apply, or nil if it was
+// not applied (completely).
+func (s *Stage) AppliedRecord() *Applied {
+	b, err := os.ReadFile(filepath.Join(s.Dir, appliedFile))
+	if err != nil {
+		return nil
+	}
+	var a Applied
+	if json.Unmarshal(b, &a) != nil {
+		return nil
+	}
+	return &a
+}
+
+// Pending reports whether an apply was started and did not complete.
+func (s *Stage) Pending() bool {
+	_, err := os.Lstat(filepath.Join(s.Dir, journalFile))
+	return err == nil
+}
+
+// Apply writes changes (computed from this stage's Delta, all or a chosen
+// subset) into the workspace. It first checks every path against its
+// before-state (Change.Before, nil meaning absent): any difference returns
+// a *ConflictError and nothing is applied. An apply that was interrupted is
+// completed from its journal (changes is then ignored: the journal holds
+// what was checked and decided).
+func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptions) (*Applied, error) {
+	if s.AppliedRecord() != nil {
+		return nil, ErrApplied
+	}
+	jpath := filepath.Join(s.Dir, journalFile)
+	var j journal
+	if b, err := os.ReadFile(jpath); err == nil {
+		if err := json.Unmarshal(b, &j); err != nil {
+			return nil, fmt.Errorf("stage: unreadable apply journal %s: %v", jpath, oneLine(err))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("stage: %v", oneLine(err))
+	} else {
+		conflicts, err := s.check(ctx, changes)
+		if err != nil {
+			return nil, err
+		}
+		if len(conflicts) > 0 {
+			return nil, &ConflictError{Conflicts: conflicts}
+		}
+		if j, err = plan(changes); err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(&j)
+		if err := writeFileSync(jpath, b); err != nil {
+			return nil, err
+		}
+	}
+	for i := range j.Ops {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
+		}
+		if err := s.do(&j.Ops[i]); err != nil {
+			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", j.Ops[i].Kind, j.Ops[i].Path, oneLine(err))
+		}
+		if opt.AfterOp != nil {
+			opt.AfterOp(i + 1)
+		}
+	}
+	rec := &Applied{Paths: j.Paths, At: time.Now().UTC()}
+	b, _ := json.Marshal(rec)
+	if err := writeFileSync(filepath.Join(s.Dir, appliedFile), b); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(jpath)
+	return rec, nil
+}
+
+// check compares each path to apply with its before-state, reading the
+// workspace for exactly those paths.
+func (s *Stage) check(ctx context.Context, changes []diff.Change) ([]Conflict, error) {
+	paths := make([]string, 0, len(changes))
+	want := &snapshot.Manifest{Root: s.Workspace}
+	var out []Conflict
+	for i := range changes {
+		c := &changes[i]
+		if c.Path == diff.RootPath {
+			out = append(out, Conflict{c.Path, "the workspace root itself is not applied"})
+			continue
+		}
+		paths = append(paths, c.Path)
+		if c.Before != nil {
+			if c.Before.Unreadable() {
+				out = append(out, Conflict{c.Path, "its before-state is unknown: " + c.Before.Err})
+				continue
+			}
+			want.Entries = append(want.Entries, *c.Before)
+		}
+	}
+	want.Sort()
+	now, err := snapshot.Paths(ctx, s.Workspace, paths, snapshot.PathsOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+	}
+	now.Root = s.Workspace
+	apply := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		apply[p] = true
+	}
+	for _, c := range diff.Compare(want, now, diff.Options{Root: s.Workspace}) {
+		if !apply[c.Path] {
+			continue
+		}
+		reason := "changed since the run"
+		switch c.Kind {
+		case diff.Added:
+			reason = "created since the run"
+		case diff.Removed:
+			reason = "removed since the run"
+		}
+		out = append(out, Conflict{c.Path, reason})
+	}
+	slices.SortFunc(out, func(a, b Conflict) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// plan turns changes into journal operations: removals deepest first, new
+// directories parents first, files and symlinks, then directory modes
+// deepest first (a directory made read-only last).
+func plan(changes []diff.Change) (journal, error) {
+	var rm, mk, files, modes []op
+	var j journal
+	for i := range changes {
+		c := &changes[i]
+		j.Paths = append(j.Paths, c.Path)
+		a, b := c.After, c.Before
+		if a == nil {
+			rm = append(rm, op{Kind: "remove", Path: c.Path})
+			continue
+		}
+		if b != nil && b.Type != a.Type {
+			rm = append(rm, op{Kind: "remove", Path: c.Path})
+		}
+		switch a.Type {
+		case snapshot.Dir:
+			if b == nil || b.Type != snapshot.Dir {
+				mk = append(mk, op{Kind: "mkdir", Path: c.Path})
+			}
+			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm})
+		case snapshot.File:
+			if a.SHA256 == "" || a.Err != "" {
+				return j, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
+			}
+			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256})
+		case snapshot.Symlink:
+			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target})
+		default:
+			return j, fmt.Errorf("stage: %s: a %s cannot be applied", c.Path, a.Type)
+		}
+	}
+	desc := func(a, b op) int { return strings.Compare(b.Path, a.Path) }
+	asc := func(a, b op) int { return strings.Compare(a.Path, b.Path) }
+	slices.SortFunc(rm, desc)
+	slices.SortFunc(mk, asc)
+	slices.SortFunc(files, asc)
+	slices.SortFunc(modes, desc)
+	j.Ops = slices.Concat(rm, mk, files, modes)
+	return j, nil
+}
+
+// do carries out one operation; each is idempotent.
+func (s *Stage) do(o *op) error {
+	dst := filepath.Join(s.Workspace, filepath.FromSlash(o.Path))
+	switch o.Kind {
+	case "remove":
+		return removeAll(dst)
+	case "mkdir":
+		fi, err := os.Lstat(dst)
+		if err == nil && fi.IsDir() {
+			return nil
+		}
+		if err == nil {
+			if err := os.Remove(dst); err != nil {
+				return err
+			}
+		}
+		return os.MkdirAll(dst, 0o700)
+	case "chmod":
+		return os.Chmod(dst, fs.FileMode(o.Perm&0o777)|modeBits(o.Perm))
+	case "symlink":
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		tmp := tempName(dst)
+		_ = os.Remove(tmp)
+		if err := os.Symlink(o.Target, tmp); err != nil {
+			return err
+		}
+		return replace(tmp, dst)
+	case "file":
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return s.copyIn(o, dst)
+	}
+	return fmt.Errorf("unknown operation %q", o.Kind)
+}
+
+// copyIn copies the staged file to a temporary name beside dst, checks its
+// hash against what the review saw, and renames it into place.
+func (s *Stage) copyIn(o *op, dst string) error {
+	src, err := os.Open(filepath.Join(s.Root(), filepath.FromSlash(o.Path)))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp := tempName(dst)
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), src)
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
+		err = errors.New("the staged file changed since it was reviewed")
+	}
+	if err == nil {
+		err = f.Chmod(fs.FileMode(o.Perm&0o777) | modeBits(o.Perm))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && o.MTime != 0 {
+		t := time.Unix(0, o.MTime)
+		err = os.Chtimes(tmp, t, t)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return replace(tmp, dst)
+}
+
+// replace renames tmp over dst; a directory in the way (left by a removal
+// not yet done, cannot happen in journal order) is an error.
+func replace(tmp, dst string) error {
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// tempName is the temporary name beside dst an operation writes to: fixed,
+// so a rerun of the journal replaces what a killed run left.
+func tempName(dst string) string {
+	sum := sha256.Sum256([]byte(filepath.Base(dst)))
+	return filepath.Join(filepath.Dir(dst), ".diffgate-apply-"+hex.EncodeToString(sum[:8]))
+}
+
+// modeBits maps setuid, setgid and sticky to Go's mode bits.
+func modeBits(p uint32) fs.FileMode {
+	var m fs.FileMode
+	if p&snapshot.ModeSetuid != 0 {
+		m |= fs.ModeSetuid
+	}
+	if p&snapshot.ModeSetgid != 0 {
+		m |= fs.ModeSetgid
+	}
+	if p&snapshot.ModeSticky != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}

@@ -1,0 +1,113 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// CopyStats says what Populate did.
+type CopyStats struct {
+	Files, Reflinked int
+	Bytes            int64
+}
+
+// Populate fills a copy stage with a copy of the workspace: directories,
+// files (reflinked where the filesystem can, copied otherwise) with their
+// modes and modification times, and symlinks as they are. Other entries
+// (FIFOs, sockets, devices) are left out.
+func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
+	var st CopyStats
+	if s.Mechanism != Copy {
+		return st, fmt.Errorf("stage: %s is not a copy stage", s.ID)
+	}
+	dst := s.Copy()
+	err := filepath.WalkDir(s.Workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(s.Workspace, p)
+		to := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			// Writable for the copy; the mode is set once it is filled.
+			return os.Mkdir(to, 0o700)
+		case fi.Mode().IsRegular():
+			reflinked, err := copyFile(p, to, fi)
+			if err != nil {
+				return err
+			}
+			st.Files++
+			st.Bytes += fi.Size()
+			if reflinked {
+				st.Reflinked++
+			}
+			return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(t, to)
+		}
+		return nil
+	})
+	if err == nil {
+		// Directory modes last, deepest first, so read-only ones were filled.
+		var dirs []string
+		err = filepath.WalkDir(s.Workspace, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return err
+		})
+		for i := len(dirs) - 1; i >= 0 && err == nil; i-- {
+			var fi fs.FileInfo
+			if fi, err = os.Stat(dirs[i]); err == nil {
+				rel, _ := filepath.Rel(s.Workspace, dirs[i])
+				to := filepath.Join(dst, rel)
+				if err = os.Chmod(to, fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSticky)); err == nil {
+					err = os.Chtimes(to, fi.ModTime(), fi.ModTime())
+				}
+			}
+		}
+	}
+	if err != nil {
+		return st, fmt.Errorf("stage: copy workspace: %v", oneLine(err))
+	}
+	return st, nil
+}
+
+// copyFile copies src to a new file dst, by reflink where possible.
+func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm()|0o200)
+	if err != nil {
+		return false, err
+	}
+	if reflink(out, in) {
+		reflinked = true
+	} else if _, err = io.Copy(out, in); err != nil {
+		out.Close()
+		return false, err
+	}
+	if err = out.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+		out.Close()
+		return false, err
+	}
+	return reflinked, out.Close()
+}

@@ -1,0 +1,115 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/diffgate/diffgate/core/proc"
+)
+
+// ProbeResult is what works on this machine.
+type ProbeResult struct {
+	// Mechanism is the one to use: Overlay when a trial overlay run worked,
+	// Copy otherwise.
+	Mechanism Mechanism
+	// Why says why the overlay is not used ("" when it is).
+	Why string
+	// Reflink says whether the stage directory's filesystem clones files
+	// (FICLONE): a copy stage then costs almost nothing per byte.
+	Reflink bool
+	// Took is how long the probe took.
+	Took time.Duration
+}
+
+// Probe finds out, by trying, which mechanism works here, with stages below
+// base (BaseDir() when ""): it runs a one-line script through the
+// supervisor over an overlay of a scratch directory and checks that the
+// write landed in the upper layer and not in the lower one. Anything
+// failing (no user namespaces, AppArmor's restriction on them, no
+// overlayfs, an upper filesystem overlayfs refuses, a binary that does not
+// call proc.Supervise) means the copy fallback, with the reason in Why.
+func Probe(ctx context.Context, base string) ProbeResult {
+	start := time.Now()
+	r := ProbeResult{Mechanism: Copy}
+	if base == "" {
+		var err error
+		if base, err = BaseDir(); err != nil {
+			r.Why, r.Took = err.Error(), time.Since(start)
+			return r
+		}
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		r.Why, r.Took = "stage: "+oneLine(err), time.Since(start)
+		return r
+	}
+	dir, err := os.MkdirTemp(base, ".probe-")
+	if err != nil {
+		r.Why, r.Took = "stage: "+oneLine(err), time.Since(start)
+		return r
+	}
+	defer removeAll(dir)
+	r.Reflink = probeReflink(dir)
+	if err := probeOverlay(ctx, dir); err != nil {
+		r.Why = oneLine(err)
+	} else {
+		r.Mechanism = Overlay
+	}
+	r.Took = time.Since(start)
+	return r
+}
+
+// probeOverlay runs the trial overlay run in dir.
+func probeOverlay(ctx context.Context, dir string) error {
+	if runtime.GOOS != "linux" {
+		return errors.New("overlayfs is Linux only")
+	}
+	lower, upper, work := filepath.Join(dir, "lower"), filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+	for _, d := range []string{lower, upper, work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	script := filepath.Join(dir, "probe.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho staged > probe\n"), 0o700); err != nil {
+		return err
+	}
+	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script, Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work},
+		Timeout: 30 * time.Second, KeepBytes: 4096})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("trial overlay run exited %d: %s", res.ExitCode, oneLine(errors.New(string(res.Stderr.Head))))
+	}
+	if _, err := os.Lstat(filepath.Join(lower, "probe")); err == nil {
+		return errors.New("the trial overlay run wrote into the lower layer")
+	}
+	if b, err := os.ReadFile(filepath.Join(upper, "probe")); err != nil || string(b) != "staged\n" {
+		return errors.New("the trial overlay run's write is not in the upper layer")
+	}
+	return nil
+}
+
+// probeReflink tries FICLONE between two files in dir.
+func probeReflink(dir string) bool {
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if os.WriteFile(a, []byte("reflink probe\n"), 0o600) != nil {
+		return false
+	}
+	in, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer in.Close()
+	out, err := os.Create(b)
+	if err != nil {
+		return false
+	}
+	defer out.Close()
+	return reflink(out, in)
+}

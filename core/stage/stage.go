@@ -1,0 +1,332 @@
+// Package stage keeps a script's changes out of the workspace until a
+// reviewer applies them: the script runs against a staged view, the changes
+// are read from the stage, and Apply writes the approved ones into the
+// workspace (or Discard drops them all).
+//
+// # Mechanisms
+//
+// Overlay (Linux). The workspace is the lower layer of an overlayfs mounted
+// at the workspace's own path, in a mount namespace private to the
+// supervisor (core/proc, Spec.Overlay); the upper layer and overlayfs's work
+// directory are in the stage directory. The script sees the same path and
+// the same files, but every write lands in the upper layer: new and
+// modified files (copied up whole: metacopy and redirect_dir stay off),
+// removals as whiteouts (a 0/0 character device), a directory that replaced
+// one of the lower layer as an opaque directory (xattr user.overlay.opaque
+// or trusted.overlay.opaque = "y"). As root only a mount namespace is
+// needed; a normal user gets a user namespace in which their own uid and
+// gid are mapped to themselves (the script never runs as uid 0 and holds no
+// capability after exec) and the overlay is mounted with "userxattr"
+// (kernel 5.11 or later). The mount is always made with userxattr, so the
+// upper layer reads the same way for root and for users.
+//
+// Reading the stage costs in proportion to what the script changed: the
+// upper layer is listed, and only the touched paths (plus, for a removed or
+// replaced directory, the lower tree below it) are recorded on either side
+// (snapshot.Paths). Read returns them as two partial manifests that
+// core/diff compares unchanged; Merge lays the after side over a full
+// before-manifest when the caller has one (symlink escapes are then judged
+// against the whole tree, not just the touched paths).
+//
+// Copy (fallback, every platform). Where no overlay can be mounted (no user
+// namespaces, Ubuntu's AppArmor restriction on them, containers, macOS,
+// Windows), the workspace is copied into the stage, with reflinks (FICLONE)
+// where the filesystem has them and byte copies otherwise, and the script
+// runs in the copy. What it gives up: the script sees another path; the copy
+// costs time and space in proportion to the workspace (near nothing for
+// reflinks, a full copy otherwise); and reading it is a full walk of the
+// copy, not a read of what changed.
+//
+// Probe decides once per run which mechanism works on this machine: it never
+// assumes, it tries (see Probe).
+//
+// # Apply
+//
+// Apply first checks that every path it will touch is still as the run's
+// before-state recorded it (content, type, mode, owner, symlink target, or
+// absence); any difference is a conflict and nothing is applied. It then
+// writes a journal (the list of operations) into the stage directory and
+// carries it out: removals deepest first, directories, then files and
+// symlinks, each written to a temporary name in its directory and renamed
+// into place, keeping mode, modification time and symlink targets (owners
+// are not changed). Every operation is idempotent: an apply killed midway
+// and run again finds the journal, skips the check (it held when the journal
+// was written) and completes. No workspace file is ever half-written; a
+// killed apply can leave a temporary file (.NAME.diffgate-apply) that the
+// next run of the journal replaces and renames.
+//
+// Stages live in the user's cache directory (os.UserCacheDir()/diffgate/
+// stages/ID), never in the workspace. Expire removes stages older than
+// MaxAge.
+package stage
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Mechanism is how a run is staged.
+type Mechanism string
+
+// Mechanisms, as in the report's stage object.
+const (
+	Overlay Mechanism = "overlay"
+	Copy    Mechanism = "copy"
+)
+
+// MaxAge is the age after which Expire removes a stage.
+const MaxAge = 14 * 24 * time.Hour
+
+// Stage is one staged run's directory.
+type Stage struct {
+	// ID names the stage (its directory's name).
+	ID string `json:"id"`
+	// Dir is the stage directory.
+	Dir string `json:"-"`
+	// Workspace is the absolute path of the staged workspace.
+	Workspace string `json:"workspace"`
+	// Mechanism is how the run is staged.
+	Mechanism Mechanism `json:"mechanism"`
+	// Created is when the stage was made.
+	Created time.Time `json:"created"`
+}
+
+// Upper is the overlay's upper layer (overlay stages).
+func (s *Stage) Upper() string { return filepath.Join(s.Dir, "upper") }
+
+// Work is overlayfs's work directory (overlay stages).
+func (s *Stage) Work() string { return filepath.Join(s.Dir, "work") }
+
+// Copy is the workspace copy the script runs in (copy stages).
+func (s *Stage) Copy() string { return filepath.Join(s.Dir, "copy") }
+
+// Root is the directory the script's changes are read from: the upper
+// layer or the copy.
+func (s *Stage) Root() string {
+	if s.Mechanism == Copy {
+		return s.Copy()
+	}
+	return s.Upper()
+}
+
+// RunDir is the directory the script runs in: the workspace itself (under
+// the overlay) or the copy.
+func (s *Stage) RunDir() string {
+	if s.Mechanism == Copy {
+		return s.Copy()
+	}
+	return s.Workspace
+}
+
+const metaFile = "stage.json"
+
+// BaseDir returns the directory holding every stage:
+// os.UserCacheDir()/diffgate/stages.
+func BaseDir() (string, error) {
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("stage: no cache directory: %v", err)
+	}
+	return filepath.Join(c, "diffgate", "stages"), nil
+}
+
+// New makes an empty stage for workspace below base (BaseDir() when ""):
+// for an overlay its upper and work directories, for a copy the directory
+// Populate fills.
+func New(base, workspace string, mech Mechanism) (*Stage, error) {
+	if mech != Overlay && mech != Copy {
+		return nil, fmt.Errorf("stage: unknown mechanism %q", mech)
+	}
+	if base == "" {
+		var err error
+		if base, err = BaseDir(); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := filepath.Abs(workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
+	}
+	if within(base, ws) {
+		return nil, fmt.Errorf("stage: the stage directory %s lies inside the workspace %s", base, ws)
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, fmt.Errorf("stage: %v", oneLine(err))
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	now := time.Now()
+	s := &Stage{
+		ID:        now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(rnd[:]),
+		Workspace: ws, Mechanism: mech, Created: now,
+	}
+	s.Dir = filepath.Join(base, s.ID)
+	if err := os.Mkdir(s.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("stage: %v", oneLine(err))
+	}
+	dirs := []string{s.Upper(), s.Work()}
+	if mech == Copy {
+		dirs = nil // Populate makes the copy
+	}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			os.RemoveAll(s.Dir)
+			return nil, fmt.Errorf("stage: %v", oneLine(err))
+		}
+	}
+	if mech == Overlay {
+		// The upper root is the overlay's root as the script sees it.
+		if err := matchRoot(s.Upper(), ws); err != nil {
+			os.RemoveAll(s.Dir)
+			return nil, fmt.Errorf("stage: %v", oneLine(err))
+		}
+	}
+	b, _ := json.Marshal(s)
+	if err := writeFileSync(filepath.Join(s.Dir, metaFile), b); err != nil {
+		os.RemoveAll(s.Dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Open opens the stage id below base (BaseDir() when "").
+func Open(base, id string) (*Stage, error) {
+	if base == "" {
+		var err error
+		if base, err = BaseDir(); err != nil {
+			return nil, err
+		}
+	}
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return nil, fmt.Errorf("stage: invalid stage id %q", id)
+	}
+	dir := filepath.Join(base, id)
+	b, err := os.ReadFile(filepath.Join(dir, metaFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("stage: no stage %s (discarded or expired)", id)
+		}
+		return nil, fmt.Errorf("stage: %v", oneLine(err))
+	}
+	var s Stage
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("stage: %s: %v", id, oneLine(err))
+	}
+	s.Dir = dir
+	return &s, nil
+}
+
+// Discard removes the stage. Removing a stage that is already gone is not
+// an error.
+func (s *Stage) Discard() error {
+	if err := removeAll(s.Dir); err != nil {
+		return fmt.Errorf("stage: discard %s: %v", s.ID, oneLine(err))
+	}
+	return nil
+}
+
+// Expire removes the stages below base (BaseDir() when "") made more than
+// maxAge before now and returns their ids. A stage whose metadata cannot be
+// read is judged by its directory's modification time.
+func Expire(base string, maxAge time.Duration, now time.Time) ([]string, error) {
+	if base == "" {
+		var err error
+		if base, err = BaseDir(); err != nil {
+			return nil, err
+		}
+	}
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stage: %v", oneLine(err))
+	}
+	var gone []string
+	var errs []error
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		created := time.Time{}
+		if s, err := Open(base, e.Name()); err == nil {
+			created = s.Created
+		} else if fi, err := e.Info(); err == nil {
+			created = fi.ModTime()
+		}
+		if created.IsZero() || now.Sub(created) <= maxAge {
+			continue
+		}
+		if err := removeAll(filepath.Join(base, e.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("stage: expire %s: %v", e.Name(), oneLine(err)))
+			continue
+		}
+		gone = append(gone, e.Name())
+	}
+	return gone, errors.Join(errs...)
+}
+
+// removeAll removes dir, first making every directory below it writable (a
+// script may have left read-only directories in the upper layer or copy).
+func removeAll(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// writeFileSync writes path atomically (a temporary file, fsync, rename).
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("stage: %v", oneLine(err))
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("stage: %v", oneLine(err))
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
