@@ -16,6 +16,12 @@ type wireSpec struct {
 	Env         [][]byte      `json:"env"`
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
+	Overlay     *wireOverlay  `json:"overlay,omitempty"`
+}
+
+// wireOverlay is Overlay on the wire, its paths as bytes.
+type wireOverlay struct {
+	Lower, Upper, Work []byte
 }
 
 func toBytes(ss []string) [][]byte {
@@ -38,7 +44,7 @@ func fromBytes(bs [][]byte) []string {
 func (s superSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
-		Grace: s.Grace, Containment: s.Containment,
+		Grace: s.Grace, Containment: s.Containment, Overlay: toWireOverlay(s.Overlay),
 	})
 }
 
@@ -52,5 +58,15 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
 		Grace: w.Grace, Containment: w.Containment,
 	}
+	if o := w.Overlay; o != nil {
+		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work)}
+	}
 	return nil
+}
+
+func toWireOverlay(o *Overlay) *wireOverlay {
+	if o == nil {
+		return nil
+	}
+	return &wireOverlay{Lower: []byte(o.Lower), Upper: []byte(o.Upper), Work: []byte(o.Work)}
 }
