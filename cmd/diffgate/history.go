@@ -161,7 +161,7 @@ func (c *cli) historyShow(args []string) error {
 
 // allChangeLines renders every change of r as the run verb renders a
 // violation, an allowed one with "allowed by RULE" added to its detail, then
-// the process findings.
+// the unreadable entries and the process findings.
 func allChangeLines(r *report.Report) []string {
 	var out []string
 	for i := range r.Changes {
@@ -179,6 +179,7 @@ func allChangeLines(r *report.Report) []string {
 		}
 		out = append(out, strings.ToUpper(string(c.Kind))+" "+report.QuotePath(c.Path)+" ("+mark+")")
 	}
+	out = append(out, report.UnreadableLines(r.Unreadable)...)
 	return append(out, report.ProcessLines(r)...)
 }
 

@@ -531,3 +531,42 @@ func TestHardLinkedHistoryRefused(t *testing.T) {
 		t.Errorf("run with the database hard-linked into the workspace: %d %q %q", code, out, errs)
 	}
 }
+
+// TestHistoryShowKeepsExtensions: what a run's report holds beyond the
+// first schema (unreadable entries, the supervisor's fate, the interpreter)
+// is recorded, shown and exported.
+func TestHistoryShowKeepsExtensions(t *testing.T) {
+	ws := t.TempDir()
+	rep := histReport(ws, false)
+	rep.Unreadable = []diff.Unknown{{Path: "locked", When: "after", Reason: "permission denied"}}
+	rep.Process.Supervisor = "killed"
+	rep.Script.Command = "/bin/sh"
+	rep.Evaluate()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db, err := history.Open(path, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Record(context.Background(), &history.Run{Report: rep}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	want := strings.Join(rep.Lines(), "\n") + "\n"
+	code, out, errs := histCLI(t, "history", "show", "last", "--violations", "--db", path)
+	if code != 1 || out != want || !strings.Contains(out, "UNREADABLE locked") {
+		t.Errorf("show --violations: %d %q (stderr %q), want %q", code, out, errs, want)
+	}
+	if code, out, _ := histCLI(t, "history", "show", "last", "--db", path); code != 1 || !strings.Contains(out, "UNREADABLE locked") {
+		t.Errorf("show: %d %q", code, out)
+	}
+	exp := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := histCLI(t, "history", "export", "last", "-o", exp, "--db", path); code != 0 {
+		t.Fatalf("export: %d %q", code, errs)
+	}
+	data, _ := os.ReadFile(exp)
+	for _, s := range []string{`"supervisor": "killed"`, `"command": "/bin/sh"`, `"unreadable"`} {
+		if !strings.Contains(string(data), s) {
+			t.Errorf("export lacks %s", s)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
@@ -195,6 +196,11 @@ func encodeEntry(x *snapshot.Entry) []byte {
 	e.str(x.Target)
 	e.uint(x.Rdev)
 	e.str(x.Err)
+	// Later fields, only when set: older encodings (and their hashes) stay
+	// as they were.
+	if x.Xattr != "" {
+		e.str(x.Xattr)
+	}
 	return e.b
 }
 
@@ -230,6 +236,9 @@ func decodeEntry(b []byte, path string) (*snapshot.Entry, error) {
 	x.Rdev = d.uint()
 	x.Err = d.str()
 	if d.err == nil && len(d.b) != 0 {
+		x.Xattr = d.str()
+	}
+	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob
 	}
 	if d.err != nil {
@@ -257,3 +266,50 @@ var lowerHex = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// Run extras: the report extensions that have no column of their own,
+// version 1. Empty when the run has none of them.
+const extraV1 = 1
+
+func encodeExtra(r *report.Report) []byte {
+	p := &r.Process
+	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 {
+		return nil
+	}
+	var e enc
+	e.uint(extraV1)
+	e.str(r.Script.Command)
+	e.bool(r.Script.Inline)
+	e.str(p.Supervisor)
+	e.uint(uint64(len(r.Unreadable)))
+	for _, u := range r.Unreadable {
+		e.str(u.Path)
+		e.str(u.When)
+		e.str(u.Reason)
+	}
+	return e.b
+}
+
+func decodeExtra(b []byte, r *report.Report) error {
+	if len(b) == 0 {
+		return nil
+	}
+	d := dec{b: b}
+	if v := d.uint(); v != extraV1 && d.err == nil {
+		return fmt.Errorf("extra encoding version %d", v)
+	}
+	r.Script.Command = d.str()
+	r.Script.Inline = d.uint() == 1
+	r.Process.Supervisor = d.str()
+	if n := d.count(3); n > 0 {
+		r.Unreadable = make([]diff.Unknown, n)
+		for i := range r.Unreadable {
+			u := &r.Unreadable[i]
+			u.Path, u.When, u.Reason = d.str(), d.str(), d.str()
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorruptBlob
+	}
+	return d.err
+}

@@ -167,14 +167,16 @@ func oddReport(ws string) *report.Report {
 		Schema: report.Schema, Verdict: report.Fail,
 		Reasons:   []string{"4 unexpected changes", "2 risky changes", "script timed out", "1 leftover process"},
 		Workspace: ws,
-		Script:    report.Script{Path: ws + "/g\nen.sh", SHA256: shaOf("x"), Args: []string{"", "a\xffb", "c\nd"}},
-		Allowlist: []string{".cache/", "!secret\xfe", "added,changed:out/*.o"},
-		StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 2*3600)),
+		Script: report.Script{Path: ws + "/g\nen.sh", SHA256: shaOf("x"), Args: []string{"", "a\xffb", "c\nd"},
+			Command: "/usr/bin/b\xffash", Inline: true},
+		Unreadable: []diff.Unknown{{Path: "locked", When: "after", Reason: "permission denied"}, {Path: "x\ny", When: "both", Reason: "too deep"}},
+		Allowlist:  []string{".cache/", "!secret\xfe", "added,changed:out/*.o"},
+		StartedAt:  time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 2*3600)),
 		// FinishedAt in UTC: both forms must survive.
 		FinishedAt: time.Date(2026, 1, 2, 1, 4, 9, 0, time.UTC),
 		Process: report.Process{ExitCode: -1, Signal: "killed", TimedOut: true, Timeout: "2s", Cancelled: false,
 			Leftovers:  []report.Leftover{{PID: 1, Cmd: "a"}, {PID: 99999, Cmd: "sh -c 'x\xff'"}},
-			StdoutTail: "tail\xff", StderrTail: "", StdoutHead: "head\n", StderrHead: "e\x00rr"},
+			StdoutTail: "tail\xff", StderrTail: "", StdoutHead: "head\n", StderrHead: "e\x00rr", Supervisor: "killed"},
 		Changes: []diff.Change{
 			{Path: bad, Kind: diff.Added, Aspects: []diff.Aspect{}, After: fileEntry(bad, contentN(1), 0o644)},
 			{Path: nl, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content}, Before: fileEntry(nl, contentN(2), 0o644),
@@ -184,7 +186,8 @@ func oddReport(ws string) *report.Report {
 			{Path: "gone", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: &snapshot.Entry{Path: "gone", Type: snapshot.Dir, Perm: 0o755, UID: 3, GID: 4}},
 			{Path: "suid", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Mode, diff.Owner}, Risk: diff.Setuid,
 				Before: &snapshot.Entry{Path: "suid", Type: snapshot.File, Perm: 0o755, UID: 1, GID: 1, Err: "permission denied"},
-				After:  &snapshot.Entry{Path: "suid", Type: snapshot.File, Perm: 0o4755, UID: 0, GID: 0}},
+				After: &snapshot.Entry{Path: "suid", Type: snapshot.File, Perm: 0o4755, UID: 0, GID: 0,
+					Xattr: "security.capability#abc caps=0100000200"}},
 		},
 	}
 	for i := range rep.Changes {
@@ -494,7 +497,7 @@ func TestVerifyCatchesEdits(t *testing.T) {
 			"allowlist version 2 of /w", "chain link 5 is missing"},
 		{"runs and their links deleted", "DELETE FROM runs WHERE id IN (3, 4); DELETE FROM chain WHERE kind = 'run' AND ref = 3; " +
 			"DELETE FROM chain WHERE kind = 'allowlist' AND ref = 2; DELETE FROM allowlists WHERE id = 2; " +
-			"INSERT INTO runs SELECT 5, workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash FROM runs WHERE id = 2; " +
+			"INSERT INTO runs SELECT 5, workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash, extra FROM runs WHERE id = 2; " +
 			"UPDATE chain SET ref = 5 WHERE kind = 'run' AND ref = 4",
 			"run 5", "runs 3 to 4 are missing"},
 		{"allowlist entries edited", "UPDATE allowlists SET entries = " + star + " WHERE version = 1", "allowlist version 1 of /w", "altered"},
@@ -868,7 +871,28 @@ func schemaOf(t *testing.T, db *DB) string {
 // upgrade from that version is tested with data in it. Keep each seed as is
 // when adding a migration: it describes the old schema.
 var seeds = map[int]func(t *testing.T, db *DB){
-	1: func(t *testing.T, db *DB) {
+	1: seedV1,
+	// Version 2: the data of version 1, in the chain as migration 2 put it.
+	2: func(t *testing.T, db *DB) {
+		seedV1(t, db)
+		tx, err := db.sql.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO chain (kind, ref, hash) SELECT 'run', id, hash FROM runs ORDER BY id"); err != nil {
+			t.Fatal(err)
+		}
+		if err := adoptIntoChain(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+func seedV1(t *testing.T, db *DB) {
+	{
 		_, err := db.sql.Exec(`INSERT INTO allowlists (workspace, version, entries, note, created_at)
 			VALUES (CAST('/seed' AS BLOB), 1, ?, 'seeded', '2026-01-01T00:00:00Z')`, encodeList([]string{"a/", "b"}))
 		if err != nil {
@@ -902,7 +926,7 @@ var seeds = map[int]func(t *testing.T, db *DB){
 			VALUES (1, 'approve', 'seeded', '2026-01-01T00:00:01Z')`); err != nil {
 			t.Fatal(err)
 		}
-	},
+	}
 }
 
 // checks verify after an upgrade that a seed's data is still readable.

@@ -118,7 +118,7 @@ func (db *DB) Latest(ctx context.Context) (int64, error) {
 
 const runColumns = `workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version,
 	started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers,
-	stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash`
+	stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, extra, hash`
 
 const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff`
 
@@ -135,7 +135,7 @@ func loadRunRow(ctx context.Context, q querier, id int64) (*runRow, string, erro
 		&r.workspace, &r.scriptPath, &r.scriptSHA, &r.scriptText, &r.args, &r.allowlist, &r.allowlistVersion,
 		&r.startedAt, &r.finishedAt, &r.verdict, &r.reasons, &r.exitCode, &r.signal, &r.timedOut, &r.timeout,
 		&r.cancelled, &r.leftovers, &r.stdoutHead, &r.stdoutTail, &r.stderrHead, &r.stderrTail,
-		&r.added, &r.removed, &r.changed, &r.viol, &hash)
+		&r.added, &r.removed, &r.changed, &r.viol, &r.extra, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, "", fmt.Errorf("run %d: %w", id, ErrNotFound)
 	}
@@ -235,6 +235,9 @@ func (r *runRow) toRun() (*Run, error) {
 		StderrHead: r.stderrHead, StderrTail: r.stderrTail}
 	if rep.Process.Leftovers, err = decodeLeftovers([]byte(r.leftovers)); err != nil {
 		return nil, fmt.Errorf("leftovers: %w", err)
+	}
+	if err := decodeExtra([]byte(r.extra), rep); err != nil {
+		return nil, fmt.Errorf("extra: %w", err)
 	}
 	run := &Run{Report: rep, AllowlistVersion: int(r.allowlistVersion)}
 	if r.scriptText != "" {

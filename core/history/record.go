@@ -58,6 +58,7 @@ type runRow struct {
 	stdoutHead, stdoutTail           string
 	stderrHead, stderrTail           string
 	added, removed, changed, viol    int64
+	extra                            string // encodeExtra; "" when none
 }
 
 // changeRow holds a changes row's columns exactly as stored (and hashed).
@@ -99,6 +100,7 @@ func newRunRow(r *Run) (*runRow, error) {
 		timeout: p.Timeout, leftovers: string(encodeLeftovers(p.Leftovers)),
 		stdoutHead: p.StdoutHead, stdoutTail: p.StdoutTail, stderrHead: p.StderrHead, stderrTail: p.StderrTail,
 		added: int64(c.Added), removed: int64(c.Removed), changed: int64(c.Changed), viol: int64(c.Violations),
+		extra: string(encodeExtra(rep)),
 	}, nil
 }
 
@@ -171,6 +173,9 @@ func newCanon(r *runRow) *canon {
 	e.int(r.removed)
 	e.int(r.changed)
 	e.int(r.viol)
+	if r.extra != "" { // hashed only when set: older runs keep their hashes
+		e.str(r.extra)
+	}
 	c.flush()
 	return c
 }
@@ -286,13 +291,13 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
 			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
 			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
-			added, removed, changed, violations, hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			added, removed, changed, violations, extra, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			blob(row.workspace), blob(row.scriptPath), row.scriptSHA, blob(row.scriptText),
 			blob(row.args), blob(row.allowlist), row.allowlistVersion, row.startedAt, row.finishedAt,
 			row.verdict, blob(row.reasons), row.exitCode, row.signal, row.timedOut, row.timeout, row.cancelled,
 			blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
-			row.added, row.removed, row.changed, row.viol, chain)
+			row.added, row.removed, row.changed, row.viol, blob(row.extra), chain)
 		if err != nil {
 			return err
 		}
