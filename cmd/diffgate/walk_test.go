@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,5 +164,39 @@ func TestDiffVerbUnreadable(t *testing.T) {
 	}
 	if code, out, errs := cliRun(t, "diff", m, m); code != 1 || out != "UNREADABLE box (cannot open directory: permission denied)\n" {
 		t.Fatalf("diff: %d %q %q", code, out, errs)
+	}
+}
+
+// TestCapabilityAndACL: setcap on a file is a capability risk that only an
+// entry naming it allows; an ACL is an xattr change (root: setcap needs
+// CAP_SETFCAP).
+func TestCapabilityAndACL(t *testing.T) {
+	if !testenv.IsRoot() {
+		t.Skip("setcap needs root")
+	}
+	for _, tool := range []string{"setcap", "setfacl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	cases := []struct {
+		name, script string
+		allow        string
+		code         int
+		out          string
+	}{
+		{"setcap", "setcap cap_setuid+ep tool", "tool", 1, "CHANGED tool (xattr none -> security.capability, capability, allow with capability:tool)\n"},
+		{"setcap allowed by its risk", "setcap cap_setuid+ep tool", "capability:tool", 0, ""},
+		{"acl", "setfacl -m u:65534:rwx tool", "", 1, "CHANGED tool (mode 0755 -> 0775, xattr none -> system.posix_acl_access)\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws, sh, _ := userFixture(t, c.script)
+			os.WriteFile(filepath.Join(ws, "tool"), []byte("#!/bin/sh\n"), 0o755)
+			code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", c.allow, "--", sh)
+			if code != c.code || out != c.out {
+				t.Fatalf("exit %d stdout %q stderr %q; want %d %q", code, out, errs, c.code, c.out)
+			}
+		})
 	}
 }

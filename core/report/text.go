@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // QuotePath prints a path as the CLI does: quoted (Go %q) when it is not
@@ -86,6 +87,9 @@ func ChangeDetail(c *diff.Change) string {
 		if c.Has(diff.Owner) {
 			parts = append(parts, fmt.Sprintf("owner %d:%d -> %d:%d", b.UID, b.GID, a.UID, a.GID))
 		}
+		if c.Has(diff.Xattr) {
+			parts = append(parts, fmt.Sprintf("xattr %s -> %s", xattrNames(b), xattrNames(a)))
+		}
 	}
 	if c.Risk != diff.NoRisk {
 		r := string(c.Risk)
@@ -147,4 +151,14 @@ func UnreadableLines(us []diff.Unknown) []string {
 		out = append(out, us[i].Line(QuotePath))
 	}
 	return out
+}
+
+// xattrNames lists an entry's extended attribute names for a detail:
+// "none", or the names comma-separated (values show only as a change).
+func xattrNames(e *snapshot.Entry) string {
+	names, _, _ := strings.Cut(e.Xattr, "#")
+	if names == snapshot.XattrNone || names == "" {
+		return "none"
+	}
+	return QuotePath(names)
 }
