@@ -11,6 +11,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/stage"
 )
 
 // Phase names a step of a gated run.
@@ -79,6 +80,14 @@ type Config struct {
 	Output func(s proc.Stream, p []byte)
 	// Log receives structured logs; the zero Logger discards them.
 	Log zerolog.Logger
+	// Stage, when set, stages the run (core/stage): the script runs against
+	// the stage (an overlay of the workspace, or a copy, which the gate
+	// fills after the before-snapshot), the workspace stays untouched, and
+	// the after-phase reads the stage instead of walking the workspace. It
+	// must be a fresh stage of Workspace (stage.New, with the mechanism
+	// stage.Probe chose). Result.After is then the before-snapshot: the
+	// workspace as the run leaves it.
+	Stage *stage.Stage
 }
 
 // Result is the outcome of a gated run.

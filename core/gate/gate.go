@@ -21,6 +21,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
 )
 
@@ -61,6 +62,9 @@ type run struct {
 	pol        *policy.Policy
 	kept       *keeper
 	res        Result
+	// afterRoot is where after-contents are read: the workspace, or the
+	// stage's upper layer or copy.
+	afterRoot string
 }
 
 func (g *run) phase(p Phase, sp snapshot.Progress) {
@@ -148,11 +152,18 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	release(len(before.Entries))
 	log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
 
-	g.phase(Execute, snapshot.Progress{})
-	pr, err := proc.Run(ctx, proc.Spec{
+	spec := proc.Spec{
 		Dir: g.ws, Path: g.script, Args: cfg.Args, Timeout: cfg.Timeout,
 		KeepBytes: orDefault(cfg.OutputKeep, 64<<10), Output: cfg.Output,
-	})
+	}
+	g.afterRoot = g.ws
+	if st := cfg.Stage; st != nil {
+		if err := g.prepareStage(ctx, st, &spec); err != nil {
+			return nil, err
+		}
+	}
+	g.phase(Execute, snapshot.Progress{})
+	pr, err := proc.Run(ctx, spec)
 	if err != nil {
 		return nil, setupf("%v", err)
 	}
@@ -177,6 +188,12 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(actx, cfg.Timeout)
 		defer cancel()
+	}
+	if cfg.Stage != nil {
+		// Every process of the script's tree is gone (proc.Run returns
+		// only then): nothing writes into the stage any more.
+		g.phase(After, snapshot.Progress{})
+		return g.finishStaged(actx, before, pr)
 	}
 	aprior := before
 	if cfg.Rehash {
@@ -227,6 +244,57 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	g.res.Contents = g.kept.get
 	g.cfg.Log.Info().Str("verdict", rep.Verdict).Strs("reasons", rep.Reasons).Int("changes", len(rep.Changes)).Msg("gate done")
 	return &g.res, nil
+}
+
+// prepareStage points the run at the stage: an overlay over the workspace,
+// or a copy of it (filled now, after the before-snapshot), with a script
+// that lies in the workspace taken from the copy.
+func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec) error {
+	if st.Workspace != g.ws {
+		return setupf("stage %s is for %s, not %s", st.ID, report.QuotePath(st.Workspace), report.QuotePath(g.ws))
+	}
+	g.afterRoot = st.Root()
+	switch st.Mechanism {
+	case stage.Overlay:
+		spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Upper(), Work: st.Work()}
+	case stage.Copy:
+		t := time.Now()
+		cs, err := st.Populate(ctx)
+		if err != nil {
+			return setupf("%v", err)
+		}
+		g.cfg.Log.Info().Int("files", cs.Files).Int("reflinked", cs.Reflinked).Int64("bytes", cs.Bytes).
+			Dur("elapsed", time.Since(t)).Msg("workspace copied into the stage")
+		spec.Dir = st.RunDir()
+		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			spec.Path = filepath.Join(spec.Dir, rel)
+		}
+	default:
+		return setupf("stage %s: unknown mechanism %q", st.ID, st.Mechanism)
+	}
+	return nil
+}
+
+// finishStaged reads the script's changes from the stage and lays them over
+// the before-snapshot. A stage that cannot be read leaves the whole
+// workspace unknown, which fails the gate.
+func (g *run) finishStaged(ctx context.Context, before *snapshot.Manifest, pr *proc.Result) (*Result, error) {
+	t := time.Now()
+	d, err := g.cfg.Stage.Read(ctx)
+	var after *snapshot.Manifest
+	if err != nil {
+		self := *before.Self
+		self.Err = "cannot read the stage: " + err.Error()
+		after = &snapshot.Manifest{Root: g.ws, CreatedAt: time.Now(), Self: &self}
+	} else {
+		after = stage.Merge(before, d)
+		g.cfg.Log.Info().Int("after_entries", len(d.After.Entries)).Dur("elapsed", time.Since(t)).Msg("stage read")
+	}
+	res, err := g.finish(before, after, pr)
+	if res != nil {
+		res.After = before // the workspace, which the script left as it was
+	}
+	return res, err
 }
 
 // largeTree is the number of entries from which a manifest the run no
@@ -281,7 +349,7 @@ func (g *run) addTextDiffs(cs []diff.Change) {
 			if a.Type != snapshot.File || a.Size > g.kept.max {
 				continue
 			}
-			data, err := snapshot.ReadContent(g.ws, c.Path, g.kept.max)
+			data, err := snapshot.ReadContent(g.afterRoot, c.Path, g.kept.max)
 			if err != nil || sha(data) != a.SHA256 {
 				continue
 			}
