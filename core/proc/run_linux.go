@@ -221,10 +221,14 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	)
 	ctxDone := ctx.Done()
 	// sweep finds, records and kills what is left of the script's tree by
-	// the gate's own means (the supervisor's, if it is still there, stopped,
-	// is killed with it).
+	// the gate's own means: what is in the cgroup and, when the supervisor
+	// is lost (orphaned), the script's processes among the gate's children
+	// (the supervisor, if it is still there, stopped, is killed with them).
+	// While the supervisor lives, every orphan of the tree goes to it, not
+	// to the gate, so the gate's children are not looked at then: another
+	// program's orphans that came to this process are none of this run's.
 	var killed []int
-	sweep := func(super int, skip map[int]bool) {
+	sweep := func(super int, skip map[int]bool, orphaned bool) {
 		deadline := time.Now().Add(cleanupTimeout)
 		var left []Leftover
 		var pids []int
@@ -235,9 +239,19 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 			}
 			skip[superPID] = true
 			left, pids = cg.sweep(skip, deadline)
-		} else {
-			left, pids = adoptedSweep(super, superStart, skip, deadline)
+			extra = append(extra, left...)
+			killed = append(killed, pids...)
+			// A process that moved itself out of the cgroup (root, or a
+			// user who owns a delegated parent) is still found among the
+			// gate's children if its supervisor is gone.
+			for _, p := range pids {
+				skip[p] = true
+			}
 		}
+		if !orphaned {
+			return
+		}
+		left, pids = adoptedSweep(super, superStart, skip, deadline)
 		extra = append(extra, left...)
 		killed = append(killed, pids...)
 	}
@@ -273,7 +287,7 @@ loop:
 			// and the whole tree now, even if it was continued since.
 			lost = "stopped"
 			hardKilled = true
-			sweep(superPID, nil)
+			sweep(superPID, nil, true)
 		case <-timeoutC:
 			timeoutC = nil
 			timedOut = true
@@ -305,7 +319,7 @@ loop:
 		}
 	}
 	if startMsg != nil && startMsg.StartError != "" {
-		sweep(0, nil)
+		sweep(0, nil, false)
 		reap()
 		discardReaders(rs)
 		discardReaders([2]*streamReader{diag})
@@ -329,7 +343,7 @@ loop:
 			skip[l.PID] = true
 		}
 	}
-	sweep(0, skip)
+	sweep(0, skip, final == nil)
 	reap()
 	res := &Result{Started: started, ExitCode: -1, Mechanism: mechanism, SupervisorLost: lost}
 	drained := time.Now().Add(drainLimit)
