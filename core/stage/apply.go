@@ -124,6 +124,12 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 		}
 	}
 	for i := range j.Ops {
+		if err := s.noLinkedParent(j.Ops[i].Path, nil); err != nil {
+			if j.Ops[i].Kind == "remove" {
+				continue // nothing of the workspace is below a non-directory
+			}
+			return nil, fmt.Errorf("stage: apply %s: %v; nothing more applied", j.Ops[i].Path, err)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
 		}
@@ -152,8 +158,7 @@ func (s *Stage) check(ctx context.Context, changes []diff.Change) ([]Conflict, e
 	for i := range changes {
 		c := &changes[i]
 		if c.Path == diff.RootPath {
-			out = append(out, Conflict{c.Path, "the workspace root itself is not applied"})
-			continue
+			continue // its mode is set, nothing is written through it
 		}
 		paths = append(paths, c.Path)
 		if c.Before != nil {
@@ -174,6 +179,12 @@ func (s *Stage) check(ctx context.Context, changes []diff.Change) ([]Conflict, e
 	for _, p := range paths {
 		apply[p] = true
 	}
+	for _, p := range paths {
+		if err := s.noLinkedParent(p, apply); err != nil {
+			out = append(out, Conflict{p, oneLine(err)})
+			delete(apply, p) // one line per path
+		}
+	}
 	for _, c := range diff.Compare(want, now, diff.Options{Root: s.Workspace}) {
 		if !apply[c.Path] {
 			continue
@@ -191,6 +202,41 @@ func (s *Stage) check(ctx context.Context, changes []diff.Change) ([]Conflict, e
 	return out, nil
 }
 
+// noLinkedParent fails when a directory on the way to rel inside the
+// workspace is a symlink (or not a directory): a write through it would
+// land outside the path that was reviewed, maybe outside the workspace.
+// Directories that do not exist yet are made by the apply, which is fine,
+// and so is a parent the apply itself replaces (one of replaced).
+func (s *Stage) noLinkedParent(rel string, replaced map[string]bool) error {
+	parts := strings.Split(rel, "/")
+	p := s.Workspace
+	for i, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		if replaced[strings.Join(parts[:i+1], "/")] {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory in the workspace (a symlink?)", filepath.ToSlash(mustRel(s.Workspace, p)))
+		}
+	}
+	return nil
+}
+
+func mustRel(base, p string) string {
+	r, err := filepath.Rel(base, p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
 // plan turns changes into journal operations: removals deepest first, new
 // directories parents first, files and symlinks, then directory modes
 // deepest first (a directory made read-only last).
@@ -201,6 +247,12 @@ func plan(changes []diff.Change) (journal, error) {
 		c := &changes[i]
 		j.Paths = append(j.Paths, c.Path)
 		a, b := c.After, c.Before
+		if c.Path == diff.RootPath {
+			if a != nil && b != nil && a.Type == snapshot.Dir && b.Type == snapshot.Dir && a.Perm != b.Perm {
+				modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm})
+			}
+			continue
+		}
 		if a == nil {
 			rm = append(rm, op{Kind: "remove", Path: c.Path})
 			continue

@@ -62,6 +62,7 @@ ln -s edit.txt newlink
 rm link && ln -s keep.txt link
 rm -rf repl && mkdir repl && echo z > repl/z
 rm typ && mkdir typ && echo in > typ/in
+chmod 750 .
 `
 
 // makeWorkspace creates the workspace the script runs on.
@@ -514,4 +515,43 @@ func copyStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, ws, expect)
+}
+
+// TestApplyRefusesALinkedParent: a directory of the workspace replaced by a
+// symlink (to outside) after the run is a conflict for every path below it:
+// nothing is written through the link.
+func TestApplyRefusesALinkedParent(t *testing.T) { asRootAndUser(t, applyRefusesALinkedParent) }
+
+func applyRefusesALinkedParent(t *testing.T) {
+	skipWithoutOverlay(t)
+	ws, st := overlayStage(t)
+	script := filepath.Join(t.TempDir(), "s.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho new > deep/x/new.txt\necho top > top.txt\n"), 0o755)
+	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	changes := read(t, st)
+	outside := t.TempDir()
+	if err := os.RemoveAll(filepath.Join(ws, "deep/x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "deep/x")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Apply(context.Background(), changes, stage.ApplyOptions{})
+	ce, ok := err.(*stage.ConflictError)
+	if !ok || len(ce.Conflicts) == 0 {
+		t.Fatalf("apply: %v, want conflicts", err)
+	}
+	var paths []string
+	for _, c := range ce.Conflicts {
+		paths = append(paths, c.Path)
+	}
+	if !slices.Contains(paths, "deep/x/new.txt") || slices.Contains(paths, "top.txt") {
+		t.Fatalf("conflicts %v", ce.Conflicts)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("written through the link: %v", ents)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "top.txt")); err == nil {
+		t.Fatal("top.txt applied despite the conflict")
+	}
 }
