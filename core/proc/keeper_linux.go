@@ -122,6 +122,7 @@ func newCgroup() *cgroup {
 	if rel == "" {
 		return nil
 	}
+	removeStaleCgroups(filepath.Join(mnt, rel))
 	dir := filepath.Join(mnt, rel, fmt.Sprintf("diffgate-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
@@ -136,6 +137,19 @@ func newCgroup() *cgroup {
 		return nil
 	}
 	return &cgroup{dir: dir, fd: fd}
+}
+
+// removeStaleCgroups removes the cgroups that gates which died mid-run left
+// in parent (named after a process that no longer exists). rmdir fails on a
+// cgroup that still holds processes, so nothing alive is touched.
+func removeStaleCgroups(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "diffgate-*-*"))
+	for _, d := range dirs {
+		f := strings.Split(filepath.Base(d), "-")
+		if pid, err := strconv.Atoi(f[1]); err == nil && len(f) == 3 && unix.Kill(pid, 0) == unix.ESRCH {
+			_ = os.Remove(d)
+		}
+	}
 }
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted ("" if nowhere).
