@@ -18,7 +18,9 @@
 // gid are mapped to themselves (the script never runs as uid 0 and holds no
 // capability after exec) and the overlay is mounted with "userxattr"
 // (kernel 5.11 or later). The mount is always made with userxattr, so the
-// upper layer reads the same way for root and for users.
+// upper layer reads the same way for root and for users, and "volatile"
+// (the upper filesystem is not synced when the mount goes: a crash can lose
+// a stage, never apply a corrupt one, since Apply checks each file's hash).
 //
 // Reading the stage costs in proportion to what the script changed: the
 // upper layer is listed, and only the touched paths (plus, for a removed or
