@@ -2,7 +2,9 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +54,11 @@ func ScanUpper(dir string) (*Upper, error) {
 		}
 		ents, err := os.ReadDir(abs)
 		if err != nil {
+			if rel != "" && errors.Is(err, fs.ErrPermission) {
+				// A directory the script locked: recorded with the error
+				// (snapshot.Paths), unknown below, as a walk would have it.
+				return nil
+			}
 			return fmt.Errorf("stage: read upper layer: %v", oneLine(err))
 		}
 		for _, e := range ents {

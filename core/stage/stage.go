@@ -30,6 +30,15 @@
 // before-manifest when the caller has one (symlink escapes are then judged
 // against the whole tree, not just the touched paths).
 //
+// What the overlay gives up: a write that reaches the workspace's files by
+// another path (another mount or bind mount of the same directory, a hard
+// link from outside the workspace) bypasses the upper layer and lands in
+// the workspace itself, where the staged read does not look; closing that
+// is containment's job (the mount namespace is where it will hide the other
+// paths). The probe runs over a scratch directory in the stage directory,
+// not over the workspace: a workspace on a filesystem overlayfs cannot use
+// as a lower layer fails the run's start with a "proc: overlay:" line.
+//
 // Copy (fallback, every platform). Where no overlay can be mounted (no user
 // namespaces, Ubuntu's AppArmor restriction on them, containers, macOS,
 // Windows), the workspace is copied into the stage, with reflinks (FICLONE)

@@ -555,3 +555,45 @@ func applyRefusesALinkedParent(t *testing.T) {
 		t.Fatal("top.txt applied despite the conflict")
 	}
 }
+
+// TestProbeFallsBack: when the trial overlay run cannot even be set up (here:
+// the stage directory cannot be made), Probe chooses the copy and says why
+// in one line; it never assumes the overlay works.
+func TestProbeFallsBack(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	p := stage.Probe(context.Background(), filepath.Join(file, "stages"))
+	if p.Mechanism != stage.Copy || p.Why == "" || strings.Contains(p.Why, "\n") {
+		t.Fatalf("probe %+v, want the copy with one line of reason", p)
+	}
+}
+
+// TestOverlayLockedDirectory: a directory the script creates and locks
+// (mode 000) reads from the stage as a direct run's walk reads it: as
+// root, with its content; as a user, unreadable, nothing below it known.
+func TestOverlayLockedDirectory(t *testing.T) { asRootAndUser(t, overlayLockedDirectory) }
+
+func overlayLockedDirectory(t *testing.T) {
+	skipWithoutOverlay(t)
+	ws, st := overlayStage(t)
+	script := filepath.Join(t.TempDir(), "s.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nmkdir locked && echo x > locked/f && chmod 000 locked\n"), 0o755)
+	cp := filepath.Join(t.TempDir(), "direct")
+	cpTree(t, ws, cp)
+	before := take(t, cp)
+	runIn(t, cp, script, nil)
+	t.Cleanup(func() { os.Chmod(filepath.Join(cp, "locked"), 0o755) })
+	want := diff.Compare(before, take(t, cp), diff.Options{})
+	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := diff.Compare(d.Before, d.After, diff.Options{})
+	if g, w := summary(got), summary(want); !slices.Equal(g, w) {
+		t.Fatalf("staged %q, direct %q", g, w)
+	}
+	if g, w := len(diff.Unreadable(d.Before, d.After)), len(diff.Unreadable(before, take(t, cp))); g != w {
+		t.Fatalf("%d unreadable staged, %d direct", g, w)
+	}
+}
