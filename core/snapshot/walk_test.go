@@ -258,7 +258,9 @@ func sparse(t *testing.T, p string, size int64, data map[int64]string) {
 			t.Fatal(err)
 		}
 	}
-	if err := f.Truncate(size); err != nil {
+	if err := f.Truncate(size); errors.Is(err, unix.EFBIG) {
+		t.Skipf("this filesystem holds no file of %d bytes", size)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 }
