@@ -248,13 +248,12 @@ func probe(d string) error {
 	sdb.SetMaxOpenConns(1)
 	ctx := context.Background()
 	var version, appID, tables int
-	if err := sdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if err := sdb.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return err
-	}
-	if err := sdb.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+	// One statement, so one snapshot: another process may be creating the
+	// schema right now, and a version read before its commit with tables
+	// counted after it would look like a foreign database.
+	if err := sdb.QueryRowContext(ctx, `SELECT (SELECT user_version FROM pragma_user_version),
+		(SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)`).
+		Scan(&version, &appID, &tables); err != nil {
 		return err
 	}
 	switch {
