@@ -347,6 +347,10 @@ func (s *Stage) copyIn(o *op, dst string) error {
 	if err == nil {
 		err = f.Chmod(fs.FileMode(o.Perm&0o777) | modeBits(o.Perm))
 	}
+	if err == nil {
+		// After the mode: an ACL sets the group bits the mode shows.
+		err = copyXattrs(src.Name(), f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -109,5 +109,10 @@ func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 		out.Close()
 		return false, err
 	}
+	// Without them every file that has some would read as changed.
+	if err = copyXattrs(src, out); err != nil {
+		out.Close()
+		return false, fmt.Errorf("%s: %v", src, err)
+	}
 	return reflinked, out.Close()
 }

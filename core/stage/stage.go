@@ -59,8 +59,8 @@
 // writes a journal (the list of operations) into the stage directory and
 // carries it out: removals deepest first, directories, then files and
 // symlinks, each written to a temporary name in its directory and renamed
-// into place, keeping mode, modification time and symlink targets (owners
-// are not changed). Every operation is idempotent: an apply killed midway
+// into place, keeping mode, modification time, a file's extended
+// attributes and symlink targets (owners are not changed). Every operation is idempotent: an apply killed midway
 // and run again finds the journal, skips the check (it held when the journal
 // was written) and completes. No workspace file is ever half-written; a
 // killed apply can leave a temporary file (.NAME.diffgate-apply) that the

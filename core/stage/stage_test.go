@@ -63,6 +63,7 @@ rm link && ln -s keep.txt link
 rm -rf repl && mkdir repl && echo z > repl/z
 rm typ && mkdir typ && echo in > typ/in
 chmod 750 .
+setfattr -n user.note -v reviewed keep.txt
 `
 
 // makeWorkspace creates the workspace the script runs on.
@@ -87,6 +88,10 @@ func makeWorkspace(t *testing.T, dir string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// An attribute that must survive the copy stage and the apply.
+	if out, err := exec.Command("setfattr", "-n", "user.origin", "-v", "ws", filepath.Join(dir, "mode.txt")).CombinedOutput(); err != nil {
+		t.Fatalf("setfattr: %v %s", err, out)
 	}
 }
 

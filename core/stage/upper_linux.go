@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // classify tells a whiteout, an opaque directory and a plain entry of the
@@ -70,4 +73,42 @@ func matchRoot(upper, ws string) error {
 // filesystem cannot.
 func reflink(out, in *os.File) bool {
 	return unix.IoctlFileClone(int(out.Fd()), int(in.Fd())) == nil
+}
+
+// copyXattrs gives dst (an open file) the extended attributes of src, except
+// overlayfs's own. An attribute that cannot be set (security.capability
+// without CAP_SETFCAP) is an error: the apply must not silently differ from
+// what was reviewed.
+func copyXattrs(src string, dst *os.File) error {
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(src, buf)
+	if err == unix.ERANGE {
+		if n, err = unix.Llistxattr(src, nil); err == nil {
+			buf = make([]byte, n)
+			n, err = unix.Llistxattr(src, buf)
+		}
+	}
+	if err == unix.ENOTSUP || n == 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		if name == "" || snapshot.IsOverlayXattr(name) {
+			continue
+		}
+		sz, err := unix.Lgetxattr(src, name, nil)
+		if err != nil {
+			return err
+		}
+		val := make([]byte, sz)
+		if sz, err = unix.Lgetxattr(src, name, val); err != nil {
+			return err
+		}
+		if err := unix.Fsetxattr(int(dst.Fd()), name, val[:sz], 0); err != nil {
+			return fmt.Errorf("set %s: %v", name, err)
+		}
+	}
+	return nil
 }
