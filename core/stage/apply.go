@@ -41,12 +41,44 @@ type ApplyOptions struct {
 	// AfterOp, when set, is called after each operation of the journal with
 	// the number done so far (tests use it to kill an apply midway).
 	AfterOp func(done int)
+	// Partial records that changes are a chosen subset of the run's
+	// changes (only the allowed ones, or the reviewer's choice).
+	Partial bool
 }
 
 // Applied is the record of a completed apply.
 type Applied struct {
 	Paths []string  `json:"paths"`
 	At    time.Time `json:"at"`
+	// Partial is set when only a chosen subset was applied.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// State is a stage's state, as in the report's stage object.
+type State string
+
+// States of a stage that still exists (a discarded or expired stage is
+// gone; the history remembers that).
+const (
+	StatePending          State = "pending"
+	StateApplying         State = "applying" // interrupted: run Apply again (the report says pending)
+	StateApplied          State = "applied"
+	StatePartiallyApplied State = "partially-applied"
+)
+
+// State says whether the stage waits for a decision, was applied (wholly
+// or in part), or holds an interrupted apply.
+func (s *Stage) State() State {
+	if a := s.AppliedRecord(); a != nil {
+		if a.Partial {
+			return StatePartiallyApplied
+		}
+		return StateApplied
+	}
+	if s.Pending() {
+		return StateApplying
+	}
+	return StatePending
 }
 
 const (
@@ -65,8 +97,9 @@ type op struct {
 }
 
 type journal struct {
-	Ops   []op     `json:"ops"`
-	Paths []string `json:"paths"`
+	Ops     []op     `json:"ops"`
+	Paths   []string `json:"paths"`
+	Partial bool     `json:"partial,omitempty"`
 }
 
 // AppliedRecord returns the record of the stage's apply, or nil if it was
@@ -118,6 +151,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 		if j, err = plan(changes); err != nil {
 			return nil, err
 		}
+		j.Partial = opt.Partial
 		b, _ := json.Marshal(&j)
 		if err := writeFileSync(jpath, b); err != nil {
 			return nil, err
@@ -140,7 +174,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 			opt.AfterOp(i + 1)
 		}
 	}
-	rec := &Applied{Paths: j.Paths, At: time.Now().UTC()}
+	rec := &Applied{Paths: j.Paths, At: time.Now().UTC(), Partial: j.Partial}
 	b, _ := json.Marshal(rec)
 	if err := writeFileSync(filepath.Join(s.Dir, appliedFile), b); err != nil {
 		return nil, err

@@ -266,6 +266,9 @@ func overlayApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, ws, expect)
+	if st.State() != stage.StateApplied {
+		t.Fatalf("state %s after the apply", st.State())
+	}
 	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != stage.ErrApplied {
 		t.Fatalf("second apply: %v, want ErrApplied", err)
 	}
@@ -336,9 +339,15 @@ func overlayApplyOnlyChosen(t *testing.T) {
 			chosen = append(chosen, c)
 		}
 	}
-	rec, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{})
+	if st.State() != stage.StatePending {
+		t.Fatalf("state %s before the apply", st.State())
+	}
+	rec, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{Partial: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if st.State() != stage.StatePartiallyApplied {
+		t.Fatalf("state %s after a partial apply", st.State())
 	}
 	if len(rec.Paths) != 5 {
 		t.Fatalf("applied %q", rec.Paths)
@@ -393,8 +402,8 @@ func applyKilledMidwayCompletes(t *testing.T) {
 			}
 			cmd.Process.Kill() // SIGKILL
 			cmd.Wait()
-			if !st.Pending() {
-				t.Fatal("no pending journal after the kill")
+			if st.State() != stage.StateApplying {
+				t.Fatalf("state %s after the kill, want applying", st.State())
 			}
 			// Every file is whole: its before or its after content.
 			checkWhole(t, ws, expect)
