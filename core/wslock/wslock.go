@@ -3,8 +3,9 @@
 // another's writes as its own.
 //
 // The locks are advisory file locks (flock) on files in the user's cache
-// directory (…/diffgate/locks), named by a hash of the workspace's resolved
-// path, never inside a workspace. A run holds its workspace's lock
+// directory (…/diffgate/locks) and in a per-user directory of the temporary
+// directory, named by a hash of the workspace's resolved path, never inside
+// a workspace. A run holds its workspace's lock
 // exclusively and the locks of the workspace's ancestors shared, so a run
 // on /ws and a run on /ws/sub exclude each other too, while runs on
 // /ws/a and /ws/b do not. The kernel drops the locks when the process ends,
@@ -15,6 +16,7 @@
 package wslock
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +64,7 @@ func (e *HeldError) Error() string {
 // Lock is a held workspace lock.
 type Lock struct {
 	files []*os.File
-	named bool // the last file holds this run's record
+	own   []*os.File // the exclusive ones, which hold this run's record
 }
 
 // Release drops the lock. It may be called more than once.
@@ -69,13 +72,13 @@ func (l *Lock) Release() {
 	if l == nil {
 		return
 	}
+	for _, f := range l.own {
+		f.Truncate(0) // no stale pid for the next run to name
+	}
 	for i := len(l.files) - 1; i >= 0; i-- {
-		if i == len(l.files)-1 && l.named {
-			l.files[i].Truncate(0) // no stale pid for the next run to name
-		}
 		l.files[i].Close() // closing the file drops its flock
 	}
-	l.files = nil
+	l.files, l.own = nil, nil
 }
 
 // pollEvery is how often a waiting run tries the lock again.
@@ -90,12 +93,8 @@ func Acquire(ctx context.Context, workspace string, wait time.Duration, log zero
 	if !filepath.IsAbs(ws) {
 		return nil, fmt.Errorf("workspace lock: %s is not an absolute path", quote(workspace))
 	}
-	dir, err := lockDir(ws)
-	if err != nil {
-		return nil, err
-	}
-	// Ancestors first (shared), the workspace last (exclusive): one order
-	// for every run, and only the last lock is exclusive.
+	// In each lock directory, ancestors first (shared), the workspace last
+	// (exclusive): one order for every run.
 	var chain []string
 	for p := ws; ; p = filepath.Dir(p) {
 		chain = append([]string{p}, chain...)
@@ -103,67 +102,92 @@ func Acquire(ctx context.Context, workspace string, wait time.Duration, log zero
 			break
 		}
 	}
-	l := &Lock{}
-	start := time.Now()
-	deadline := start.Add(wait)
-	warned := false
-	for i, p := range chain {
-		exclusive := i == len(chain)-1
-		f, err := os.OpenFile(filepath.Join(dir, keyOf(p)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			l.Release()
-			return nil, fmt.Errorf("workspace lock for %s: %v", quote(ws), err)
+	a := &acquirer{ws: ws, wait: wait, log: log, start: time.Now(), l: &Lock{}}
+	a.deadline = a.start.Add(wait)
+	var skipped []error
+	for _, dir := range lockDirs(ws) {
+		// Made only now, so a run refused in an earlier directory has
+		// created nothing in this one (which may lie in that run's workspace).
+		if err := prepareDir(dir); err != nil {
+			skipped = append(skipped, err)
+			continue
 		}
-		l.files = append(l.files, f)
-		for {
-			ok, err := tryLock(f, exclusive)
-			if err != nil {
-				l.Release()
-				return nil, fmt.Errorf("workspace lock for %s: %v", quote(ws), err)
-			}
-			if ok {
-				break
-			}
-			// The holder gates p itself or (when we want p exclusively) a
-			// directory inside it. The kernel knows who holds the lock; the
-			// record the holder wrote is the fallback.
-			held := &HeldError{Workspace: ws, Other: p}
-			if other, pid := otherRun(dir, f); pid > 0 {
-				held.Other, held.PID = other, pid
-			} else {
-				held.PID = holder(f)
-			}
-			if !time.Now().Before(deadline) {
-				held.Waited = time.Since(start).Round(time.Millisecond)
-				if wait == 0 {
-					held.Waited = 0
-				}
-				l.Release()
-				return nil, held
-			}
-			if !warned {
-				log.Warn().Str("workspace", ws).Int("holder_pid", held.PID).Dur("max_wait", wait).
-					Msg("waiting for another diffgate run on this workspace to finish")
-				warned = true
-			}
-			t := time.NewTimer(min(pollEvery, time.Until(deadline)))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				l.Release()
-				return nil, fmt.Errorf("workspace lock for %s: %w", quote(ws), ctx.Err())
-			case <-t.C:
+		for i, p := range chain {
+			if err := a.lock(ctx, dir, p, i == len(chain)-1); err != nil {
+				a.l.Release()
+				return nil, err
 			}
 		}
 	}
-	// Name this run in its workspace's lock file, for the next one to say.
-	f := l.files[len(l.files)-1]
+	if len(a.l.own) == 0 {
+		return nil, fmt.Errorf("workspace lock for %s: no directory for the lock outside the workspace: %v", quote(ws), errors.Join(skipped...))
+	}
+	// Name this run in its workspace's lock files, for the next one to say.
 	rec := strconv.Itoa(os.Getpid()) + "\n" + ws + "\n"
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(rec), 0)
-		l.named = err == nil
+	for _, f := range a.l.own {
+		if err := f.Truncate(0); err == nil {
+			f.WriteAt([]byte(rec), 0)
+		}
 	}
-	return l, nil
+	return a.l, nil
+}
+
+// acquirer is the state of one Acquire.
+type acquirer struct {
+	ws              string
+	wait            time.Duration
+	log             zerolog.Logger
+	start, deadline time.Time
+	warned          bool
+	l               *Lock
+}
+
+// lock takes the lock of path p in dir, waiting while another run holds it.
+func (a *acquirer) lock(ctx context.Context, dir, p string, exclusive bool) error {
+	f, err := os.OpenFile(filepath.Join(dir, keyOf(p)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("workspace lock for %s: %v", quote(a.ws), err)
+	}
+	a.l.files = append(a.l.files, f)
+	if exclusive {
+		a.l.own = append(a.l.own, f)
+	}
+	for {
+		ok, err := tryLock(f, exclusive)
+		if err != nil {
+			return fmt.Errorf("workspace lock for %s: %v", quote(a.ws), err)
+		}
+		if ok {
+			return nil
+		}
+		// The holder gates p itself or (when we want p exclusively) a
+		// directory inside it. The kernel knows who holds the lock; the
+		// record the holder wrote is the fallback.
+		held := &HeldError{Workspace: a.ws, Other: p}
+		if other, pid := otherRun(dir, f); pid > 0 {
+			held.Other, held.PID = other, pid
+		} else {
+			held.PID = holder(f)
+		}
+		if !time.Now().Before(a.deadline) {
+			if a.wait > 0 {
+				held.Waited = time.Since(a.start).Round(time.Millisecond)
+			}
+			return held
+		}
+		if !a.warned {
+			a.log.Warn().Str("workspace", a.ws).Int("holder_pid", held.PID).Dur("max_wait", a.wait).
+				Msg("waiting for another diffgate run on this workspace to finish")
+			a.warned = true
+		}
+		t := time.NewTimer(min(pollEvery, time.Until(a.deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("workspace lock for %s: %w", quote(a.ws), ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // holder reads the pid that the exclusive holder of a lock file wrote.
@@ -190,32 +214,54 @@ func keyOf(p string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// lockDir returns (creating it) the directory of the lock files: the user's
-// cache directory, or a per-user directory in the temporary directory when
-// there is none or it lies inside the workspace.
-func lockDir(ws string) (string, error) {
+// lockDirs returns the directories of the lock files: the user's cache
+// directory and a per-user directory in the temporary directory, but for one
+// that lies inside the workspace. A run takes its locks in each, so two runs
+// whose workspaces overlap always meet in one: a directory inside the outer
+// workspace is the only one either may skip.
+//
+// A run on an ancestor of ws skips the directories inside that ancestor.
+// Taking first the directories that fewer such runs skip, this run meets any
+// of them before it creates a lock file inside that run's workspace.
+func lockDirs(ws string) []string {
 	var candidates []string
+	candidates = append(candidates, filepath.Join(os.TempDir(), "diffgate-"+strconv.Itoa(os.Getuid()), "locks"))
 	if c, err := os.UserCacheDir(); err == nil {
 		candidates = append(candidates, filepath.Join(c, "diffgate", "locks"))
 	}
-	candidates = append(candidates, filepath.Join(os.TempDir(), "diffgate-"+strconv.Itoa(os.Getuid()), "locks"))
-	var errs []error
+	var dirs []string
 	for _, dir := range candidates {
 		if r, err := resolve(dir); err == nil && within(r, ws) {
-			errs = append(errs, fmt.Errorf("%s lies inside the workspace", dir))
 			continue
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := ownDir(dir); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		return dir, nil
+		dirs = append(dirs, dir)
 	}
-	return "", fmt.Errorf("workspace lock for %s: no directory for the lock outside the workspace: %v", quote(ws), errors.Join(errs...))
+	slices.SortStableFunc(dirs, func(a, b string) int { return cmp.Compare(enclosingDepth(a, ws), enclosingDepth(b, ws)) })
+	return dirs
+}
+
+// prepareDir creates a lock directory, private to the user.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return ownDir(dir)
+}
+
+// enclosingDepth is the depth of the deepest ancestor of ws (but the root)
+// that dir lies in, -1 for none.
+func enclosingDepth(dir, ws string) int {
+	r, err := resolve(dir)
+	if err != nil {
+		r = dir
+	}
+	depth := -1
+	for p, d := filepath.Dir(ws), strings.Count(filepath.Dir(ws), string(filepath.Separator)); filepath.Dir(p) != p; p, d = filepath.Dir(p), d-1 {
+		if within(r, p) && d > depth {
+			depth = d
+		}
+	}
+	return depth
 }
 
 // resolve makes p absolute and resolves symlinks in its longest existing prefix.

@@ -142,10 +142,24 @@ func TestLockNeverInWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".cache")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the lock touched the workspace: %v", err)
 	}
-	dir, err := lockDir(ws)
-	if err != nil || within(dir, ws) {
-		t.Errorf("lock dir %s, %v", dir, err)
+	if dirs := lockDirs(ws); len(dirs) != 1 || within(dirs[0], ws) {
+		t.Errorf("lock dirs %q", dirs)
 	}
 	wantHeld(t, ws, ws)
+	// A run on a directory inside the workspace keeps its locks in the
+	// cache directory too, yet meets this one.
+	sub := filepath.Join(ws, "sub")
+	os.Mkdir(sub, 0o755)
+	if _, err := Acquire(ctx, sub, 0, zerolog.Nop()); err == nil {
+		t.Error("a run inside a running workspace got the lock")
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".cache")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused run inside the workspace wrote into it: %v", err)
+	}
 	l.Release()
+	s := acquire(t, sub)
+	if _, err := Acquire(ctx, ws, 0, zerolog.Nop()); err == nil {
+		t.Error("a run on the workspace of a running run inside it got the lock")
+	}
+	s.Release()
 }
