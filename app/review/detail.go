@@ -238,15 +238,30 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 		return t
 	}
 	isFile := func(e *snapshot.Entry) bool { return e != nil && e.Type == snapshot.File }
+	// why says why a content change has no diff (the report's diff_note).
+	why := func(fallback string) string {
+		if n := report.DiffNoteText(c.DiffNote); n != "" {
+			return n
+		}
+		return fallback
+	}
 	switch {
 	case c.Has(diff.Content) && isFile(b) && isFile(a):
-		add(para(seg("Content changed; no text diff (binary or large file).", "", fyne.TextStyle{Bold: true})))
+		add(para(seg("Content changed; "+why("no text diff (binary or large file)")+".", "", fyne.TextStyle{Bold: true})))
 		add(para(seg("Size "+report.Size(b.Size)+" ", "", fyne.TextStyle{}), arrow(""),
 			seg(" "+report.Size(a.Size)+" ("+signedBytes(a.Size-b.Size)+")", "", fyne.TextStyle{})))
 	case c.Kind == diff.Added && isFile(a):
-		add(para(seg("New file, "+report.Size(a.Size)+". No text preview (binary, large or not kept).", "", fyne.TextStyle{Bold: true})))
+		text := "New file, " + report.Size(a.Size) + ". No text preview (binary, large or not kept)."
+		if c.DiffNote != "" {
+			text = "New file, " + report.Size(a.Size) + "; " + why("") + "."
+		}
+		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case c.Kind == diff.Removed && isFile(b):
-		add(para(seg("Deleted file, "+report.Size(b.Size)+".", "", fyne.TextStyle{Bold: true})))
+		text := "Deleted file, " + report.Size(b.Size) + "."
+		if c.DiffNote != "" {
+			text = "Deleted file, " + report.Size(b.Size) + "; " + why("") + "."
+		}
+		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case c.Kind != diff.Changed && c.IsDir():
 		text := "Directory " + string(c.Kind) + "."
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {

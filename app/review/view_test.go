@@ -689,3 +689,14 @@ func TestSuggestAllowlistButton(t *testing.T) {
 		t.Errorf("the risky link is not named: %q", want)
 	}
 }
+
+// TestDetailSaysWhyThereIsNoDiff: the detail view gives the report's
+// diff_note in words.
+func TestDetailSaysWhyThereIsNoDiff(t *testing.T) {
+	r := DemoReport()
+	i := indexOf(t, r, "src/vendor/libfast.so")
+	r.Changes[i].DiffNote = diff.NoteNotKept
+	v, _ := newTestView(t, r, Options{})
+	v.Select(indexOf(t, v.Report(), "src/vendor/libfast.so"))
+	oneText(t, v.detail.body, "Content changed; no text diff: the before-content was not kept.")
+}

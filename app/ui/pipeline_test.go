@@ -4,12 +4,16 @@ package ui
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/history"
@@ -75,7 +79,7 @@ func outcome(r *report.Report) []string {
 		}
 		out = append(out, string(c.Kind)+" "+c.Path+" ["+strings.Join(as, ",")+"] allowed="+
 			map[bool]string{true: "yes", false: "no"}[c.Allowed]+" rule="+c.Rule+" risk="+string(c.Risk)+
-			"\n"+c.TextDiff)
+			" note="+c.DiffNote+"\n"+c.TextDiff)
 	}
 	return out
 }
@@ -142,4 +146,68 @@ func writeScriptNamed(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// ageForHashReuse returns once every file in the workspaces is older than
+// the hash cache's timestamp granularity (2 s), so that a run's cache makes
+// the next run reuse their hashes (files a user runs a script on are
+// usually older than that). It waits on the clock, not on an event.
+func ageForHashReuse(t *testing.T, wss ...string) {
+	t.Helper()
+	var newest time.Time
+	for _, ws := range wss {
+		filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+			var st unix.Stat_t
+			if err == nil && unix.Lstat(p, &st) == nil {
+				if c := time.Unix(st.Ctim.Unix()); c.After(newest) {
+					newest = c
+				}
+			}
+			return nil
+		})
+	}
+	time.Sleep(time.Until(newest.Add(2500 * time.Millisecond)))
+}
+
+// TestRepeatedRunKeepsTheDiff: run 1 is a no-op, run 2 edits settings.ini
+// with sed. Run 2 reuses settings.ini's hash, so the gate never reads its
+// before-content: the history's text store, filled by run 1, supplies it.
+// The CLI and the app both show the diff, and a change without one says
+// why (binary, too-large).
+func TestRepeatedRunKeepsTheDiff(t *testing.T) {
+	cli := testenv.CLI(t)
+	scripts := t.TempDir()
+	noop := writeScriptNamed(t, scripts, "noop.sh", "true\n")
+	edit := writeScriptNamed(t, scripts, "edit.sh",
+		"sed -i 's/debug = false/debug = true/' settings.ini\nprintf 'x\\000y' > logo.png\necho more >> big.log\nrm old.txt\n")
+	wsCLI, wsApp := sameWorkspace(t), sameWorkspace(t)
+	ageForHashReuse(t, wsCLI, wsApp)
+
+	dbCLI := filepath.Join(t.TempDir(), "cli.db")
+	cliRun(t, cli, dbCLI, wsCLI, noop, "")
+	cliRep := cliRun(t, cli, dbCLI, wsCLI, edit, "")
+
+	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db")})
+	for _, s := range []string{noop, edit} {
+		u.run.setInputs(wsApp, s, []string{})
+		runInputs(t, u, l)
+	}
+	appRep := u.Review().Report()
+
+	if c, a := outcome(cliRep), outcome(appRep); !slices.Equal(c, a) {
+		t.Errorf("run 2 differs:\nCLI: %q\napp: %q", c, a)
+	}
+	for name, r := range map[string]*report.Report{"CLI": cliRep, "app": appRep} {
+		if c := changeOf(r, "settings.ini"); c == nil || !strings.Contains(c.TextDiff, "-debug = false\n+debug = true") {
+			t.Errorf("%s: run 2's settings.ini has no diff: %+v", name, c)
+		}
+		if c := changeOf(r, "old.txt"); c == nil || !strings.Contains(c.TextDiff, "-to be removed") {
+			t.Errorf("%s: removed old.txt has no diff: %+v", name, c)
+		}
+		for path, note := range map[string]string{"logo.png": diff.NoteBinary, "big.log": diff.NoteTooLarge} {
+			if c := changeOf(r, path); c == nil || c.TextDiff != "" || c.DiffNote != note {
+				t.Errorf("%s: %s: want diff_note %q, got %+v", name, path, note, c)
+			}
+		}
+	}
 }

@@ -790,3 +790,24 @@ func TestRunScriptRelativePathEntry(t *testing.T) {
 		t.Errorf("bin/tool: exit %d %q %q", code, out, errs)
 	}
 }
+
+// TestRunReportDiffNote pins diff_note: a content change without a text
+// diff says why, in the JSON and the Markdown report.
+func TestRunReportDiffNote(t *testing.T) {
+	ws, sh := fixture(t, "printf 'x\\000y' > config.json")
+	dir := t.TempDir()
+	js, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.md")
+	if code, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--report", md, "--", sh); code != 1 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, _ := os.ReadFile(js)
+	var raw struct {
+		Changes []map[string]any `json:"changes"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil || len(raw.Changes) != 1 || raw.Changes[0]["diff_note"] != "binary" || raw.Changes[0]["text_diff"] != nil {
+		t.Errorf("changes %v (%v)", raw.Changes, err)
+	}
+	if b, _ := os.ReadFile(md); !strings.Contains(string(b), "no text diff: binary content") {
+		t.Errorf("Markdown lacks the note:\n%s", b)
+	}
+}

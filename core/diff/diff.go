@@ -69,7 +69,25 @@ type Change struct {
 	Risk Risk `json:"risk"`
 	// TextDiff is a unified diff when both sides are small text files.
 	TextDiff string `json:"text_diff,omitempty"`
+	// DiffNote says why a change of a file's content has no TextDiff: one of
+	// the Note* values.
+	DiffNote string `json:"diff_note,omitempty"`
 }
+
+// Why a content change has no text diff (Change.DiffNote).
+const (
+	// NoteBinary: a side is not text.
+	NoteBinary = "binary"
+	// NoteTooLarge: a side is over the size limit of text diffs.
+	NoteTooLarge = "too-large"
+	// NoteNotKept: the before-content was never read or kept (e.g. its
+	// hash was reused from the cache and no copy is stored), or the file
+	// changed again before the gate could read it.
+	NoteNotKept = "not-kept"
+	// NoteBudget: the content was not kept because the budget for kept
+	// contents was spent.
+	NoteBudget = "budget"
+)
 
 // IsDir reports whether the change is about a directory on either side.
 func (c *Change) IsDir() bool {

@@ -104,4 +104,8 @@ type Result struct {
 	// small files (kept during the before-snapshot) and after-contents of
 	// changed files. ok is false when the content was not kept.
 	Contents func(sha256 string) (data []byte, ok bool)
+	// Kept yields every kept content (small text files read this run,
+	// before and after) with its SHA-256, for a store that keeps them for
+	// the next run's text diffs.
+	Kept func(yield func(sha256 string, data []byte) bool)
 }

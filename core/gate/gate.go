@@ -242,6 +242,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	rep.Evaluate()
 	rep.FinishedAt = time.Now().UTC()
 	g.res.Contents = g.kept.get
+	g.res.Kept = g.kept.each
 	g.cfg.Log.Info().Str("verdict", rep.Verdict).Strs("reasons", rep.Reasons).Int("changes", len(rep.Changes)).Msg("gate done")
 	return &g.res, nil
 }
@@ -326,41 +327,55 @@ func splitCapture(c proc.Capture) (head, tail string) {
 }
 
 // addTextDiffs fills TextDiff for small text files, from the kept
-// before-contents and the after-contents read back from the workspace.
+// before-contents and the after-contents read back from the workspace; a
+// content change left without one gets a DiffNote saying why.
 func (g *run) addTextDiffs(cs []diff.Change) {
 	for i := range cs {
 		c := &cs[i]
+		b, a := c.Before, c.After
+		if (b != nil && b.Type != snapshot.File) || (a != nil && a.Type != snapshot.File) {
+			continue
+		}
 		var old, cur []byte
-		var ok bool
-		if b := c.Before; b != nil {
-			if b.Type != snapshot.File {
-				continue
+		var oldOK, curOK, curBinary bool
+		tooLarge := false
+		if a != nil {
+			if a.Size > g.kept.max {
+				tooLarge = true
+			} else if data, err := snapshot.ReadContent(g.afterRoot, c.Path, g.kept.max); err == nil && sha(data) == a.SHA256 {
+				g.kept.keep(a, data)
+				cur, curOK, curBinary = data, true, !looksText(data)
 			}
-			if old, ok = g.kept.get(b.SHA256); !ok && g.cfg.Stored != nil {
-				if old, ok = g.cfg.Stored(b.SHA256); ok {
+		}
+		if b != nil {
+			if b.Size > g.kept.max {
+				tooLarge = true
+			} else if old, oldOK = g.kept.get(b.SHA256); !oldOK && g.cfg.Stored != nil {
+				if old, oldOK = g.cfg.Stored(b.SHA256); oldOK {
 					g.kept.keep(b, old)
 				}
 			}
-			if !ok {
-				continue
-			}
 		}
-		if a := c.After; a != nil {
-			if a.Type != snapshot.File || a.Size > g.kept.max {
-				continue
-			}
-			data, err := snapshot.ReadContent(g.afterRoot, c.Path, g.kept.max)
-			if err != nil || sha(data) != a.SHA256 {
-				continue
-			}
-			g.kept.keep(a, data)
-			cur = data
-		}
-		if c.Before != nil && c.After != nil && !c.Has(diff.Content) {
+		if b != nil && a != nil && !c.Has(diff.Content) {
 			continue
 		}
-		if d, ok := report.TextDiff(old, cur, c.Path); ok {
-			c.TextDiff = d
+		switch {
+		case tooLarge:
+			c.DiffNote = diff.NoteTooLarge
+		case curBinary:
+			c.DiffNote = diff.NoteBinary
+		case b != nil && !oldOK:
+			c.DiffNote = g.kept.why(b.SHA256)
+		case a != nil && !curOK:
+			c.DiffNote = diff.NoteNotKept
+		default:
+			if d, ok := report.TextDiff(old, cur, c.Path); ok {
+				c.TextDiff = d
+			} else if len(old) > report.MaxTextDiffInput || len(cur) > report.MaxTextDiffInput {
+				c.DiffNote = diff.NoteTooLarge
+			} else {
+				c.DiffNote = diff.NoteBinary
+			}
 		}
 	}
 }
@@ -377,20 +392,35 @@ type keeper struct {
 	mu          sync.Mutex
 	used        int64
 	data        map[string][]byte
+	// refused holds why content offered was not kept (diff.NoteBinary or
+	// diff.NoteBudget), by SHA-256.
+	refused map[string]string
 }
 
 func newKeeper(max, budget int64) *keeper {
-	return &keeper{max: orDefault64(max, 256<<10), budget: orDefault64(budget, 64<<20), data: map[string][]byte{}}
+	return &keeper{max: orDefault64(max, 256<<10), budget: orDefault64(budget, 64<<20),
+		data: map[string][]byte{}, refused: map[string]string{}}
 }
 
 func (k *keeper) keep(e *snapshot.Entry, data []byte) {
-	if int64(len(data)) > k.max || !looksText(data) {
+	if int64(len(data)) > k.max {
+		return
+	}
+	if !looksText(data) {
+		k.mu.Lock()
+		k.refused[e.SHA256] = diff.NoteBinary
+		k.mu.Unlock()
 		return
 	}
 	// Claim the key and the budget under the lock, copy outside it: the
 	// walk's workers must not queue behind each other's copies.
 	k.mu.Lock()
-	if _, ok := k.data[e.SHA256]; ok || k.used+int64(len(data)) > k.budget {
+	if _, ok := k.data[e.SHA256]; ok {
+		k.mu.Unlock()
+		return
+	}
+	if k.used+int64(len(data)) > k.budget {
+		k.refused[e.SHA256] = diff.NoteBudget
 		k.mu.Unlock()
 		return
 	}
@@ -410,6 +440,33 @@ func (k *keeper) get(sha string) ([]byte, bool) {
 	defer k.mu.Unlock()
 	d, ok := k.data[sha]
 	return d, ok && d != nil
+}
+
+// why says why content is not kept: binary, the budget, or never offered.
+func (k *keeper) why(sha string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r, ok := k.refused[sha]; ok {
+		return r
+	}
+	return diff.NoteNotKept
+}
+
+// each calls yield with every kept content, until yield returns false.
+func (k *keeper) each(yield func(sha string, data []byte) bool) {
+	k.mu.Lock()
+	all := make([]string, 0, len(k.data))
+	for sha, d := range k.data {
+		if d != nil {
+			all = append(all, sha)
+		}
+	}
+	k.mu.Unlock()
+	for _, sha := range all {
+		if d, ok := k.get(sha); ok && !yield(sha, d) {
+			return
+		}
+	}
 }
 
 // looksText reports whether data is valid UTF-8 without NUL bytes.

@@ -11,6 +11,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/diffgate/diffgate/core/gate"
@@ -38,6 +39,11 @@ type Options struct {
 	// AllowlistVersion is the approved allowlist version Config.Allow is
 	// (0: none or edited); FromHistory sets it to the version it loads.
 	AllowlistVersion int
+	// TextBudget bounds the history's text store for the workspace: copies
+	// of its small text files, kept so that a later run can diff a file
+	// whose hash it reused. 0 means history.TextBudget() (the environment,
+	// else 256 MiB); negative keeps nothing.
+	TextBudget int64
 	// Runner runs the gate; nil means gate.Run.
 	Runner Runner
 }
@@ -49,6 +55,11 @@ type Result struct {
 	// (RecordErr says why, unless there is no history).
 	RunID     int64
 	RecordErr error
+	// Texts says what the history's text store kept of this run; TextsErr
+	// why it kept nothing (it does not change the run's outcome: a later
+	// diff may only lack its before-content and say so).
+	Texts    history.TextStats
+	TextsErr error
 }
 
 // Run loads what the history holds for the workspace, runs the gate and
@@ -64,6 +75,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	db := o.History
 	var key string
+	var mu sync.Mutex
+	var used []string // text store hits, to mark as recently used
 	if db != nil {
 		k, err := history.WorkspaceKey(cfg.Workspace)
 		if err != nil {
@@ -90,17 +103,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				cfg.Prior = m
 			}
 		}
+		if o.TextBudget == 0 {
+			b, err := history.TextBudget()
+			if err != nil {
+				return nil, &gate.SetupError{Msg: err.Error()}
+			}
+			o.TextBudget = b
+		}
 		// Before-contents of files whose hash was reused (so never read
-		// this run) come from the history's stores.
-		// The lookups outlive a cancel: a cancelled run still gets its diffs.
+		// this run) come from the history: the changed files' contents of
+		// past runs, else the workspace's text store. The lookups outlive a
+		// cancel: a cancelled run still gets its diffs.
 		sctx := context.WithoutCancel(ctx)
 		cfg.Stored = func(sha string) ([]byte, bool) {
-			data, err := db.Content(sctx, sha)
-			return data, err == nil
+			if data, err := db.Content(sctx, sha); err == nil {
+				return data, true
+			}
+			data, err := db.Text(sctx, key, sha)
+			if err != nil {
+				return nil, false
+			}
+			mu.Lock()
+			used = append(used, sha)
+			mu.Unlock()
+			return data, true
 		}
 	} else if o.FromHistory {
 		return nil, &gate.SetupError{Msg: "the approved allowlist needs the history"}
 	}
+	// cfg is not used once the gate runs: the gate drops the hash cache it
+	// holds after the before-snapshot, and so must everything else.
+	log := cfg.Log
 	res, err := runner(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -108,6 +141,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	out := &Result{Result: res}
 	if db != nil && res != nil && res.Report != nil {
 		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
+		if o.TextBudget > 0 && res.Kept != nil {
+			mu.Lock()
+			u := used
+			mu.Unlock()
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+			out.Texts, out.TextsErr = db.KeepTexts(kctx, key, res.Kept, u, o.TextBudget)
+			cancel()
+			if out.TextsErr != nil {
+				log.Warn().Err(out.TextsErr).Msg("text store")
+			}
+		}
 	}
 	return out, nil
 }

@@ -120,6 +120,7 @@ type htmlChange struct {
 	Summary  string
 	Meta     []metaRow
 	Diff     []diffLine
+	DiffNote string
 	DiffOpen bool
 }
 
@@ -222,6 +223,7 @@ func newHTMLChange(c *diff.Change, n int) htmlChange {
 	if c.TextDiff != "" {
 		h.Diff = diffLines(cleanText(c.TextDiff))
 	}
+	h.DiffNote = DiffNoteText(c.DiffNote)
 	return h
 }
 

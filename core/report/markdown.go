@@ -107,7 +107,7 @@ func (r *Report) markdown(m *mdWriter) {
 	// Text diffs, violations first.
 	var withDiff []*diff.Change
 	for _, c := range append(violations, allowed...) {
-		if c.TextDiff != "" {
+		if c.TextDiff != "" || c.DiffNote != "" {
 			withDiff = append(withDiff, c)
 		}
 	}
@@ -119,6 +119,11 @@ func (r *Report) markdown(m *mdWriter) {
 			status := "violation"
 			if c.Allowed {
 				status = "allowed"
+			}
+			if c.TextDiff == "" {
+				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, DiffNoteText(c.DiffNote))
+				m.line()
+				continue
 			}
 			text := cleanText(c.TextDiff)
 			if len(text) > budget {

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/diffgate/diffgate/core/diff"
 )
 
 // Limits of TextDiff.
@@ -75,4 +77,22 @@ func truncateDiff(d string, max int) string {
 		omitted++
 	}
 	return kept + fmt.Sprintf("%s: %d more diff lines (%d bytes) not shown\n", TruncatedMarker, omitted, len(d)-cut)
+}
+
+// DiffNoteText explains a change's diff_note (diff.Note*) in a few words,
+// e.g. "no text diff: binary content"; "" for no note.
+func DiffNoteText(note string) string {
+	switch note {
+	case "":
+		return ""
+	case diff.NoteBinary:
+		return "no text diff: binary content"
+	case diff.NoteTooLarge:
+		return fmt.Sprintf("no text diff: over the %d KiB limit", MaxTextDiffInput>>10)
+	case diff.NoteNotKept:
+		return "no text diff: the before-content was not kept"
+	case diff.NoteBudget:
+		return "no text diff: the budget for kept contents was spent"
+	}
+	return "no text diff: " + note
 }

@@ -1,0 +1,251 @@
+//go:build !js
+
+package history
+
+import (
+	"compress/flate"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The text store keeps compressed, content-addressed copies of each
+// workspace's small text files, so that a later run whose before-snapshot
+// reuses a file's hash (and so never reads it) can still diff it. Each
+// workspace's copies are bounded by a budget; the least recently used go
+// first. The table is created on first use.
+
+// MaxText is the largest file the text store keeps.
+const MaxText = 256 << 10
+
+// DefaultTextBudget bounds the text store per workspace.
+const DefaultTextBudget = 256 << 20
+
+// EnvTextBudget overrides DefaultTextBudget: bytes, or with a K, M or G
+// suffix (powers of 1024); 0 keeps nothing.
+const EnvTextBudget = "DIFFGATE_TEXT_BUDGET"
+
+// TextBudget returns the per-workspace budget of the text store: the value
+// of EnvTextBudget when set, else DefaultTextBudget.
+func TextBudget() (int64, error) {
+	v := strings.TrimSpace(os.Getenv(EnvTextBudget))
+	if v == "" {
+		return DefaultTextBudget, nil
+	}
+	mult := int64(1)
+	switch strings.ToUpper(v[len(v)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		v = v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%s=%q: want a size in bytes, e.g. 256M", EnvTextBudget, os.Getenv(EnvTextBudget))
+	}
+	return n * mult, nil
+}
+
+const textStoreSchema = `CREATE TABLE IF NOT EXISTS text_store (
+    id        INTEGER PRIMARY KEY,
+    workspace BLOB    NOT NULL,
+    sha256    TEXT    NOT NULL, -- hex SHA-256 of the uncompressed content
+    size      INTEGER NOT NULL, -- uncompressed
+    stored    INTEGER NOT NULL, -- length of data: what the budget counts
+    encoding  TEXT    NOT NULL CHECK (encoding IN ('raw', 'deflate')),
+    data      BLOB    NOT NULL,
+    used      INTEGER NOT NULL, -- LRU clock of the workspace: higher is newer
+    UNIQUE (workspace, sha256)
+);
+CREATE INDEX IF NOT EXISTS text_store_lru ON text_store (workspace, used)`
+
+// TextStats describes one KeepTexts.
+type TextStats struct {
+	// Added and AddedBytes count the new copies (stored, compressed bytes).
+	Added      int
+	AddedBytes int64
+	// Evicted counts the copies removed to stay within the budget.
+	Evicted int
+	// Total is the workspace's stored bytes afterwards.
+	Total int64
+	Took  time.Duration
+}
+
+// KeepTexts stores the contents texts yields (by SHA-256) that the
+// workspace's store lacks, marks the hashes in used (contents a run looked
+// up) as recently used, and evicts the least recently used copies beyond
+// budget. Contents over MaxText, or not matching their hash, are skipped.
+func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield func(sha string, data []byte) bool), used []string, budget int64) (TextStats, error) {
+	start := time.Now()
+	var st TextStats
+	if err := refuseInGatedRun("keep texts"); err != nil {
+		return st, err
+	}
+	have := map[string]bool{}
+	rows, err := db.sql.QueryContext(ctx, "SELECT sha256 FROM text_store WHERE workspace = ?", blob(workspace))
+	switch {
+	case err == nil:
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return st, fmt.Errorf("text store: %w", errText(err))
+			}
+			have[s] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return st, fmt.Errorf("text store: %w", errText(err))
+		}
+	case isNoTable(err):
+	default:
+		return st, fmt.Errorf("text store: %w", errText(err))
+	}
+	// Compress outside the transaction: other writers wait only for the
+	// inserts.
+	var add []keptContent
+	if texts != nil && budget > 0 {
+		texts(func(sha string, data []byte) bool {
+			if have[sha] || len(data) > MaxText || !isHexSHA(sha) {
+				return true
+			}
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != sha {
+				return true // never store under a wrong key
+			}
+			have[sha] = true
+			k := keptContent{sha: sha, size: len(data), encoding: "raw", data: data}
+			if z := deflate(data, flate.BestSpeed); len(z) < len(data) {
+				k.encoding, k.data = "deflate", z
+			}
+			if k.data == nil {
+				k.data = []byte{}
+			}
+			add = append(add, k)
+			return ctx.Err() == nil
+		})
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	ws := blob(workspace)
+	err = db.write(ctx, "keep texts", func(tx *sql.Tx) error {
+		st = TextStats{}
+		if _, err := tx.ExecContext(ctx, textStoreSchema); err != nil {
+			return err
+		}
+		var clock int64
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", ws).Scan(&clock); err != nil {
+			return err
+		}
+		if len(add) > 0 {
+			stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO text_store (workspace, sha256, size, stored, encoding, data, used)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, k := range add {
+				if _, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock); err != nil {
+					return err
+				}
+				st.Added++
+				st.AddedBytes += int64(len(k.data))
+			}
+		}
+		if len(used) > 0 {
+			stmt, err := tx.PrepareContext(ctx, "UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?")
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, sha := range used {
+				if _, err := stmt.ExecContext(ctx, clock, ws, sha); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
+			return err
+		}
+		if st.Total <= budget {
+			return nil
+		}
+		// Evict the least recently used until the rest fits.
+		rows, err := tx.QueryContext(ctx, "SELECT id, stored FROM text_store WHERE workspace = ? ORDER BY used, id", ws)
+		if err != nil {
+			return err
+		}
+		var victims []int64
+		for rows.Next() && st.Total > budget {
+			var id, n int64
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
+				return err
+			}
+			victims = append(victims, id)
+			st.Total -= n
+		}
+		rows.Close()
+		for _, id := range victims {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM text_store WHERE id = ?", id); err != nil {
+				return err
+			}
+		}
+		st.Evicted = len(victims)
+		return nil
+	})
+	st.Took = time.Since(start)
+	if err != nil {
+		return st, err
+	}
+	db.log.Debug().Int("added", st.Added).Int64("added_bytes", st.AddedBytes).Int("evicted", st.Evicted).
+		Int64("total", st.Total).Dur("took", st.Took).Msg("texts kept")
+	return st, nil
+}
+
+// Text returns the workspace's stored copy of the content with this
+// SHA-256; the error wraps ErrNotFound when there is none.
+func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
+	var size int64
+	var encoding string
+	var data []byte
+	err := db.sql.QueryRowContext(ctx, "SELECT size, encoding, data FROM text_store WHERE workspace = ? AND sha256 = ?",
+		blob(workspace), sha).Scan(&size, &encoding, &data)
+	if errors.Is(err, sql.ErrNoRows) || isNoTable(err) {
+		return nil, fmt.Errorf("text %s: %w", sha, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("text %s: %w", sha, errText(err))
+	}
+	if encoding == "deflate" {
+		if data, err = inflate(data, size); err != nil {
+			return nil, fmt.Errorf("text %s: %w", sha, err)
+		}
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	if sum := sha256.Sum256(data); int64(len(data)) != size || hex.EncodeToString(sum[:]) != sha {
+		return nil, fmt.Errorf("text %s: stored data does not match its hash", sha)
+	}
+	return data, nil
+}
+
+// isNoTable reports whether err is SQLite's "no such table" (the text
+// store of a database that never stored a text).
+func isNoTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}

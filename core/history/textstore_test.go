@@ -1,0 +1,118 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+type text struct {
+	sha  string
+	data []byte
+}
+
+func newText(n int) text {
+	b := make([]byte, n/2)
+	rand.Read(b)
+	data := []byte(hex.EncodeToString(b))
+	s := sha256.Sum256(data)
+	return text{hex.EncodeToString(s[:]), data}
+}
+
+func texts(ts ...text) func(func(string, []byte) bool) {
+	return func(yield func(string, []byte) bool) {
+		for _, t := range ts {
+			if !yield(t.sha, t.data) {
+				return
+			}
+		}
+	}
+}
+
+// TestTextStoreDedupAndLRU: a repeated store adds only what is new; past
+// the budget the least recently used copies go (a lookup counts as a use);
+// a copy under a wrong hash or over MaxText is never stored.
+func TestTextStoreDedupAndLRU(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	const ws = "/ws"
+	if _, err := db.Text(ctx, ws, newText(10).sha); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty store: %v", err)
+	}
+	a, b, c, d := newText(2000), newText(20000), newText(2000), newText(100)
+	keep := func(used []string, budget int64, ts ...text) TextStats {
+		t.Helper()
+		st, err := db.KeepTexts(ctx, ws, texts(ts...), used, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	big := int64(1 << 30)
+	if st := keep(nil, big, a); st.Added != 1 {
+		t.Fatalf("first store: %+v", st)
+	}
+	st := keep(nil, big, a, b)
+	if st.Added != 1 {
+		t.Errorf("a repeated store added %d, want only the new one", st.Added)
+	}
+	sizeB := st.AddedBytes
+	wrong := text{a.sha, []byte("not a's content")}
+	huge := newText(MaxText + 2)
+	st = keep([]string{a.sha}, big, c, wrong, huge)
+	if st.Added != 1 {
+		t.Errorf("added %d, want c only (wrong hash and over MaxText refused)", st.Added)
+	}
+	if got, err := db.Text(ctx, ws, a.sha); err != nil || string(got) != string(a.data) {
+		t.Fatalf("a: %v", err)
+	}
+	if _, err := db.Text(ctx, "/other", a.sha); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another workspace's store: %v", err)
+	}
+	// b is the least recently used (a was used by the last run): a budget
+	// that holds all but b evicts b alone.
+	budget := st.Total - sizeB + int64(len(d.data))
+	st = keep(nil, budget, d)
+	if st.Evicted != 1 || st.Total > budget {
+		t.Fatalf("eviction: %+v (budget %d)", st, budget)
+	}
+	if _, err := db.Text(ctx, ws, b.sha); !errors.Is(err, ErrNotFound) {
+		t.Errorf("b was not evicted: %v", err)
+	}
+	for _, x := range []text{a, c, d} {
+		if _, err := db.Text(ctx, ws, x.sha); err != nil {
+			t.Errorf("evicted the wrong copy: %v", err)
+		}
+	}
+	// A zero budget keeps nothing.
+	if st := keep(nil, 0, newText(50)); st.Added != 0 || st.Total != 0 {
+		t.Errorf("zero budget: %+v", st)
+	}
+}
+
+func TestTextBudgetFromEnvironment(t *testing.T) {
+	for v, want := range map[string]int64{"": DefaultTextBudget, "1024": 1024, "8K": 8 << 10, "64m": 64 << 20, "1G": 1 << 30, "0": 0} {
+		t.Setenv(EnvTextBudget, v)
+		if got, err := TextBudget(); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"x", "-1", "12T", "M"} {
+		t.Setenv(EnvTextBudget, v)
+		if _, err := TextBudget(); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+}
