@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -145,11 +146,25 @@ func decodeLeftovers(b []byte) ([]report.Leftover, error) {
 func deflate(data []byte, level int) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/2 + 64)
-	w, _ := flate.NewWriter(&buf, level) // a valid level never fails
+	// A flate.Writer is about 1 MiB of state: recording a run with
+	// thousands of changed files made one per content, gigabytes of
+	// garbage and a heap far above what the run holds.
+	pool := &flaters[level-flate.HuffmanOnly]
+	w, _ := pool.Get().(*flate.Writer)
+	if w == nil {
+		w, _ = flate.NewWriter(&buf, level) // a valid level never fails
+	} else {
+		w.Reset(&buf)
+	}
 	w.Write(data)
 	w.Close()
+	w.Reset(nil)
+	pool.Put(w)
 	return buf.Bytes()
 }
+
+// flaters holds reusable writers per compression level (HuffmanOnly..BestCompression).
+var flaters [flate.BestCompression - flate.HuffmanOnly + 1]sync.Pool
 
 // inflate decompresses DEFLATE data, refusing output beyond max bytes.
 func inflate(data []byte, max int64) ([]byte, error) {
