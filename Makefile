@@ -1,13 +1,19 @@
 # diffgate: make run (open the app on the demo), make test (everything CI checks).
 SHELL := /bin/bash
 GO ?= go
-export LANG := en_US.UTF-8
+# C.UTF-8 is in every glibc: a fresh Debian has no en_US.UTF-8, and perl,
+# GTK and others warn about a locale that is not installed.
+export LANG := C.UTF-8
+export LC_ALL := C.UTF-8
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages: the desktop build (cgo GL/X11, GTK for native dialogs) ...
 DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
-# ... and what the tests drive: Xvfb, chromium, python3 for the seed, node.
-TEST_PKGS := xvfb xauth chromium python3 python3-venv hyperfine time
+# ... and what the tests use: Xvfb (smoke), chromium and a font (browser
+# tests), python3 (the seed), hyperfine and time (bench), capabilities,
+# xattrs and ACLs (setcap/getfattr/setfacl), git; node for the web test.
+TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
+	libcap2-bin attr acl git
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package clean
