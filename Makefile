@@ -10,8 +10,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages: the desktop build (cgo GL/X11, GTK for native dialogs) ...
 DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests use: Xvfb (smoke), chromium and a font (browser
-# tests), python3 (the seed), hyperfine and time (bench), capabilities,
-# xattrs and ACLs (setcap/getfattr/setfacl), git; node for the web test.
+# tests, driven from Go: no Node), python3 (the seed), hyperfine and time
+# (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git.
 TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
 	libcap2-bin attr acl git
 BIN := bin
@@ -34,8 +34,6 @@ deps:
 
 test-deps: deps
 	$(call apt_install,$(TEST_PKGS))
-	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
-	@cd tests/web && [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error
 
 build: deps
 	$(GO) build -o $(BIN)/diffgate-app .
@@ -89,9 +87,10 @@ serve: web
 	@echo "diffgate web: http://127.0.0.1:$(WEB_PORT)/  (demo: http://127.0.0.1:$(WEB_PORT)/?report=demo-report.json)"
 	cd build/web && python3 -m http.server $(WEB_PORT) --bind 127.0.0.1
 
+# web-test: the browser tests (tests/web, Go + chromedp) on the system
+# chromium; screenshots in build/web-test/.
 web-test: web
-	@cd tests/web && [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error
-	cd tests/web && node --test --test-concurrency=1 web.test.mjs
+	DIFFGATE_WEB_DIR=$(CURDIR)/build/web $(GO) test -count=1 -timeout 30m ./tests/web
 
 smoke: build
 	DIFFGATE_SMOKE_BIN=$(CURDIR)/$(BIN)/diffgate-app $(GO) test -count=1 -run TestSmoke ./tests/smoke

@@ -4,81 +4,28 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/chromedp/chromedp"
 	"golang.org/x/net/html"
+
+	"github.com/diffgate/diffgate/internal/browsertest"
 )
 
-// The real-browser check renders the HTML report in headless Chromium and
-// looks at the pixels. Without /usr/bin/chromium it is skipped, unless CI is
-// set (then a missing browser fails the test). Set REPORT_SHOT_DIR to keep
-// the screenshots.
-
-const chromiumPath = "/usr/bin/chromium"
-
-func chromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-		t.Fatalf("CI=%s but %s is missing: the HTML report cannot be checked in a browser", ci, chromiumPath)
-	}
-	t.Skipf("%s not found (set CI=true to make this a failure)", chromiumPath)
-	return ""
-}
-
-// runChromium runs headless Chromium on page with extra arguments, in its
-// own process group (killed on timeout) and its own profile and home.
-func runChromium(t *testing.T, bin, dir, page string, extra ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--no-first-run", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile")}
-	args = append(args, extra...)
-	args = append(args, "file://"+page)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // no stray helpers
-	}
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(extra, " "), err, lastLines(stderr.String(), 20))
-	}
-	return stdout.Bytes()
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+// The real-browser check renders the HTML report in headless Chromium
+// (internal/browsertest: the system browser driven with chromedp) and looks
+// at the pixels. Without /usr/bin/chromium it is skipped, unless CI is set
+// (then a missing browser fails the test). Set REPORT_SHOT_DIR to keep the
+// screenshots.
 
 // writePage writes r's HTML into a fresh directory.
-func writePage(t *testing.T, r *Report) (dir, page string) {
+func writePage(t *testing.T, r *Report) (page string) {
 	t.Helper()
-	dir = t.TempDir()
-	page = filepath.Join(dir, "report.html")
+	page = filepath.Join(t.TempDir(), "report.html")
 	var buf bytes.Buffer
 	if err := r.WriteHTML(&buf); err != nil {
 		t.Fatal(err)
@@ -86,34 +33,30 @@ func writePage(t *testing.T, r *Report) (dir, page string) {
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir, page
+	return page
 }
 
-// screenshot renders r at 1200x1600 and returns the decoded PNG and the
-// browser's DOM (--dump-dom), from one run.
-func screenshot(t *testing.T, r *Report, name string, extra ...string) (image.Image, *html.Node) {
+// screenshot renders r in a 1200x1600 tab of b and returns the decoded PNG
+// and the browser's DOM.
+func screenshot(t *testing.T, b *browsertest.Browser, r *Report, name string, dark bool) (image.Image, *html.Node) {
 	t.Helper()
-	bin := chromium(t)
-	dir, page := writePage(t, r)
-	shot := filepath.Join(dir, "shot.png")
-	dom := runChromium(t, bin, dir, page, append([]string{"--dump-dom", "--screenshot=" + shot, "--window-size=1200,1600"}, extra...)...)
-	data, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
+	tab := b.NewTab(t, browsertest.TabOptions{Width: 1200, Height: 1600, Dark: dark})
+	tab.Navigate("file://" + writePage(t, r))
+	data := tab.Screenshot()
+	dom := browsertest.Run(tab, "read the DOM", chromedp.OuterHTML(chromedp.CSS("html")))
 	if keep := os.Getenv("REPORT_SHOT_DIR"); keep != "" {
 		if err := os.WriteFile(filepath.Join(keep, name+".png"), data, 0o644); err != nil {
 			t.Log(err)
 		}
 	}
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("screenshot is not a PNG: %v", err)
-	}
+	img := browsertest.DecodePNG(t, data)
 	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 1600 {
 		t.Fatalf("screenshot is %dx%d, want 1200x1600", b.Dx(), b.Dy())
 	}
-	doc, err := html.Parse(bytes.NewReader(dom))
+	if p := tab.Problems(); len(p) > 0 {
+		t.Errorf("the page: %s", strings.Join(p, "; "))
+	}
+	doc, err := html.Parse(strings.NewReader(dom))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,52 +66,17 @@ func screenshot(t *testing.T, r *Report, name string, extra ...string) (image.Im
 	return img, doc
 }
 
-type rgb struct{ r, g, b uint8 }
+type rgb = browsertest.RGB
 
 func hexColor(t *testing.T, s string) rgb {
 	t.Helper()
-	v, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 16, 32)
-	if err != nil || len(s) != 7 {
-		t.Fatalf("bad colour %q", s)
-	}
-	return rgb{uint8(v >> 16), uint8(v >> 8), uint8(v)}
+	return browsertest.Hex(s)
 }
 
 // countColours counts, for each wanted colour, the pixels within tol of it
 // on every channel.
 func countColours(img image.Image, tol int, want map[string]rgb) map[string]int {
-	counts := map[string]int{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			p := pixel(img, x, y)
-			for name, c := range want {
-				if p.near(c, tol) {
-					counts[name]++
-				}
-			}
-		}
-	}
-	return counts
-}
-
-// pixel returns the colour at (x, y), reading the pixel buffer directly
-// for the formats Chromium writes (img.At is slow under -race).
-func pixel(img image.Image, x, y int) rgb {
-	switch m := img.(type) {
-	case *image.NRGBA:
-		i := m.PixOffset(x, y)
-		return rgb{m.Pix[i], m.Pix[i+1], m.Pix[i+2]}
-	case *image.RGBA:
-		i := m.PixOffset(x, y)
-		return rgb{m.Pix[i], m.Pix[i+1], m.Pix[i+2]}
-	}
-	r, g, b, _ := img.At(x, y).RGBA()
-	return rgb{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8)}
-}
-
-func (p rgb) near(c rgb, tol int) bool {
-	return near(p.r, c.r, tol) && near(p.g, c.g, tol) && near(p.b, c.b, tol)
+	return browsertest.CountEach(img, tol, want)
 }
 
 // solidLines counts the lines of pixels that are c across the middle of
@@ -178,7 +86,7 @@ func solidLines(img image.Image, c rgb) (n, first int) {
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
 		solid := true
 		for x := 100; x < 1100 && solid; x += 5 {
-			solid = pixel(img, x, y).near(c, tolerance)
+			solid = browsertest.Pixel(img, x, y).Near(c, tolerance)
 		}
 		if solid {
 			if first < 0 {
@@ -188,11 +96,6 @@ func solidLines(img image.Image, c rgb) (n, first int) {
 		}
 	}
 	return n, first
-}
-
-func near(v, c uint8, tol int) bool {
-	d := int(v) - int(c)
-	return d >= -tol && d <= tol
 }
 
 func paletteColour(t *testing.T, p palette, name string) rgb {
@@ -214,9 +117,10 @@ const (
 )
 
 func TestBrowserScreenshot(t *testing.T) {
+	b := browsertest.Start(t)
 	t.Run("fail", func(t *testing.T) {
 		t.Parallel()
-		img, doc := screenshot(t, fixtureReport(), "fail")
+		img, doc := screenshot(t, b, fixtureReport(), "fail", false)
 		n := countColours(img, tolerance, map[string]rgb{
 			"banner red": hexColor(t, colorFail), "banner green": hexColor(t, colorPass),
 			"added row": hexColor(t, colorAddedRow), "removed row": hexColor(t, colorRemovedRow),
@@ -241,7 +145,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	})
 	t.Run("pass", func(t *testing.T) {
 		t.Parallel()
-		img, doc := screenshot(t, passingReport(), "pass")
+		img, doc := screenshot(t, b, passingReport(), "pass", false)
 		n := countColours(img, tolerance, map[string]rgb{
 			"banner red": hexColor(t, colorFail), "banner green": hexColor(t, colorPass),
 			"added row": hexColor(t, colorAddedRow), "allowed row": hexColor(t, colorAllowedRow),
@@ -272,7 +176,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	})
 	t.Run("dark", func(t *testing.T) {
 		t.Parallel()
-		img, _ := screenshot(t, fixtureReport(), "dark", "--force-dark-mode")
+		img, _ := screenshot(t, b, fixtureReport(), "dark", true)
 		n := countColours(img, tolerance, map[string]rgb{
 			"background": paletteColour(t, darkPalette, "bg"), "banner red": paletteColour(t, darkPalette, "fail"),
 			"added row": paletteColour(t, darkPalette, "added-row"), "light background": hexColor(t, "#ffffff"),
