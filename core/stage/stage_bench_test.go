@@ -122,6 +122,7 @@ func benchRun(b *testing.B, overlay bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { st.Discard() })
 			spec.Overlay = &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()}
 			b.StartTimer()
 		}

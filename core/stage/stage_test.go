@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DGTEST_STAGE_APPLY_CHILD") != "" {
 		os.Exit(applyChild())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if benchWS != "" {
+		os.RemoveAll(filepath.Dir(benchWS))
+	}
+	os.Exit(code)
 }
 
 // asRootAndUser runs body as the current user and, when that is root,
