@@ -3,6 +3,7 @@
 package history
 
 import (
+	"bytes"
 	"compress/flate"
 	"context"
 	"crypto/sha256"
@@ -11,8 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,29 +118,19 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 	default:
 		return st, fmt.Errorf("text store: %w", errText(err))
 	}
-	// Compress outside the transaction: other writers wait only for the
-	// inserts.
+	// Check and compress outside the transaction (other writers wait only
+	// for the inserts), on every core.
 	var add []keptContent
 	if texts != nil && budget > 0 {
 		texts(func(sha string, data []byte) bool {
-			if have[sha] || len(data) > MaxText || !isHexSHA(sha) {
-				return true
+			if !have[sha] && len(data) <= MaxText && isHexSHA(sha) {
+				have[sha] = true
+				add = append(add, keptContent{sha: sha, size: len(data), data: data})
 			}
-			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != sha {
-				return true // never store under a wrong key
-			}
-			have[sha] = true
-			k := keptContent{sha: sha, size: len(data), encoding: "raw", data: data}
-			if z := deflate(data, flate.BestSpeed); len(z) < len(data) {
-				k.encoding, k.data = "deflate", z
-			}
-			if k.data == nil {
-				k.data = []byte{}
-			}
-			add = append(add, k)
-			return ctx.Err() == nil
+			return true
 		})
 	}
+	add = compressTexts(ctx, add)
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
@@ -248,4 +242,52 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 // store of a database that never stored a text).
 func isNoTable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// compressTexts checks each content against its hash (never store under a
+// wrong key) and compresses it, in parallel; it returns the good ones.
+func compressTexts(ctx context.Context, in []keptContent) []keptContent {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// One compressor per worker: a new one per file costs more than
+			// compressing a small file.
+			var zbuf bytes.Buffer
+			zw, _ := flate.NewWriter(&zbuf, flate.BestSpeed) // a valid level never fails
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(in) {
+					return
+				}
+				k := &in[i]
+				if sum := sha256.Sum256(k.data); hex.EncodeToString(sum[:]) != k.sha {
+					k.sha = ""
+					continue
+				}
+				k.encoding = "raw"
+				zbuf.Reset()
+				zw.Reset(&zbuf)
+				zw.Write(k.data)
+				zw.Close()
+				if zbuf.Len() < len(k.data) {
+					k.encoding, k.data = "deflate", bytes.Clone(zbuf.Bytes())
+				}
+				if k.data == nil {
+					k.data = []byte{}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := in[:0]
+	for _, k := range in {
+		if k.sha != "" && k.encoding != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
