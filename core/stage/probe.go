@@ -33,7 +33,14 @@ type ProbeResult struct {
 // failing (no user namespaces, AppArmor's restriction on them, no
 // overlayfs, an upper filesystem overlayfs refuses, a binary that does not
 // call proc.Supervise) means the copy fallback, with the reason in Why.
-func Probe(ctx context.Context, base string) ProbeResult {
+func Probe(ctx context.Context, base string) ProbeResult { return ProbeFor(ctx, base, "") }
+
+// ProbeFor is Probe with the trial overlay mounted over workspace itself
+// (when not ""), as the run will mount it: a workspace on a filesystem
+// overlayfs cannot use as a lower layer (some network and FUSE
+// filesystems) then means the copy too. The trial write goes to a scratch
+// upper layer; the workspace is not touched.
+func ProbeFor(ctx context.Context, base, workspace string) ProbeResult {
 	start := time.Now()
 	r := ProbeResult{Mechanism: Copy}
 	if base == "" {
@@ -54,7 +61,7 @@ func Probe(ctx context.Context, base string) ProbeResult {
 	}
 	defer removeAll(dir)
 	r.Reflink = probeReflink(dir)
-	if err := probeOverlay(ctx, dir); err != nil {
+	if err := probeOverlay(ctx, dir, workspace); err != nil {
 		r.Why = oneLine(err)
 	} else {
 		r.Mechanism = Overlay
@@ -63,8 +70,9 @@ func Probe(ctx context.Context, base string) ProbeResult {
 	return r
 }
 
-// probeOverlay runs the trial overlay run in dir.
-func probeOverlay(ctx context.Context, dir string) error {
+// probeOverlay runs the trial overlay run in dir, over workspace or a
+// scratch lower layer.
+func probeOverlay(ctx context.Context, dir, workspace string) error {
 	if runtime.GOOS != "linux" {
 		return errors.New("overlayfs is Linux only")
 	}
@@ -74,22 +82,35 @@ func probeOverlay(ctx context.Context, dir string) error {
 			return err
 		}
 	}
+	if workspace != "" {
+		ws, err := filepath.Abs(workspace)
+		if err == nil {
+			ws, err = filepath.EvalSymlinks(ws)
+		}
+		if err != nil {
+			return fmt.Errorf("workspace: %v", oneLine(err))
+		}
+		lower = ws
+	}
+	// A name no workspace holds: the check below must see the write land.
+	probe := filepath.Base(dir) + ".diffgate-probe"
 	script := filepath.Join(dir, "probe.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho staged > probe\n"), 0o700); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho staged > \"$1\"\n"), 0o700); err != nil {
 		return err
 	}
-	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script, Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work},
-		Timeout: 30 * time.Second, KeepBytes: 4096})
+	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script, Args: []string{probe},
+		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work}, Timeout: 30 * time.Second, KeepBytes: 4096})
 	if err != nil {
 		return err
 	}
 	if res.ExitCode != 0 {
 		return fmt.Errorf("trial overlay run exited %d: %s", res.ExitCode, oneLine(errors.New(string(res.Stderr.Head))))
 	}
-	if _, err := os.Lstat(filepath.Join(lower, "probe")); err == nil {
+	if _, err := os.Lstat(filepath.Join(lower, probe)); err == nil {
+		os.Remove(filepath.Join(lower, probe))
 		return errors.New("the trial overlay run wrote into the lower layer")
 	}
-	if b, err := os.ReadFile(filepath.Join(upper, "probe")); err != nil || string(b) != "staged\n" {
+	if b, err := os.ReadFile(filepath.Join(upper, probe)); err != nil || string(b) != "staged\n" {
 		return errors.New("the trial overlay run's write is not in the upper layer")
 	}
 	return nil

@@ -35,9 +35,10 @@
 // link from outside the workspace) bypasses the upper layer and lands in
 // the workspace itself, where the staged read does not look; closing that
 // is containment's job (the mount namespace is where it will hide the other
-// paths). The probe runs over a scratch directory in the stage directory,
-// not over the workspace: a workspace on a filesystem overlayfs cannot use
-// as a lower layer fails the run's start with a "proc: overlay:" line.
+// paths). Probe mounts its trial overlay over a scratch directory,
+// ProbeFor over the workspace itself; after Probe alone, a workspace on a
+// filesystem overlayfs cannot use as a lower layer fails the run's start
+// with a "proc: overlay:" line.
 //
 // Copy (fallback, every platform). Where no overlay can be mounted (no user
 // namespaces, Ubuntu's AppArmor restriction on them, containers, macOS,

@@ -615,3 +615,23 @@ func overlayLockedDirectory(t *testing.T) {
 		t.Fatalf("%d unreadable staged, %d direct", g, w)
 	}
 }
+
+// TestProbeForWorkspace: the trial run over the workspace itself leaves it
+// untouched; a workspace that does not exist means the copy, with a reason.
+func TestProbeForWorkspace(t *testing.T) { asRootAndUser(t, probeForWorkspace) }
+
+func probeForWorkspace(t *testing.T) {
+	skipWithoutOverlay(t)
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	makeWorkspace(t, ws)
+	pristine := filepath.Join(t.TempDir(), "pristine")
+	cpTree(t, ws, pristine)
+	if p := stage.ProbeFor(context.Background(), t.TempDir(), ws); p.Mechanism != stage.Overlay {
+		t.Fatalf("probe over the workspace: %+v", p)
+	}
+	sameTree(t, ws, pristine)
+	if p := stage.ProbeFor(context.Background(), t.TempDir(), filepath.Join(ws, "missing")); p.Mechanism != stage.Copy || p.Why == "" {
+		t.Fatalf("probe over a missing workspace: %+v", p)
+	}
+}
