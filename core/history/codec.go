@@ -149,22 +149,44 @@ func deflate(data []byte, level int) []byte {
 	// A flate.Writer is about 1 MiB of state: recording a run with
 	// thousands of changed files made one per content, gigabytes of
 	// garbage and a heap far above what the run holds.
-	pool := &flaters[level-flate.HuffmanOnly]
-	w, _ := pool.Get().(*flate.Writer)
-	if w == nil {
-		w, _ = flate.NewWriter(&buf, level) // a valid level never fails
-	} else {
-		w.Reset(&buf)
-	}
+	w := getFlater(level)
+	w.Reset(&buf)
 	w.Write(data)
 	w.Close()
-	w.Reset(nil)
-	pool.Put(w)
+	putFlater(level, w)
 	return buf.Bytes()
 }
 
-// flaters holds reusable writers per compression level (HuffmanOnly..BestCompression).
-var flaters [flate.BestCompression - flate.HuffmanOnly + 1]sync.Pool
+// flaters keeps a few idle writers per compression level (HuffmanOnly..
+// BestCompression). Not a sync.Pool: that drops writers at every
+// collection, and at random under the race detector.
+var (
+	flaterMu sync.Mutex
+	flaters  [flate.BestCompression - flate.HuffmanOnly + 1][]*flate.Writer
+)
+
+func getFlater(level int) *flate.Writer {
+	flaterMu.Lock()
+	free := flaters[level-flate.HuffmanOnly]
+	if n := len(free); n > 0 {
+		w := free[n-1]
+		flaters[level-flate.HuffmanOnly] = free[:n-1]
+		flaterMu.Unlock()
+		return w
+	}
+	flaterMu.Unlock()
+	w, _ := flate.NewWriter(nil, level) // a valid level never fails
+	return w
+}
+
+func putFlater(level int, w *flate.Writer) {
+	w.Reset(nil)
+	flaterMu.Lock()
+	if free := &flaters[level-flate.HuffmanOnly]; len(*free) < 4 {
+		*free = append(*free, w)
+	}
+	flaterMu.Unlock()
+}
 
 // inflate decompresses DEFLATE data, refusing output beyond max bytes.
 func inflate(data []byte, max int64) ([]byte, error) {
