@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -123,5 +124,35 @@ func TestHistoryFeedsTheGate(t *testing.T) {
 	}
 	if priors[0] || !priors[1] || !stored[0] || !stored[1] {
 		t.Errorf("priors %v, stored %v", priors, stored)
+	}
+}
+
+// TestReadOnlyHistoryRefused: as a normal user, a run whose history
+// database is read-only is a setup error before the script runs.
+func TestReadOnlyHistoryRefused(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	ws, scripts := t.TempDir(), t.TempDir()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := history.Open(path, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	os.Chmod(path, 0o444)
+	if db, err = history.Open(path, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	marker := filepath.Join(scripts, "ran")
+	cfg := gate.Config{Workspace: ws, Script: script(t, scripts, "touch '"+marker+"'\n")}
+	_, err = Run(context.Background(), Options{Config: cfg, History: db})
+	var se *gate.SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("run with a read-only history: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the script ran though its run could not be recorded")
 	}
 }
