@@ -110,14 +110,19 @@ if os.path.exists(policy_txt):
 
 MiB = 1024
 mem = []
-for name, label in (("small", "small tree"), ("many", "200k-entry tree")):
+for name, label, target in (
+        ("small", "diffgate snapshot, small tree (%s entries)" % format(entries.get("small", 0), ","), None),
+        ("many", "diffgate snapshot, 200k-entry tree (%s entries)" % format(entries.get("many", 0), ","), 150),
+        ("gate_many", "gated no-op run, history, 200k-entry tree", 200),
+        ("gate_many_changes", "gated run, history, JSON report, 200k-entry tree, 5,000 changes", 200),
+        ("gate_huge", "gated no-op run, history, 1M-entry tree (%s entries)" % format(entries.get("huge", 0), ","), 600),
+        ("gate_huge_warmup", "  the same, first run (no hash cache yet)", None)):
     if name in rss:
         kb = rss[name]
-        target = 150 if name == "many" else None
         met = None if target is None else kb / MiB <= target
         if met is not None:
             results.append(met)
-        mem.append(("peak RSS, diffgate snapshot, %s (%s entries)" % (label, format(entries.get(name, 0), ",")),
+        mem.append(("peak RSS, " + label if not label.startswith(" ") else label,
                     "%.1f MiB" % (kb / MiB), "≤ %d MiB" % target if target else "",
                     "" if met is None else ("yes" if met else "NO")))
 

@@ -4,6 +4,7 @@
 //	go run ./tests/bench/gentree -kind small DIR   # 50,000 files, 0-16 KiB, ~1,000 dirs
 //	go run ./tests/bench/gentree -kind large DIR   # 4 files of 512 MiB
 //	go run ./tests/bench/gentree -kind many DIR    # 202,040 entries, files of 0-64 bytes
+//	go run ./tests/bench/gentree -kind huge DIR    # 1,010,100 entries, files of 0-64 bytes
 package main
 
 import (
@@ -18,10 +19,10 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "small", "tree to write: small, large or many")
+	kind := flag.String("kind", "small", "tree to write: small, large, many or huge")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gentree -kind small|large|many DIR")
+		fmt.Fprintln(os.Stderr, "usage: gentree -kind small|large|many|huge DIR")
 		os.Exit(2)
 	}
 	dir := flag.Arg(0)
@@ -34,6 +35,9 @@ func main() {
 	case "many":
 		// 40 x 50 = 2,040 directories, 100 files in each leaf: 202,040 entries.
 		err = files(dir, 40, 50, 100, 64)
+	case "huge":
+		// 100 x 100 = 10,100 directories, 100 files in each leaf: 1,010,100 entries.
+		err = files(dir, 100, 100, 100, 64)
 	case "large":
 		err = large(dir, 4, 512<<20)
 	default:
