@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -17,11 +18,51 @@ import (
 var ErrFormat = errors.New("not a diffgate report")
 
 // WriteJSON writes the report as indented JSON (schema diffgate.report/v1).
+// The changes are encoded one at a time as they are written: the JSON of a
+// run that added 300,000 files is hundreds of MiB, which need not be held.
+// The bytes are those of encoding the whole report at once.
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	c := r.normalized()
+	changes := c.Changes
+	c.Changes = []diff.Change{}
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r.normalized())
+	if err := enc.Encode(c); err != nil {
+		return err
+	}
+	// A top-level key is the only text at two spaces after a newline
+	// (strings cannot hold a raw newline).
+	const marker = "\n  \"changes\": []"
+	i := bytes.Index(head.Bytes(), []byte(marker))
+	if len(changes) == 0 || i < 0 {
+		if len(changes) > 0 { // cannot happen
+			return errors.New("report: no changes field")
+		}
+		_, err := w.Write(head.Bytes())
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head.Bytes()[:i+len(marker)-1]) // through the '['
+	var one bytes.Buffer
+	ce := json.NewEncoder(&one)
+	ce.SetIndent("    ", "  ")
+	ce.SetEscapeHTML(false)
+	for k := range changes {
+		one.Reset()
+		if err := ce.Encode(&changes[k]); err != nil {
+			return err
+		}
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(head.Bytes()[i+len(marker):])
+	return bw.Flush()
 }
 
 // normalized returns a copy with nil slices made empty, so JSON has [] not null.
