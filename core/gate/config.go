@@ -108,4 +108,8 @@ type Result struct {
 	// before and after) with its SHA-256, for a store that keeps them for
 	// the next run's text diffs.
 	Kept func(yield func(sha256 string, data []byte) bool)
+	// OverBudget yields the SHA-256 of every small text content the run
+	// read but did not keep because KeepBudget was spent, so a store can
+	// tell a later run why it has no copy (diff.NoteBudget).
+	OverBudget func(yield func(sha256 string) bool)
 }

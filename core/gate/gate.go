@@ -243,6 +243,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	rep.FinishedAt = time.Now().UTC()
 	g.res.Contents = g.kept.get
 	g.res.Kept = g.kept.each
+	g.res.OverBudget = g.kept.overBudget
 	g.cfg.Log.Info().Str("verdict", rep.Verdict).Strs("reasons", rep.Reasons).Int("changes", len(rep.Changes)).Msg("gate done")
 	return &g.res, nil
 }
@@ -451,6 +452,23 @@ func (k *keeper) why(sha string) string {
 		return r
 	}
 	return diff.NoteNotKept
+}
+
+// overBudget calls yield with every content refused for the budget.
+func (k *keeper) overBudget(yield func(sha string) bool) {
+	k.mu.Lock()
+	var all []string
+	for sha, why := range k.refused {
+		if why == diff.NoteBudget {
+			all = append(all, sha)
+		}
+	}
+	k.mu.Unlock()
+	for _, sha := range all {
+		if !yield(sha) {
+			return
+		}
+	}
 }
 
 // each calls yield with every kept content, until yield returns false.

@@ -73,7 +73,14 @@ const textStoreSchema = `CREATE TABLE IF NOT EXISTS text_store (
     used      INTEGER NOT NULL, -- LRU clock of the workspace: higher is newer
     UNIQUE (workspace, sha256)
 );
-CREATE INDEX IF NOT EXISTS text_store_lru ON text_store (workspace, used)`
+CREATE INDEX IF NOT EXISTS text_store_lru ON text_store (workspace, used);
+-- Contents the store has no copy of for want of budget: evicted, or not
+-- kept by the run that read them. A later diff says "budget", not "not kept".
+CREATE TABLE IF NOT EXISTS text_missed (
+    workspace BLOB NOT NULL,
+    sha256    TEXT NOT NULL,
+    PRIMARY KEY (workspace, sha256)
+) WITHOUT ROWID`
 
 // TextStats describes one KeepTexts.
 type TextStats struct {
@@ -91,7 +98,10 @@ type TextStats struct {
 // workspace's store lacks, marks the hashes in used (contents a run looked
 // up) as recently used, and evicts the least recently used copies beyond
 // budget. Contents over MaxText, or not matching their hash, are skipped.
-func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield func(sha string, data []byte) bool), used []string, budget int64) (TextStats, error) {
+// The hashes overBudget yields (contents a run could not keep for its
+// budget), and those evicted, are remembered as missed for want of budget
+// (see TextMissed) until a copy is stored.
+func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield func(sha string, data []byte) bool), overBudget func(yield func(sha string) bool), used []string, budget int64) (TextStats, error) {
 	start := time.Now()
 	var st TextStats
 	if err := refuseInGatedRun("keep texts"); err != nil {
@@ -158,6 +168,27 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 				st.Added++
 				st.AddedBytes += int64(len(k.data))
 			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM text_missed WHERE workspace = ?1 AND sha256 IN
+				(SELECT sha256 FROM text_store WHERE workspace = ?1 AND used = ?2)`, ws, clock); err != nil {
+				return err
+			}
+		}
+		if overBudget != nil {
+			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)")
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			var ierr error
+			overBudget(func(sha string) bool {
+				if !have[sha] {
+					_, ierr = stmt.ExecContext(ctx, ws, sha)
+				}
+				return ierr == nil
+			})
+			if ierr != nil {
+				return ierr
+			}
 		}
 		if len(used) > 0 {
 			stmt, err := tx.PrepareContext(ctx, "UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?")
@@ -194,6 +225,9 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 		}
 		rows.Close()
 		for _, id := range victims {
+			if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) SELECT workspace, sha256 FROM text_store WHERE id = ?", id); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, "DELETE FROM text_store WHERE id = ?", id); err != nil {
 				return err
 			}
@@ -236,6 +270,15 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 		return nil, fmt.Errorf("text %s: stored data does not match its hash", sha)
 	}
 	return data, nil
+}
+
+// TextMissed reports whether the workspace's store lacks the content with
+// this SHA-256 for want of budget (evicted, or never kept by a run whose
+// budget was spent).
+func (db *DB) TextMissed(ctx context.Context, workspace, sha string) bool {
+	var n int
+	err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM text_missed WHERE workspace = ? AND sha256 = ?", blob(workspace), sha).Scan(&n)
+	return err == nil && n > 0
 }
 
 // isNoTable reports whether err is SQLite's "no such table" (the text

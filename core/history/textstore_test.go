@@ -54,7 +54,7 @@ func TestTextStoreDedupAndLRU(t *testing.T) {
 	a, b, c, d := newText(2000), newText(20000), newText(2000), newText(100)
 	keep := func(used []string, budget int64, ts ...text) TextStats {
 		t.Helper()
-		st, err := db.KeepTexts(ctx, ws, texts(ts...), used, budget)
+		st, err := db.KeepTexts(ctx, ws, texts(ts...), nil, used, budget)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +91,9 @@ func TestTextStoreDedupAndLRU(t *testing.T) {
 	if _, err := db.Text(ctx, ws, b.sha); !errors.Is(err, ErrNotFound) {
 		t.Errorf("b was not evicted: %v", err)
 	}
+	if !db.TextMissed(ctx, ws, b.sha) || db.TextMissed(ctx, ws, a.sha) {
+		t.Error("an evicted copy is not remembered as missed for the budget (or a kept one is)")
+	}
 	for _, x := range []text{a, c, d} {
 		if _, err := db.Text(ctx, ws, x.sha); err != nil {
 			t.Errorf("evicted the wrong copy: %v", err)
@@ -114,5 +117,30 @@ func TestTextBudgetFromEnvironment(t *testing.T) {
 		if _, err := TextBudget(); err == nil {
 			t.Errorf("%q accepted", v)
 		}
+	}
+}
+
+// TestTextStoreRemembersBudgetMisses: a content a run could not keep for its
+// budget is missed for the budget until a later run stores it.
+func TestTextStoreRemembersBudgetMisses(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	x := newText(100)
+	over := func(yield func(string) bool) { yield(x.sha) }
+	if _, err := db.KeepTexts(ctx, "/ws", nil, over, nil, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if !db.TextMissed(ctx, "/ws", x.sha) || db.TextMissed(ctx, "/other", x.sha) {
+		t.Fatal("budget miss not remembered for its workspace")
+	}
+	if _, err := db.KeepTexts(ctx, "/ws", texts(x), nil, nil, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if db.TextMissed(ctx, "/ws", x.sha) {
+		t.Error("still missed once stored")
 	}
 }

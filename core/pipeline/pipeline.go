@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 )
@@ -75,6 +76,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	db := o.History
 	var key string
+	sctx := context.WithoutCancel(ctx)
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
 	if db != nil {
@@ -117,7 +119,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		// this run) come from the history: the changed files' contents of
 		// past runs, else the workspace's text store. The lookups outlive a
 		// cancel: a cancelled run still gets its diffs.
-		sctx := context.WithoutCancel(ctx)
 		cfg.Stored = func(sha string) ([]byte, bool) {
 			if data, err := db.Content(sctx, sha); err == nil {
 				return data, true
@@ -143,13 +144,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	out := &Result{Result: res}
 	if db != nil && res != nil && res.Report != nil {
+		budgetNotes(sctx, db, key, res)
 		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
 		if o.TextBudget > 0 && res.Kept != nil {
 			mu.Lock()
 			u := used
 			mu.Unlock()
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
-			out.Texts, out.TextsErr = db.KeepTexts(kctx, key, res.Kept, u, o.TextBudget)
+			out.Texts, out.TextsErr = db.KeepTexts(kctx, key, res.Kept, res.OverBudget, u, o.TextBudget)
 			cancel()
 			if out.TextsErr != nil {
 				log.Warn().Err(out.TextsErr).Msg("text store")
@@ -157,6 +159,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// budgetNotes turns a "not kept" note into "budget" where the workspace's
+// text store lacks the before-content for want of budget.
+func budgetNotes(ctx context.Context, db *history.DB, key string, res *gate.Result) {
+	for i := range res.Report.Changes {
+		c := &res.Report.Changes[i]
+		if c.DiffNote == diff.NoteNotKept && c.Before != nil && db.TextMissed(ctx, key, c.Before.SHA256) {
+			c.DiffNote = diff.NoteBudget
+		}
+	}
 }
 
 // record stores the run, its contents and the new hash cache. A cancelled

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
@@ -154,5 +156,37 @@ func TestReadOnlyHistoryRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the script ran though its run could not be recorded")
+	}
+}
+
+// TestDiffNoteBudget: run 1 cannot keep settings.ini for its budget; run 2
+// reuses its hash and edits it: the change has no diff and says "budget",
+// not "not kept". With a budget, run 2 has the diff.
+func TestDiffNoteBudget(t *testing.T) {
+	for _, tc := range []struct {
+		keepBudget int64
+		note       string
+	}{{1, diff.NoteBudget}, {0, ""}} {
+		ws, scripts, db := setup(t)
+		// The hash cache reuses a hash only for a file older than 2 s.
+		time.Sleep(2500 * time.Millisecond)
+		run := func(body string) *Result {
+			t.Helper()
+			res, err := Run(context.Background(), Options{History: db,
+				Config: gate.Config{Workspace: ws, Script: script(t, scripts, body), KeepBudget: tc.keepBudget}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		run("true\n")
+		res := run("sed -i 's/false/true/' settings.ini\n")
+		if len(res.Report.Changes) != 1 {
+			t.Fatalf("changes %+v", res.Report.Changes)
+		}
+		c := res.Report.Changes[0]
+		if c.DiffNote != tc.note || (tc.note == "") != strings.Contains(c.TextDiff, "+debug = true") {
+			t.Errorf("keep budget %d: note %q, diff %q", tc.keepBudget, c.DiffNote, c.TextDiff)
+		}
 	}
 }
