@@ -713,6 +713,8 @@ func TestRunSummaryLine(t *testing.T) {
 		{"no changes", "true", "", 0, "", "PASS: no changes"},
 		{"grouped", "mkdir -p node_modules/a && touch node_modules/a/1 node_modules/a/2 node_modules/a/3 node_modules/a/4 node_modules/a/5 && echo {} > package-lock.json",
 			"node_modules/,package-lock.json", 0, "", "PASS: 8 changes, all allowed (node_modules/ 7, package-lock.json 1)"},
+		{"a preset counts as one entry", "mkdir -p node_modules/a && touch node_modules/a/1 && echo {} > package-lock.json",
+			"preset:node", 0, "", "PASS: 4 changes, all allowed (preset:node 4)"},
 		{"many rules", "touch a b c d e f", "a,b,c,d,e,f", 0, "", "PASS: 6 changes, all allowed (a 1, b 1, c 1, d 1, +2 more)"},
 		{"fail", "echo x > logs/ok; echo y > new; exit 3", "logs/", 1, "ADDED new\nEXIT 3\n", "FAIL: 1 unexpected change, script exited 3 (2 changes, 1 allowed)"},
 	}

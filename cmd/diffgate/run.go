@@ -31,7 +31,7 @@ func (c *cli) runVerb(args []string) error {
 	dbPath := fs.String("db", "", "history database `PATH`")
 	noHistory := fs.Bool("no-history", false, "do not record the run")
 	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
-	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish (default: fail at once)")
+	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func summary(rep *report.Report) string {
 	for i := range rep.Changes {
 		if c := &rep.Changes[i]; c.Allowed {
 			allowed++
-			byRule[c.Rule]++
+			byRule[summaryGroup(c.Rule)]++
 		}
 	}
 	var line string
@@ -190,6 +190,15 @@ func summary(rep *report.Report) string {
 		groups = append(groups, fmt.Sprintf("%s %d", truncate(report.QuotePath(r), maxRule), byRule[r]))
 	}
 	return report.Printable(truncate(line+" ("+strings.Join(groups, ", ")+")", maxLine))
+}
+
+// summaryGroup is the entry a change is counted under in the summary: the
+// preset itself for an entry a preset expanded to ("x (preset:node)").
+func summaryGroup(rule string) string {
+	if i := strings.LastIndex(rule, " (preset:"); i >= 0 && strings.HasSuffix(rule, ")") {
+		return rule[i+len(" (") : len(rule)-1]
+	}
+	return rule
 }
 
 // truncate bounds s to max bytes (on a rune boundary), marking a cut with "…".

@@ -30,7 +30,7 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{name: "run", run: (*cli).runVerb,
-			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] -- SCRIPT [ARG...]",
+			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] -- SCRIPT [ARG...]",
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict"},
 		{name: "snapshot", run: (*cli).snapshotVerb,
 			synopsis: "DIR -o FILE",
