@@ -65,12 +65,8 @@ func (c *cli) loadAllowlist(h *history.DB, ws string, v int) (*history.Allowlist
 func (c *cli) allowlistShow(args []string) error {
 	fs, wsFlag, db := allowlistFlags("show")
 	version := fs.Int("version", 0, "show version `N` (default: the latest)")
-	pos, _, err := parse(fs, args, false)
-	if err != nil {
+	if _, err := parseN(fs, args, 0); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return errArgs
 	}
 	if *version < 0 {
 		return usagef("allowlist show: --version %d: want a number from 1", *version)
@@ -103,12 +99,8 @@ func (c *cli) allowlistShow(args []string) error {
 // allowlistList: diffgate allowlist list --workspace DIR: every version.
 func (c *cli) allowlistList(args []string) error {
 	fs, wsFlag, db := allowlistFlags("list")
-	pos, _, err := parse(fs, args, false)
-	if err != nil {
+	if _, err := parseN(fs, args, 0); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return errArgs
 	}
 	ws, err := workspaceArg("list", *wsFlag)
 	if err != nil {
@@ -144,15 +136,11 @@ func (c *cli) allowlistApprove(args []string) error {
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
 	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
 	note := fs.String("note", "", "why these entries are fine (required)")
-	pos, _, err := parse(fs, args, false)
-	if err != nil {
+	if _, err := parseN(fs, args, 0); err != nil {
 		return err
 	}
 	if proc.InGatedRun() {
 		return usagef("allowlist approve: %v", history.ErrInGatedRun)
-	}
-	if len(pos) != 0 {
-		return errArgs
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "allow" || f.Name == "allowlist" })
@@ -201,12 +189,9 @@ func (c *cli) allowlistApprove(args []string) error {
 // for what B adds to A and "-entry" for what it removes.
 func (c *cli) allowlistDiff(args []string) error {
 	fs, wsFlag, db := allowlistFlags("diff")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return errArgs
 	}
 	va, err := versionArg(pos[0])
 	if err != nil {
@@ -250,12 +235,9 @@ func (c *cli) allowlistDiff(args []string) error {
 func (c *cli) allowlistSuggest(args []string) error {
 	fs := newFlags("allowlist suggest")
 	db := fs.String("db", "", "history database `PATH`")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errArgs
 	}
 	h, err := openHistory(*db)
 	if err != nil {

@@ -20,6 +20,19 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// parseN parses a verb's flags and wants exactly n positional arguments,
+// those after "--" included; any other count is errArgs.
+func parseN(fs *flag.FlagSet, args []string, n int) ([]string, error) {
+	pos, rest, err := parse(fs, args, false)
+	if err != nil {
+		return nil, err
+	}
+	if pos = append(pos, rest...); len(pos) != n {
+		return nil, errArgs
+	}
+	return pos, nil
+}
+
 // parse parses flags mixed with positional arguments. The first "--" ends
 // the flags: what follows is returned as rest. With stopAtPositional, the
 // first positional argument also ends the flags (it and what follows go to

@@ -39,12 +39,8 @@ func (c *cli) historyList(args []string) error {
 	ws := fs.String("workspace", "", "only runs of the workspace `DIR`")
 	verdict := fs.String("verdict", "", "only runs with this verdict (pass or fail)")
 	limit := fs.Int("limit", 50, "show at most `N` runs (0: all)")
-	pos, _, err := parse(fs, args, false)
-	if err != nil {
+	if _, err := parseN(fs, args, 0); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return errArgs
 	}
 	if *verdict != "" && *verdict != report.Pass && *verdict != report.Fail {
 		return usagef("history: --verdict %q: want pass or fail", *verdict)
@@ -54,6 +50,7 @@ func (c *cli) historyList(args []string) error {
 	}
 	f := history.Filter{Verdict: *verdict, Limit: *limit}
 	if *ws != "" {
+		var err error
 		if f.Workspace, err = history.WorkspaceKey(*ws); err != nil {
 			return usagef("history: workspace %s: %v", *ws, err)
 		}
@@ -129,12 +126,9 @@ func (c *cli) historyShow(args []string) error {
 	fs := newFlags("history show")
 	db := fs.String("db", "", "history database `PATH`")
 	violations := fs.Bool("violations", false, "print only the violations, as the run printed them")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errArgs
 	}
 	h, err := openHistory(*db)
 	if err != nil {
@@ -230,11 +224,11 @@ func (c *cli) historyExport(args []string) error {
 	fs := newFlags("history export")
 	db := fs.String("db", "", "history database `PATH`")
 	out := fs.String("o", "", "write the report to `FILE` (.json, .html or .md)")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || *out == "" {
+	if *out == "" {
 		return errArgs
 	}
 	if err := report.CheckPath(*out); err != nil {
@@ -259,12 +253,8 @@ func (c *cli) historyExport(args []string) error {
 func (c *cli) historyVerify(args []string) error {
 	fs := newFlags("history verify")
 	db := fs.String("db", "", "history database `PATH`")
-	pos, _, err := parse(fs, args, false)
-	if err != nil {
+	if _, err := parseN(fs, args, 0); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return errArgs
 	}
 	h, err := openHistory(*db)
 	if err != nil {

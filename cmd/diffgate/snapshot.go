@@ -14,11 +14,11 @@ import (
 func (c *cli) snapshotVerb(args []string) error {
 	fs := newFlags("snapshot")
 	out := fs.String("o", "", "write the manifest to `FILE`")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || *out == "" {
+	if *out == "" {
 		return errArgs
 	}
 	m, err := snapshot.Take(c.ctx, pos[0], snapshot.Options{Progress: c.progress("snapshot")})
@@ -40,12 +40,9 @@ func (c *cli) diffVerb(args []string) error {
 	var allow listFlag
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
 	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
-	pos, _, err := parse(fs, args, false)
+	pos, err := parseN(fs, args, 2)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return errArgs
 	}
 	entries, err := allowEntries(allow, *allowFile)
 	if err != nil {
