@@ -292,6 +292,17 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 			}
 			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", l.ref, d.runID), d.runID
 			digest = d.digest()
+		case linkStage:
+			d, err := loadStageEventRow(ctx, tx, l.ref)
+			if errors.Is(err, sql.ErrNoRows) {
+				b.What, b.Reason = fmt.Sprintf("stage event %d", l.ref), "the stage event is missing (deleted)"
+				return b, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("verify: stage event %d: %w", l.ref, errText(err))
+			}
+			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", l.ref, d.event, d.runID), d.runID
+			digest = d.digest()
 		default:
 			b.What, b.Reason = fmt.Sprintf("chain link %d", l.seq), fmt.Sprintf("unknown kind %q", l.kind)
 			return b, nil
@@ -317,6 +328,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 		{linkRun, "SELECT min(id) FROM runs WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'run')"},
 		{linkAllowlist, "SELECT min(id) FROM allowlists WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'allowlist')"},
 		{linkDecision, "SELECT min(id) FROM decisions WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'decision')"},
+		{linkStage, "SELECT min(id) FROM stage_events WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'stage')"},
 	} {
 		var id sql.NullInt64
 		if err := tx.QueryRowContext(ctx, o.query).Scan(&id); err != nil {
@@ -341,6 +353,12 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 				return nil, fmt.Errorf("verify: %w", errText(err))
 			}
 			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", id.Int64, d.runID), d.runID
+		case linkStage:
+			d, err := loadStageEventRow(ctx, tx, id.Int64)
+			if err != nil {
+				return nil, fmt.Errorf("verify: %w", errText(err))
+			}
+			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", id.Int64, d.event, d.runID), d.runID
 		}
 		return b, nil
 	}

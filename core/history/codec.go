@@ -304,17 +304,28 @@ var lowerHex = func() (t [256]bool) {
 	return t
 }()
 
-// Run extras: the report extensions that have no column of their own,
-// version 1. Empty when the run has none of them.
-const extraV1 = 1
+// Run extras: the report extensions that have no column of their own.
+// Version 1; version 2 (a staged run's) adds the stage's id and mechanism
+// (its state is not the run's: see stage_events). Empty when the run has
+// none of them.
+const (
+	extraV1 = 1
+	extraV2 = 2
+)
 
 func encodeExtra(r *report.Report) []byte {
 	p := &r.Process
-	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 {
+	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil {
 		return nil
 	}
 	var e enc
-	e.uint(extraV1)
+	if r.Stage != nil {
+		e.uint(extraV2)
+		e.str(r.Stage.ID)
+		e.str(r.Stage.Mechanism)
+	} else {
+		e.uint(extraV1)
+	}
 	e.str(r.Script.Command)
 	e.bool(r.Script.Inline)
 	e.str(p.Supervisor)
@@ -332,7 +343,11 @@ func decodeExtra(b []byte, r *report.Report) error {
 		return nil
 	}
 	d := dec{b: b}
-	if v := d.uint(); v != extraV1 && d.err == nil {
+	switch v := d.uint(); {
+	case d.err != nil, v == extraV1:
+	case v == extraV2:
+		r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
+	default:
 		return fmt.Errorf("extra encoding version %d", v)
 	}
 	r.Script.Command = d.str()

@@ -872,23 +872,28 @@ func schemaOf(t *testing.T, db *DB) string {
 // when adding a migration: it describes the old schema.
 var seeds = map[int]func(t *testing.T, db *DB){
 	1: seedV1,
-	// Version 2: the data of version 1, in the chain as migration 2 put it.
-	2: func(t *testing.T, db *DB) {
-		seedV1(t, db)
-		tx, err := db.sql.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec("INSERT INTO chain (kind, ref, hash) SELECT 'run', id, hash FROM runs ORDER BY id"); err != nil {
-			t.Fatal(err)
-		}
-		if err := adoptIntoChain(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	},
+	2: seedV2,
+	// Version 3: the data of version 2 (migration 3 added runs.extra, empty
+	// for them).
+	3: seedV2,
+}
+
+// seedV2 writes the data of version 1, in the chain as migration 2 put it.
+var seedV2 = func(t *testing.T, db *DB) {
+	seedV1(t, db)
+	tx, err := db.sql.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("INSERT INTO chain (kind, ref, hash) SELECT 'run', id, hash FROM runs ORDER BY id"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adoptIntoChain(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func seedV1(t *testing.T, db *DB) {

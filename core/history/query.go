@@ -35,6 +35,9 @@ type Summary struct {
 	Added, Removed, Changed, Violations int
 	// Decision is the latest reviewer decision ("" if none).
 	Decision string
+	// Stage is a staged run's stage state (report.StagePending, ...); ""
+	// for a direct run.
+	Stage string
 }
 
 // Filter selects runs for List and Count; zero fields select everything.
@@ -68,7 +71,8 @@ func (f *Filter) where() (string, []any) {
 func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	where, args := f.where()
 	q := `SELECT id, started_at, workspace, script_path, verdict, added, removed, changed, violations,
-		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), '')
+		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), ''),
+		extra, coalesce((SELECT event FROM stage_events e WHERE e.run_id = runs.id ORDER BY e.id DESC LIMIT 1), '')
 		FROM runs` + where + " ORDER BY id DESC"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
@@ -81,10 +85,20 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	var out []Summary
 	for rows.Next() {
 		var s Summary
-		var started string
+		var started, event string
+		var extra []byte
 		if err := rows.Scan(&s.ID, &started, &s.Workspace, &s.Script, &s.Verdict,
-			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision); err != nil {
+			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &extra, &event); err != nil {
 			return nil, fmt.Errorf("list runs: %w", errText(err))
+		}
+		if len(extra) > 0 {
+			var rep report.Report
+			if decodeExtra(extra, &rep) == nil && rep.Stage != nil {
+				s.Stage = report.StagePending
+				if event != "" {
+					s.Stage = event
+				}
+			}
 		}
 		if s.StartedAt, err = parseTime(started); err != nil {
 			return nil, fmt.Errorf("run %d: started_at: %v", s.ID, err)
@@ -186,6 +200,11 @@ func (db *DB) Get(ctx context.Context, id int64) (*Run, error) {
 		return nil, fmt.Errorf("run %d: %w", id, err)
 	}
 	run.ID, run.Hash = id, hash
+	if st := run.Report.Stage; st != nil {
+		if err := stageState(ctx, tx, id, st); err != nil {
+			return nil, err
+		}
+	}
 	run.Report.Changes = make([]diff.Change, 0, row.added+row.removed+row.changed)
 	err = eachChange(ctx, tx, id, func(c *changeRow) error {
 		ch, err := c.toChange()

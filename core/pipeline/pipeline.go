@@ -6,18 +6,33 @@
 // reuse, stored before-contents for text diffs), runs the gate and records
 // the run, a cancelled one included. The front ends only gather inputs and
 // show the outcome.
+//
+// Staged runs (Options.Stage) run the script against a stage (core/stage):
+// the workspace stays untouched, the run is recorded with its stage, and
+// Apply or Discard later decide what becomes of the changes; both record
+// the decision in the history. Stages older than stage.MaxAge are removed
+// at the start of every run through the pipeline, and the history notes
+// them as expired.
 package pipeline
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/stage"
 )
+
+// MechanismEnv names the environment variable that forces a staged run's
+// mechanism ("overlay" or "copy") instead of probing; tests use it to stage
+// by copy where the overlay works.
+const MechanismEnv = "DIFFGATE_STAGE_MECHANISM"
 
 // RecordTimeout bounds recording a run once the run itself is over.
 const RecordTimeout = 2 * time.Minute
@@ -47,6 +62,18 @@ type Options struct {
 	TextBudget int64
 	// Runner runs the gate; nil means gate.Run.
 	Runner Runner
+	// Stage runs the script against a stage of the workspace (core/stage):
+	// the workspace stays untouched until Apply. It needs History (Apply
+	// and Discard read the record). The mechanism is probed once per run
+	// unless StageMechanism names one.
+	Stage bool
+	// StageMechanism forces the stage's mechanism (stage.Overlay or
+	// stage.Copy); "" means the environment's DIFFGATE_STAGE_MECHANISM,
+	// else stage.ProbeFor.
+	StageMechanism stage.Mechanism
+	// StageBase is the directory holding the stages; "" means
+	// stage.BaseDir() (the user's cache directory).
+	StageBase string
 }
 
 // Result is a gated run's outcome and its record.
@@ -61,6 +88,12 @@ type Result struct {
 	// diff may only lack its before-content and say so).
 	Texts    history.TextStats
 	TextsErr error
+	// Probe is what the stage's probe found (staged runs whose mechanism
+	// was not forced); Report.Stage says which mechanism was used.
+	Probe *stage.ProbeResult
+	// Expired lists the runs whose stages this run found older than
+	// stage.MaxAge and removed.
+	Expired []int64
 }
 
 // Run loads what the history holds for the workspace, runs the gate and
@@ -135,17 +168,58 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	} else if o.FromHistory {
 		return nil, &gate.SetupError{Msg: "the approved allowlist needs the history"}
 	}
+	var expired []int64
+	if db != nil {
+		expired = expire(sctx, db, o.StageBase, cfg.Log)
+	}
+	var st *stage.Stage
+	var probe *stage.ProbeResult
+	if o.Stage {
+		if db == nil {
+			return nil, &gate.SetupError{Msg: "--stage needs the history (apply and discard read the run's record)"}
+		}
+		mech := o.StageMechanism
+		if mech == "" {
+			mech = stage.Mechanism(os.Getenv(MechanismEnv))
+		}
+		switch mech {
+		case "":
+			p := stage.ProbeFor(ctx, o.StageBase, cfg.Workspace)
+			probe, mech = &p, p.Mechanism
+			cfg.Log.Info().Str("mechanism", string(p.Mechanism)).Str("why", p.Why).Bool("reflink", p.Reflink).
+				Dur("elapsed", p.Took).Msg("stage probe")
+		case stage.Overlay, stage.Copy:
+		default:
+			return nil, &gate.SetupError{Msg: fmt.Sprintf("%s=%q: want overlay or copy", MechanismEnv, mech)}
+		}
+		s, err := stage.New(o.StageBase, cfg.Workspace, mech)
+		if err != nil {
+			return nil, &gate.SetupError{Msg: err.Error()}
+		}
+		st, cfg.Stage = s, s
+	}
 	// cfg is not used once the gate runs: the gate drops the hash cache it
 	// holds after the before-snapshot, and so must everything else.
 	log := cfg.Log
 	res, err := runner(ctx, cfg)
-	if err != nil {
+	if err != nil || res == nil || res.Report == nil {
+		if st != nil {
+			_ = st.Discard()
+		}
 		return nil, err
 	}
-	out := &Result{Result: res}
-	if db != nil && res != nil && res.Report != nil {
+	out := &Result{Result: res, Probe: probe, Expired: expired}
+	if st != nil {
+		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), State: report.StagePending, ID: st.ID}
+	}
+	if db != nil {
 		budgetNotes(sctx, db, key, res)
 		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
+		if out.RecordErr != nil && st != nil {
+			// Nothing can apply a stage without its record.
+			_ = st.Discard()
+			res.Report.Stage.State = report.StageDiscarded
+		}
 		if o.TextBudget > 0 && res.Kept != nil {
 			mu.Lock()
 			u := used

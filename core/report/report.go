@@ -36,6 +36,27 @@ type Report struct {
 	// WorkspaceB64 carries the raw bytes of a Workspace that is not valid
 	// UTF-8 (base64); WriteJSON sets it and Parse reads it (an extension).
 	WorkspaceB64 string `json:"workspace_b64,omitempty"`
+	// Stage is set for a staged run (diffgate run --stage): how it was
+	// staged and what became of the stage (an extension).
+	Stage *Stage `json:"stage,omitempty"`
+}
+
+// Stage states, as in the report's stage object.
+const (
+	StagePending          = "pending"
+	StageApplied          = "applied"
+	StagePartiallyApplied = "partially-applied"
+	StageDiscarded        = "discarded"
+	StageExpired          = "expired"
+)
+
+// Stage is a staged run's stage: its mechanism ("overlay" or "copy") and
+// state (StagePending, ...). ID names the stage directory (core/stage); it
+// is kept by the history, not written into the report.
+type Stage struct {
+	Mechanism string `json:"mechanism"`
+	State     string `json:"state"`
+	ID        string `json:"-"`
 }
 
 // Script identifies what was run.

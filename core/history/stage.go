@@ -1,0 +1,201 @@
+//go:build !js
+
+package history
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// linkStage is the chain's kind for a stage_events row.
+const linkStage = "stage"
+
+// How the applied paths of a staged run were chosen (StageEvent.Decision).
+const (
+	ApplyAll         = "all"
+	ApplyOnlyAllowed = "only-allowed"
+	ApplySubset      = "subset"
+)
+
+// StageEvent is what became of a staged run's stage.
+type StageEvent struct {
+	RunID int64
+	// Event is report.StageApplied, StagePartiallyApplied, StageDiscarded
+	// or StageExpired.
+	Event string
+	// Decision (ApplyAll, ApplyOnlyAllowed, ApplySubset) and Paths say what
+	// an apply wrote; both are empty for a discard or an expiry.
+	Decision string
+	Paths    []string
+	At       time.Time
+}
+
+type stageEventRow struct {
+	id, runID             int64
+	event, decision, path string // path: encodeList of the paths
+	at                    string
+}
+
+func (r *stageEventRow) digest() []byte {
+	var e enc
+	e.str("diffgate.history.stage/v1")
+	e.int(r.runID)
+	e.str(r.event)
+	e.str(r.decision)
+	e.str(r.path)
+	e.str(r.at)
+	s := sha256.Sum256(e.b)
+	return s[:]
+}
+
+func loadStageEventRow(ctx context.Context, q querier, id int64) (*stageEventRow, error) {
+	r := stageEventRow{id: id}
+	var paths []byte
+	err := q.QueryRowContext(ctx, "SELECT run_id, event, decision, paths, at FROM stage_events WHERE id = ?", id).
+		Scan(&r.runID, &r.event, &r.decision, &paths, &r.at)
+	r.path = string(paths)
+	return &r, err
+}
+
+// AddStageEvent records what became of run ev.RunID's stage (a link of the
+// hash chain). The run must be a staged run whose stage is still pending:
+// once applied, discarded or expired it takes no further event.
+func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
+	switch ev.Event {
+	case report.StageApplied, report.StagePartiallyApplied:
+		switch ev.Decision {
+		case ApplyAll, ApplyOnlyAllowed, ApplySubset:
+		default:
+			return fmt.Errorf("stage event: decision %q", ev.Decision)
+		}
+	case report.StageDiscarded, report.StageExpired:
+		if ev.Decision != "" || len(ev.Paths) > 0 {
+			return fmt.Errorf("stage event %s: no decision or paths", ev.Event)
+		}
+	default:
+		return fmt.Errorf("stage event %q", ev.Event)
+	}
+	if err := refuseInGatedRun("stage event"); err != nil {
+		return err
+	}
+	return db.write(ctx, "stage event", func(tx *sql.Tx) error {
+		st, err := stageOf(ctx, tx, ev.RunID)
+		if err != nil {
+			return err
+		}
+		if st.State != report.StagePending {
+			return fmt.Errorf("run %d: stage already %s", ev.RunID, st.State)
+		}
+		at := ev.At
+		if at.IsZero() {
+			at = time.Now().UTC()
+		}
+		r := stageEventRow{runID: ev.RunID, event: ev.Event, decision: ev.Decision,
+			path: string(encodeList(ev.Paths)), at: formatTime(at)}
+		res, err := tx.ExecContext(ctx, "INSERT INTO stage_events (run_id, event, decision, paths, at) VALUES (?, ?, ?, ?, ?)",
+			r.runID, r.event, r.decision, blob(r.path), r.at)
+		if err != nil {
+			return err
+		}
+		if r.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return appendLink(ctx, tx, linkStage, r.id, r.digest())
+	})
+}
+
+// StageOf returns run id's stage with its state, or nil for a run that was
+// not staged. An unknown id gives an error wrapping ErrNotFound.
+func (db *DB) StageOf(ctx context.Context, id int64) (*report.Stage, error) {
+	return stageOf(ctx, db.sql, id)
+}
+
+func stageOf(ctx context.Context, q querier, id int64) (*report.Stage, error) {
+	var extra []byte
+	err := q.QueryRowContext(ctx, "SELECT extra FROM runs WHERE id = ?", id).Scan(&extra)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+	}
+	var rep report.Report
+	if err := decodeExtra(extra, &rep); err != nil {
+		return nil, fmt.Errorf("run %d: extra: %w", id, err)
+	}
+	if rep.Stage == nil {
+		return nil, nil
+	}
+	if err := stageState(ctx, q, id, rep.Stage); err != nil {
+		return nil, err
+	}
+	return rep.Stage, nil
+}
+
+// stageState sets st.State from run id's latest stage event.
+func stageState(ctx context.Context, q querier, id int64, st *report.Stage) error {
+	var ev string
+	err := q.QueryRowContext(ctx, "SELECT event FROM stage_events WHERE run_id = ? ORDER BY id DESC LIMIT 1", id).Scan(&ev)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		st.State = report.StagePending
+	case err != nil:
+		return fmt.Errorf("run %d: stage: %w", id, errText(err))
+	default:
+		st.State = ev
+	}
+	return nil
+}
+
+// StageEvents returns run id's stage events, oldest first.
+func (db *DB) StageEvents(ctx context.Context, id int64) ([]StageEvent, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT event, decision, paths, at FROM stage_events WHERE run_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+	}
+	defer rows.Close()
+	var out []StageEvent
+	for rows.Next() {
+		ev := StageEvent{RunID: id}
+		var paths []byte
+		var at string
+		if err := rows.Scan(&ev.Event, &ev.Decision, &paths, &at); err != nil {
+			return nil, fmt.Errorf("run %d: %w", id, errText(err))
+		}
+		if ev.Paths, err = decodeList(paths); err != nil {
+			return nil, fmt.Errorf("run %d: stage event paths: %w", id, err)
+		}
+		ev.At, _ = parseTime(at)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// PendingStages returns the staged runs whose stage is neither applied,
+// discarded nor expired, by stage id.
+func (db *DB) PendingStages(ctx context.Context) (map[string]int64, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT id, extra FROM runs WHERE length(extra) > 0 AND id NOT IN (SELECT run_id FROM stage_events)")
+	if err != nil {
+		return nil, fmt.Errorf("pending stages: %w", errText(err))
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var extra []byte
+		if err := rows.Scan(&id, &extra); err != nil {
+			return nil, fmt.Errorf("pending stages: %w", errText(err))
+		}
+		var rep report.Report
+		if decodeExtra(extra, &rep) == nil && rep.Stage != nil {
+			out[rep.Stage.ID] = id
+		}
+	}
+	return out, rows.Err()
+}
