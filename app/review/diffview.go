@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // LineKind classifies a line of a unified diff.
@@ -26,6 +27,7 @@ const (
 	LineHunk   // @@ -a,b +c,d @@
 	LineHeader // --- a/x, +++ b/x
 	LineNote   // \ No newline at end of file
+	LineCut    // … cut: 3 more added lines (report.IsCutLine): no line numbers
 )
 
 // DiffLine is one line of a unified diff with its line numbers in the old
@@ -65,6 +67,10 @@ func ParseUnified(s string) []DiffLine {
 			d.Kind = LineHeader
 		case strings.HasPrefix(l, "\\"):
 			d.Kind = LineNote
+		case report.IsCutLine(l):
+			d.Kind = LineCut
+			o, n := report.CutSkips(l)
+			oldNo, newNo = oldNo+o, newNo+n
 		case strings.HasPrefix(l, "+"):
 			d.Kind, d.New = LineAdded, newNo
 			newNo++
@@ -470,7 +476,7 @@ func (r *diffContentRenderer) Refresh() {
 			bgName, textName = style.ColorNameRemovedBackground, style.Removed
 		case LineHunk:
 			bgName, textName = style.ColorNameHunkBackground, style.Muted
-		case LineHeader, LineNote:
+		case LineHeader, LineNote, LineCut:
 			textName = style.Muted
 		}
 		if v.ColorFor != nil {

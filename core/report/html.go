@@ -292,7 +292,9 @@ func diffLines(d string) []diffLine {
 		switch {
 		case strings.HasPrefix(l, "@@"):
 			class, inHunk = "hunk", true
-		case strings.HasPrefix(l, TruncatedMarker), strings.HasPrefix(l, `\`):
+		case IsCutLine(l):
+			class = "cut"
+		case strings.HasPrefix(l, `\`):
 			class = "note"
 		case !inHunk:
 			class = "file" // the --- and +++ header lines

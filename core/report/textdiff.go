@@ -15,13 +15,47 @@ import (
 const (
 	// MaxTextDiffInput is the largest side (in bytes) TextDiff will compare.
 	MaxTextDiffInput = 256 << 10
-	// MaxTextDiffOutput is the largest diff TextDiff returns; a longer one is
-	// cut at a line boundary and ends with a TruncatedMarker line.
+	// MaxTextDiffOutput is about the largest diff TextDiff returns; a longer
+	// one is cut (see CutDiff).
 	MaxTextDiffOutput = 64 << 10
 )
 
-// TruncatedMarker starts the last line of a diff TextDiff had to cut.
+// TruncatedMarker starts the last line of a diff cut by an older diffgate
+// ("… truncated: N more diff lines"); CutPrefix covers it.
 const TruncatedMarker = "… truncated"
+
+// CutPrefix starts every line that marks a cut in a diff ("… cut: 3 more
+// hunks not shown"). No line of a unified diff starts with it (they start
+// with ' ', '+', '-', '@' or '\\'), so a reader can tell a cut from the
+// diff's own lines: a cut line has no line numbers.
+const CutPrefix = "…"
+
+// MaxDiffLine is the longest line a cut diff keeps whole; a longer one is
+// cut at a character boundary and followed by a cut line.
+const MaxDiffLine = 4 << 10
+
+// IsCutLine reports whether a line of a diff marks a cut (see CutPrefix).
+func IsCutLine(l string) bool { return strings.HasPrefix(l, CutPrefix) }
+
+// CutSkips returns how many lines of the old and new file a cut line stands
+// for (so a reader can keep numbering the lines after it); 0, 0 for a cut
+// that skips no numbered line (the rest of a long line, dropped hunks).
+func CutSkips(l string) (old, new int) {
+	var n int
+	var what string
+	if _, err := fmt.Sscanf(l, CutPrefix+" cut: %d more %s", &n, &what); err != nil {
+		return 0, 0
+	}
+	switch what {
+	case "removed":
+		return n, 0
+	case "added":
+		return 0, n
+	case "context":
+		return n, n
+	}
+	return 0, 0
+}
 
 // IsText reports whether b looks like text TextDiff can show: valid UTF-8
 // without NUL bytes.
@@ -34,15 +68,14 @@ func IsText(b []byte) bool {
 // when either side is not text (see IsText) or is larger than
 // MaxTextDiffInput; an added or removed file is passed as nil on the missing
 // side. Identical sides give "", true. A diff longer than MaxTextDiffOutput
-// is cut at a line boundary and ends with a line starting with
-// TruncatedMarker.
+// is cut (see CutDiff).
 func TextDiff(before, after []byte, name string) (string, bool) {
 	if len(before) > MaxTextDiffInput || len(after) > MaxTextDiffInput || !IsText(before) || !IsText(after) {
 		return "", false
 	}
 	label := diffLabel(name)
 	d := udiff.Unified("a/"+label, "b/"+label, string(before), string(after))
-	return truncateDiff(d, MaxTextDiffOutput), true
+	return CutDiff(d, MaxTextDiffOutput), true
 }
 
 // diffLabel makes a path safe for a diff header line: a name with a newline,
@@ -55,28 +88,144 @@ func diffLabel(name string) string {
 	return name
 }
 
-// truncateDiff cuts d to at most max bytes (plus the marker line), at a line
-// boundary when there is one, never inside a UTF-8 sequence.
-func truncateDiff(d string, max int) string {
+// CutDiff returns the unified diff d cut to about max bytes without ever
+// hiding one side of a change. A line longer than MaxDiffLine is cut. Whole
+// hunks are kept while they fit; the first hunk that does not fit is shrunk
+// into what is left (always for the first hunk): each run of context, removed and added lines keeps
+// its first lines, so a change shows both what went and what came. Every cut
+// is a line of its own starting with CutPrefix that says what it left out
+// ("… cut: 12 more added lines", "… cut: 3 more hunks not shown (5120
+// bytes)"). A d of at most max bytes is returned unchanged.
+func CutDiff(d string, max int) string {
 	if len(d) <= max {
 		return d
 	}
-	cut := strings.LastIndexByte(d[:max], '\n') + 1
-	if cut == 0 { // one enormous first line
-		cut = max
-		for cut > 0 && !utf8.RuneStart(d[cut]) {
-			cut--
+	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+	var head []string
+	var hunks [][]string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			hunks = append(hunks, []string{l})
+		case len(hunks) == 0:
+			head = append(head, l)
+		default:
+			hunks[len(hunks)-1] = append(hunks[len(hunks)-1], l)
 		}
 	}
-	kept := d[:cut]
-	if !strings.HasSuffix(kept, "\n") {
-		kept += "\n"
+	var b strings.Builder
+	for _, l := range head {
+		writeDiffLine(&b, l)
 	}
-	omitted := strings.Count(d[cut:], "\n")
-	if !strings.HasSuffix(d, "\n") {
-		omitted++
+	kept := 0
+	for _, h := range hunks {
+		var hb strings.Builder
+		for _, l := range h {
+			writeDiffLine(&hb, l)
+		}
+		if b.Len()+hb.Len() <= max {
+			b.WriteString(hb.String())
+			kept++
+			continue
+		}
+		if left := max - b.Len(); kept == 0 || left >= 2<<10 {
+			b.WriteString(shrinkHunk(h, left))
+			kept++
+		}
+		break
 	}
-	return kept + fmt.Sprintf("%s: %d more diff lines (%d bytes) not shown\n", TruncatedMarker, omitted, len(d)-cut)
+	if rest := len(hunks) - kept; rest > 0 {
+		n := 0
+		for _, h := range hunks[kept:] {
+			for _, l := range h {
+				n += len(l) + 1
+			}
+		}
+		fmt.Fprintf(&b, "%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, rest, pluralWord(rest, "hunk"), n)
+	}
+	return b.String()
+}
+
+// writeDiffLine writes one diff line and its newline, a line longer than
+// MaxDiffLine cut at a character boundary and followed by a cut line.
+func writeDiffLine(b *strings.Builder, l string) {
+	if len(l) <= MaxDiffLine {
+		b.WriteString(l)
+		b.WriteByte('\n')
+		return
+	}
+	cut := MaxDiffLine
+	for cut > 0 && !utf8.RuneStart(l[cut]) {
+		cut--
+	}
+	b.WriteString(l[:cut])
+	fmt.Fprintf(b, "\n%s cut: the line above goes on for %d more bytes\n", CutPrefix, len(l)-cut)
+}
+
+// diffRun is a run of hunk lines of one kind (' ', '-', '+' or '\\').
+type diffRun struct {
+	kind  byte
+	lines []string
+}
+
+func (r diffRun) word() string {
+	switch r.kind {
+	case '-':
+		return "removed"
+	case '+':
+		return "added"
+	}
+	return "context"
+}
+
+// shrinkHunk renders hunk h (its @@ line first) in about budget bytes: each
+// run keeps its first k lines, k as large as fits; when even one line a run
+// is too much, it stops before a run that does not finish a change (never
+// between the removed lines and the added lines that replace them).
+func shrinkHunk(h []string, budget int) string {
+	var runs []diffRun
+	for _, l := range h[1:] {
+		k := byte(' ')
+		if l != "" && (l[0] == '-' || l[0] == '+' || l[0] == '\\') {
+			k = l[0]
+		}
+		if n := len(runs); n > 0 && runs[n-1].kind == k {
+			runs[n-1].lines = append(runs[n-1].lines, l)
+		} else {
+			runs = append(runs, diffRun{kind: k, lines: []string{l}})
+		}
+	}
+	render := func(k int, stop bool) string {
+		var b strings.Builder
+		writeDiffLine(&b, h[0])
+		for i, r := range runs {
+			if stop && i > 0 && b.Len() > budget && r.kind != '\\' && !(r.kind == '+' && runs[i-1].kind == '-') {
+				left := 0
+				for _, r := range runs[i:] {
+					left += len(r.lines)
+				}
+				fmt.Fprintf(&b, "%s cut: %d more %s of this hunk not shown\n", CutPrefix, left, pluralWord(left, "line"))
+				break
+			}
+			for _, l := range r.lines[:min(k, len(r.lines))] {
+				writeDiffLine(&b, l)
+			}
+			if n := len(r.lines) - k; n > 0 {
+				fmt.Fprintf(&b, "%s cut: %d more %s %s\n", CutPrefix, n, r.word(), pluralWord(n, "line"))
+			}
+		}
+		return b.String()
+	}
+	k := 0
+	for _, r := range runs {
+		k = max(k, len(r.lines))
+	}
+	for ; k > 1; k /= 2 {
+		if s := render(k, false); len(s) <= budget {
+			return s
+		}
+	}
+	return render(1, true)
 }
 
 // DiffNoteText explains a change's diff_note (diff.Note*) in a few words,

@@ -87,59 +87,111 @@ func TestTextDiffRefusesBinaryAndLarge(t *testing.T) {
 	}
 }
 
-func TestTextDiffTruncates(t *testing.T) {
-	var b, a strings.Builder
-	for i := 0; b.Len() < 200<<10; i++ {
-		fmt.Fprintf(&b, "before line %06d ✓\n", i)
-		fmt.Fprintf(&a, "after  line %06d ✗\n", i)
+// A diff over the limit keeps whole hunks while they fit, then one cut line
+// saying how many hunks are left out.
+func TestTextDiffCutsWholeHunks(t *testing.T) {
+	var fb strings.Builder
+	fb.WriteString("--- a/big.txt\n+++ b/big.txt\n")
+	for i := 0; fb.Len() < 200<<10; i++ {
+		fmt.Fprintf(&fb, "@@ -%d,3 +%d,3 @@\n ctx\n-line %06d ✓\n+edit %06d ✗\n ctx\n", 10*i+1, 10*i+1, i, i)
 	}
-	full := udiff.Unified("a/big.txt", "b/big.txt", b.String(), a.String())
-	if len(full) <= MaxTextDiffOutput {
-		t.Fatalf("test setup: full diff only %d bytes", len(full))
+	full := fb.String()
+	got := CutDiff(full, MaxTextDiffOutput)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	last := lines[len(lines)-1]
+	kept := got[:len(got)-len(last)-1]
+	if len(kept) > MaxTextDiffOutput || len(kept) < MaxTextDiffOutput-60 {
+		t.Fatalf("kept %d bytes, limit %d", len(kept), MaxTextDiffOutput)
 	}
-	got, ok := TextDiff([]byte(b.String()), []byte(a.String()), "big.txt")
+	if !strings.HasPrefix(full, kept) {
+		t.Fatal("the kept part is not a prefix of the full diff")
+	}
+	if rest := full[len(kept):]; !strings.HasPrefix(rest, "@@") {
+		t.Fatalf("cut inside a hunk: the rest starts %.40q", rest)
+	}
+	hunks := strings.Count(full[len(kept):], "\n@@") + 1
+	want := fmt.Sprintf("%s cut: %d more hunks not shown (%d bytes)", CutPrefix, hunks, len(full)-len(kept))
+	if last != want {
+		t.Fatalf("cut line %q, want %q", last, want)
+	}
+	if !IsCutLine(last) || !utf8.ValidString(got) {
+		t.Fatal("not a cut line, or invalid UTF-8")
+	}
+}
+
+// A one-line edit to a 40 KiB minified file shows the removed AND the added
+// line (each cut to MaxDiffLine, the cut marked on a line of its own).
+func TestTextDiffLongLineEditShowsBothSides(t *testing.T) {
+	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
+	before := line + "\n"
+	after := strings.Replace(line, "a+1", "a+2", 1) + "\n"
+	got, ok := TextDiff([]byte(before), []byte(after), "app.min.js")
 	if !ok {
 		t.Fatal("ok = false")
 	}
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, TruncatedMarker) {
-		t.Fatalf("last line %q does not start with %q", last, TruncatedMarker)
+	var del, add, cuts int
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+			del++
+			if !strings.HasPrefix(l, "-var a=1;function f(){return a+1}") {
+				t.Errorf("removed line starts %.40q", l)
+			}
+		case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+			add++
+			if !strings.HasPrefix(l, "+var a=1;function f(){return a+2}") {
+				t.Errorf("added line starts %.40q", l)
+			}
+		case IsCutLine(l):
+			cuts++
+			if o, n := CutSkips(l); o != 0 || n != 0 || !strings.HasPrefix(lines[i-1], "-") && !strings.HasPrefix(lines[i-1], "+") {
+				t.Errorf("cut line %q after %.20q skips %d/%d", l, lines[i-1], o, n)
+			}
+		}
+		if len(l) > MaxDiffLine {
+			t.Errorf("line of %d bytes", len(l))
+		}
 	}
-	kept := got[:len(got)-len(last)-1]
-	if len(kept) > MaxTextDiffOutput {
-		t.Fatalf("kept %d bytes, limit %d", len(kept), MaxTextDiffOutput)
+	if del != 1 || add != 1 || cuts != 2 {
+		t.Fatalf("%d removed, %d added, %d cut lines:\n%.2000s", del, add, cuts, got)
 	}
-	if len(kept) < MaxTextDiffOutput-200 {
-		t.Fatalf("kept only %d bytes of %d allowed", len(kept), MaxTextDiffOutput)
-	}
-	if !strings.HasPrefix(full, kept) || !strings.HasSuffix(kept, "\n") {
-		t.Fatal("the kept part is not a line-aligned prefix of the full diff")
-	}
-	omittedLines := strings.Count(full[len(kept):], "\n")
-	wantLast := fmt.Sprintf("%s: %d more diff lines (%d bytes) not shown", TruncatedMarker, omittedLines, len(full)-len(kept))
-	if last != wantLast {
-		t.Fatalf("marker %q, want %q", last, wantLast)
-	}
-	if !utf8.ValidString(got) {
-		t.Fatal("truncated diff is not valid UTF-8")
+	if len(got) > MaxTextDiffOutput {
+		t.Fatalf("%d bytes", len(got))
 	}
 }
 
-func TestTruncateDiffOneHugeLine(t *testing.T) {
-	d := strings.Repeat("é", 100) // 200 bytes, no newline
-	got := truncateDiff(d, 51)    // 51 falls inside a rune
-	if !utf8.ValidString(got) {
-		t.Fatalf("cut inside a rune: %q", got)
+// One hunk too large to keep whole keeps the first lines of every run, the
+// removed and the added ones, and says how many of each it left out.
+func TestCutDiffShrinksOneHunk(t *testing.T) {
+	var b, a strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "old %04d\n", i)
+		fmt.Fprintf(&a, "new %04d\n", i)
 	}
-	first, rest, _ := strings.Cut(got, "\n")
-	if first != strings.Repeat("é", 25) {
-		t.Fatalf("kept %q", first)
+	full := udiff.Unified("a/f", "b/f", b.String(), a.String())
+	got := CutDiff(full, 4<<10)
+	if len(got) > 4<<10 {
+		t.Fatalf("%d bytes", len(got))
 	}
-	if !strings.HasPrefix(rest, TruncatedMarker+": 1 more diff lines (150 bytes)") {
-		t.Fatalf("marker %q", rest)
+	if !strings.Contains(got, "\n-old 0000\n") || !strings.Contains(got, "\n+new 0000\n") {
+		t.Fatalf("a side is missing:\n%s", got)
 	}
-	if truncateDiff("short\n", 64) != "short\n" {
+	var skipOld, skipNew, del, add int
+	for _, l := range strings.Split(got, "\n") {
+		o, n := CutSkips(l)
+		skipOld, skipNew = skipOld+o, skipNew+n
+		if strings.HasPrefix(l, "-old") {
+			del++
+		}
+		if strings.HasPrefix(l, "+new") {
+			add++
+		}
+	}
+	if del+skipOld != 5000 || add+skipNew != 5000 || del != add {
+		t.Fatalf("kept %d-/%d+, cut %d-/%d+:\n%s", del, add, skipOld, skipNew, got)
+	}
+	if CutDiff("short\n", 64) != "short\n" {
 		t.Fatal("a short diff was changed")
 	}
 }
@@ -173,7 +225,7 @@ func TestTextDiffWorstCaseIsFast(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Fatalf("took %v", el)
 	}
-	if !ok || !strings.Contains(got, TruncatedMarker) {
-		t.Fatalf("ok=%v, truncated=%v", ok, strings.Contains(got, TruncatedMarker))
+	if !ok || !strings.Contains(got, "\n"+CutPrefix+" cut: ") {
+		t.Fatalf("ok=%v, cut=%v", ok, strings.Contains(got, CutPrefix))
 	}
 }
