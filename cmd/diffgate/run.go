@@ -32,6 +32,7 @@ func (c *cli) runVerb(args []string) error {
 	noHistory := fs.Bool("no-history", false, "do not record the run")
 	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
 	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
+	staged := fs.Bool("stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -47,6 +48,9 @@ func (c *cli) runVerb(args []string) error {
 	}
 	if *noHistory && (*dbPath != "" || *fromHistory) {
 		return usagef("run: --no-history excludes --db and --allowlist-from-history")
+	}
+	if *noHistory && *staged {
+		return usagef("run: --stage needs the history (diffgate apply and discard read the run's record); drop --no-history")
 	}
 	for _, r := range reports {
 		if err := report.CheckPath(r); err != nil {
@@ -70,7 +74,7 @@ func (c *cli) runVerb(args []string) error {
 	}
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger()}
-	opts := pipeline.Options{FromHistory: *fromHistory}
+	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)
 		if err != nil {
@@ -109,6 +113,9 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintln(c.stdout, line)
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
+	if rep.Stage != nil && res.RunID > 0 {
+		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
+	}
 	var problems []error
 	for _, r := range reports {
 		if err := rep.WriteFile(r); err != nil {

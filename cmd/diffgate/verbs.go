@@ -30,8 +30,14 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{name: "run", run: (*cli).runVerb,
-			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] -- SCRIPT [ARG...]",
+			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--stage] -- SCRIPT [ARG...]",
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict"},
+		{name: "apply", run: (*cli).applyVerb,
+			synopsis: "RUN|last [--only-allowed] [--db PATH]",
+			help:     "write a staged run's changes into its workspace (CONFLICT lines and exit 1 if it changed since)"},
+		{name: "discard", run: (*cli).discardVerb,
+			synopsis: "RUN|last [--db PATH]",
+			help:     "remove a staged run's stage: its changes never land"},
 		{name: "snapshot", run: (*cli).snapshotVerb,
 			synopsis: "DIR -o FILE",
 			help:     "write a manifest (JSON) of DIR"},

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/stage"
+)
+
+// applyVerb: diffgate apply RUN|last [--only-allowed] [--db PATH]. A
+// conflict prints one CONFLICT line per path on stdout and exits 1 with
+// nothing applied; a run already applied or discarded exits 2.
+func (c *cli) applyVerb(args []string) error {
+	fs := newFlags("apply")
+	db := fs.String("db", "", "history database `PATH`")
+	onlyAllowed := fs.Bool("only-allowed", false, "apply only the changes the run's allowlist allowed")
+	pos, err := parseN(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	h, id, err := c.openStaged("apply", *db, pos[0])
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	res, err := pipeline.Apply(c.ctx, h, id, pipeline.ApplyOptions{OnlyAllowed: *onlyAllowed, AfterOp: applyTestHook()})
+	var ce *stage.ConflictError
+	if errors.As(err, &ce) {
+		for _, cf := range ce.Conflicts {
+			fmt.Fprintf(c.stdout, "CONFLICT %s\n", report.QuotePath(cf.Path))
+		}
+		fmt.Fprintf(c.stderr, "diffgate: apply: run %d: %s changed in the workspace since the run; nothing applied\n", id, plural(len(ce.Conflicts), "path"))
+		return errFailed
+	}
+	if err != nil {
+		return usagef("apply: %v", err)
+	}
+	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s): run %s\n", plural(len(res.Paths), "change"), id, res.Decision, res.State)
+	return nil
+}
+
+// discardVerb: diffgate discard RUN|last [--db PATH].
+func (c *cli) discardVerb(args []string) error {
+	fs := newFlags("discard")
+	db := fs.String("db", "", "history database `PATH`")
+	pos, err := parseN(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	h, id, err := c.openStaged("discard", *db, pos[0])
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if err := pipeline.Discard(c.ctx, h, id, ""); err != nil {
+		return usagef("discard: %v", err)
+	}
+	fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d\n", id)
+	return nil
+}
+
+// openStaged opens the history and resolves RUN for apply and discard,
+// which a gated script must not run (they write the workspace and the
+// history).
+func (c *cli) openStaged(verb, db, arg string) (*history.DB, int64, error) {
+	if proc.InGatedRun() {
+		return nil, 0, usagef("%s: %v", verb, history.ErrInGatedRun)
+	}
+	h, err := openHistory(db)
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := c.runArg(h, arg)
+	if err != nil {
+		h.Close()
+		return nil, 0, err
+	}
+	return h, id, nil
+}
