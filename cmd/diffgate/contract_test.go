@@ -369,7 +369,7 @@ func TestVerbHelp(t *testing.T) {
 		"history show":     "diffgate: usage: diffgate history show RUN|last [--violations] [--db PATH]\n",
 		"history bogus":    "diffgate: history: unknown subcommand \"bogus\" (want list, show, export or verify)\n",
 		"allowlist":        "diffgate: usage: diffgate allowlist show|list|approve|diff|suggest ... (see diffgate allowlist -h)\n",
-		"explode":          "diffgate: unknown command \"explode\" (want run, snapshot, diff, history or allowlist)\n",
+		"explode":          "diffgate: unknown command \"explode\" (want run, apply, discard, snapshot, diff, history or allowlist)\n",
 		"snapshot --bogus": "diffgate: diffgate snapshot: flag provided but not defined: -bogus\n",
 	} {
 		code, out, errs := cliRun(t, strings.Fields(args)...)
