@@ -52,6 +52,8 @@ type View struct {
 
 	opts     Options
 	r        *report.Report
+	run      *report.Report // the run as it came, for exports
+	decided  string         // report.Approved or report.Rejected once decided
 	original []string
 	m        *model
 	filter   Filter
@@ -143,7 +145,7 @@ func (v *View) build() {
 		f := f
 		b := widget.NewButtonWithIcon(f.Label(), theme.DocumentSaveIcon(), func() {
 			if v.opts.Export != nil && v.r != nil {
-				v.opts.Export(v.r, f)
+				v.opts.Export(v.ExportReport(), f)
 			}
 		})
 		if !f.Available() {
@@ -211,6 +213,7 @@ func (v *View) SetReport(r *report.Report) {
 		v.r = nil
 	}
 	v.original = append([]string(nil), r.Allowlist...)
+	v.run, v.decided = r.Clone(), ""
 	v.m = newModel(r)
 	v.tree = len(r.Changes) <= TreeLimit
 	v.banner.SetReport(v.r)
@@ -231,6 +234,21 @@ func (v *View) SetReport(r *report.Report) {
 
 // Report returns the report shown (with the draft allowlist applied).
 func (v *View) Report() *report.Report { return v.r }
+
+// ExportReport returns what the export buttons write: the run's report as
+// it came (its own allowlist and verdict), the reviewer's draft allowlist,
+// decision, note and re-evaluated verdict in its Review. Nil without a
+// report.
+func (v *View) ExportReport() *report.Report {
+	if v.r == nil {
+		return nil
+	}
+	x, err := v.run.WithReview(v.editor.Entries(), v.decided, strings.TrimSpace(v.note.Text))
+	if err != nil { // the editor keeps only valid entries; cannot happen
+		return v.run.Clone()
+	}
+	return x
+}
 
 // Draft returns the valid entries of the draft allowlist.
 func (v *View) Draft() []string { return v.editor.Entries() }
@@ -518,6 +536,7 @@ func (v *View) approve() {
 		return
 	}
 	v.original = entries
+	v.decided = report.Approved
 	v.updateButtons()
 	if v.decisionSeq == seq { // the host did not say more (SetDecision)
 		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), plural(len(entries), "entry")), style.PassColor)
@@ -533,6 +552,7 @@ func (v *View) reject() {
 		v.setDecision("Could not save: "+err.Error(), style.FailColor)
 		return
 	}
+	v.decided = report.Rejected
 	if v.decisionSeq == seq {
 		v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
 	}

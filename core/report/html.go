@@ -105,6 +105,18 @@ type htmlView struct {
 	Stdout     string
 	Stderr     string
 	Schema     string
+	Review     *htmlReview
+}
+
+// htmlReview is the report's Review, shown in a section of its own.
+type htmlReview struct {
+	Decision   string
+	Note       string
+	Verdict    string
+	Pass       bool
+	Reasons    []string
+	Allowlist  []string
+	Violations int
 }
 
 type htmlChange struct {
@@ -159,6 +171,14 @@ func (r *Report) htmlView() *htmlView {
 		verdict = "PASS"
 	}
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
+	if rv := r.Review; rv != nil {
+		v.Review = &htmlReview{Decision: rv.Decision, Note: cleanText(rv.Note), Pass: rv.Verdict == Pass,
+			Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
+		v.Review.Verdict = "FAIL"
+		if v.Review.Pass {
+			v.Review.Verdict = "PASS"
+		}
+	}
 	for _, l := range r.Process.Leftovers {
 		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})
 	}

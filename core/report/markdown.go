@@ -90,6 +90,30 @@ func (r *Report) markdown(m *mdWriter) {
 		n.Added, n.Removed, n.Changed, n.Violations, pluralWord(n.Violations, "violation"), n.Allowed))
 	m.line()
 
+	if rv := r.Review; rv != nil {
+		m.line("### Review (the reviewer's draft, not the run's)")
+		m.line()
+		m.line("| | |")
+		m.line("|---|---|")
+		row("Decision", orDash(mdText(rv.Decision), rv.Decision))
+		row("Draft allowlist", mdList(rv.Allowlist, "*empty: nothing is allowed*"))
+		verdict := "✅ PASS"
+		if rv.Verdict != Pass {
+			verdict = "❌ FAIL"
+		}
+		for i, reason := range rv.Reasons {
+			if i == 0 {
+				verdict += ": "
+			} else {
+				verdict += "; "
+			}
+			verdict += mdText(reason)
+		}
+		row("Re-evaluated verdict", verdict)
+		row("Note", orDash(mdText(rv.Note), rv.Note))
+		m.line()
+	}
+
 	violations, allowed := r.splitChanges()
 	changeTable(m, fmt.Sprintf("### Violations (%d)", len(violations)), violations, "No violations.")
 	if len(r.Unreadable) > 0 {

@@ -39,6 +39,10 @@ type Report struct {
 	// Stage is set for a staged run (diffgate run --stage): how it was
 	// staged and what became of the stage (an extension).
 	Stage *Stage `json:"stage,omitempty"`
+	// Review is a reviewer's draft allowlist, decision, note and the verdict
+	// the draft gives (an extension): apart from Allowlist and Verdict,
+	// which are the run's own.
+	Review *Review `json:"review,omitempty"`
 }
 
 // Stage states, as in the report's stage object.
