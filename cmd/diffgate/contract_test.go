@@ -813,3 +813,20 @@ func TestRunReportDiffNote(t *testing.T) {
 		t.Errorf("Markdown lacks the note:\n%s", b)
 	}
 }
+
+// TestStageContractSynopses pins the synopses of contract.md's "Staged
+// runs, apply and discard" (their lines and exits: stage_test.go).
+func TestStageContractSynopses(t *testing.T) {
+	for verb, want := range map[string]string{
+		"apply":   "diffgate apply RUN|last [--only-allowed] [--db PATH]\n",
+		"discard": "diffgate discard RUN|last [--db PATH]\n",
+		"run":     "[--stage]",
+	} {
+		if code, out, _ := cliRun(t, verb, "-h"); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s -h: exit %d, no %q in\n%s", verb, code, want, out)
+		}
+	}
+	if code, _, errs := cliRun(t, "apply", "--db", filepath.Join(t.TempDir(), "h.db")); code != 2 || errs != "diffgate: usage: diffgate apply RUN|last [--only-allowed] [--db PATH]\n" {
+		t.Errorf("apply without RUN: exit %d %q", code, errs)
+	}
+}
