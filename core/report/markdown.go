@@ -1,42 +1,90 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 )
 
-// markdownDiffBudget bounds the text diffs one Markdown report carries, so
-// it stays pasteable into a pull request comment (GitHub allows 65536
-// characters); a diff that does not fit is named but left out.
-const markdownDiffBudget = 40 << 10
+// MaxMarkdown is the most a Markdown report holds, in bytes (so in
+// characters too): GitHub takes a pull-request comment of up to 65,536
+// characters. A run too large for it is summed up: violations first with
+// their diffs (each cut to mdDiffMax), then the allowed changes rolled up
+// per folder, then a line saying what was left out.
+const MaxMarkdown = 65536
+
+const (
+	mdDiffMax     = 8 << 10  // one diff in the Markdown, at most (CutDiff)
+	mdTailReserve = 10 << 10 // room kept for the output, the left-out line and the footer
+	mdOutputMax   = 3 << 10  // each output stream, at most (its end is kept)
+	mdListMax     = 40       // allowlist entries, arguments, reasons or leftovers listed
+	mdTableMax    = 100      // allowed changes listed one by one; more are rolled up
+)
 
 // WriteMarkdown writes the report as GitHub-flavoured Markdown for a pull
-// request: the verdict and its reasons, a summary table of the run, tables
-// of violations and allowed changes, text diffs in collapsible sections and
-// the script's output. Paths are shown as code; one with a newline or
-// invalid UTF-8 is quoted as the CLI prints it.
+// request, at most MaxMarkdown bytes whatever the run: the verdict and its
+// reasons, a summary table of the run, the reviewer's review (if any), the
+// violations and their text diffs, the allowed changes (a table, or roll-ups
+// per folder for many), the script's output and a line naming what was left
+// out. Paths are shown as code; one with a newline or invalid UTF-8 is
+// quoted as the CLI prints it.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	m := &mdWriter{w: bw}
+	m := &mdWriter{}
 	r.markdown(m)
-	return bw.Flush()
+	_, err := io.WriteString(w, m.b.String())
+	return err
 }
 
-type mdWriter struct{ w *bufio.Writer }
+type mdWriter struct{ b strings.Builder }
 
 func (m *mdWriter) line(parts ...string) {
 	for _, p := range parts {
-		m.w.WriteString(p)
+		m.b.WriteString(p)
 	}
-	m.w.WriteByte('\n')
+	m.b.WriteByte('\n')
 }
 
 func (m *mdWriter) linef(format string, args ...any) { m.line(fmt.Sprintf(format, args...)) }
+
+// len is the bytes written so far.
+func (m *mdWriter) len() int { return m.b.Len() }
+
+// leftOut counts what a Markdown report had no room for.
+type leftOut struct {
+	violations, unreadable, allowed, diffs, cutDiffs int
+}
+
+func (l leftOut) String() string {
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, plural(n, what))
+		}
+	}
+	add(l.violations, "violation row")
+	add(l.unreadable, "unreadable entry")
+	add(l.allowed, "allowed folder row")
+	add(l.diffs, "text diff")
+	if len(parts) == 0 && l.cutDiffs == 0 {
+		return ""
+	}
+	s := "Left out to fit a pull-request comment: "
+	if len(parts) > 0 {
+		s += strings.Join(parts, ", ")
+	}
+	if l.cutDiffs > 0 {
+		if len(parts) > 0 {
+			s += "; "
+		}
+		s += plural(l.cutDiffs, "diff") + " cut short"
+	}
+	return s + ". The HTML and JSON reports have everything."
+}
 
 func (r *Report) markdown(m *mdWriter) {
 	if r.Verdict == Pass {
@@ -46,7 +94,11 @@ func (r *Report) markdown(m *mdWriter) {
 	}
 	m.line()
 	if len(r.Reasons) > 0 {
-		for _, reason := range r.Reasons {
+		for i, reason := range r.Reasons {
+			if i == mdListMax {
+				m.linef("- … and %d more", len(r.Reasons)-i)
+				break
+			}
 			m.line("- ", mdText(reason))
 		}
 	} else if r.Verdict == Pass {
@@ -81,7 +133,11 @@ func (r *Report) markdown(m *mdWriter) {
 		row("Leftovers", "none")
 	} else {
 		var ls []string
-		for _, l := range r.Process.Leftovers {
+		for i, l := range r.Process.Leftovers {
+			if i == mdListMax {
+				ls = append(ls, fmt.Sprintf("… and %d more", len(r.Process.Leftovers)-i))
+				break
+			}
 			ls = append(ls, fmt.Sprintf("❌ pid %d %s", l.PID, mdCode(l.Cmd, true)))
 		}
 		row("Leftovers", strings.Join(ls, "<br>"))
@@ -110,67 +166,98 @@ func (r *Report) markdown(m *mdWriter) {
 			verdict += mdText(reason)
 		}
 		row("Re-evaluated verdict", verdict)
-		row("Note", orDash(mdText(rv.Note), rv.Note))
+		note := cleanText(rv.Note)
+		if len(note) > 2<<10 {
+			note = cutText(note, 2<<10) + " …"
+		}
+		row("Note", orDash(mdText(note), rv.Note))
 		m.line()
 	}
 
+	var left leftOut
 	violations, allowed := r.splitChanges()
-	changeTable(m, fmt.Sprintf("### Violations (%d)", len(violations)), violations, "No violations.")
+	groups := rollUp(allowed)
+	tableAllowed := len(allowed) <= mdTableMax
+	// Room kept for the allowed changes: their table or roll-ups, bounded.
+	allowedReserve := 300
+	if tableAllowed {
+		allowedReserve += 200 * len(allowed)
+	} else {
+		allowedReserve += 120 * len(groups)
+	}
+	allowedReserve = min(allowedReserve, 12<<10)
+	limit := MaxMarkdown - mdTailReserve
+
+	// Violations: rows while they fit in half of what is left, then diffs.
+	m.linef("### Violations (%d)", len(violations))
+	m.line()
+	if len(violations) == 0 {
+		m.line("No violations.")
+		m.line()
+	} else {
+		rowLimit := m.len() + (limit-allowedReserve-m.len())/2
+		shown := changeTable(m, violations, rowLimit)
+		if rest := len(violations) - shown; rest > 0 {
+			left.violations += rest
+			m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
+			m.line()
+		}
+	}
 	if len(r.Unreadable) > 0 {
 		m.linef("### Unreadable (%d)", len(r.Unreadable))
 		m.line()
 		m.line("The gate could not read these entries: it cannot vouch for them, or for anything below them.")
 		m.line()
-		for _, u := range r.Unreadable {
-			m.linef("- %s (%s): %s", mdCode(u.Path, false), u.When, mdText(u.Reason))
+		for i, u := range r.Unreadable {
+			l := fmt.Sprintf("- %s (%s): %s", mdCode(u.Path, false), u.When, mdText(u.Reason))
+			if i >= mdTableMax || m.len()+len(l) > limit-allowedReserve {
+				left.unreadable += len(r.Unreadable) - i
+				m.linef("- … and %d more", len(r.Unreadable)-i)
+				break
+			}
+			m.line(l)
 		}
 		m.line()
 	}
-	changeTable(m, fmt.Sprintf("### Allowed changes (%d)", len(allowed)), allowed, "No allowed changes.")
+	mdDiffs(m, violations, limit-allowedReserve, &left, true)
 
-	// Text diffs, violations first.
-	var withDiff []*diff.Change
-	for _, c := range append(violations, allowed...) {
-		if c.TextDiff != "" || c.DiffNote != "" {
-			withDiff = append(withDiff, c)
-		}
-	}
-	if len(withDiff) > 0 {
-		m.line("### Text diffs")
+	// Allowed changes: a table for a few, roll-ups per folder for many.
+	m.linef("### Allowed changes (%d)", len(allowed))
+	m.line()
+	switch {
+	case len(allowed) == 0:
+		m.line("No allowed changes.")
 		m.line()
-		budget := markdownDiffBudget
-		for _, c := range withDiff {
-			status := "violation"
-			if c.Allowed {
-				status = "allowed"
-			}
-			if c.TextDiff == "" {
-				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, DiffNoteText(c.DiffNote))
-				m.line()
-				continue
-			}
-			text := cleanText(c.TextDiff)
-			if len(text) > budget {
-				m.linef("- %s (%s, %s): diff left out to keep this comment short; see the HTML or JSON report.",
-					mdCode(c.Path, false), c.Kind, status)
-				m.line()
-				continue
-			}
-			budget -= len(text)
-			open := ""
-			if !c.Allowed {
-				open = " open"
-			}
-			m.linef("<details%s><summary><code>%s</code> (%s, %s)</summary>", open, html.EscapeString(displayPath(c.Path)), c.Kind, status)
+	case tableAllowed:
+		if shown := changeTable(m, allowed, limit); shown < len(allowed) {
+			left.allowed += len(allowed) - shown
+			m.linef("… and %d more, not listed here.", len(allowed)-shown)
 			m.line()
-			fenced(m, "diff", text)
-			m.line()
-			m.line("</details>")
-			m.line()
+		}
+		mdDiffs(m, allowed, limit, &left, false)
+	default:
+		m.line("Rolled up per folder:")
+		m.line()
+		m.line("| Folder | Changes | Kinds | Rules |")
+		m.line("|---|---|---|---|")
+		for i, g := range groups {
+			l := g.row()
+			if m.len()+len(l) > limit {
+				left.allowed += len(groups) - i
+				m.linef("| … | %d more %s | | |", len(groups)-i, pluralWord(len(groups)-i, "folder"))
+				break
+			}
+			m.line(l)
+		}
+		m.line()
+		for _, c := range allowed {
+			if c.TextDiff != "" {
+				left.diffs++
+			}
 		}
 	}
 
-	// Output.
+	// Output, each stream's end.
 	p := &r.Process
 	out, errOut := outputText(p.StdoutHead, p.StdoutTail), outputText(p.StderrHead, p.StderrTail)
 	if out != "" || errOut != "" {
@@ -182,28 +269,152 @@ func (r *Report) markdown(m *mdWriter) {
 				m.line()
 				continue
 			}
+			text := s.text
+			if len(text) > mdOutputMax {
+				text = "[… " + plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
+			}
 			m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), pluralWord(lineCount(s.text), "line"))
 			m.line()
-			fenced(m, "text", s.text)
+			fenced(m, "text", text)
 			m.line()
 			m.line("</details>")
 			m.line()
 		}
 	}
+	if l := left.String(); l != "" {
+		m.line("*", mdText(l), "*")
+		m.line()
+	}
 	m.line("<sub>diffgate report · schema ", Schema, "</sub>")
 }
 
-// changeTable writes a heading and a table of changes (or the empty text).
-func changeTable(m *mdWriter, heading string, cs []*diff.Change, empty string) {
-	m.line(heading)
-	m.line()
-	if len(cs) == 0 {
-		m.line(empty)
-		m.line()
-		return
+// mdDiffs writes the text diffs (or diff notes) of cs, each cut to
+// mdDiffMax, while the document stays under limit; open says whether the
+// <details> start open (violations).
+func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool) {
+	status, attr := "allowed", ""
+	if open {
+		status, attr = "violation", " open"
 	}
+	for _, c := range cs {
+		if c.TextDiff == "" {
+			if c.DiffNote != "" && m.len()+300 < limit {
+				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, DiffNoteText(c.DiffNote))
+				m.line()
+			}
+			continue
+		}
+		room := min(mdDiffMax, limit-m.len()-300-len(c.Path))
+		if room < 1<<10 {
+			left.diffs++
+			continue
+		}
+		text := cleanText(c.TextDiff)
+		if cut := CutDiff(text, room); cut != text {
+			text = cut
+			left.cutDiffs++
+		}
+		m.linef("<details%s><summary><code>%s</code> (%s, %s)</summary>", attr, html.EscapeString(displayPath(c.Path)), c.Kind, status)
+		m.line()
+		fenced(m, "diff", text)
+		m.line()
+		m.line("</details>")
+		m.line()
+	}
+}
+
+// tailText is the end of s in at most max bytes, from a line start when
+// there is one.
+func tailText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	t := s[len(s)-max:]
+	if i := strings.IndexByte(t, '\n'); i >= 0 && i+1 < len(t) {
+		return t[i+1:]
+	}
+	for len(t) > 0 && !utf8.RuneStart(t[0]) {
+		t = t[1:]
+	}
+	return t
+}
+
+// cutText is the start of s in at most max bytes, never inside a character.
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
+}
+
+// folderGroup is a roll-up of allowed changes under one top-level folder.
+type folderGroup struct {
+	folder                  string
+	added, removed, changed int
+	rules                   []string
+}
+
+func (g *folderGroup) row() string {
+	var kinds []string
+	for _, k := range []struct {
+		n    int
+		word string
+	}{{g.added, "added"}, {g.removed, "removed"}, {g.changed, "changed"}} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.word))
+		}
+	}
+	rules := make([]string, len(g.rules))
+	for i, r := range g.rules {
+		rules[i] = mdCode(r, true)
+	}
+	folder := mdCode(g.folder, true)
+	if g.folder == "" {
+		folder = "*top level*"
+	}
+	return fmt.Sprintf("| %s | %d | %s | %s |", folder, g.added+g.removed+g.changed, strings.Join(kinds, ", "), strings.Join(rules, " "))
+}
+
+// rollUp groups changes by their top-level folder ("" for files at the top),
+// in order of first appearance, with up to 3 rules each.
+func rollUp(cs []*diff.Change) []*folderGroup {
+	var groups []*folderGroup
+	byName := map[string]*folderGroup{}
+	for _, c := range cs {
+		name := ""
+		if i := strings.IndexByte(c.Path, '/'); i >= 0 {
+			name = c.Path[:i+1]
+		}
+		g := byName[name]
+		if g == nil {
+			g = &folderGroup{folder: name}
+			byName[name] = g
+			groups = append(groups, g)
+		}
+		switch c.Kind {
+		case diff.Added:
+			g.added++
+		case diff.Removed:
+			g.removed++
+		default:
+			g.changed++
+		}
+		if c.Rule != "" && len(g.rules) < 3 && !slices.Contains(g.rules, c.Rule) {
+			g.rules = append(g.rules, c.Rule)
+		}
+	}
+	return groups
+}
+
+// changeTable writes a table of changes, its rows while the document stays
+// under limit, and returns how many rows it wrote.
+func changeTable(m *mdWriter, cs []*diff.Change, limit int) int {
 	m.line("| Kind | Path | Detail | Rule | Risk |")
 	m.line("|---|---|---|---|---|")
+	shown := 0
 	for _, c := range cs {
 		detail := changeDetail(c)
 		risk := ""
@@ -214,10 +425,16 @@ func changeTable(m *mdWriter, heading string, cs []*diff.Change, empty string) {
 		if c.Rule != "" {
 			rule = mdCode(c.Rule, true)
 		}
-		m.line("| ", kindEmoji(c.Kind), " ", string(c.Kind), " | ", mdCode(c.Path, true), " | ",
-			orDash(mdCode(detail, true), detail), " | ", rule, " | ", risk, " |")
+		l := "| " + kindEmoji(c.Kind) + " " + string(c.Kind) + " | " + mdCode(c.Path, true) + " | " +
+			orDash(mdCode(detail, true), detail) + " | " + rule + " | " + risk + " |"
+		if m.len()+len(l) > limit && shown > 0 {
+			break
+		}
+		m.line(l)
+		shown++
 	}
 	m.line()
+	return shown
 }
 
 func kindEmoji(k diff.Kind) string {
@@ -243,9 +460,15 @@ func mdList(items []string, none string) string {
 	if len(items) == 0 {
 		return none
 	}
-	out := make([]string, len(items))
+	out := make([]string, 0, min(len(items), mdListMax+1))
+	size := 0
 	for i, it := range items {
-		out[i] = mdCode(it, true)
+		if i == mdListMax || size > 4<<10 {
+			out = append(out, fmt.Sprintf("… and %d more", len(items)-i))
+			break
+		}
+		out = append(out, mdCode(cutText(it, 512), true))
+		size += len(out[len(out)-1])
 	}
 	return strings.Join(out, " ")
 }
@@ -312,9 +535,9 @@ func fenced(m *mdWriter, lang, text string) {
 	}
 	fence := strings.Repeat("`", longest+1)
 	m.line(fence, lang)
-	m.w.WriteString(text)
+	m.b.WriteString(text)
 	if !strings.HasSuffix(text, "\n") {
-		m.w.WriteByte('\n')
+		m.b.WriteByte('\n')
 	}
 	m.line(fence)
 }

@@ -321,7 +321,8 @@ func TestMdCode(t *testing.T) {
 	}
 }
 
-// A report whose diffs exceed the Markdown budget names the left-out diffs.
+// Long diffs are cut to mdDiffMax each, never left one-sided, and the
+// report says how many were cut.
 func TestMarkdownDiffBudget(t *testing.T) {
 	var before, after strings.Builder
 	for i := 0; before.Len() < 12<<10; i++ {
@@ -341,13 +342,19 @@ func TestMarkdownDiffBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := buf.String()
-	if n := strings.Count(md, "```diff"); n != 1 {
-		t.Errorf("%d diffs included, want 1", n)
+	if n := strings.Count(md, "```diff"); n != 3 {
+		t.Errorf("%d diffs included, want 3", n)
 	}
-	if n := strings.Count(md, "diff left out"); n != 2 {
-		t.Errorf("%d diffs named as left out, want 2", n)
+	if n := strings.Count(md, "\n-old line of text number"); n < 3 || n != strings.Count(md, "\n+new line of text number") {
+		t.Errorf("%d removed lines, %d added", n, strings.Count(md, "\n+new line of text number"))
 	}
-	if len(md) > 60000 {
+	if n := strings.Count(md, "\n… cut: "); n < 3 {
+		t.Errorf("%d cut lines", n)
+	}
+	if !strings.Contains(md, "Left out to fit a pull-request comment: 3 diffs cut short.") {
+		t.Error("no left-out line")
+	}
+	if len(md) > 3*mdDiffMax+4<<10 {
 		t.Errorf("markdown is %d bytes", len(md))
 	}
 }
