@@ -89,6 +89,9 @@ func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 		if err != nil {
 			return err
 		}
+		if st == nil {
+			return fmt.Errorf("run %d was not staged", ev.RunID)
+		}
 		if st.State != report.StagePending {
 			return fmt.Errorf("run %d: stage already %s", ev.RunID, st.State)
 		}
