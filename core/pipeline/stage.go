@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/rs/zerolog"
 )
 
@@ -75,7 +76,8 @@ type ApplyResult struct {
 // only the allowed ones, or a chosen subset (o). Every path is first
 // checked against the run's before-snapshot: any difference is a conflict,
 // returned as a *stage.ConflictError with ApplyResult.Conflicts set, and
-// nothing is applied. An apply that was interrupted (even by SIGKILL)
+// nothing is applied. It holds the workspace's lock (core/wslock): a gated
+// run on the workspace makes it fail at once. An apply that was interrupted (even by SIGKILL)
 // completes when called again. The apply is recorded in the history (the
 // paths and how they were chosen) and the stage is then removed. A run
 // already applied, discarded or expired, or not staged, gives a
@@ -132,6 +134,13 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if decision == history.ApplySubset && len(chosen) == len(all) {
 		decision = history.ApplyAll
 	}
+	// No gated run may walk the workspace while it changes under it (nor
+	// start from a half-applied one).
+	lock, err := wslock.Acquire(ctx, st.Workspace, 0, zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	applied, err := st.Apply(ctx, chosen, stage.ApplyOptions{AfterOp: o.AfterOp, Partial: len(chosen) < len(all)})
 	if errors.Is(err, stage.ErrApplied) {
 		// Applied, but the history did not hear of it (killed in between).

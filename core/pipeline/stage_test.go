@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -156,5 +157,32 @@ func TestExpireNotesRuns(t *testing.T) {
 	}
 	if b, err := db.Verify(ctx); err != nil || b != nil {
 		t.Fatalf("verify: %+v %v", b, err)
+	}
+}
+
+// TestApplyWaitsForNoRun: an apply while a gated run holds the workspace
+// fails at once and applies nothing; once the run is over it applies.
+func TestApplyWaitsForNoRun(t *testing.T) {
+	ctx := context.Background()
+	ws, scripts, db := setup(t)
+	base := t.TempDir()
+	res := stagedRun(t, ws, scripts, base, db, stage.Copy, "echo x > a\n")
+	lock, err := wslock.Acquire(ctx, ws, 0, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held *wslock.HeldError
+	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base}); !errors.As(err, &held) {
+		t.Fatalf("apply under a run's lock: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a")); err == nil {
+		t.Fatal("applied under a run's lock")
+	}
+	lock.Release()
+	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "a")); err != nil || string(b) != "x\n" {
+		t.Fatalf("a: %q %v", b, err)
 	}
 }
