@@ -200,6 +200,13 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 	} else {
 		fmt.Fprintf(w, "allowlist: %s, not an approved version\n", entries(len(r.Allowlist)))
 	}
+	if st := r.Stage; st != nil {
+		fmt.Fprintf(w, "stage: %s, %s", st.Mechanism, st.State)
+		if st.State == report.StagePending {
+			fmt.Fprintf(w, " (diffgate apply %d | diffgate discard %d)", run.ID, run.ID)
+		}
+		fmt.Fprintln(w)
+	}
 	if run.Decision != "" {
 		fmt.Fprintf(w, "decision: %s", run.Decision)
 		if run.DecisionNote != "" {

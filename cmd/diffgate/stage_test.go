@@ -203,6 +203,9 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	if s := runStateOf(t, db, 1); s != report.StagePartiallyApplied {
 		t.Fatalf("run 1 state %q", s)
 	}
+	if _, _, errs := cliRun(t, "history", "show", "1", "--db", db); !strings.Contains(errs, "\nstage: "+string(mech)+", partially-applied\n") {
+		t.Fatalf("history show 1: %q", errs)
+	}
 	code, out, errs = cliRun(t, "apply", "1", "--db", db)
 	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "run 1 was applied already") {
 		t.Fatalf("apply twice: exit %d stdout %q stderr %q", code, out, errs)
@@ -211,6 +214,9 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	// Run 2: staged; the workspace changes before apply: a conflict.
 	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--", sh); code != 1 || !strings.Contains(errs, "staged as run 2:") {
 		t.Fatalf("run 2: exit %d %q", code, errs)
+	}
+	if _, _, errs := cliRun(t, "history", "show", "2", "--db", db); !strings.Contains(errs, "\nstage: "+string(mech)+", pending (diffgate apply 2 | diffgate discard 2)\n") {
+		t.Fatalf("history show 2: %q", errs)
 	}
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("edited meanwhile\n"), 0o644)
 	edited := treeDigest(t, ws)
