@@ -23,7 +23,8 @@ import (
 type Banner struct {
 	widget.BaseWidget
 
-	r *report.Report
+	r     *report.Report
+	stage StageState
 
 	bg, accent *canvas.Rectangle
 	icon       *widget.Icon
@@ -54,6 +55,27 @@ func NewBanner(r *report.Report) *Banner {
 func (b *Banner) SetReport(r *report.Report) {
 	b.r = r
 	b.Refresh()
+}
+
+// setStage shows the stage's mechanism and state among the facts.
+func (b *Banner) setStage(st StageState) {
+	if b.stage == st {
+		return
+	}
+	b.stage = st
+	b.Refresh()
+}
+
+// StageText is the stage fact as shown ("" for a direct run).
+func (b *Banner) StageText() string {
+	if b.stage.Mechanism == "" {
+		return ""
+	}
+	s := b.stage.State
+	if s == "" {
+		s = StagePending
+	}
+	return b.stage.Mechanism + " · " + s
 }
 
 // VerdictText is the verdict as shown ("PASS" or "FAIL").
@@ -157,6 +179,9 @@ func (b *Banner) update() {
 		exit += " after " + d.Round(time.Millisecond).String()
 	}
 	fact("Process", exit, false)
+	if st := b.StageText(); st != "" {
+		fact("Stage", st, false)
+	}
 	b.facts.Refresh()
 }
 

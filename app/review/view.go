@@ -44,6 +44,13 @@ type Options struct {
 	// OnDraftChanged is called after the draft allowlist changed and the
 	// verdict was re-evaluated.
 	OnDraftChanged func(entries []string)
+	// OnApply applies the chosen changes of a staged run (SetStage) into
+	// the workspace, off the UI thread, and then calls done on the UI
+	// thread with the stage's new state or the error (a *ConflictError:
+	// nothing was applied). OnDiscard drops the stage the same way. The
+	// browser has no staging: nil hides the Apply and Discard controls.
+	OnApply   func(r *report.Report, req ApplyRequest, done func(StageState, error))
+	OnDiscard func(r *report.Report, done func(StageState, error))
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
@@ -78,6 +85,7 @@ type View struct {
 	exportBtns                               map[Format]*widget.Button
 	root                                     fyne.CanvasObject
 	decisionSeq                              int // counts SetDecision calls
+	stage                                    *stagePane
 }
 
 // New returns a view of r (which may be nil: SetReport later).
@@ -138,6 +146,7 @@ func (v *View) build() {
 	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.SuggestAllowlist() })
 	v.decision = widget.NewRichText()
 	v.decision.Wrapping = fyne.TextWrapWord
+	v.stage = newStagePane(v)
 
 	v.exportBtns = map[Format]*widget.Button{}
 	var exports []fyne.CanvasObject
@@ -184,6 +193,7 @@ func (v *View) build() {
 		}
 		sideBottom.Add(v.decision)
 	}
+	sideBottom.Add(v.stage.root)
 	if v.opts.Export != nil {
 		sideBottom.Add(widget.NewSeparator())
 		sideBottom.Add(exportTitle)
@@ -222,6 +232,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
 	v.decision.Segments = nil
 	v.decision.Refresh()
+	v.stage.set(StageState{})
 	v.note.SetText("")
 	v.detail.clear()
 	v.list.UnselectAll()
@@ -634,6 +645,7 @@ func (v *View) refilter() {
 	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   Up/Down move   n/p next/previous violation   Enter open diff",
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
 	v.shown.Refresh()
+	v.stage.update()
 }
 
 func (v *View) setEmpty(text string) {

@@ -1,0 +1,260 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+)
+
+// Stage states, as in the report's stage object.
+const (
+	StagePending          = "pending"
+	StageApplied          = "applied"
+	StagePartiallyApplied = "partially-applied"
+	StageDiscarded        = "discarded"
+	StageExpired          = "expired"
+)
+
+// StageState is what the host knows of a staged run's stage.
+type StageState struct {
+	// Mechanism is "overlay" or "copy"; "" means the run was not staged
+	// (the Apply and Discard controls are hidden).
+	Mechanism string
+	// State is one of the Stage* states.
+	State string
+}
+
+// Scope is what Apply applies.
+type Scope int
+
+// Scopes, in the order of the scope choice.
+const (
+	ScopeAll     Scope = iota // every change of the run
+	ScopeAllowed              // only the changes the allowlist allows
+	ScopeShown                // only the changes the filter shows
+)
+
+var scopeLabels = []string{"All changes", "Only allowed changes", "Only the changes shown"}
+
+// ApplyRequest is what the reviewer chose to apply.
+type ApplyRequest struct {
+	// OnlyAllowed is set for ScopeAllowed.
+	OnlyAllowed bool
+	// Partial is set when Paths is a subset of the run's changes.
+	Partial bool
+	// Paths are the changes to apply (every change's path for ScopeAll).
+	Paths []string
+}
+
+// Conflict is a path that changed in the workspace since the run.
+type Conflict struct{ Path, Reason string }
+
+// ConflictError is what OnApply returns when the workspace changed under
+// paths to apply: nothing was applied.
+type ConflictError struct{ Conflicts []Conflict }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%d conflicting path(s), nothing applied", len(e.Conflicts))
+}
+
+// stagePane is the Apply/Discard block of the sidebar.
+type stagePane struct {
+	v          *View
+	st         StageState
+	root       *fyne.Container
+	info       *widget.RichText
+	scope      *widget.Select
+	applyBtn   *widget.Button
+	discardBtn *widget.Button
+	conflicts  *widget.RichText
+}
+
+func newStagePane(v *View) *stagePane {
+	p := &stagePane{v: v}
+	p.info = widget.NewRichText()
+	p.info.Wrapping = fyne.TextWrapWord
+	p.scope = widget.NewSelect(scopeLabels, nil)
+	p.scope.SetSelectedIndex(int(ScopeAll))
+	p.scope.OnChanged = func(string) { p.update() }
+	p.applyBtn = widget.NewButtonWithIcon("Apply", theme.DownloadIcon(), p.apply)
+	p.applyBtn.Importance = widget.HighImportance
+	p.discardBtn = widget.NewButtonWithIcon("Discard", theme.DeleteIcon(), p.discard)
+	p.discardBtn.Importance = widget.DangerImportance
+	p.conflicts = widget.NewRichText()
+	p.conflicts.Wrapping = fyne.TextWrapBreak
+	title := styledText("Staged changes", "", theme.SizeNameText, fyne.TextStyle{Bold: true})
+	p.root = container.NewVBox(widget.NewSeparator(), title, p.info, p.scope,
+		container.NewGridWithColumns(2, p.applyBtn, p.discardBtn), p.conflicts)
+	p.root.Hide()
+	return p
+}
+
+// paths returns the paths the current scope applies.
+func (p *stagePane) request() ApplyRequest {
+	r := p.v.r
+	if r == nil {
+		return ApplyRequest{}
+	}
+	var req ApplyRequest
+	switch Scope(p.scope.SelectedIndex()) {
+	case ScopeAllowed:
+		req.OnlyAllowed = true
+		for _, c := range r.Changes {
+			if c.Allowed {
+				req.Paths = append(req.Paths, c.Path)
+			}
+		}
+	case ScopeShown:
+		for _, i := range p.v.m.visible {
+			req.Paths = append(req.Paths, r.Changes[i].Path)
+		}
+	default:
+		req.Paths = make([]string, 0, len(r.Changes))
+		for _, c := range r.Changes {
+			req.Paths = append(req.Paths, c.Path)
+		}
+	}
+	req.Partial = len(req.Paths) < len(r.Changes)
+	return req
+}
+
+func (p *stagePane) set(st StageState) {
+	p.st = st
+	p.conflicts.Segments = nil
+	p.conflicts.Refresh()
+	p.update()
+}
+
+// update shows the state and the button texts.
+func (p *stagePane) update() {
+	p.v.banner.setStage(p.st)
+	if p.v.opts.OnApply == nil || p.st.Mechanism == "" || p.v.r == nil {
+		p.root.Hide()
+		return
+	}
+	p.root.Show()
+	n := len(p.request().Paths)
+	p.applyBtn.SetText(fmt.Sprintf("Apply %s", plural(n, "change")))
+	var text string
+	c := style.Muted
+	pending := false
+	switch p.st.State {
+	case StageApplied:
+		text, c = "Applied: the changes were written into the workspace.", style.PassColor
+	case StagePartiallyApplied:
+		text, c = "Partially applied: only the chosen changes were written into the workspace.", style.PassColor
+	case StageDiscarded:
+		text, c = "Discarded: the stage was removed, the workspace is untouched.", style.FailColor
+	case StageExpired:
+		text = "Expired: the stage was removed after 14 days, the workspace is untouched."
+	default:
+		pending = true
+		text = "Pending: nothing is in the workspace yet. Apply writes the chosen changes, Discard drops them all."
+	}
+	p.info.Segments = []widget.RichTextSegment{&widget.TextSegment{
+		Text:  fmt.Sprintf("%s (%s stage)", text, p.st.Mechanism),
+		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: !pending}}}}
+	p.info.Refresh()
+	if pending {
+		p.scope.Enable()
+		p.discardBtn.Enable()
+		if n > 0 {
+			p.applyBtn.Enable()
+		} else {
+			p.applyBtn.Disable()
+		}
+	} else {
+		p.scope.Disable()
+		p.applyBtn.Disable()
+		p.discardBtn.Disable()
+	}
+}
+
+func (p *stagePane) apply() {
+	if p.v.opts.OnApply == nil || p.v.r == nil {
+		return
+	}
+	p.busy("Applying…")
+	p.v.opts.OnApply(p.v.r, p.request(), p.outcome)
+}
+
+func (p *stagePane) discard() {
+	if p.v.opts.OnDiscard == nil || p.v.r == nil {
+		return
+	}
+	p.busy("Discarding…")
+	p.v.opts.OnDiscard(p.v.r, p.outcome)
+}
+
+// busy disables the controls while the host applies or discards.
+func (p *stagePane) busy(text string) {
+	p.scope.Disable()
+	p.applyBtn.Disable()
+	p.discardBtn.Disable()
+	p.conflicts.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{ColorName: style.Muted}}}
+	p.conflicts.Refresh()
+}
+
+// outcome shows what the host's apply or discard did.
+func (p *stagePane) outcome(st StageState, err error) {
+	if err == nil {
+		p.set(st)
+		return
+	}
+	p.update() // still pending: the buttons come back
+	var segs []widget.RichTextSegment
+	fail := widget.RichTextStyle{ColorName: style.FailColor, TextStyle: fyne.TextStyle{Bold: true}}
+	if ce, ok := err.(*ConflictError); ok {
+		segs = append(segs, &widget.TextSegment{Style: fail,
+			Text: fmt.Sprintf("Nothing applied: %s changed in the workspace since the run.", plural(len(ce.Conflicts), "path"))})
+		for _, c := range ce.Conflicts {
+			line := "CONFLICT " + c.Path
+			if c.Reason != "" {
+				line += " (" + c.Reason + ")"
+			}
+			segs = append(segs, &widget.TextSegment{Text: line, Style: widget.RichTextStyle{
+				ColorName: style.FailColor, TextStyle: fyne.TextStyle{Monospace: true}}})
+		}
+	} else {
+		segs = append(segs, &widget.TextSegment{Style: fail, Text: strings.ReplaceAll(err.Error(), "\n", " ")})
+	}
+	p.conflicts.Segments = segs
+	p.conflicts.Refresh()
+}
+
+// SetStage shows the staged run's stage: Apply and Discard while it is
+// pending (and the host has OnApply), its state once decided. A zero
+// StageState hides the block (a direct run). SetReport resets it.
+func (v *View) SetStage(st StageState) { v.stage.set(st) }
+
+// Stage is the stage state shown.
+func (v *View) Stage() StageState { return v.stage.st }
+
+// StageNote is the text of the stage block: its state line and any
+// conflict lines, one per line.
+func (v *View) StageNote() string {
+	var b strings.Builder
+	for _, rt := range []*widget.RichText{v.stage.info, v.stage.conflicts} {
+		for _, s := range rt.Segments {
+			if t, ok := s.(*widget.TextSegment); ok {
+				b.WriteString(t.Text)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+// SetApplyScope chooses what Apply applies.
+func (v *View) SetApplyScope(s Scope) { v.stage.scope.SetSelectedIndex(int(s)) }
+
+// ApplyButton and DiscardButton are the stage block's buttons.
+func (v *View) ApplyButton() *widget.Button   { return v.stage.applyBtn }
+func (v *View) DiscardButton() *widget.Button { return v.stage.discardBtn }
