@@ -112,4 +112,14 @@ type Result struct {
 	// read but did not keep because KeepBudget was spent, so a store can
 	// tell a later run why it has no copy (diff.NoteBudget).
 	OverBudget func(yield func(sha256 string) bool)
+	// StageCost is what staging cost a staged run (nil for a direct run).
+	StageCost *StageCost
+}
+
+// StageCost is what staging cost a run: preparing the stage (the copy of
+// the workspace, for a copy stage) and reading the script's changes back.
+type StageCost struct {
+	Prepare, Read time.Duration
+	// Copy says what the copy stage's copy held (zero for an overlay).
+	Copy stage.CopyStats
 }

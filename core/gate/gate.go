@@ -267,6 +267,7 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		}
 		g.cfg.Log.Info().Int("files", cs.Files).Int("reflinked", cs.Reflinked).Int64("bytes", cs.Bytes).
 			Dur("elapsed", time.Since(t)).Msg("workspace copied into the stage")
+		g.res.StageCost = &StageCost{Prepare: time.Since(t), Copy: cs}
 		spec.Dir = st.RunDir()
 		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			spec.Path = filepath.Join(spec.Dir, rel)
@@ -292,6 +293,10 @@ func (g *run) finishStaged(ctx context.Context, before *snapshot.Manifest, pr *p
 		after = stage.Merge(before, d)
 		g.cfg.Log.Info().Int("after_entries", len(d.After.Entries)).Dur("elapsed", time.Since(t)).Msg("stage read")
 	}
+	if g.res.StageCost == nil {
+		g.res.StageCost = &StageCost{}
+	}
+	g.res.StageCost.Read = time.Since(t)
 	res, err := g.finish(before, after, pr)
 	if res != nil {
 		res.After = before // the workspace, which the script left as it was

@@ -53,6 +53,12 @@ func stagedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if c := res.StageCost; c == nil || c.Read <= 0 || (m == stage.Copy) != (c.Copy.Files > 0 && c.Prepare > 0) {
+				t.Errorf("stage cost %+v for %s", c, m)
+			}
+			if direct.StageCost != nil {
+				t.Errorf("a direct run has a stage cost %+v", direct.StageCost)
+			}
 			if got, want := lines(res.Report), lines(direct.Report); got != want || res.Report.Verdict != direct.Report.Verdict {
 				t.Fatalf("staged: %s\n%s\ndirect: %s\n%s", res.Report.Verdict, got, direct.Report.Verdict, want)
 			}
