@@ -23,8 +23,7 @@ import (
 type Banner struct {
 	widget.BaseWidget
 
-	r     *report.Report
-	stage StageState
+	r *report.Report
 
 	bg, accent *canvas.Rectangle
 	icon       *widget.Icon
@@ -57,25 +56,17 @@ func (b *Banner) SetReport(r *report.Report) {
 	b.Refresh()
 }
 
-// setStage shows the stage's mechanism and state among the facts.
-func (b *Banner) setStage(st StageState) {
-	if b.stage == st {
-		return
-	}
-	b.stage = st
-	b.Refresh()
-}
-
-// StageText is the stage fact as shown ("" for a direct run).
+// StageText is the stage fact as shown: mechanism and state ("" for a
+// direct run).
 func (b *Banner) StageText() string {
-	if b.stage.Mechanism == "" {
+	if b.r == nil || b.r.Stage == nil {
 		return ""
 	}
-	s := b.stage.State
+	s := b.r.Stage.State
 	if s == "" {
-		s = StagePending
+		s = report.StagePending
 	}
-	return b.stage.Mechanism + " · " + s
+	return b.r.Stage.Mechanism + " · " + s
 }
 
 // VerdictText is the verdict as shown ("PASS" or "FAIL").

@@ -10,25 +10,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
 )
-
-// Stage states, as in the report's stage object.
-const (
-	StagePending          = "pending"
-	StageApplied          = "applied"
-	StagePartiallyApplied = "partially-applied"
-	StageDiscarded        = "discarded"
-	StageExpired          = "expired"
-)
-
-// StageState is what the host knows of a staged run's stage.
-type StageState struct {
-	// Mechanism is "overlay" or "copy"; "" means the run was not staged
-	// (the Apply and Discard controls are hidden).
-	Mechanism string
-	// State is one of the Stage* states.
-	State string
-}
 
 // Scope is what Apply applies.
 type Scope int
@@ -63,10 +46,11 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%d conflicting path(s), nothing applied", len(e.Conflicts))
 }
 
-// stagePane is the Apply/Discard block of the sidebar.
+// stagePane is the Apply/Discard block of the sidebar, shown for a staged
+// run (Report.Stage) when the host stages (Options.OnApply): Apply and
+// Discard while the stage is pending, its state once decided.
 type stagePane struct {
 	v          *View
-	st         StageState
 	root       *fyne.Container
 	info       *widget.RichText
 	scope      *widget.Select
@@ -124,8 +108,8 @@ func (p *stagePane) request() ApplyRequest {
 	return req
 }
 
-func (p *stagePane) set(st StageState) {
-	p.st = st
+// reset clears the conflicts and shows the report's stage.
+func (p *stagePane) reset() {
 	p.conflicts.Segments = nil
 	p.conflicts.Refresh()
 	p.update()
@@ -133,8 +117,8 @@ func (p *stagePane) set(st StageState) {
 
 // update shows the state and the button texts.
 func (p *stagePane) update() {
-	p.v.banner.setStage(p.st)
-	if p.v.opts.OnApply == nil || p.st.Mechanism == "" || p.v.r == nil {
+	r := p.v.r
+	if p.v.opts.OnApply == nil || r == nil || r.Stage == nil {
 		p.root.Hide()
 		return
 	}
@@ -144,21 +128,21 @@ func (p *stagePane) update() {
 	var text string
 	c := style.Muted
 	pending := false
-	switch p.st.State {
-	case StageApplied:
+	switch r.Stage.State {
+	case report.StageApplied:
 		text, c = "Applied: the changes were written into the workspace.", style.PassColor
-	case StagePartiallyApplied:
+	case report.StagePartiallyApplied:
 		text, c = "Partially applied: only the chosen changes were written into the workspace.", style.PassColor
-	case StageDiscarded:
+	case report.StageDiscarded:
 		text, c = "Discarded: the stage was removed, the workspace is untouched.", style.FailColor
-	case StageExpired:
+	case report.StageExpired:
 		text = "Expired: the stage was removed after 14 days, the workspace is untouched."
 	default:
 		pending = true
 		text = "Pending: nothing is in the workspace yet. Apply writes the chosen changes, Discard drops them all."
 	}
 	p.info.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s (%s stage)", text, p.st.Mechanism),
+		Text:  fmt.Sprintf("%s (%s stage)", text, r.Stage.Mechanism),
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: !pending}}}}
 	p.info.Refresh()
 	if pending {
@@ -202,10 +186,15 @@ func (p *stagePane) busy(text string) {
 	p.conflicts.Refresh()
 }
 
-// outcome shows what the host's apply or discard did.
-func (p *stagePane) outcome(st StageState, err error) {
+// outcome shows what the host's apply or discard did: the stage's new
+// state, or why nothing changed.
+func (p *stagePane) outcome(state string, err error) {
 	if err == nil {
-		p.set(st)
+		if r := p.v.r; r != nil && r.Stage != nil {
+			r.Stage.State = state
+		}
+		p.v.banner.Refresh()
+		p.reset()
 		return
 	}
 	p.update() // still pending: the buttons come back
@@ -228,14 +217,6 @@ func (p *stagePane) outcome(st StageState, err error) {
 	p.conflicts.Segments = segs
 	p.conflicts.Refresh()
 }
-
-// SetStage shows the staged run's stage: Apply and Discard while it is
-// pending (and the host has OnApply), its state once decided. A zero
-// StageState hides the block (a direct run). SetReport resets it.
-func (v *View) SetStage(st StageState) { v.stage.set(st) }
-
-// Stage is the stage state shown.
-func (v *View) Stage() StageState { return v.stage.st }
 
 // StageNote is the text of the stage block: its state line and any
 // conflict lines, one per line.

@@ -15,14 +15,15 @@ import (
 // TestStageHiddenWithoutHost: the browser build passes no OnApply, so a
 // staged report shows no Apply or Discard button; nor does a direct run.
 func TestStageHiddenWithoutHost(t *testing.T) {
-	v, w := newTestView(t, DemoReport(), Options{})
-	v.SetStage(StageState{Mechanism: "overlay", State: StagePending})
+	staged := DemoReport()
+	staged.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
+	_, w := newTestView(t, staged, Options{})
 	for _, s := range []string{"Discard", "Staged changes"} {
 		if len(findText(w.Content(), s)) != 0 {
 			t.Errorf("%q drawn without a host that stages", s)
 		}
 	}
-	_, w2 := newTestView(t, DemoReport(), Options{OnApply: func(*report.Report, ApplyRequest, func(StageState, error)) {}})
+	_, w2 := newTestView(t, DemoReport(), Options{OnApply: func(*report.Report, ApplyRequest, func(string, error)) {}})
 	if len(findText(w2.Content(), "Discard")) != 0 {
 		t.Error("Discard drawn for a run that was not staged")
 	}
@@ -33,18 +34,18 @@ func TestStageHiddenWithoutHost(t *testing.T) {
 // the buttons and shows the state in the block and the banner.
 func TestStageApplyScopes(t *testing.T) {
 	var got []ApplyRequest
-	var answer StageState
+	var answer string
 	var answerErr error
 	opts := Options{
-		OnApply: func(r *report.Report, req ApplyRequest, done func(StageState, error)) {
+		OnApply: func(r *report.Report, req ApplyRequest, done func(string, error)) {
 			got = append(got, req)
 			done(answer, answerErr)
 		},
-		OnDiscard: func(r *report.Report, done func(StageState, error)) { done(StageState{Mechanism: "copy", State: StageDiscarded}, nil) },
+		OnDiscard: func(r *report.Report, done func(string, error)) { done(report.StageDiscarded, nil) },
 	}
 	r := DemoReport()
+	r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
 	v, w := newTestView(t, r, opts)
-	v.SetStage(StageState{Mechanism: "copy", State: StagePending})
 	n := len(r.Changes)
 	allowed := r.Count().Allowed
 	if allowed == 0 || allowed == n {
@@ -70,13 +71,13 @@ func TestStageApplyScopes(t *testing.T) {
 		t.Errorf("stage note after a conflict:\n%s", v.StageNote())
 	}
 	wantColor(t, "CONFLICT line", oneText(t, w.Content(), "CONFLICT config.json (content)").Color, theme.ColorNameError)
-	if v.ApplyButton().Disabled() || v.DiscardButton().Disabled() || v.Stage().State != StagePending {
+	if v.ApplyButton().Disabled() || v.DiscardButton().Disabled() || r.Stage.State != report.StagePending {
 		t.Error("a conflict left the stage undecidable")
 	}
 
 	v.SetApplyScope(ScopeAllowed)
 	want("Apply " + plural(allowed, "change"))
-	answerErr, answer = nil, StageState{Mechanism: "copy", State: StagePartiallyApplied}
+	answerErr, answer = nil, report.StagePartiallyApplied
 	test.Tap(v.ApplyButton())
 	req := got[len(got)-1]
 	if !req.OnlyAllowed || !req.Partial || len(req.Paths) != allowed {
@@ -94,11 +95,11 @@ func TestStageApplyScopes(t *testing.T) {
 	if !strings.Contains(v.StageNote(), "Partially applied") || v.Banner().StageText() != "copy · partially-applied" {
 		t.Errorf("after apply: %q, banner %q", v.StageNote(), v.Banner().StageText())
 	}
-	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace. (copy stage)").Color, theme.ColorNameSuccess)
+	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen").Color, theme.ColorNameSuccess)
 
 	// The filter's subset, then a discard on a fresh stage.
+	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	v.SetReport(r)
-	v.SetStage(StageState{Mechanism: "overlay", State: StagePending})
 	v.search.SetText("config")
 	v.SetApplyScope(ScopeShown)
 	shown := len(v.Shown())

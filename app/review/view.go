@@ -49,8 +49,10 @@ type Options struct {
 	// thread with the stage's new state or the error (a *ConflictError:
 	// nothing was applied). OnDiscard drops the stage the same way. The
 	// browser has no staging: nil hides the Apply and Discard controls.
-	OnApply   func(r *report.Report, req ApplyRequest, done func(StageState, error))
-	OnDiscard func(r *report.Report, done func(StageState, error))
+	// done's state is report.StageApplied, StagePartiallyApplied or
+	// StageDiscarded.
+	OnApply   func(r *report.Report, req ApplyRequest, done func(state string, err error))
+	OnDiscard func(r *report.Report, done func(state string, err error))
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
@@ -232,7 +234,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
 	v.decision.Segments = nil
 	v.decision.Refresh()
-	v.stage.set(StageState{})
+	v.stage.reset()
 	v.note.SetText("")
 	v.detail.clear()
 	v.list.UnselectAll()
