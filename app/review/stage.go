@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -27,7 +28,8 @@ var scopeLabels = []string{"All changes", "Only allowed changes", "Only the chan
 
 // ApplyRequest is what the reviewer chose to apply.
 type ApplyRequest struct {
-	// OnlyAllowed is set for ScopeAllowed.
+	// OnlyAllowed is set for ScopeAllowed while the draft allowlist is
+	// the run's own (Paths are then exactly the changes the run allowed).
 	OnlyAllowed bool
 	// Partial is set when Paths is a subset of the run's changes.
 	Partial bool
@@ -51,6 +53,7 @@ func (e *ConflictError) Error() string {
 // Discard while the stage is pending, its state once decided.
 type stagePane struct {
 	v          *View
+	runAllow   []string // the run's own allowlist
 	root       *fyne.Container
 	info       *widget.RichText
 	scope      *widget.Select
@@ -88,7 +91,9 @@ func (p *stagePane) request() ApplyRequest {
 	var req ApplyRequest
 	switch Scope(p.scope.SelectedIndex()) {
 	case ScopeAllowed:
-		req.OnlyAllowed = true
+		// The run's own allowlist decides (the record says "only
+		// allowed"); with a draft, the paths it allows are a subset.
+		req.OnlyAllowed = slices.Equal(p.v.editor.Entries(), p.runAllow)
 		for _, c := range r.Changes {
 			if c.Allowed {
 				req.Paths = append(req.Paths, c.Path)

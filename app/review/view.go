@@ -234,6 +234,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
 	v.decision.Segments = nil
 	v.decision.Refresh()
+	v.stage.runAllow = append([]string(nil), r.Allowlist...)
 	v.stage.reset()
 	v.note.SetText("")
 	v.detail.clear()

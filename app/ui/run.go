@@ -30,6 +30,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/stage"
 )
 
 // Runner runs one gated run; gate.Run in the app.
@@ -40,6 +41,7 @@ const (
 	prefWorkspaces = "recent.workspaces"
 	prefScripts    = "recent.scripts"
 	prefTimeout    = "run.timeout"
+	prefStage      = "run.stage"
 	maxRecent      = 10
 	previewLimit   = 256 << 10
 	flushEvery     = 50 * time.Millisecond
@@ -61,7 +63,9 @@ type runTab struct {
 	allow              *review.AllowlistEditor
 	allowHint          *widget.RichText
 	runBtn, cancelBtn  *widget.Button
+	stage              *widget.Check
 	status             *widget.RichText
+	stageInfo          *widget.RichText
 	phases             *phaseProgress
 	output             *outputPane
 	hint               fyne.CanvasObject
@@ -127,8 +131,20 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), t.stop)
 	t.cancelBtn.Importance = widget.DangerImportance
 	t.cancelBtn.Disable()
+	t.stage = widget.NewCheck("Stage changes (apply after review)", func(on bool) {
+		u.app.Preferences().SetBool(prefStage, on)
+	})
+	if u.hist == nil {
+		// Apply and Discard read the run's record.
+		t.stage.SetText("Stage changes (needs the history)")
+		t.stage.Disable()
+	} else {
+		t.stage.SetChecked(prefs.BoolWithFallback(prefStage, true))
+	}
 	t.status = widget.NewRichText()
 	t.status.Wrapping = fyne.TextWrapWord
+	t.stageInfo = widget.NewRichText()
+	t.stageInfo.Wrapping = fyne.TextWrapWord
 	t.phases = newPhaseProgress()
 	t.output = newOutputPane()
 
@@ -155,9 +171,9 @@ func (t *runTab) layout() fyne.CanvasObject {
 	top := container.NewHSplit(scriptPane, allowPane)
 	top.Offset = 0.6
 
-	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn), nil, t.status)
+	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn, t.stage), nil, t.status)
 	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, t.output.view)
-	bottom := container.NewBorder(container.NewVBox(actions, t.phases.root), nil, nil, nil, outputPane)
+	bottom := container.NewBorder(container.NewVBox(actions, t.stageInfo, t.phases.root), nil, nil, nil, outputPane)
 	split := container.NewVSplit(top, bottom)
 	split.Offset = 0.5
 	t.hint = container.NewVBox()
@@ -480,7 +496,9 @@ func (t *runTab) start() {
 	t.output.clear()
 	t.phases.reset(timeout)
 	t.setStatus("Running…", style.Muted)
+	t.setStageInfo("", style.Muted)
 	reviewedSHA := t.scriptSHA
+	staged := t.stage.Checked && hist != nil
 
 	key := workspaceKey(ws)
 	version := t.allowlistVersion()
@@ -535,21 +553,16 @@ func (t *runTab) start() {
 		// The pipeline loads the history's hash cache (this session's last
 		// manifest without history), runs the gate and records the run.
 		cfg.Prior = prior
-		opts := pipeline.Options{Config: cfg, AllowlistVersion: version, Runner: t.runner}
+		opts := pipeline.Options{Config: cfg, AllowlistVersion: version, Runner: t.runner,
+			Stage: staged, StageBase: t.u.opts.StageBase}
 		if hist != nil {
 			opts.History = hist.db
 		}
-		var res *gate.Result
-		var id int64
-		var recErr error
 		out, err := pipeline.Run(ctx, opts)
 		close(done)
-		if out != nil {
-			res, id, recErr = out.Result, out.RunID, out.RecordErr
-		}
 		t.u.do(func() {
 			drain(true)
-			t.finished(res, err, reviewedSHA, key, id, recErr)
+			t.finished(out, err, reviewedSHA, key)
 		})
 	}()
 }
@@ -562,9 +575,10 @@ func (t *runTab) stop() {
 	}
 }
 
-// finished shows the outcome of a run; id is its number in the history (0
-// when it was not recorded: recErr says why, unless there is no history).
-func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, key string, id int64, recErr error) {
+// finished shows the outcome of a run; out.RunID is its number in the
+// history (0 when it was not recorded: out.RecordErr says why, unless there
+// is no history).
+func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key string) {
 	t.setRunning(false)
 	t.cancel = nil
 	if err != nil {
@@ -582,7 +596,9 @@ func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, key string, 
 		return
 	}
 	t.phases.finish(true)
+	res, id, recErr := out.Result, out.RunID, out.RecordErr
 	r := res.Report
+	t.setStageInfo(stageLine(out))
 	if res.After != nil {
 		t.prior[key] = res.After
 	}
@@ -609,7 +625,11 @@ func (t *runTab) finished(res *gate.Result, err error, reviewedSHA, key string, 
 
 func (t *runTab) setRunning(on bool) {
 	t.running = on
-	for _, w := range []fyne.Disableable{t.workspace, t.script, t.wsBrowse, t.scBrowse, t.demoBtn, t.args, t.timeout, t.runBtn} {
+	ws := []fyne.Disableable{t.workspace, t.script, t.wsBrowse, t.scBrowse, t.demoBtn, t.args, t.timeout, t.runBtn}
+	if t.u.hist != nil {
+		ws = append(ws, t.stage)
+	}
+	for _, w := range ws {
 		if on {
 			w.Disable()
 		} else {
@@ -623,6 +643,65 @@ func (t *runTab) setRunning(on bool) {
 		t.allow.Enable()
 		t.cancelBtn.Disable()
 	}
+}
+
+func (t *runTab) setStageInfo(s string, c fyne.ThemeColorName) {
+	if s == "" {
+		t.stageInfo.Segments = nil
+	} else {
+		t.stageInfo.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: s,
+			Style: widget.RichTextStyle{ColorName: c, SizeName: theme.SizeNameCaptionText}}}
+	}
+	t.stageInfo.Refresh()
+}
+
+// stageLine says how a staged run was staged and what it cost ("" for a
+// direct run), and in which color.
+func stageLine(out *pipeline.Result) (string, fyne.ThemeColorName) {
+	r := out.Report
+	if r.Stage == nil {
+		return "", style.Muted
+	}
+	var b strings.Builder
+	cost := out.StageCost
+	if cost == nil {
+		cost = &gate.StageCost{}
+	}
+	switch stage.Mechanism(r.Stage.Mechanism) {
+	case stage.Overlay:
+		b.WriteString("Staged in an overlay: the script's writes went to the stage, the workspace is untouched")
+		if out.Probe != nil {
+			fmt.Fprintf(&b, "; probe %s", ms(out.Probe.Took))
+		}
+	default:
+		cp := cost.Copy
+		b.WriteString("Staged in a copy of the workspace: the workspace is untouched")
+		fmt.Fprintf(&b, "; copied %s (%s", plural(cp.Files, "file", "files"), report.Size(cp.Bytes))
+		if cp.Reflinked > 0 {
+			fmt.Fprintf(&b, ", %d reflinked", cp.Reflinked)
+		}
+		fmt.Fprintf(&b, ") in %s", ms(cost.Prepare))
+		if out.Probe != nil && out.Probe.Why != "" {
+			fmt.Fprintf(&b, "; no overlay here: %s", out.Probe.Why)
+		}
+	}
+	fmt.Fprintf(&b, "; stage read in %s.", ms(cost.Read))
+	switch r.Stage.State {
+	case report.StagePending:
+		b.WriteString(" Apply or discard the changes in the Review tab.")
+	case report.StageDiscarded: // not recorded, so nothing could apply it
+		b.WriteString(" The stage was discarded: the run is not in the history.")
+		return b.String(), style.FailColor
+	}
+	return b.String(), style.Muted
+}
+
+// ms rounds d for display.
+func ms(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // remember puts v first in the recent list under key.

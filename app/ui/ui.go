@@ -40,6 +40,9 @@ type Options struct {
 	Runner Runner
 	// DemoDir is where the demo is copied ("" = the system temp dir).
 	DemoDir string
+	// StageBase holds the stages of staged runs ("" = the user's cache
+	// directory, as for the CLI).
+	StageBase string
 
 	// do runs a function on the UI goroutine; fyne.Do unless a test
 	// supplies its own event loop.
@@ -103,6 +106,8 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		OnReject:       u.reject,
 		Export:         u.export,
 		OnDraftChanged: func([]string) { u.updateTitle() },
+		OnApply:        u.applyStage,
+		OnDiscard:      u.discardStage,
 	})
 	u.history = newHistoryTab(u)
 

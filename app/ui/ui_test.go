@@ -82,6 +82,9 @@ func newTestUI(t *testing.T, opts Options) (*UI, *loop, fyne.Window) {
 	if opts.DBPath == "" { // never the user's own history
 		opts.DBPath = filepath.Join(t.TempDir(), "history.db")
 	}
+	if opts.StageBase == "" { // nor the user's cache directory
+		opts.StageBase = t.TempDir()
+	}
 	u := Create(a, w, opts)
 	t.Cleanup(func() {
 		if u.run.cancel != nil {

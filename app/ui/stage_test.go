@@ -1,0 +1,190 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// stagedRun runs, through the app and the real gate, a script that edits
+// a.txt, writes logs/run.log (allowed) and removes keep.txt, with staging
+// on (the desktop default), and returns the UI on the review of it.
+func stagedRun(t *testing.T) (*UI, *loop, fyne.Window, string) {
+	t.Helper()
+	u, l, w := newTestUI(t, Options{})
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"a.txt": "old\n", "keep.txt": "keep\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := writeScript(t, t.TempDir(), "echo new > a.txt\necho hi > logs/run.log\nrm keep.txt\n")
+	u.run.setInputs(ws, script, []string{"logs/"})
+	if !u.run.stage.Checked || u.run.stage.Disabled() {
+		t.Fatal("staging is not on by default in the desktop app")
+	}
+	test.Tap(u.run.runBtn)
+	l.until(t, "the review tab", 60*time.Second, func() bool { return u.Tabs.Selected() == u.reviewItem })
+	r := u.Review().Report()
+	if r.Stage == nil || r.Stage.State != report.StagePending || len(r.Changes) != 3 {
+		t.Fatalf("staged run: stage %+v, %d changes", r.Stage, len(r.Changes))
+	}
+	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
+	info := richText(u.run.stageInfo)
+	if !strings.Contains(info, "Staged in ") || !strings.Contains(info, "stage read in ") || !strings.Contains(info, "the workspace is untouched") {
+		t.Errorf("Run tab stage line %q", info)
+	}
+	if want := map[string]string{"overlay": "overlay", "copy": "copy"}[r.Stage.Mechanism]; want == "" || !strings.Contains(info, want) {
+		t.Errorf("stage line %q does not name the mechanism %q", info, r.Stage.Mechanism)
+	}
+	v := u.Review()
+	if v.ApplyButton().Text != "Apply 3 changes" || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
+		t.Fatalf("Apply %q disabled %v, Discard disabled %v", v.ApplyButton().Text, v.ApplyButton().Disabled(), v.DiscardButton().Disabled())
+	}
+	if v.Banner().StageText() != r.Stage.Mechanism+" · pending" {
+		t.Errorf("banner stage %q", v.Banner().StageText())
+	}
+	return u, l, w, ws
+}
+
+// wantFiles checks the workspace's files: "" means absent.
+func wantFiles(t *testing.T, ws string, files map[string]string) {
+	t.Helper()
+	for name, want := range files {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		switch {
+		case want == "" && !os.IsNotExist(err):
+			t.Errorf("%s: present (%q, %v), want absent", name, b, err)
+		case want != "" && string(b) != want:
+			t.Errorf("%s: %q (%v), want %q", name, b, err, want)
+		}
+	}
+}
+
+// drawnIn reports whether text is drawn under o, in the theme color c.
+func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
+	found := false
+	walk(o, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok && strings.HasPrefix(tx.Text, text) && sameRGBA(tx.Color, style.Color(theme.Current(), c)) {
+			found = true
+		}
+	})
+	return found
+}
+
+// TestStagedApply: Apply writes the run's changes into the workspace, the
+// review and the reopened run say applied, and the buttons are disabled.
+func TestStagedApply(t *testing.T) {
+	u, l, w, ws := stagedRun(t)
+	v := u.Review()
+	test.Tap(v.ApplyButton())
+	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
+	if s := v.Report().Stage.State; s != report.StageApplied {
+		t.Fatalf("state %s; %s", s, v.StageNote())
+	}
+	wantFiles(t, ws, map[string]string{"a.txt": "new\n", "keep.txt": "", "logs/run.log": "hi\n"})
+	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+		t.Error("the buttons are still enabled once applied")
+	}
+	if !drawnIn(w.Content(), "Applied: the changes", theme.ColorNameSuccess) {
+		t.Errorf("no 'Applied' line in the success color: %q", v.StageNote())
+	}
+	if !strings.HasSuffix(v.Banner().StageText(), " · applied") {
+		t.Errorf("banner %q", v.Banner().StageText())
+	}
+	// Reopened from the history: applied, nothing left to decide.
+	if err := u.openRun(u.reviewID); err != nil {
+		t.Fatal(err)
+	}
+	if v.Report().Stage.State != report.StageApplied || !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+		t.Errorf("reopened: %+v, Apply disabled %v", v.Report().Stage, v.ApplyButton().Disabled())
+	}
+}
+
+// TestStagedDiscard: Discard leaves the workspace untouched and removes
+// the stage; the run shows discarded.
+func TestStagedDiscard(t *testing.T) {
+	u, l, w, ws := stagedRun(t)
+	v := u.Review()
+	test.Tap(v.DiscardButton())
+	l.until(t, "the discard", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
+	if s := v.Report().Stage.State; s != report.StageDiscarded {
+		t.Fatalf("state %s; %s", s, v.StageNote())
+	}
+	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
+	if ents, _ := os.ReadDir(u.opts.StageBase); len(ents) != 0 {
+		t.Errorf("stage left behind: %v", ents)
+	}
+	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+		t.Error("the buttons are still enabled once discarded")
+	}
+	if !drawnIn(w.Content(), "Discarded: the stage", theme.ColorNameError) {
+		t.Errorf("no 'Discarded' line in the error color: %q", v.StageNote())
+	}
+	if err := u.openRun(u.reviewID); err != nil {
+		t.Fatal(err)
+	}
+	if v.Report().Stage.State != report.StageDiscarded || !v.ApplyButton().Disabled() {
+		t.Errorf("reopened: %+v", v.Report().Stage)
+	}
+}
+
+// TestStagedConflict: the workspace changed under a path after the run:
+// Apply shows CONFLICT and applies nothing; the run stays pending (also
+// when reopened from the history), and applying only the allowed change,
+// which does not conflict, then works and shows partially applied.
+func TestStagedConflict(t *testing.T) {
+	u, l, w, ws := stagedRun(t)
+	v := u.Review()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("edited meanwhile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	test.Tap(v.ApplyButton())
+	l.until(t, "the conflict", 30*time.Second, func() bool { return strings.Contains(v.StageNote(), "CONFLICT") })
+	if !strings.Contains(v.StageNote(), "CONFLICT a.txt") || !strings.Contains(v.StageNote(), "Nothing applied") {
+		t.Errorf("stage note %q", v.StageNote())
+	}
+	if !drawnIn(w.Content(), "CONFLICT a.txt", theme.ColorNameError) {
+		t.Error("the CONFLICT line is not drawn in the error color")
+	}
+	wantFiles(t, ws, map[string]string{"a.txt": "edited meanwhile\n", "keep.txt": "keep\n", "logs/run.log": ""})
+	if v.Report().Stage.State != report.StagePending || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
+		t.Fatalf("after a conflict: %+v, Apply disabled %v", v.Report().Stage, v.ApplyButton().Disabled())
+	}
+
+	// Reopened from the History tab: still pending, still decidable.
+	u.Tabs.Select(u.historyItem)
+	if err := u.openRun(u.reviewID); err != nil {
+		t.Fatal(err)
+	}
+	if v.Report().Stage == nil || v.Report().Stage.State != report.StagePending || v.ApplyButton().Disabled() {
+		t.Fatalf("reopened: %+v", v.Report().Stage)
+	}
+	v.SetApplyScope(review.ScopeAllowed)
+	if v.ApplyButton().Text != "Apply 1 change" {
+		t.Errorf("only allowed: %q", v.ApplyButton().Text)
+	}
+	test.Tap(v.ApplyButton())
+	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
+	if s := v.Report().Stage.State; s != report.StagePartiallyApplied {
+		t.Fatalf("state %s; %s", s, v.StageNote())
+	}
+	wantFiles(t, ws, map[string]string{"a.txt": "edited meanwhile\n", "keep.txt": "keep\n", "logs/run.log": "hi\n"})
+	if !strings.HasSuffix(v.Banner().StageText(), " · partially-applied") || !drawnIn(w.Content(), "Partially applied", theme.ColorNameSuccess) {
+		t.Errorf("banner %q, note %q", v.Banner().StageText(), v.StageNote())
+	}
+}
