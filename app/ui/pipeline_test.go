@@ -106,6 +106,7 @@ func TestCLIAndAppRunTheSamePipeline(t *testing.T) {
 	}
 
 	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db")})
+	u.run.stage.SetChecked(false) // direct runs, as the CLI's default
 	var appReports []*report.Report
 	for _, s := range []string{first, second} {
 		u.run.setInputs(wsApp, s, []string{"added.txt"})
