@@ -462,6 +462,17 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 		} else {
 			addRow("Decision", wrapped("not reviewed yet", style.Muted, false))
 		}
+		if st := run.Report.Stage; st != nil {
+			text, c := st.Mechanism+" · "+st.State, style.Muted
+			switch st.State {
+			case report.StagePending:
+				text += ": nothing is in the workspace yet; open the run to apply or discard it"
+				c = theme.ColorNameWarning
+			case report.StageApplied, report.StagePartiallyApplied:
+				c = style.PassColor
+			}
+			addRow("Stage", wrapped(text, c, st.State == report.StagePending))
+		}
 	}
 	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), container.NewThemeOverride(form, style.Compact{})))
 	t.detail.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewVBox(lines...))}
@@ -900,6 +911,13 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	case history.Reject:
 		put(colDecision, "Rejected", col(style.FailColor), false)
 		r.dec.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
+	case "":
+		if s.Stage == report.StagePending { // staged: nothing applied yet
+			put(colDecision, "To apply", col(theme.ColorNameWarning), false)
+			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
+			break
+		}
+		fallthrough
 	default:
 		put(colDecision, "Not reviewed", muted, false)
 		r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))

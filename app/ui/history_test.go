@@ -125,10 +125,11 @@ func TestHistoryTable(t *testing.T) {
 	u.Tabs.Select(u.historyItem)
 	l.settle(50 * time.Millisecond)
 	rows := shownRows(u)
+	// The app stages by default: runs not reviewed are still to apply.
 	want := []string{
 		"3 | * | " + ws1 + " | script.sh | FAIL | +1 | 0 | ~1 | 1 | Rejected",
-		"2 | * | " + ws2 + " | script.sh | PASS | +2 | 0 | 0 | 0 | Not reviewed",
-		"1 | * | " + ws1 + " | script.sh | FAIL | +1 | −1 | ~1 | 3 | Not reviewed",
+		"2 | * | " + ws2 + " | script.sh | PASS | +2 | 0 | 0 | 0 | To apply",
+		"1 | * | " + ws1 + " | script.sh | FAIL | +1 | −1 | ~1 | 3 | To apply",
 	}
 	match := func(got, want []string) bool {
 		if len(got) != len(want) {

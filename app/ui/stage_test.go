@@ -167,9 +167,15 @@ func TestStagedConflict(t *testing.T) {
 	}
 
 	// Reopened from the History tab: still pending, still decidable.
+	id := u.reviewID
 	u.Tabs.Select(u.historyItem)
-	if err := u.openRun(u.reviewID); err != nil {
-		t.Fatal(err)
+	u.history.list.Select(u.history.indexOf(id))
+	l.until(t, "the run's detail", 5*time.Second, func() bool {
+		return strings.Contains(texts(u.history.detail), "pending: nothing is in the workspace yet")
+	})
+	u.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if u.Tabs.Selected() != u.reviewItem || u.reviewID != id {
+		t.Fatalf("Enter on the run: tab %s, run %d", u.Tabs.Selected().Text, u.reviewID)
 	}
 	if v.Report().Stage == nil || v.Report().Stage.State != report.StagePending || v.ApplyButton().Disabled() {
 		t.Fatalf("reopened: %+v", v.Report().Stage)
