@@ -18,6 +18,10 @@ import (
 // screenshotTimeout bounds --screenshot mode.
 const screenshotTimeout = 2 * time.Minute
 
+// screenshotSizeEnv sets the window's size in --screenshot mode (WxH, e.g.
+// 1024x700, to check that the smallest supported window shows everything).
+const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
+
 // startScreenshot runs the demo through the gate once the window is up,
 // opens the result in the review view on the config.json diff, captures the
 // window to path and quits (exit code 0 on success).
@@ -27,13 +31,22 @@ func (u *UI) startScreenshot(path string) {
 		fmt.Fprintln(os.Stderr, "diffgate-app: screenshot:", err)
 		u.app.Quit()
 	}
+	if v := os.Getenv(screenshotSizeEnv); v != "" {
+		var w, h float32
+		if _, err := fmt.Sscanf(v, "%gx%g", &w, &h); err != nil || w < 1 || h < 1 {
+			fmt.Fprintf(os.Stderr, "diffgate-app: %s=%q: want WxH, e.g. 1024x700\n", screenshotSizeEnv, v)
+			os.Exit(2)
+		}
+		u.win.Resize(fyne.NewSize(w, h))
+	}
 	u.onRunDone = func(r *report.Report, err error) {
 		u.onRunDone = nil
 		if err != nil {
 			fail(err)
 			return
 		}
-		// Show the most telling change: an edited text file with its diff.
+		// Show the most telling change: an edited text file with its diff
+		// (and, for a staged run, the Apply and Discard buttons beside it).
 		if i := tellingChange(r); i >= 0 {
 			u.review.Select(i)
 		}

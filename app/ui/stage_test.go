@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
@@ -57,6 +58,15 @@ func stagedRun(t *testing.T) (*UI, *loop, fyne.Window, string) {
 	}
 	if v.Banner().StageText() != r.Stage.Mechanism+" · pending" {
 		t.Errorf("banner stage %q", v.Banner().StageText())
+	}
+	// The smallest window the app supports shows both buttons whole.
+	w.Resize(fyne.NewSize(1024, 700))
+	size := w.Canvas().Size()
+	for _, b := range []*widget.Button{v.ApplyButton(), v.DiscardButton()} {
+		p := fyne.CurrentApp().Driver().AbsolutePositionForObject(b)
+		if !b.Visible() || p.X < 0 || p.Y < 0 || p.X+b.Size().Width > size.Width || p.Y+b.Size().Height > size.Height || b.Size().Width < b.MinSize().Width {
+			t.Errorf("%q at %v size %v: not whole in a %v window", b.Text, p, b.Size(), size)
+		}
 	}
 	return u, l, w, ws
 }
