@@ -80,3 +80,36 @@ func TestMarkdownFitsAComment(t *testing.T) {
 		}
 	}
 }
+
+// htmlMax5000 bounds the HTML of the 5,000-change run (bigRun): the first
+// htmlDetailed changes with their metadata and cut diffs, one row for each
+// other. Before the bound it was 37 MB (every added file's full diff and
+// metadata inline); now about 2.9 MB.
+const htmlMax5000 = 4 << 20
+
+// The HTML of a 5,000-change run is bounded; an added file shows its first
+// lines, the violations their whole (small) diffs, allowed diffs start
+// collapsed, and a content change says its line counts.
+func TestHTMLSizeBounded(t *testing.T) {
+	r := bigRun(5000, 2)
+	page, doc := parseHTML(t, r)
+	t.Logf("5,000-change HTML: %d bytes", len(page))
+	if len(page) > htmlMax5000 {
+		t.Fatalf("%d bytes, bound %d", len(page), htmlMax5000)
+	}
+	if rows := changeRows(doc); len(rows) != 5000 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if !strings.Contains(page, "… cut: 50 more added lines") {
+		t.Error("an added file's diff is not cut to its first lines")
+	}
+	if !strings.Contains(page, "content &#43;2 −2 (3.6 KiB -&gt; 3.6 KiB)") {
+		t.Error("no line counts in a violation's detail")
+	}
+	if open, all := strings.Count(page, `<details class="textdiff" open>`), len(byClass(doc, "details", "textdiff")); open != 2 || all < 400 {
+		t.Errorf("%d of %d diffs start open, want the 2 violations'", open, all)
+	}
+	if byID(doc, "brief") == nil {
+		t.Error("no note on the changes shown as one row")
+	}
+}

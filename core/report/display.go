@@ -204,13 +204,23 @@ func outputText(head, tail string) string {
 	return head + "[… output elided …]\n" + tail
 }
 
-// changeDetail is ChangeDetail led by the size change of a file whose
-// content changed: "content 17 B -> 16 B, mode 0644 -> 0755".
+// changeDetail is ChangeDetail led by the change of a file's content: its
+// added and removed lines when it has a text diff, and its size, e.g.
+// "content +3 −1 (17 B -> 16 B), mode 0644 -> 0755".
 func changeDetail(c *diff.Change) string {
 	var parts []string
 	if c.Kind == diff.Changed && c.Has(diff.Content) && c.Before != nil && c.After != nil &&
 		c.Before.Type == snapshot.File && c.After.Type == snapshot.File {
-		parts = append(parts, fmt.Sprintf("content %s -> %s", Size(c.Before.Size), Size(c.After.Size)))
+		content := fmt.Sprintf("content %s -> %s", Size(c.Before.Size), Size(c.After.Size))
+		if c.TextDiff != "" {
+			add, del, partial := DiffCounts(c.TextDiff)
+			more := ""
+			if partial {
+				more = " or more"
+			}
+			content = fmt.Sprintf("content +%d −%d%s (%s -> %s)", add, del, more, Size(c.Before.Size), Size(c.After.Size))
+		}
+		parts = append(parts, content)
 	}
 	if d := ChangeDetail(c); d != "" {
 		parts = append(parts, d)

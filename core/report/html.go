@@ -58,6 +58,18 @@ func (p palette) css() string {
 	return b.String()
 }
 
+// Bounds of the HTML report's diffs, so that a 5,000-change run stays a page
+// a browser opens at once (see README: a few MiB).
+const (
+	htmlAddedLines = 10       // lines an added file's content shows
+	htmlDiffMax    = 16 << 10 // one diff, at most (CutDiff: the first hunks)
+	htmlDiffBudget = 2 << 20  // all diffs together; violations' first
+	// htmlDetailed is how many changes (violations first) show their
+	// metadata and diff; the rest are one row each, so that the page of a
+	// 5,000-change run stays small enough to open at once.
+	htmlDetailed = 500
+)
+
 //go:embed report.css
 var reportCSS string
 
@@ -106,6 +118,8 @@ type htmlView struct {
 	Stderr     string
 	Schema     string
 	Review     *htmlReview
+	// Brief counts the changes shown as one row only (past htmlDetailed).
+	Brief int
 }
 
 // htmlReview is the report's Review, shown in a section of its own.
@@ -134,6 +148,8 @@ type htmlChange struct {
 	Diff     []diffLine
 	DiffNote string
 	DiffOpen bool
+	// Brief leaves out the metadata and the diff (past htmlDetailed).
+	Brief bool
 }
 
 type metaRow struct {
@@ -187,15 +203,16 @@ func (r *Report) htmlView() *htmlView {
 		v.Unreadable = append(v.Unreadable, u)
 	}
 	violations, allowed := r.splitChanges()
-	n := 0
+	n, budget := 0, htmlDiffBudget
 	for _, c := range violations {
 		n++
-		v.Violations = append(v.Violations, newHTMLChange(c, n))
+		v.Violations = append(v.Violations, newHTMLChange(c, n, &budget))
 	}
 	for _, c := range allowed {
 		n++
-		v.Allowed = append(v.Allowed, newHTMLChange(c, n))
+		v.Allowed = append(v.Allowed, newHTMLChange(c, n, &budget))
 	}
+	v.Brief = max(0, n-htmlDetailed)
 	return v
 }
 
@@ -215,7 +232,10 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-func newHTMLChange(c *diff.Change, n int) htmlChange {
+// newHTMLChange makes the view of one change, its diff cut (an added file
+// to its first lines, any diff to htmlDiffMax) and taken from budget; a diff
+// the budget has no room for is left out, with a note saying so.
+func newHTMLChange(c *diff.Change, n int, budget *int) htmlChange {
 	h := htmlChange{
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
@@ -226,9 +246,13 @@ func newHTMLChange(c *diff.Change, n int) htmlChange {
 		Risk:     string(c.Risk),
 		Allowed:  c.Allowed,
 		Summary:  entrySummary(c.Before) + " → " + entrySummary(c.After),
-		Meta:     metaRows(c),
 		DiffOpen: !c.Allowed,
+		Brief:    n > htmlDetailed,
 	}
+	if h.Brief {
+		return h
+	}
+	h.Meta = metaRows(c)
 	switch c.Kind {
 	case diff.Added:
 		h.Summary = entrySummary(c.After)
@@ -240,10 +264,20 @@ func newHTMLChange(c *diff.Change, n int) htmlChange {
 		aspects[i] = string(a)
 	}
 	h.Aspects = strings.Join(aspects, ", ")
-	if c.TextDiff != "" {
-		h.Diff = diffLines(cleanText(c.TextDiff))
-	}
 	h.DiffNote = DiffNoteText(c.DiffNote)
+	if c.TextDiff != "" {
+		d := cleanText(c.TextDiff)
+		if c.Kind == diff.Added {
+			d = HeadLines(d, htmlAddedLines)
+		}
+		d = CutDiff(d, htmlDiffMax)
+		if len(d) > *budget {
+			h.DiffNote = "text diff left out to keep this report small; the JSON report has it"
+		} else {
+			*budget -= len(d)
+			h.Diff = diffLines(d)
+		}
+	}
 	return h
 }
 

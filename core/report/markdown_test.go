@@ -150,7 +150,7 @@ func TestMarkdownRendersAsGFM(t *testing.T) {
 	if got := column(tables[2], 1); strings.Join(got, "\x00") != strings.Join(wantA, "\x00") {
 		t.Errorf("allowed paths %q, want %q", got, wantA)
 	}
-	if got := column(tables[1], 2); got[0] != "content 176 B -> 218 B" || got[2] != "symlink-escape -> /etc/passwd, allow with symlink-escape:link-to-etc" || got[4] != "mode 0644 -> 0755" {
+	if got := column(tables[1], 2); got[0] != "content +4 −3 (176 B -> 218 B)" || got[2] != "symlink-escape -> /etc/passwd, allow with symlink-escape:link-to-etc" || got[4] != "mode 0644 -> 0755" {
 		t.Errorf("details %q", got)
 	}
 	if got := column(tables[1], 4); got[2] != "⚠️ symlink-escape" || got[0] != "" {

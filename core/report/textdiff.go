@@ -146,6 +146,62 @@ func CutDiff(d string, max int) string {
 	return b.String()
 }
 
+// HeadLines keeps a diff's file headers, its first hunk header and the n
+// lines after it, then one cut line for the rest ("… cut: 50 more added
+// lines" for an added file's content): the start of a file, for reports.
+func HeadLines(d string, n int) string {
+	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+	h := 0
+	for h < len(lines) && !strings.HasPrefix(lines[h], "@@") {
+		h++
+	}
+	keep := h + 1 + n
+	if keep >= len(lines) {
+		return d
+	}
+	rest := lines[keep:]
+	added := true
+	for _, l := range rest {
+		if !strings.HasPrefix(l, "+") {
+			added = false
+			break
+		}
+	}
+	what := "more " + pluralWord(len(rest), "line") + " not shown"
+	if added {
+		what = "more added " + pluralWord(len(rest), "line")
+	}
+	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n%s cut: %d %s\n", CutPrefix, len(rest), what)
+}
+
+// DiffCounts counts a diff's added and removed lines, those a cut stands
+// for included; partial is set when a cut left whole hunks out (the counts
+// are then those of the hunks shown).
+func DiffCounts(d string) (added, removed int, partial bool) {
+	inHunk := false
+	for _, l := range strings.Split(d, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case IsCutLine(l):
+			o, n := CutSkips(l)
+			if strings.Contains(l, " hunk") || strings.HasPrefix(l, TruncatedMarker) {
+				partial = true
+			}
+			if !strings.Contains(l, "context") {
+				removed += o
+				added += n
+			}
+		case !inHunk:
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			removed++
+		}
+	}
+	return added, removed, partial
+}
+
 // writeDiffLine writes one diff line and its newline, a line longer than
 // MaxDiffLine cut at a character boundary and followed by a cut line.
 func writeDiffLine(b *strings.Builder, l string) {
