@@ -203,14 +203,14 @@ func (r *Report) htmlView() *htmlView {
 		v.Unreadable = append(v.Unreadable, u)
 	}
 	violations, allowed := r.splitChanges()
-	n, budget := 0, htmlDiffBudget
+	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()
 	for _, c := range violations {
 		n++
-		v.Violations = append(v.Violations, newHTMLChange(c, n, &budget))
+		v.Violations = append(v.Violations, newHTMLChange(c, n, &budget, notes))
 	}
 	for _, c := range allowed {
 		n++
-		v.Allowed = append(v.Allowed, newHTMLChange(c, n, &budget))
+		v.Allowed = append(v.Allowed, newHTMLChange(c, n, &budget, notes))
 	}
 	v.Brief = max(0, n-htmlDetailed)
 	return v
@@ -235,13 +235,13 @@ func quoteAll(ss []string) []string {
 // newHTMLChange makes the view of one change, its diff cut (an added file
 // to its first lines, any diff to htmlDiffMax) and taken from budget; a diff
 // the budget has no room for is left out, with a note saying so.
-func newHTMLChange(c *diff.Change, n int, budget *int) htmlChange {
+func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) htmlChange {
 	h := htmlChange{
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
 		Label:    kindLabel(c.Kind),
 		Path:     displayPath(c.Path),
-		Detail:   cleanText(changeDetail(c)),
+		Detail:   cleanText(detailWith(c, notes)),
 		Rule:     displayPath(c.Rule),
 		Risk:     string(c.Risk),
 		Allowed:  c.Allowed,

@@ -176,6 +176,7 @@ func (r *Report) markdown(m *mdWriter) {
 
 	var left leftOut
 	violations, allowed := r.splitChanges()
+	notes := r.renameNotes()
 	groups := rollUp(allowed)
 	tableAllowed := len(allowed) <= mdTableMax
 	// Room kept for the allowed changes: their table or roll-ups, bounded.
@@ -196,7 +197,7 @@ func (r *Report) markdown(m *mdWriter) {
 		m.line()
 	} else {
 		rowLimit := m.len() + (limit-allowedReserve-m.len())/2
-		shown := changeTable(m, violations, rowLimit)
+		shown := changeTable(m, violations, rowLimit, notes)
 		if rest := len(violations) - shown; rest > 0 {
 			left.violations += rest
 			m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
@@ -229,7 +230,7 @@ func (r *Report) markdown(m *mdWriter) {
 		m.line("No allowed changes.")
 		m.line()
 	case tableAllowed:
-		if shown := changeTable(m, allowed, limit); shown < len(allowed) {
+		if shown := changeTable(m, allowed, limit, notes); shown < len(allowed) {
 			left.allowed += len(allowed) - shown
 			m.linef("… and %d more, not listed here.", len(allowed)-shown)
 			m.line()
@@ -411,12 +412,12 @@ func rollUp(cs []*diff.Change) []*folderGroup {
 
 // changeTable writes a table of changes, its rows while the document stays
 // under limit, and returns how many rows it wrote.
-func changeTable(m *mdWriter, cs []*diff.Change, limit int) int {
+func changeTable(m *mdWriter, cs []*diff.Change, limit int, notes map[string]string) int {
 	m.line("| Kind | Path | Detail | Rule | Risk |")
 	m.line("|---|---|---|---|---|")
 	shown := 0
 	for _, c := range cs {
-		detail := changeDetail(c)
+		detail := detailWith(c, notes)
 		risk := ""
 		if c.Risk != diff.NoRisk {
 			risk = "⚠️ **" + mdText(string(c.Risk)) + "**"
