@@ -830,3 +830,41 @@ func TestStageContractSynopses(t *testing.T) {
 		t.Errorf("apply without RUN: exit %d %q", code, errs)
 	}
 }
+
+// TestReportReviewObject pins the contract's `review`: a run's own report
+// has none; a reviewer's draft goes in it, apart from the run's allowlist
+// and verdict, which stay as the run left them.
+func TestReportReviewObject(t *testing.T) {
+	ws, sh := fixture(t, "echo x > config.json")
+	js := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--allow", "logs/", "--", sh); code != 1 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if json.Unmarshal(data, &raw); raw["review"] != nil {
+		t.Fatalf("a run's report carries a review: %v", raw["review"])
+	}
+	r, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviewed, err := r.WithReview([]string{"logs/", "config.json"}, report.Approved, "generated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := reviewed.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	raw = nil
+	json.Unmarshal(buf.Bytes(), &raw)
+	rv, _ := raw["review"].(map[string]any)
+	if raw["verdict"] != "fail" || fmt.Sprint(raw["allowlist"]) != "[logs/]" || rv == nil ||
+		fmt.Sprint(rv["allowlist"]) != "[logs/ config.json]" || rv["decision"] != "approved" || rv["note"] != "generated" || rv["verdict"] != "pass" {
+		t.Fatalf("verdict %v allowlist %v review %v", raw["verdict"], raw["allowlist"], rv)
+	}
+}
