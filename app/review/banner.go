@@ -56,19 +56,6 @@ func (b *Banner) SetReport(r *report.Report) {
 	b.Refresh()
 }
 
-// StageText is the stage fact as shown: mechanism and state ("" for a
-// direct run).
-func (b *Banner) StageText() string {
-	if b.r == nil || b.r.Stage == nil {
-		return ""
-	}
-	s := b.r.Stage.State
-	if s == "" {
-		s = report.StagePending
-	}
-	return b.r.Stage.Mechanism + " · " + s
-}
-
 // VerdictText is the verdict as shown ("PASS" or "FAIL").
 func (b *Banner) VerdictText() string { return b.verdict.Text }
 
@@ -170,9 +157,6 @@ func (b *Banner) update() {
 		exit += " after " + d.Round(time.Millisecond).String()
 	}
 	fact("Process", exit, false)
-	if st := b.StageText(); st != "" {
-		fact("Stage", st, false)
-	}
 	b.facts.Refresh()
 }
 

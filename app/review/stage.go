@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -48,7 +49,7 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%d conflicting path(s), nothing applied", len(e.Conflicts))
 }
 
-// stagePane is the Apply/Discard block of the sidebar, shown for a staged
+// stagePane is the Apply/Discard strip under the banner, shown for a staged
 // run (Report.Stage) when the host stages (Options.OnApply): Apply and
 // Discard while the stage is pending, its state once decided.
 type stagePane struct {
@@ -75,9 +76,15 @@ func newStagePane(v *View) *stagePane {
 	p.discardBtn.Importance = widget.DangerImportance
 	p.conflicts = widget.NewRichText()
 	p.conflicts.Wrapping = fyne.TextWrapBreak
-	title := styledText("Staged changes", "", theme.SizeNameText, fyne.TextStyle{Bold: true})
-	p.root = container.NewVBox(widget.NewSeparator(), title, p.info, p.scope,
-		container.NewGridWithColumns(2, p.applyBtn, p.discardBtn), p.conflicts)
+	p.conflicts.Hide()
+	// One row under the banner: the stage's state, then what to apply and
+	// the two buttons; conflicts, when there are any, below it.
+	longest := fyne.MeasureText(scopeLabels[ScopeShown], theme.TextSize(), fyne.TextStyle{}).Width
+	scope := container.NewGridWrap(fyne.NewSize(longest+5*theme.Padding()+theme.IconInlineSize(), p.scope.MinSize().Height), p.scope)
+	actions := container.NewHBox(scope, p.applyBtn, p.discardBtn)
+	row := container.NewBorder(nil, nil, nil, actions, p.info)
+	p.root = container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding(), theme.Padding()),
+		container.NewVBox(row, p.conflicts))
 	p.root.Hide()
 	return p
 }
@@ -115,8 +122,7 @@ func (p *stagePane) request() ApplyRequest {
 
 // reset clears the conflicts and shows the report's stage.
 func (p *stagePane) reset() {
-	p.conflicts.Segments = nil
-	p.conflicts.Refresh()
+	p.setConflicts(nil)
 	p.update()
 }
 
@@ -144,11 +150,12 @@ func (p *stagePane) update() {
 		text = "Expired: the stage was removed after 14 days, the workspace is untouched."
 	default:
 		pending = true
-		text = "Pending: nothing is in the workspace yet. Apply writes the chosen changes, Discard drops them all."
+		text, c = "Staged: nothing is in the workspace until you apply.", theme.ColorNameWarning
 	}
-	p.info.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s (%s stage)", text, r.Stage.Mechanism),
-		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: !pending}}}}
+	p.info.Segments = []widget.RichTextSegment{
+		&widget.TextSegment{Text: text, Style: widget.RichTextStyle{Inline: true, ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}},
+		&widget.TextSegment{Text: "  " + r.Stage.Mechanism + " stage", Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}},
+	}
 	p.info.Refresh()
 	if pending {
 		p.scope.Enable()
@@ -186,8 +193,15 @@ func (p *stagePane) busy(text string) {
 	p.scope.Disable()
 	p.applyBtn.Disable()
 	p.discardBtn.Disable()
-	p.conflicts.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
-		Style: widget.RichTextStyle{ColorName: style.Muted}}}
+	p.setConflicts([]widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{ColorName: style.Muted}}})
+}
+
+// setConflicts shows segs under the row (hidden when there are none: the
+// strip takes one row of the window's height).
+func (p *stagePane) setConflicts(segs []widget.RichTextSegment) {
+	p.conflicts.Segments = segs
+	p.conflicts.Hidden = len(segs) == 0
 	p.conflicts.Refresh()
 }
 
@@ -219,8 +233,7 @@ func (p *stagePane) outcome(state string, err error) {
 	} else {
 		segs = append(segs, &widget.TextSegment{Style: fail, Text: strings.ReplaceAll(err.Error(), "\n", " ")})
 	}
-	p.conflicts.Segments = segs
-	p.conflicts.Refresh()
+	p.setConflicts(segs)
 }
 
 // StageNote is the text of the stage block: its state line and any
@@ -240,6 +253,18 @@ func (v *View) StageNote() string {
 
 // SetApplyScope chooses what Apply applies.
 func (v *View) SetApplyScope(s Scope) { v.stage.scope.SetSelectedIndex(int(s)) }
+
+// StageText is the stage strip's state line ("" when it is hidden).
+func (v *View) StageText() string {
+	if !v.stage.root.Visible() {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range v.stage.info.Segments {
+		b.WriteString(s.Textual())
+	}
+	return b.String()
+}
 
 // ApplyButton and DiscardButton are the stage block's buttons.
 func (v *View) ApplyButton() *widget.Button   { return v.stage.applyBtn }

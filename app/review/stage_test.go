@@ -18,7 +18,7 @@ func TestStageHiddenWithoutHost(t *testing.T) {
 	staged := DemoReport()
 	staged.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	_, w := newTestView(t, staged, Options{})
-	for _, s := range []string{"Discard", "Staged changes"} {
+	for _, s := range []string{"Discard", "Staged: nothing is in the workspace until you apply."} {
 		if len(findText(w.Content(), s)) != 0 {
 			t.Errorf("%q drawn without a host that stages", s)
 		}
@@ -59,10 +59,10 @@ func TestStageApplyScopes(t *testing.T) {
 		oneText(t, w.Content(), label)
 	}
 	want("Apply " + plural(n, "change"))
-	if v.Banner().StageText() != "copy · pending" {
-		t.Errorf("banner stage %q", v.Banner().StageText())
+	if v.StageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
+		t.Errorf("stage strip %q", v.StageText())
 	}
-	oneText(t, v.Banner(), "copy · pending")
+	wantColor(t, "pending line", oneText(t, w.Content(), "Staged: nothing is in the workspace until you apply.").Color, theme.ColorNameWarning)
 
 	// A conflict: listed, nothing changes state, the buttons stay usable.
 	answerErr = &ConflictError{Conflicts: []Conflict{{Path: "config.json", Reason: "content"}}}
@@ -92,10 +92,10 @@ func TestStageApplyScopes(t *testing.T) {
 	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
 		t.Error("buttons still enabled once applied")
 	}
-	if !strings.Contains(v.StageNote(), "Partially applied") || v.Banner().StageText() != "copy · partially-applied" {
-		t.Errorf("after apply: %q, banner %q", v.StageNote(), v.Banner().StageText())
+	if !strings.HasPrefix(v.StageText(), "Partially applied") {
+		t.Errorf("after apply: %q", v.StageText())
 	}
-	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen").Color, theme.ColorNameSuccess)
+	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace.").Color, theme.ColorNameSuccess)
 
 	// The filter's subset, then a discard on a fresh stage.
 	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}

@@ -148,6 +148,7 @@ func (v *View) build() {
 	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.SuggestAllowlist() })
 	v.decision = widget.NewRichText()
 	v.decision.Wrapping = fyne.TextWrapWord
+	v.decision.Hide() // until there is a decision to show (saves a row)
 	v.stage = newStagePane(v)
 
 	v.exportBtns = map[Format]*widget.Button{}
@@ -195,7 +196,6 @@ func (v *View) build() {
 		}
 		sideBottom.Add(v.decision)
 	}
-	sideBottom.Add(v.stage.root)
 	if v.opts.Export != nil {
 		sideBottom.Add(widget.NewSeparator())
 		sideBottom.Add(exportTitle)
@@ -212,7 +212,7 @@ func (v *View) build() {
 	inner.Offset = 0.68
 	main := container.NewHSplit(changesPane, inner)
 	main.Offset = 0.32
-	top := container.NewVBox(v.banner, toolbar)
+	top := container.NewVBox(v.banner, v.stage.root, toolbar)
 	v.root = container.NewBorder(top, nil, nil, nil, main)
 }
 
@@ -233,7 +233,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.editor.SetEntries(r.Allowlist)
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
 	v.decision.Segments = nil
-	v.decision.Refresh()
+	v.decision.Hide()
 	v.stage.runAllow = append([]string(nil), r.Allowlist...)
 	v.stage.reset()
 	v.note.SetText("")
@@ -583,6 +583,7 @@ func (v *View) SetDecision(text string, c fyne.ThemeColorName) {
 }
 
 func (v *View) setDecision(text string, c fyne.ThemeColorName) {
+	v.decision.Show()
 	v.decision.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}}}
 	v.decision.Refresh()

@@ -145,6 +145,7 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t.status.Wrapping = fyne.TextWrapWord
 	t.stageInfo = widget.NewRichText()
 	t.stageInfo.Wrapping = fyne.TextWrapWord
+	t.stageInfo.Hide()
 	t.phases = newPhaseProgress()
 	t.output = newOutputPane()
 
@@ -646,6 +647,7 @@ func (t *runTab) setRunning(on bool) {
 }
 
 func (t *runTab) setStageInfo(s string, c fyne.ThemeColorName) {
+	t.stageInfo.Hidden = s == "" // a direct run: no line
 	if s == "" {
 		t.stageInfo.Segments = nil
 	} else {
