@@ -124,11 +124,42 @@ type Spec struct {
 	Overlay *Overlay
 }
 
-// Containment describes restrictions the supervisor applies just before it
-// execs the script (in the future: an environment allow list, Landlock rules,
-// a seccomp filter). It is empty for now. It is sent to the supervisor as JSON,
-// so it must stay a plain JSON-serialisable struct.
-type Containment struct{}
+// Containment describes restrictions the supervisor applies to the thread
+// that starts the script, just before it execs it (Linux only; elsewhere
+// nothing is enforced and Result.Contained says why). It is sent to the
+// supervisor as JSON, so it must stay a plain JSON-serialisable struct.
+// The environment is not part of it: the caller reduces Spec.Env.
+type Containment struct {
+	// Enabled turns Landlock on: writes only below Writable, reads
+	// everywhere except DenyRead, signals only within the script's tree.
+	Enabled bool `json:"enabled"`
+	// Required makes Run fail (with an error naming the layer) when a
+	// layer cannot be enforced; otherwise what was enforced is reported.
+	Required bool `json:"required,omitempty"`
+	// Writable are the directories and files the script may write to
+	// (absolute).
+	Writable []string `json:"writable,omitempty"`
+	// DenyRead are the paths the script may not read (absolute).
+	DenyRead []string `json:"deny_read,omitempty"`
+	// NoNet turns TCP connect and bind off (Landlock ABI >= 4).
+	NoNet bool `json:"no_net,omitempty"`
+	// NoLandlock pretends the kernel has no Landlock (tests of the
+	// fallback and of Required).
+	NoLandlock bool `json:"no_landlock,omitempty"`
+}
+
+// Enforced says what the supervisor enforced of a Containment.
+type Enforced struct {
+	// LandlockABI is the kernel's Landlock ABI version (0: none).
+	LandlockABI int `json:"landlock_abi"`
+	// Filesystem, Net and Signals say whether the filesystem rules, the
+	// TCP rules and the signal scope were enforced.
+	Filesystem bool `json:"filesystem"`
+	Net        bool `json:"net"`
+	Signals    bool `json:"signals"`
+	// Why says why a requested layer is missing ("" when none is).
+	Why string `json:"why,omitempty"`
+}
 
 // Leftover is a descendant of the script that was still alive after the script's main process exited.
 type Leftover struct {
@@ -175,6 +206,9 @@ type Result struct {
 	// Mechanism says how the gate held the script's tree: MechanismCgroup or
 	// MechanismSubreaper on Linux, "" elsewhere.
 	Mechanism string
+	// Contained is what the supervisor enforced of Spec.Containment (nil
+	// when containment was not enabled).
+	Contained *Enforced
 	// Stdout is the bounded copy of the script's standard output.
 	Stdout Capture
 	// Stderr is the bounded copy of the script's standard error.

@@ -31,6 +31,7 @@ type superSpec struct {
 type superMsg struct {
 	StartError  string     `json:"start_error,omitempty"`
 	PID         int        `json:"pid,omitempty"`
+	Contained   *Enforced  `json:"contained,omitempty"`
 	Done        bool       `json:"done,omitempty"`
 	ExitCode    int        `json:"exit_code"`
 	Signal      string     `json:"signal,omitempty"`
@@ -346,6 +347,9 @@ loop:
 	sweep(0, skip, final == nil)
 	reap()
 	res := &Result{Started: started, ExitCode: -1, Mechanism: mechanism, SupervisorLost: lost}
+	if startMsg != nil {
+		res.Contained = startMsg.Contained
+	}
 	drained := time.Now().Add(drainLimit)
 	res.Stdout = rs[0].finish(drained)
 	res.Stderr = rs[1].finish(drained)

@@ -129,12 +129,12 @@ func supervise() int {
 			return 0
 		}
 	}
-	pid, err := startScript(&sp)
+	pid, enforced, err := startContained(&sp)
 	if err != nil {
 		_ = enc.Encode(superMsg{StartError: err.Error()})
 		return 0
 	}
-	_ = enc.Encode(superMsg{PID: pid})
+	_ = enc.Encode(superMsg{PID: pid, Contained: enforced})
 
 	// ForkExec returns once the exec succeeded: this is the script's own
 	// command line, which its forked, not yet exec'd children share.
@@ -185,7 +185,6 @@ func startScript(sp *superSpec) (int, error) {
 		return 0, fmt.Errorf("proc: open %s: %v", os.DevNull, oneLine(err))
 	}
 	defer devnull.Close()
-	applyContainment(&sp.Containment)
 	attr := &syscall.ProcAttr{
 		Dir: sp.Dir,
 		Env: sp.Env,
@@ -216,10 +215,6 @@ func startScript(sp *superSpec) (int, error) {
 	}
 	return pid, nil
 }
-
-// applyContainment applies c to the supervisor just before the script is
-// started. Containment has no fields yet.
-func applyContainment(c *Containment) {}
 
 // killTree stops a running script: SIGTERM (and SIGCONT) to the whole tree,
 // then, when the grace period ends, SIGKILL to the main process. It returns

@@ -1,0 +1,157 @@
+// Package contain holds the containment policy of a gated run: what the
+// script may write, read and reach, and which environment it gets. It is
+// pure data and decisions (portable); core/proc enforces it.
+package contain
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Mode is how much containment a run asks for.
+type Mode string
+
+// Modes.
+const (
+	// Auto enforces every layer the platform supports and records which.
+	Auto Mode = "auto"
+	// On refuses to run when any layer cannot be enforced.
+	On Mode = "on"
+	// Off enforces nothing.
+	Off Mode = "off"
+)
+
+// ParseMode parses a --contain value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Auto, On, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("--contain: %q is not auto, on or off", s)
+}
+
+// Policy is what a run asks for.
+type Policy struct {
+	// Mode is Auto, On or Off; "" means Off.
+	Mode Mode
+	// Net leaves the network on.
+	Net bool
+	// Env names variables to pass on (NAME) or to set (NAME=VALUE).
+	Env []string
+	// Writable are extra directories the script may write to.
+	Writable []string
+	// DenyRead are extra paths the script may not read.
+	DenyRead []string
+	// NoLandlock pretends the kernel has no Landlock (tests).
+	NoLandlock bool
+}
+
+// Enabled reports whether the policy contains the script at all.
+func (p Policy) Enabled() bool { return p.Mode == Auto || p.Mode == On }
+
+// EnvAllow is the environment a contained script starts from ("LC_*" is
+// every variable starting with LC_).
+var EnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ", "TERM", "TMPDIR"}
+
+// SecretName reports whether a variable name looks like it holds a secret
+// (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, case-insensitive): such a
+// variable is passed on only when named exactly with --env.
+func SecretName(name string) bool {
+	u := strings.ToUpper(name)
+	for _, s := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+		if strings.Contains(u, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func allowedByDefault(name string) bool {
+	if SecretName(name) {
+		return false
+	}
+	for _, a := range EnvAllow {
+		if a == name || (strings.HasSuffix(a, "*") && strings.HasPrefix(name, strings.TrimSuffix(a, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckEnv validates --env values: NAME or NAME=VALUE with a non-empty
+// NAME without '='.
+func CheckEnv(env []string) error {
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		if name == "" || strings.ContainsAny(name, "\x00") {
+			return fmt.Errorf("--env %q: want NAME or NAME=VALUE", e)
+		}
+	}
+	return nil
+}
+
+// Environ reduces environ (NAME=VALUE entries) to what a contained script
+// gets: the allow list, the variables --env names, and those it sets, with
+// TMPDIR set to tmpdir when tmpdir is not "". The result is sorted.
+func (p Policy) Environ(environ []string, tmpdir string) []string {
+	named := map[string]bool{}
+	set := map[string]string{}
+	for _, e := range p.Env {
+		if name, val, ok := strings.Cut(e, "="); ok {
+			set[name] = val
+		} else {
+			named[e] = true
+		}
+	}
+	out := map[string]string{}
+	for _, e := range environ {
+		name, val, ok := strings.Cut(e, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if named[name] || allowedByDefault(name) {
+			out[name] = val
+		}
+	}
+	for k, v := range set {
+		out[k] = v
+	}
+	if tmpdir != "" {
+		out["TMPDIR"] = tmpdir
+	}
+	res := make([]string, 0, len(out))
+	for k, v := range out {
+		res = append(res, k+"="+v)
+	}
+	sort.Strings(res)
+	return res
+}
+
+// SecretStores returns the user's secret stores under home, which a
+// contained script may not read.
+func SecretStores(home string) []string {
+	if home == "" {
+		return nil
+	}
+	rel := []string{".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh",
+		".docker/config.json", ".kube", ".netrc", ".pgpass", ".git-credentials",
+		".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware"}
+	out := make([]string, len(rel))
+	for i, r := range rel {
+		out[i] = filepath.Join(home, r)
+	}
+	return out
+}
+
+// DevWritable are the device nodes a contained script may write to.
+var DevWritable = []string{"/dev/null", "/dev/tty", "/dev/zero", "/dev/urandom"}
+
+// Layer names.
+const (
+	LayerEnv      = "env"
+	LayerLandlock = "landlock"
+	LayerSeccomp  = "seccomp"
+	LayerRlimit   = "rlimit"
+)

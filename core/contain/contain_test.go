@@ -1,0 +1,38 @@
+package contain
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestEnviron(t *testing.T) {
+	env := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "AWS_SECRET_ACCESS_KEY=s", "GITHUB_TOKEN=t",
+		"FOO=bar", "MY_PASSWORD=p", "TMPDIR=/tmp", "API_KEY=k", "LC_TOKEN=x", "noeq"}
+	p := Policy{Mode: Auto, Env: []string{"FOO", "API_KEY", "NEW=1", "PATH=/x"}}
+	got := p.Environ(env, "/priv")
+	want := []string{"API_KEY=k", "FOO=bar", "HOME=/h", "LC_ALL=C", "NEW=1", "PATH=/x", "TMPDIR=/priv"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Environ = %q, want %q", got, want)
+	}
+}
+
+func TestParseModeAndCheckEnv(t *testing.T) {
+	for _, s := range []string{"auto", "on", "off"} {
+		if _, err := ParseMode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ParseMode("yes"); err == nil {
+		t.Fatal("ParseMode(yes) succeeded")
+	}
+	if err := CheckEnv([]string{"=x"}); err == nil {
+		t.Fatal("CheckEnv(=x) succeeded")
+	}
+}
+
+func TestSecretStores(t *testing.T) {
+	s := SecretStores("/home/u")
+	if !slices.Contains(s, "/home/u/.ssh") || !slices.Contains(s, "/home/u/.docker/config.json") {
+		t.Fatalf("SecretStores = %q", s)
+	}
+}

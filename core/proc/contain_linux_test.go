@@ -1,0 +1,201 @@
+package proc_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/internal/testenv"
+)
+
+// containFixture is a fixture HOME with a shell rc file and an SSH key,
+// and a workspace next to it.
+type containFixture struct {
+	home, ws string
+}
+
+func newContainFixture(t *testing.T) containFixture {
+	t.Helper()
+	// Directly in /tmp, not below TMPDIR: in testenv.AsUser's child that
+	// is below a directory the user may traverse but not list, and the
+	// deny-read rules cannot allow the siblings of what they cannot list
+	// (they fail closed there).
+	base, err := os.MkdirTemp("/tmp", "dg-contain-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	f := containFixture{home: filepath.Join(base, "home"), ws: filepath.Join(base, "ws")}
+	for _, d := range []string{filepath.Join(f.home, ".ssh"), f.ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.home, ".bashrc"), []byte("orig\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.home, ".ssh", "id_ed25519"), []byte("SECRET-KEY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// listen starts a TCP listener on 127.0.0.1 and counts the connections it
+// accepts; the count is final once the returned stop function returned.
+func listen(t *testing.T) (port int, stop func() int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, func() int64 {
+		ln.Close()
+		<-done
+		return n.Load()
+	}
+}
+
+const containScript = `#!/bin/sh
+echo x >> "$HOME/.bashrc" && echo WROTE-BASHRC
+cat "$HOME/.ssh/id_ed25519" && echo READ-SSH
+/usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null && echo CONNECTED
+bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$1" 2>/dev/null && echo CONNECTED-BASH
+kill -STOP $PPID 2>/dev/null && echo STOPPED-SUPERVISOR
+echo ok > out && echo WROTE-WS
+echo tmp > "$TMPDIR/t" && echo WROTE-TMP
+head -c1 "$HOME/.bashrc" >/dev/null && echo READ-BASHRC
+echo done
+`
+
+func runContained(t *testing.T, f containFixture, port int, c proc.Containment) *proc.Result {
+	t.Helper()
+	path := filepath.Join(f.ws, "script.sh")
+	if err := os.WriteFile(path, []byte(containScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(filepath.Dir(f.ws), "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c.Writable = append(c.Writable, f.ws, tmp, "/dev/null")
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Dir: f.ws, Path: path, Args: []string{strconv.Itoa(port)},
+		Env:         []string{"PATH=/usr/bin:/bin", "HOME=" + f.home, "TMPDIR=" + tmp},
+		Timeout:     60 * time.Second,
+		Containment: c,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func testContainment(t *testing.T) {
+	f := newContainFixture(t)
+	port, stop := listen(t)
+	res := runContained(t, f, port, proc.Containment{
+		Enabled: true, NoNet: true, DenyRead: []string{filepath.Join(f.home, ".ssh")},
+	})
+	accepted := stop()
+	out := string(res.Stdout.Head)
+	if !strings.Contains(out, "done") || res.SupervisorLost != "" || res.ExitCode != 0 {
+		t.Fatalf("run: exit %d, supervisor %q, stdout %q, stderr %q", res.ExitCode, res.SupervisorLost, out, res.Stderr.Head)
+	}
+	e := res.Contained
+	if e == nil || !e.Filesystem || !e.Net || !e.Signals || e.LandlockABI < 6 || e.Why != "" {
+		t.Fatalf("Contained = %+v, want filesystem, net and signals at ABI >= 6", e)
+	}
+	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "STOPPED-SUPERVISOR"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stdout has %s:\n%s", bad, out)
+		}
+	}
+	for _, good := range []string{"WROTE-WS", "WROTE-TMP", "READ-BASHRC"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("stdout lacks %s:\n%s\nstderr: %s", good, out, res.Stderr.Head)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.home, ".bashrc")); string(b) != "orig\n" {
+		t.Errorf(".bashrc = %q, want it unchanged", b)
+	}
+	if accepted != 0 {
+		t.Errorf("the listener accepted %d connections", accepted)
+	}
+}
+
+// TestContainment runs a script that tries to write ~/.bashrc, read
+// ~/.ssh/id_ed25519, connect to a listener on 127.0.0.1 and stop the
+// supervisor: all fail, while it writes its workspace and TMPDIR.
+func TestContainment(t *testing.T) { testContainment(t) }
+
+func TestContainmentAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainment(t)
+}
+
+// TestContainmentOff is the control: the same script, uncontained, does
+// all of it.
+func TestContainmentOff(t *testing.T) {
+	f := newContainFixture(t)
+	port, stop := listen(t)
+	res := runContained(t, f, port, proc.Containment{})
+	accepted := stop()
+	out := string(res.Stdout.Head)
+	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %s:\n%s", want, out)
+		}
+	}
+	if accepted == 0 || res.Contained != nil {
+		t.Errorf("accepted %d, Contained %+v", accepted, res.Contained)
+	}
+}
+
+// TestContainmentMissingLayer: without Landlock (pretended), a required
+// containment refuses to start the script; otherwise the run says why.
+func TestContainmentMissingLayer(t *testing.T) {
+	f := newContainFixture(t)
+	path := filepath.Join(f.ws, "script.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho ran > ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := proc.Spec{Dir: f.ws, Path: path, Timeout: 30 * time.Second,
+		Containment: proc.Containment{Enabled: true, Required: true, NoLandlock: true}}
+	_, err := proc.Run(context.Background(), spec)
+	if err == nil || !strings.Contains(err.Error(), "landlock") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Run = %v, want a one-line error naming landlock", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+		t.Fatal("the script ran")
+	}
+	spec.Containment.Required = false
+	res, err := proc.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Contained; e == nil || e.Filesystem || e.LandlockABI != 0 || !strings.Contains(e.Why, "landlock") {
+		t.Fatalf("Contained = %+v", e)
+	}
+}
