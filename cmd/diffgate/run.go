@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
@@ -33,6 +35,12 @@ func (c *cli) runVerb(args []string) error {
 	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
 	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
 	staged := fs.Bool("stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
+	containMode := fs.String("contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
+	netOn := fs.Bool("net", false, "leave the network on for a contained script")
+	var envs, writable, denyRead listFlag
+	fs.Var(&envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
+	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
+	fs.Var(&denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -72,8 +80,25 @@ func (c *cli) runVerb(args []string) error {
 	if err != nil {
 		return err
 	}
+	mode, err := contain.ParseMode(*containMode)
+	if err != nil {
+		return usagef("run: %v", err)
+	}
+	if err := contain.CheckEnv(envs); err != nil {
+		return usagef("run: %v", err)
+	}
+	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
+		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""}
+	// The history database is a secret store too.
+	db := *dbPath
+	if db == "" {
+		db, _ = history.DefaultPath()
+	}
+	if db != "" {
+		pol.DenyRead = append(pol.DenyRead, db, db+"-wal", db+"-shm")
+	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger()}
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)
@@ -111,6 +136,9 @@ func (c *cli) runVerb(args []string) error {
 	rep := res.Report
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
+	}
+	if line := containSummary(rep.Containment); line != "" {
+		fmt.Fprintln(c.stderr, line)
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
@@ -225,4 +253,30 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// containSummary is the containment line of the stderr summary:
+// "contained: landlock v7, network off, env allow list" or, loudly,
+// "NOT CONTAINED: ..." naming each missing layer and why.
+func containSummary(c *report.Containment) string {
+	if c == nil {
+		return ""
+	}
+	if c.Mode == string(contain.Off) {
+		return "NOT CONTAINED: --contain=off"
+	}
+	if miss := c.Missing(); len(miss) > 0 {
+		parts := make([]string, len(miss))
+		for i, l := range miss {
+			parts[i] = l.Name + " (" + l.Why + ")"
+		}
+		return report.Printable(truncate("NOT CONTAINED: "+strings.Join(parts, ", "), 300))
+	}
+	parts := []string{fmt.Sprintf("landlock v%d", c.LandlockABI)}
+	for _, l := range c.Layers {
+		if l.Name == "network" && l.Requested {
+			parts = append(parts, "network off (TCP)")
+		}
+	}
+	return "contained: " + strings.Join(append(parts, "env allow list"), ", ")
 }

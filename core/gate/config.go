@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -88,6 +89,9 @@ type Config struct {
 	// stage.Probe chose). Result.After is then the before-snapshot: the
 	// workspace as the run leaves it.
 	Stage *stage.Stage
+	// Contain is the run's containment policy (core/contain); the zero
+	// value (Mode "") runs the script uncontained, as Mode "off" does.
+	Contain contain.Policy
 }
 
 // Result is the outcome of a gated run.

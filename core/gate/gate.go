@@ -162,11 +162,17 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
+	cleanup, err := g.contain(&spec)
+	if err != nil {
+		return nil, err
+	}
 	g.phase(Execute, snapshot.Progress{})
 	pr, err := proc.Run(ctx, spec)
+	cleanup()
 	if err != nil {
 		return nil, setupf("%v", err)
 	}
+	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained)
 	if pr.Diagnostics != "" {
 		// The supervisor's own output: not the script's, never in the report.
 		log.Warn().Str("output", pr.Diagnostics).Msg("supervisor diagnostics")

@@ -33,6 +33,12 @@ type Report struct {
 	// Unreadable lists the entries the gate could not fully read before or
 	// after the run (an extension): each fails the gate.
 	Unreadable []diff.Unknown `json:"unreadable,omitempty"`
+	// Containment says how the script was contained; nil for a report
+	// made before containment existed (an extension).
+	Containment *Containment `json:"containment,omitempty"`
+	// Blocked lists the actions containment prevented, when they could be
+	// observed (Containment.Observed; an extension).
+	Blocked []Blocked `json:"blocked,omitempty"`
 	// WorkspaceB64 carries the raw bytes of a Workspace that is not valid
 	// UTF-8 (base64); WriteJSON sets it and Parse reads it (an extension).
 	WorkspaceB64 string `json:"workspace_b64,omitempty"`
@@ -110,4 +116,51 @@ type Process struct {
 type Leftover struct {
 	PID int    `json:"pid"`
 	Cmd string `json:"cmd"`
+}
+
+// Containment says how the script was contained (an extension; see the
+// contract's "Containment" section): what was requested, what was
+// enforced layer by layer, and why a layer is missing.
+type Containment struct {
+	// Mode is the --contain value: "auto", "on" or "off".
+	Mode string `json:"mode"`
+	// Contained is true when every requested layer was enforced.
+	Contained bool `json:"contained"`
+	// LandlockABI is the kernel's Landlock ABI version (0: none or not probed).
+	LandlockABI int `json:"landlock_abi"`
+	// Layers lists each layer: env, filesystem, secrets, network, signals.
+	Layers []Layer `json:"layers"`
+	// Observed says whether blocked actions were observed (and listed in
+	// Blocked); Why gives the reason when they were not.
+	Observed bool   `json:"observed"`
+	Why      string `json:"why,omitempty"`
+}
+
+// Layer is one layer of containment.
+type Layer struct {
+	Name      string `json:"name"`
+	Requested bool   `json:"requested"`
+	Enforced  bool   `json:"enforced"`
+	// How says how it was enforced; Why why it was not.
+	How string `json:"how,omitempty"`
+	Why string `json:"why,omitempty"`
+}
+
+// Blocked is one action containment prevented.
+type Blocked struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	PID    int    `json:"pid"`
+	Cmd    string `json:"cmd"`
+}
+
+// Missing returns the layers that were requested but not enforced.
+func (c *Containment) Missing() []Layer {
+	var out []Layer
+	for _, l := range c.Layers {
+		if l.Requested && !l.Enforced {
+			out = append(out, l)
+		}
+	}
+	return out
 }

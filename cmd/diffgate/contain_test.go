@@ -1,0 +1,164 @@
+package main
+
+// Pins containment as seen from the CLI, as root and as a normal user: a
+// contained script cannot write ~/.bashrc (a fixture HOME), read
+// ~/.ssh/id_ed25519, connect to a listener on 127.0.0.1 or see secrets in
+// its environment; the report and the stderr summary say what was
+// enforced; --contain=on without a layer exits 2 naming it.
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/testenv"
+)
+
+const containCLIScript = `#!/bin/sh
+echo x >> "$HOME/.bashrc" && echo WROTE-BASHRC
+cat "$HOME/.ssh/id_ed25519" && echo READ-SSH
+/usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null && echo CONNECTED
+echo "secret=${DG_API_TOKEN-unset} passed=${DG_PASSED-unset} set=${DG_SET-unset} named=${DG_TEST_KEY-unset}"
+echo ok > out
+`
+
+// containCLI runs the CLI binary on a workspace in /tmp with a fixture HOME
+// and a listener on 127.0.0.1; it returns the exit code, stdout, stderr,
+// the fixture HOME and the listener's connection count.
+func containCLI(t *testing.T, env []string, flags ...string) (code int, out, errs, home string, accepted int64, rep *report.Report) {
+	t.Helper()
+	bin := testenv.CLI(t)
+	// Directly in /tmp: the deny-read rules cannot allow the siblings in
+	// a directory the user may not list (testenv's 0711 parents).
+	base, err := os.MkdirTemp("/tmp", "dg-contain-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	home, ws := filepath.Join(base, "home"), filepath.Join(base, "ws")
+	for _, d := range []string{filepath.Join(home, ".ssh"), ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".bashrc"), []byte("orig\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("SECRET-KEY\n"), 0o600)
+	sh := filepath.Join(base, "s.sh")
+	os.WriteFile(sh, []byte(containCLIScript), 0o755)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	js := filepath.Join(base, "r.json")
+	args := append([]string{"run", "--workspace", ws, "--no-history", "--allow", "out", "--report", js}, flags...)
+	cmd := exec.Command(bin, append(args, "--", sh, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))...)
+	cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "DG_API_TOKEN=leak", "DG_PASSED=p", "DG_TEST_KEY=k"}, env...)...)
+	var ob, eb strings.Builder
+	cmd.Stdout, cmd.Stderr = &ob, &eb
+	err = cmd.Run()
+	ln.Close()
+	<-done
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(js); err == nil {
+		if rep, err = report.Parse(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" && code != 2 && rep != nil && rep.Containment.Contained {
+		t.Errorf(".bashrc = %q after a contained run", b)
+	}
+	return code, ob.String(), eb.String(), home, n.Load(), rep
+}
+
+func testRunContained(t *testing.T) {
+	code, out, errs, _, accepted, rep := containCLI(t, nil, "--env", "DG_PASSED", "--env", "DG_SET=s", "--env", "DG_TEST_KEY")
+	if code != 0 || rep == nil {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "leak"} {
+		if strings.Contains(errs, bad) {
+			t.Errorf("the script's output has %s:\n%s", bad, errs)
+		}
+	}
+	if !strings.Contains(errs, "secret=unset passed=p set=s named=k") {
+		t.Errorf("environment: stderr %s", errs)
+	}
+	if accepted != 0 {
+		t.Errorf("the listener accepted %d connections", accepted)
+	}
+	if !strings.Contains(errs, "\ncontained: landlock v") {
+		t.Errorf("no containment line in the summary:\n%s", errs)
+	}
+	c := rep.Containment
+	if c == nil || c.Mode != "auto" || !c.Contained || c.LandlockABI < 6 || c.Observed || !strings.HasPrefix(c.Why, "blocked actions not observable: ") {
+		t.Fatalf("containment = %+v", c)
+	}
+}
+
+func TestRunContained(t *testing.T) { testRunContained(t) }
+
+func TestRunContainedAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testRunContained(t)
+}
+
+// TestRunContainOff is the control: uncontained, the same script writes
+// ~/.bashrc, reads the key, connects and sees the secret, and the summary
+// says NOT CONTAINED.
+func TestRunContainOff(t *testing.T) {
+	code, out, errs, home, accepted, rep := containCLI(t, nil, "--contain=off")
+	if code != 0 || accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
+		t.Fatalf("exit %d accepted %d\nstdout %s\nstderr %s", code, accepted, out, errs)
+	}
+	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "secret=leak", "NOT CONTAINED: --contain=off"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %s:\n%s", want, errs)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\nx\n" {
+		t.Errorf(".bashrc = %q", b)
+	}
+}
+
+// TestRunContainOnMissingLayer: with Landlock pretended absent,
+// --contain=on exits 2 with one line naming it and the script never runs;
+// --contain=auto runs it and says NOT CONTAINED.
+func TestRunContainOnMissingLayer(t *testing.T) {
+	code, out, errs, home, accepted, rep := containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"}, "--contain=on")
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "landlock") || rep != nil || accepted != 0 {
+		t.Fatalf("exit %d accepted %d\nstdout %s\nstderr %s", code, accepted, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" {
+		t.Errorf(".bashrc = %q: the script ran", b)
+	}
+	code, _, errs, _, _, rep = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"})
+	if code != 0 || rep == nil || rep.Containment.Contained || !strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
+		t.Fatalf("auto without landlock: exit %d\nstderr %s", code, errs)
+	}
+}
