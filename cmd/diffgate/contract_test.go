@@ -188,6 +188,8 @@ func TestUsageErrorsExit2OneLine(t *testing.T) {
 		"snapshot no out":     {"snapshot", ws},
 		"snapshot bad dir":    {"snapshot", filepath.Join(ws, "nope"), "-o", filepath.Join(t.TempDir(), "m.json")},
 		"db inside workspace": {"run", "--workspace", ws, "--db", filepath.Join(ws, "h.db"), "--", sh},
+		"bad contain":         {"run", "--workspace", ws, "--no-history", "--contain", "maybe", "--", sh},
+		"bad env":             {"run", "--workspace", ws, "--no-history", "--env", "=x", "--", sh},
 	}
 	for name, args := range cases {
 		code, out, errs := cliRun(t, args...)
@@ -866,5 +868,27 @@ func TestReportReviewObject(t *testing.T) {
 	if raw["verdict"] != "fail" || fmt.Sprint(raw["allowlist"]) != "[logs/]" || rv == nil ||
 		fmt.Sprint(rv["allowlist"]) != "[logs/ config.json]" || rv["decision"] != "approved" || rv["note"] != "generated" || rv["verdict"] != "pass" {
 		t.Fatalf("verdict %v allowlist %v review %v", raw["verdict"], raw["allowlist"], rv)
+	}
+}
+
+// TestRunContainmentReportFields pins the contract's containment fields in
+// the JSON report: containment.mode, its layers (requested vs enforced),
+// and, while blocked actions are not observed, observed false with the
+// reason in containment.why.
+func TestRunContainmentReportFields(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	js := filepath.Join(t.TempDir(), "r.json")
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--", sh); code != 0 {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"containment": {`, `"mode": "auto"`, `"layers": [`, `"requested": true`, `"enforced": `,
+		`"observed": false`, `"why": "blocked actions not observable: `} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("report lacks %s:\n%s", want, data)
+		}
 	}
 }

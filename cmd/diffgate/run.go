@@ -255,28 +255,11 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// containSummary is the containment line of the stderr summary:
-// "contained: landlock v7, network off, env allow list" or, loudly,
-// "NOT CONTAINED: ..." naming each missing layer and why.
+// containSummary is the containment line of the stderr summary (see
+// report.Containment.Summary), printable and bounded.
 func containSummary(c *report.Containment) string {
 	if c == nil {
 		return ""
 	}
-	if c.Mode == string(contain.Off) {
-		return "NOT CONTAINED: --contain=off"
-	}
-	if miss := c.Missing(); len(miss) > 0 {
-		parts := make([]string, len(miss))
-		for i, l := range miss {
-			parts[i] = l.Name + " (" + l.Why + ")"
-		}
-		return report.Printable(truncate("NOT CONTAINED: "+strings.Join(parts, ", "), 300))
-	}
-	parts := []string{fmt.Sprintf("landlock v%d", c.LandlockABI)}
-	for _, l := range c.Layers {
-		if l.Name == "network" && l.Requested {
-			parts = append(parts, "network off (TCP)")
-		}
-	}
-	return "contained: " + strings.Join(append(parts, "env allow list"), ", ")
+	return report.Printable(truncate(c.Summary(), 300))
 }

@@ -2,7 +2,7 @@ package main
 
 // Pins the gate's handling of its supervisor as seen from the CLI: a script
 // that kills or stops its supervisor fails the run with a reason (never a
-// pass), and DIFFGATE_SUPERVISOR in the user's environment changes nothing.
+// pass; uncontained: contained, the script cannot signal it), and DIFFGATE_SUPERVISOR in the user's environment changes nothing.
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestRunSupervisorKilledOrStoppedFails(t *testing.T) {
 			// The writer is started and running before the supervisor goes.
 			ws, sh := fixture(t, "sh -c 'while :; do sleep 1; done' &\nuntil [ -n \"$(pgrep -P $! sleep)\" ]; do :; done\nkill -"+sig+" $PPID\nsleep 300")
 			js := filepath.Join(t.TempDir(), "r.json")
-			code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--timeout", "0", "--report", js, "--", sh)
+			code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--timeout", "0", "--report", js, "--contain=off", "--", sh)
 			if code != 1 || !strings.Contains(out, "LEFTOVER pid ") || !strings.Contains(out, "while :; do sleep 1; done") {
 				t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 			}
@@ -52,7 +52,7 @@ func TestRunIgnoresSupervisorVariable(t *testing.T) {
 	bin := testenv.CLI(t)
 	ws, sh := fixture(t, "echo \"var=$DIFFGATE_SUPERVISOR\" >&2\necho x > new")
 	run := func(env ...string) (int, string, string) {
-		cmd := exec.Command(bin, "run", "--workspace", ws, "--no-history", "--", sh)
+		cmd := exec.Command(bin, "run", "--workspace", ws, "--no-history", "--env", "DIFFGATE_SUPERVISOR", "--", sh)
 		cmd.Env = append(os.Environ(), env...)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

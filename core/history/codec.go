@@ -7,6 +7,7 @@ import (
 	"compress/flate"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -311,19 +312,36 @@ var lowerHex = func() (t [256]bool) {
 const (
 	extraV1 = 1
 	extraV2 = 2
+	// extraV3 adds the containment object (report.Containment, as JSON).
+	extraV3 = 3
 )
 
 func encodeExtra(r *report.Report) []byte {
 	p := &r.Process
-	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil {
+	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil && r.Containment == nil {
 		return nil
 	}
 	var e enc
-	if r.Stage != nil {
+	var contained []byte
+	switch {
+	case r.Containment != nil:
+		// Version 3: a stage flag, then version 1's fields, then the
+		// containment object (JSON).
+		var err error
+		if contained, err = json.Marshal(r.Containment); err != nil {
+			contained = nil
+		}
+		e.uint(extraV3)
+		e.bool(r.Stage != nil)
+		if r.Stage != nil {
+			e.str(r.Stage.ID)
+			e.str(r.Stage.Mechanism)
+		}
+	case r.Stage != nil:
 		e.uint(extraV2)
 		e.str(r.Stage.ID)
 		e.str(r.Stage.Mechanism)
-	} else {
+	default:
 		e.uint(extraV1)
 	}
 	e.str(r.Script.Command)
@@ -335,6 +353,9 @@ func encodeExtra(r *report.Report) []byte {
 		e.str(u.When)
 		e.str(u.Reason)
 	}
+	if r.Containment != nil {
+		e.str(string(contained))
+	}
 	return e.b
 }
 
@@ -343,10 +364,15 @@ func decodeExtra(b []byte, r *report.Report) error {
 		return nil
 	}
 	d := dec{b: b}
-	switch v := d.uint(); {
+	v := d.uint()
+	switch {
 	case d.err != nil, v == extraV1:
 	case v == extraV2:
 		r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
+	case v == extraV3:
+		if d.uint() == 1 {
+			r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
+		}
 	default:
 		return fmt.Errorf("extra encoding version %d", v)
 	}
@@ -359,6 +385,13 @@ func decodeExtra(b []byte, r *report.Report) error {
 			u := &r.Unreadable[i]
 			u.Path, u.When, u.Reason = d.str(), d.str(), d.str()
 		}
+	}
+	if v == extraV3 && d.err == nil {
+		var c report.Containment
+		if err := json.Unmarshal([]byte(d.str()), &c); err != nil && d.err == nil {
+			d.err = errCorruptBlob
+		}
+		r.Containment = &c
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob

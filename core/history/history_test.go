@@ -1398,3 +1398,32 @@ func TestCheckOutsideHardLink(t *testing.T) {
 		t.Errorf("a database hard-linked into the workspace: %v", err)
 	}
 }
+
+// TestRoundTripContainment: the containment levels are recorded with the
+// run (hashed, in runs.extra version 3), with and without a stage.
+func TestRoundTripContainment(t *testing.T) {
+	db, _ := tempDB(t)
+	for i, stage := range []*report.Stage{nil, {ID: "s1", Mechanism: "overlay", State: report.StagePending}} {
+		want := oddReport("/ws")
+		want.Stage = stage
+		want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Why: "blocked actions not observable: x",
+			Layers: []report.Layer{{Name: "env", Requested: true, Enforced: true, How: "allow list"},
+				{Name: "network", Requested: true, Why: "net: none"}}}
+		run := &Run{Report: want, ScriptText: []byte("x")}
+		id, err := db.Record(ctx, run, sampleContents, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Report.Containment == nil || !reflect.DeepEqual(got.Report.Containment.Layers[0], want.Containment.Layers[0]) ||
+			got.Report.Containment.LandlockABI != 7 || got.Report.Containment.Mode != "auto" || (got.Report.Stage == nil) != (stage == nil) {
+			t.Fatalf("%d: containment %+v stage %+v", i, got.Report.Containment, got.Report.Stage)
+		}
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad != nil {
+		t.Fatalf("Verify: %v %v", bad, err)
+	}
+}

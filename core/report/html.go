@@ -95,22 +95,25 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 type htmlView struct {
-	Title      string
-	CSS        template.CSS
-	Pass       bool
-	Reasons    []string
-	Counts     Counts
-	Workspace  string
-	Script     string
-	SHA256     string
-	Args       []string
-	Allowlist  []string
-	Started    string
-	Finished   string
-	Duration   string
-	Status     string
-	StatusOK   bool
-	Leftovers  []Leftover
+	Title     string
+	CSS       template.CSS
+	Pass      bool
+	Reasons   []string
+	Counts    Counts
+	Workspace string
+	Script    string
+	SHA256    string
+	Args      []string
+	Allowlist []string
+	Started   string
+	Finished  string
+	Duration  string
+	Status    string
+	StatusOK  bool
+	Leftovers []Leftover
+	// Contain is the containment line, ContainOK false when not contained.
+	Contain    string
+	ContainOK  bool
 	Violations []htmlChange
 	Unreadable []diff.Unknown
 	Allowed    []htmlChange
@@ -194,6 +197,9 @@ func (r *Report) htmlView() *htmlView {
 		if v.Review.Pass {
 			v.Review.Verdict = "PASS"
 		}
+	}
+	if c := r.Containment; c != nil {
+		v.Contain, v.ContainOK = cleanText(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
 	}
 	for _, l := range r.Process.Leftovers {
 		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})

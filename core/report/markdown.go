@@ -129,6 +129,13 @@ func (r *Report) markdown(m *mdWriter) {
 		status = "❌ **" + status + "**"
 	}
 	row("Process", status)
+	if c := r.Containment; c != nil {
+		line := mdText(c.Summary())
+		if len(c.Missing()) > 0 || c.Mode == "off" {
+			line = "❌ **" + line + "**"
+		}
+		row("Containment", line)
+	}
 	if len(r.Process.Leftovers) == 0 {
 		row("Leftovers", "none")
 	} else {

@@ -4,6 +4,8 @@
 package report
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -163,4 +165,30 @@ func (c *Containment) Missing() []Layer {
 		}
 	}
 	return out
+}
+
+// Summary is the containment in one line: "contained: landlock v7,
+// network off (TCP), env allow list", or, for a run that was not fully
+// contained, "NOT CONTAINED: LAYER (why), ..." ("" for nil).
+func (c *Containment) Summary() string {
+	if c == nil {
+		return ""
+	}
+	if c.Mode == "off" {
+		return "NOT CONTAINED: --contain=off"
+	}
+	if miss := c.Missing(); len(miss) > 0 {
+		parts := make([]string, len(miss))
+		for i, l := range miss {
+			parts[i] = l.Name + " (" + l.Why + ")"
+		}
+		return "NOT CONTAINED: " + strings.Join(parts, ", ")
+	}
+	parts := []string{fmt.Sprintf("landlock v%d", c.LandlockABI)}
+	for _, l := range c.Layers {
+		if l.Name == "network" && l.Requested {
+			parts = append(parts, "network off (TCP)")
+		}
+	}
+	return "contained: " + strings.Join(append(parts, "env allow list"), ", ")
 }
