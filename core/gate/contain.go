@@ -120,7 +120,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 	c.Layers = []report.Layer{
 		layer("env", true, true, "allow list, private TMPDIR"),
 		layer("filesystem", true, e.Filesystem, ll+": writes only to the workspace, TMPDIR, /dev nodes and --writable"),
-		layer("secrets", true, e.Filesystem, ll+": secret stores and --deny-read not readable"),
+		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
 		layer("network", !pol.Net, e.Net, ll+": TCP connect and bind denied (UDP is not)"),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
 	}
@@ -131,7 +131,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 // layerWhy picks the part of the supervisor's reason that concerns a layer
 // ("net: ...; signals: ..."), or the whole reason (Landlock missing).
 func layerWhy(why, layer string) string {
-	key := map[string]string{"network": "net: ", "signals": "signals: "}[layer]
+	key := map[string]string{"network": "net: ", "signals": "signals: ", "secrets": "secrets: "}[layer]
 	for _, part := range strings.Split(why, "; ") {
 		if key != "" && strings.HasPrefix(part, key) {
 			return part

@@ -129,7 +129,16 @@ func restrictThread(c *Containment) (*Enforced, error) {
 		return enf, required(c, enf.Why)
 	}
 	defer unix.Close(int(fd))
-	for _, r := range pathRules(c) {
+	rules, open := pathRules(c)
+	if len(open) > 0 {
+		why = append(why, fmt.Sprintf("secrets: %s stays readable (a directory above it cannot be listed)", open[0]))
+		if c.Required {
+			return nil, errors.New("proc: containment: " + why[len(why)-1])
+		}
+	} else {
+		enf.Secrets = true
+	}
+	for _, r := range rules {
 		if err := addPathRule(int(fd), r, attr.Handled_access_fs); err != nil {
 			return nil, fmt.Errorf("proc: containment: landlock rule for %s: %v", r.path, err)
 		}
@@ -177,14 +186,13 @@ func required(c *Containment, why string) error {
 // can only allow, and a rule covers a directory's whole tree: each
 // directory on the way to a denied path gets no rule of its own, its
 // other entries get one each ("allow every sibling along the path").
-func pathRules(c *Containment) []pathRule {
+func pathRules(c *Containment) (rules []pathRule, open []string) {
 	var deny []string
 	for _, d := range c.DenyRead {
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			deny = append(deny, r)
 		}
 	}
-	var rules []pathRule
 	add := func(p string, dirRights, fileRights uint64) {
 		fi, err := os.Stat(p)
 		switch {
@@ -199,6 +207,15 @@ func pathRules(c *Containment) []pathRule {
 	walk = func(dir string) {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
+			// Its entries cannot be named (a directory the user may
+			// traverse but not list): the whole directory stays
+			// readable, and so do the denied paths below it (reported).
+			add(dir, readDirRights, readFileRights)
+			for _, d := range deny {
+				if under(d, []string{dir}) == 1 {
+					open = append(open, d)
+				}
+			}
 			return
 		}
 		for _, e := range ents {
@@ -226,16 +243,14 @@ func pathRules(c *Containment) []pathRule {
 	sort.Strings(ws)
 	for _, w := range ws {
 		// A writable directory is readable too, unless a denied path
-		// lies below it: then its reads come from the walk above (which
-		// cannot list a directory the user may only traverse: what is
-		// in one of those is readable only when writable).
+		// lies below it: then its reads come from the walk above.
 		if under(w, deny) == 0 {
 			add(w, writeDir|readDirRights, writeFileRights|readFileRights)
 		} else {
 			add(w, writeDir, writeFileRights)
 		}
 	}
-	return rules
+	return rules, open
 }
 
 // under says where p stands relative to the denied paths: 1 when p is one

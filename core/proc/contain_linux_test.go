@@ -199,3 +199,38 @@ func TestContainmentMissingLayer(t *testing.T) {
 		t.Fatalf("Contained = %+v", e)
 	}
 }
+
+// TestContainmentUnlistableParentAsUser: a secret store below a directory
+// the user may traverse but not list cannot be hidden (Landlock can only
+// allow, and the siblings there cannot be named): the script still runs
+// and reads its files, and the run says which path stayed readable.
+func TestContainmentUnlistableParentAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	f := newContainFixture(t)
+	locked := filepath.Join(filepath.Dir(f.ws), "locked")
+	for _, d := range []string{filepath.Join(locked, "ws"), filepath.Join(locked, "home", ".ssh")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(locked, "home", ".ssh", "id"), []byte("K\n"), 0o600)
+	os.WriteFile(filepath.Join(locked, "data"), []byte("D\n"), 0o644)
+	if err := os.Chmod(locked, 0o311); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	ws := filepath.Join(locked, "ws")
+	path := filepath.Join(ws, "s.sh")
+	os.WriteFile(path, []byte("#!/bin/sh\ncat ../data\n"), 0o755)
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: ws, Path: path, Timeout: 30 * time.Second,
+		Containment: proc.Containment{Enabled: true, Writable: []string{ws}, DenyRead: []string{filepath.Join(locked, "home", ".ssh")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Contained
+	if string(res.Stdout.Head) != "D\n" || e == nil || !e.Filesystem || e.Secrets || !strings.Contains(e.Why, "secrets: ") {
+		t.Fatalf("stdout %q stderr %q Contained %+v", res.Stdout.Head, res.Stderr.Head, e)
+	}
+}

@@ -157,6 +157,8 @@ type Enforced struct {
 	Filesystem bool `json:"filesystem"`
 	Net        bool `json:"net"`
 	Signals    bool `json:"signals"`
+	// Secrets says whether every DenyRead path was made unreadable.
+	Secrets bool `json:"secrets"`
 	// Why says why a requested layer is missing ("" when none is).
 	Why string `json:"why,omitempty"`
 }
