@@ -739,19 +739,20 @@ func TestRunSummaryLine(t *testing.T) {
 
 // TestInvalidUTF8PassesThrough: invalid UTF-8 in the workspace path, the
 // script path, an argument and an environment value reaches the script byte
-// for byte; the JSON report carries the raw bytes in _b64 twins that Parse
-// restores.
+// for byte (to the supervisor's containment rules too: the script writes
+// into the workspace); the JSON report carries the raw bytes in _b64 twins
+// that Parse restores.
 func TestInvalidUTF8PassesThrough(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws\xff")
 	os.Mkdir(ws, 0o755)
 	realWS, _ := filepath.EvalSymlinks(ws)
 	sh := filepath.Join(dir, "gen\xfe.sh")
-	os.WriteFile(sh, []byte("#!/bin/sh\n[ \"$1\" = \"$(printf 'a\\377b')\" ] || exit 7\n[ \"$X\" = \"$(printf 'v\\375v')\" ] || exit 8\n[ \"$(pwd -P)\" = \"$WANT_WS\" ] || exit 9\n"), 0o755)
+	os.WriteFile(sh, []byte("#!/bin/sh\n[ \"$1\" = \"$(printf 'a\\377b')\" ] || exit 7\n[ \"$X\" = \"$(printf 'v\\375v')\" ] || exit 8\n[ \"$(pwd -P)\" = \"$WANT_WS\" ] || exit 9\necho x > out || exit 10\n"), 0o755)
 	t.Setenv("X", "v\xfdv")
 	t.Setenv("WANT_WS", realWS)
 	rj := filepath.Join(t.TempDir(), "r.json")
-	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", rj, "--", sh, "a\xffb", "plain")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", rj, "--env", "X", "--env", "WANT_WS", "--allow", "out", "--", sh, "a\xffb", "plain")
 	if code != 0 || out != "" {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 	}

@@ -424,7 +424,8 @@ echo '%s' > config.json
 		return sh
 	}
 	gate := func(sh string) (int, string, string) {
-		cmd := exec.Command(bin, "run", "--workspace", ws, "--db", db, "--allowlist-from-history", "--", sh)
+		// --writable: the script records its attempts outside the workspace.
+		cmd := exec.Command(bin, "run", "--workspace", ws, "--db", db, "--allowlist-from-history", "--writable", out, "--", sh)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

@@ -17,6 +17,9 @@ type wireSpec struct {
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
 	Overlay     *wireOverlay  `json:"overlay,omitempty"`
+	// The containment's paths, as bytes (Containment's own are nil).
+	Writable [][]byte `json:"writable,omitempty"`
+	DenyRead [][]byte `json:"deny_read,omitempty"`
 }
 
 // wireOverlay is Overlay on the wire, its paths as bytes.
@@ -42,9 +45,12 @@ func fromBytes(bs [][]byte) []string {
 
 // MarshalJSON encodes the spec with its strings as bytes.
 func (s superSpec) MarshalJSON() ([]byte, error) {
+	c := s.Containment
+	c.Writable, c.DenyRead = nil, nil
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
-		Grace: s.Grace, Containment: s.Containment, Overlay: toWireOverlay(s.Overlay),
+		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay),
+		Writable: toBytes(s.Containment.Writable), DenyRead: toBytes(s.Containment.DenyRead),
 	})
 }
 
@@ -57,6 +63,12 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 	*s = superSpec{
 		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
 		Grace: w.Grace, Containment: w.Containment,
+	}
+	if len(w.Writable) > 0 {
+		s.Containment.Writable = fromBytes(w.Writable)
+	}
+	if len(w.DenyRead) > 0 {
+		s.Containment.DenyRead = fromBytes(w.DenyRead)
 	}
 	if o := w.Overlay; o != nil {
 		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work)}
