@@ -121,7 +121,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 		layer("env", true, true, "allow list, private TMPDIR"),
 		layer("filesystem", true, e.Filesystem, ll+": writes only to the workspace, TMPDIR, /dev nodes and --writable"),
 		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
-		layer("network", !pol.Net, e.Net, ll+": TCP connect and bind denied (UDP is not)"),
+		layer("network", !pol.Net, e.Seccomp || e.Net, netHow(e, ll)),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
 	}
 	c.Contained = len(c.Missing()) == 0
@@ -131,11 +131,22 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 // layerWhy picks the part of the supervisor's reason that concerns a layer
 // ("net: ...; signals: ..."), or the whole reason (Landlock missing).
 func layerWhy(why, layer string) string {
-	key := map[string]string{"network": "net: ", "signals": "signals: ", "secrets": "secrets: "}[layer]
+	key := map[string]string{"network": "seccomp: ", "signals": "signals: ", "secrets": "secrets: "}[layer]
 	for _, part := range strings.Split(why, "; ") {
 		if key != "" && strings.HasPrefix(part, key) {
 			return part
 		}
 	}
 	return why
+}
+
+// netHow says how the network was turned off.
+func netHow(e *proc.Enforced, ll string) string {
+	switch {
+	case e.Seccomp && e.Net:
+		return "seccomp: no AF_INET/AF_INET6 sockets, no io_uring; " + ll + ": TCP connect and bind denied"
+	case e.Seccomp:
+		return "seccomp: no AF_INET/AF_INET6 sockets, no io_uring"
+	}
+	return ll + ": TCP connect and bind denied (UDP is not: no seccomp filter)"
 }

@@ -72,7 +72,22 @@ func startContained(sp *superSpec) (int, *Enforced, error) {
 			go launch()
 			select {}
 		}
+		// no_new_privs first: Landlock and seccomp both need it (setuid
+		// programs then gain nothing).
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- started{err: fmt.Errorf("proc: containment: no_new_privs: %v", err)}
+			select {}
+		}
 		enf, err := restrictThread(c)
+		if err == nil && c.NoNet {
+			if ferr := applyNetFilter(); ferr != nil {
+				why := "seccomp: " + oneLine(ferr)
+				enf.Why = strings.TrimPrefix(enf.Why+"; "+why, "; ")
+				err = required(c, why)
+			} else {
+				enf.Seccomp = true
+			}
+		}
 		if err != nil {
 			done <- started{err: err}
 			select {}
@@ -142,9 +157,6 @@ func restrictThread(c *Containment) (*Enforced, error) {
 		if err := addPathRule(int(fd), r, attr.Handled_access_fs); err != nil {
 			return nil, fmt.Errorf("proc: containment: landlock rule for %s: %v", r.path, err)
 		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("proc: containment: no_new_privs: %v", err)
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return nil, fmt.Errorf("proc: containment: landlock: %v", errno)

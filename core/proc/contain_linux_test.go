@@ -80,6 +80,8 @@ echo x >> "$HOME/.bashrc" && echo WROTE-BASHRC
 cat "$HOME/.ssh/id_ed25519" && echo READ-SSH
 /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null && echo CONNECTED
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$1" 2>/dev/null && echo CONNECTED-BASH
+/usr/bin/python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" 2>/dev/null && echo UDP-SOCKET
+/usr/bin/python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('u.sock')" && echo UNIX-SOCKET
 kill -STOP $PPID 2>/dev/null && echo STOPPED-SUPERVISOR
 echo ok > out && echo WROTE-WS
 echo tmp > "$TMPDIR/t" && echo WROTE-TMP
@@ -122,15 +124,15 @@ func testContainment(t *testing.T) {
 		t.Fatalf("run: exit %d, supervisor %q, stdout %q, stderr %q", res.ExitCode, res.SupervisorLost, out, res.Stderr.Head)
 	}
 	e := res.Contained
-	if e == nil || !e.Filesystem || !e.Net || !e.Signals || e.LandlockABI < 6 || e.Why != "" {
-		t.Fatalf("Contained = %+v, want filesystem, net and signals at ABI >= 6", e)
+	if e == nil || !e.Filesystem || !e.Net || !e.Signals || !e.Seccomp || !e.Secrets || e.LandlockABI < 6 || e.Why != "" {
+		t.Fatalf("Contained = %+v, want every layer at ABI >= 6", e)
 	}
-	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "STOPPED-SUPERVISOR"} {
+	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "UDP-SOCKET", "STOPPED-SUPERVISOR"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("stdout has %s:\n%s", bad, out)
 		}
 	}
-	for _, good := range []string{"WROTE-WS", "WROTE-TMP", "READ-BASHRC"} {
+	for _, good := range []string{"WROTE-WS", "WROTE-TMP", "READ-BASHRC", "UNIX-SOCKET"} {
 		if !strings.Contains(out, good) {
 			t.Errorf("stdout lacks %s:\n%s\nstderr: %s", good, out, res.Stderr.Head)
 		}
@@ -144,8 +146,9 @@ func testContainment(t *testing.T) {
 }
 
 // TestContainment runs a script that tries to write ~/.bashrc, read
-// ~/.ssh/id_ed25519, connect to a listener on 127.0.0.1 and stop the
-// supervisor: all fail, while it writes its workspace and TMPDIR.
+// ~/.ssh/id_ed25519, connect to a listener on 127.0.0.1, open a UDP
+// socket and stop the supervisor: all fail, while it writes its workspace
+// and TMPDIR and binds an AF_UNIX socket there.
 func TestContainment(t *testing.T) { testContainment(t) }
 
 func TestContainmentAsUser(t *testing.T) {
@@ -163,7 +166,7 @@ func TestContainmentOff(t *testing.T) {
 	res := runContained(t, f, port, proc.Containment{})
 	accepted := stop()
 	out := string(res.Stdout.Head)
-	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED"} {
+	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "UDP-SOCKET"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %s:\n%s", want, out)
 		}

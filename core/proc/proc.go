@@ -141,7 +141,8 @@ type Containment struct {
 	Writable []string `json:"writable,omitempty"`
 	// DenyRead are the paths the script may not read (absolute).
 	DenyRead []string `json:"deny_read,omitempty"`
-	// NoNet turns TCP connect and bind off (Landlock ABI >= 4).
+	// NoNet turns the network off: a seccomp filter (no AF_INET or
+	// AF_INET6 socket, no io_uring) and Landlock's TCP rules (ABI >= 4).
 	NoNet bool `json:"no_net,omitempty"`
 	// NoLandlock pretends the kernel has no Landlock (tests of the
 	// fallback and of Required).
@@ -159,6 +160,9 @@ type Enforced struct {
 	Signals    bool `json:"signals"`
 	// Secrets says whether every DenyRead path was made unreadable.
 	Secrets bool `json:"secrets"`
+	// Seccomp says whether the network filter was loaded (NoNet: no
+	// AF_INET/AF_INET6 sockets, no io_uring).
+	Seccomp bool `json:"seccomp"`
 	// Why says why a requested layer is missing ("" when none is).
 	Why string `json:"why,omitempty"`
 }

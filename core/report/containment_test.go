@@ -10,14 +10,14 @@ import (
 // Markdown and the HTML report, and a run that was not contained says so.
 func TestContainmentInEveryFormat(t *testing.T) {
 	ok := &Containment{Mode: "auto", LandlockABI: 7, Contained: true, Layers: []Layer{
-		{Name: "env", Requested: true, Enforced: true}, {Name: "network", Requested: true, Enforced: true}}}
+		{Name: "env", Requested: true, Enforced: true}, {Name: "network", Requested: true, Enforced: true, How: "seccomp: no AF_INET"}}}
 	bad := &Containment{Mode: "auto", Layers: []Layer{
 		{Name: "filesystem", Requested: true, Why: "landlock: not supported by this kernel"}}}
 	cases := []struct {
 		c    *Containment
 		want string
 	}{
-		{ok, "contained: landlock v7, network off (TCP), env allow list"},
+		{ok, "contained: landlock v7, seccomp net-off, env allow list"},
 		{bad, "NOT CONTAINED: filesystem (landlock: not supported by this kernel)"},
 		{&Containment{Mode: "off"}, "NOT CONTAINED: --contain=off"},
 	}

@@ -168,7 +168,7 @@ func (c *Containment) Missing() []Layer {
 }
 
 // Summary is the containment in one line: "contained: landlock v7,
-// network off (TCP), env allow list", or, for a run that was not fully
+// seccomp net-off, env allow list", or, for a run that was not fully
 // contained, "NOT CONTAINED: LAYER (why), ..." ("" for nil).
 func (c *Containment) Summary() string {
 	if c == nil {
@@ -186,8 +186,12 @@ func (c *Containment) Summary() string {
 	}
 	parts := []string{fmt.Sprintf("landlock v%d", c.LandlockABI)}
 	for _, l := range c.Layers {
-		if l.Name == "network" && l.Requested {
-			parts = append(parts, "network off (TCP)")
+		switch {
+		case l.Name != "network" || !l.Requested:
+		case strings.HasPrefix(l.How, "seccomp"):
+			parts = append(parts, "seccomp net-off")
+		default:
+			parts = append(parts, "network off (TCP only)")
 		}
 	}
 	return "contained: " + strings.Join(append(parts, "env allow list"), ", ")
