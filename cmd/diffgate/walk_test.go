@@ -116,7 +116,9 @@ func TestWorkspaceRootChanges(t *testing.T) {
 			ws, sh, dir := userFixture(t, c.script)
 			defer os.Chmod(ws, 0o755)
 			rep, db := filepath.Join(dir, "r.json"), filepath.Join(dir, "h.db")
-			code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--report", rep, "--", sh)
+			// --writable: contained, the root can be replaced only when
+			// the directory holding it is writable.
+			code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--report", rep, "--writable", dir, "--", sh)
 			if c.want == "" {
 				c.want = "CHANGED . (type dir -> symlink, target  -> " + ws + ".copy, symlink-escape)\nUNREADABLE . (not a directory)\n"
 			}
