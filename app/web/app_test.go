@@ -305,3 +305,15 @@ func richText(t *widget.RichText) string {
 	}
 	return b.String()
 }
+
+// TestStagedReportHasNoApply: the browser has no staging, so a staged
+// run's report shows neither Apply nor Discard (the desktop does).
+func TestStagedReportHasNoApply(t *testing.T) {
+	x, _, _ := newTestApp(t)
+	r := review.DemoReport()
+	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
+	x.Show("staged", r)
+	if x.View().StageText() != "" {
+		t.Errorf("stage strip %q in the browser", x.View().StageText())
+	}
+}
