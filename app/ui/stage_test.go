@@ -15,6 +15,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -46,6 +47,7 @@ func stagedRun(t *testing.T) (*UI, *loop, fyne.Window, string) {
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
 	info := richText(u.run.stageInfo)
+	t.Logf("Run tab: %s", info)
 	if !strings.Contains(info, "Staged in ") || !strings.Contains(info, "stage read in ") || !strings.Contains(info, "the workspace is untouched") {
 		t.Errorf("Run tab stage line %q", info)
 	}
@@ -102,8 +104,17 @@ func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
 }
 
 // TestStagedApply: Apply writes the run's changes into the workspace, the
-// review and the reopened run say applied, and the buttons are disabled.
+// review and the reopened run say applied, and the buttons are disabled;
+// with the mechanism the probe picks, and with the copy.
 func TestStagedApply(t *testing.T) {
+	t.Run("probed", stagedApply)
+	t.Run("copy", func(t *testing.T) {
+		t.Setenv(pipeline.MechanismEnv, "copy")
+		stagedApply(t)
+	})
+}
+
+func stagedApply(t *testing.T) {
 	u, l, w, ws := stagedRun(t)
 	v := u.Review()
 	test.Tap(v.ApplyButton())
