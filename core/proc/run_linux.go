@@ -154,6 +154,11 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		repR.Close()
 		discardReaders(rs)
 		discardReaders([2]*streamReader{diag})
+		if spec.Overlay != nil {
+			// The namespaces an overlay needs could not be made (a chroot,
+			// restricted user namespaces): say so, the caller falls back.
+			return nil, fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneLine(err))
+		}
 		return nil, fmt.Errorf("proc: start supervisor: %v", oneLine(err))
 	}
 	defer unregister()

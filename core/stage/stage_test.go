@@ -627,6 +627,9 @@ func probeForWorkspace(t *testing.T) {
 	makeWorkspace(t, ws)
 	pristine := filepath.Join(t.TempDir(), "pristine")
 	cpTree(t, ws, pristine)
+	if p := stage.Probe(context.Background(), t.TempDir()); p.Mechanism != stage.Overlay {
+		t.Skipf("no overlay here (uid %d): %s", os.Geteuid(), p.Why)
+	}
 	if p := stage.ProbeFor(context.Background(), t.TempDir(), ws); p.Mechanism != stage.Overlay {
 		t.Fatalf("probe over the workspace: %+v", p)
 	}
