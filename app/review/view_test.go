@@ -630,9 +630,8 @@ func TestThousandsOfChanges(t *testing.T) {
 		t.Errorf("filter file1 shows %d", n)
 	}
 	v.Allow("pkg1*/")
-	if elapsed := time.Since(start); elapsed > 10*time.Second {
-		t.Errorf("building, filtering and re-evaluating 20000 changes took %s", elapsed)
-	}
+	// How long this takes is measured by make bench, not asserted here.
+	t.Logf("building, filtering and re-evaluating 20000 changes took %s", time.Since(start))
 	if c := v.Report().Count(); c.Violations+c.Allowed != 20000 {
 		t.Errorf("counts %+v", c)
 	}
