@@ -110,12 +110,17 @@ func testRunContained(t *testing.T) {
 	if accepted != 0 {
 		t.Errorf("the listener accepted %d connections", accepted)
 	}
-	if !strings.Contains(errs, "\ncontained: landlock v") {
-		t.Errorf("no containment line in the summary:\n%s", errs)
-	}
 	c := rep.Containment
-	if c == nil || c.Mode != "auto" || !c.Contained || c.LandlockABI < 6 || c.Observed || !strings.HasPrefix(c.Why, "blocked actions not observable: ") {
+	if c == nil || c.Mode != "auto" || c.LandlockABI < 6 || c.Observed || !strings.HasPrefix(c.Why, "blocked actions not observable: ") {
 		t.Fatalf("containment = %+v", c)
+	}
+	// As root every layer but the limits (RLIMIT_NPROC does not hold root).
+	miss := c.Missing()
+	switch {
+	case os.Geteuid() != 0 && (len(miss) != 0 || !c.Contained || !strings.Contains(errs, "\ncontained: landlock v")):
+		t.Fatalf("missing %+v, stderr %s", miss, errs)
+	case os.Geteuid() == 0 && (len(miss) != 1 || miss[0].Name != "limits" || !strings.Contains(errs, "NOT CONTAINED: limits (limits: RLIMIT_NPROC does not hold root)")):
+		t.Fatalf("as root: missing %+v, stderr %s", miss, errs)
 	}
 }
 

@@ -112,6 +112,8 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 		switch {
 		case l.Enforced:
 			l.How = how
+		case requested && name == "limits" && runtime.GOOS == "linux":
+			l.Why = limitsWhy(e)
 		case requested:
 			l.Why = layerWhy(why, name)
 		}
@@ -123,6 +125,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
 		layer("network", !pol.Net, e.Seccomp || e.Net, netHow(e, ll)),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
+		layer("limits", true, e.NProc && e.FSize, fmt.Sprintf("soft RLIMIT_NPROC (+%d tasks), RLIMIT_FSIZE (%d TiB)", proc.DefaultNProc, proc.DefaultFSize>>40)),
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c
@@ -149,4 +152,15 @@ func netHow(e *proc.Enforced, ll string) string {
 		return "seccomp: no AF_INET/AF_INET6 sockets, no io_uring"
 	}
 	return ll + ": TCP connect and bind denied (UDP is not: no seccomp filter)"
+}
+
+// limitsWhy says why the limits layer is missing.
+func limitsWhy(e *proc.Enforced) string {
+	switch {
+	case !e.FSize:
+		return "limits: RLIMIT_FSIZE could not be set"
+	case !e.NProc && os.Geteuid() == 0:
+		return "limits: RLIMIT_NPROC does not hold root"
+	}
+	return "limits: RLIMIT_NPROC could not be set"
 }

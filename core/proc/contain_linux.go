@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -92,7 +93,9 @@ func startContained(sp *superSpec) (int, *Enforced, error) {
 			done <- started{err: err}
 			select {}
 		}
+		restore := capLimits(c, enf)
 		pid, err := startScript(sp)
+		restore()
 		done <- started{pid: pid, enf: enf, err: err}
 		select {}
 	}
@@ -278,4 +281,80 @@ func under(p string, deny []string) int {
 		}
 	}
 	return res
+}
+
+// capLimits lowers the soft RLIMIT_NPROC and RLIMIT_FSIZE of the
+// supervisor for the fork of the script, which inherits them, and returns
+// the function that restores the supervisor's own. Limits are per process,
+// not per thread, so they are set around the fork only; the hard limits
+// stay, so a script may raise its soft limits again (ulimit -u): the caps
+// stop a runaway fork loop or file, not a determined script. RLIMIT_NPROC
+// counts every task of the real uid and does not apply to root.
+func capLimits(c *Containment, enf *Enforced) (restore func()) {
+	nproc := uint64(c.NProc)
+	if nproc == 0 {
+		nproc = DefaultNProc
+	}
+	nproc += uint64(userTasks(os.Getuid()))
+	fsize := uint64(c.FSize)
+	if fsize == 0 {
+		fsize = DefaultFSize
+	}
+	var undo []func()
+	for _, l := range []struct {
+		res int
+		max uint64
+		ok  *bool
+	}{{unix.RLIMIT_NPROC, nproc, &enf.NProc}, {unix.RLIMIT_FSIZE, fsize, &enf.FSize}} {
+		var old unix.Rlimit
+		if unix.Getrlimit(l.res, &old) != nil {
+			continue
+		}
+		lim := old
+		lim.Cur = min(l.max, old.Max)
+		if unix.Setrlimit(l.res, &lim) != nil {
+			continue
+		}
+		*l.ok = true
+		res := l.res
+		undo = append(undo, func() { _ = unix.Setrlimit(res, &old) })
+	}
+	if os.Getuid() == 0 {
+		enf.NProc = false // root is not held by RLIMIT_NPROC
+	}
+	return func() {
+		for _, f := range undo {
+			f()
+		}
+	}
+}
+
+// userTasks counts the tasks (threads) of uid, which RLIMIT_NPROC counts.
+func userTasks(uid int) int {
+	n := 0
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	want := "Uid:\t" + strconv.Itoa(uid) + "\t"
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/status")
+		if err != nil || !strings.Contains(string(b), want) {
+			continue
+		}
+		if i := strings.Index(string(b), "Threads:\t"); i >= 0 {
+			rest := string(b[i+len("Threads:\t"):])
+			if j := strings.IndexByte(rest, '\n'); j >= 0 {
+				if t, err := strconv.Atoi(rest[:j]); err == nil {
+					n += t
+				}
+			}
+		}
+	}
+	return n
 }

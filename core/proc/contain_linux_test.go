@@ -237,3 +237,47 @@ func TestContainmentUnlistableParentAsUser(t *testing.T) {
 		t.Fatalf("stdout %q stderr %q Contained %+v", res.Stdout.Head, res.Stderr.Head, e)
 	}
 }
+
+// TestContainmentForkLoopAsUser: a script that forks without end hits the
+// RLIMIT_NPROC cap (64 tasks here) instead of filling the machine, and the
+// run ends; its processes are all killed. As a normal user only: the cap
+// does not hold root.
+func TestContainmentForkLoopAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	if os.Getuid() == 0 {
+		t.Skip("RLIMIT_NPROC does not hold root")
+	}
+	f := newContainFixture(t)
+	path := filepath.Join(f.ws, "s.sh")
+	os.WriteFile(path, []byte("#!/bin/sh\ni=0\nwhile [ $i -lt 1000 ]; do sleep 300 & i=$((i+1)); done 2>/dev/null\necho done\n"), 0o755)
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 120 * time.Second,
+		Containment: proc.Containment{Enabled: true, Writable: []string{f.ws, "/dev/null"}, NProc: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Contained; e == nil || !e.NProc || !e.FSize {
+		t.Fatalf("Contained = %+v", e)
+	}
+	if n := len(res.Leftovers); n == 0 || n >= 1000 || res.TimedOut {
+		t.Fatalf("%d leftovers (timed out %v), want some but fewer than 1000 (stderr %q)", n, res.TimedOut, res.Stderr.Head)
+	}
+}
+
+// TestContainmentFileSizeCap: a file written past the RLIMIT_FSIZE cap
+// stops at it (the writer gets SIGXFSZ).
+func TestContainmentFileSizeCap(t *testing.T) {
+	f := newContainFixture(t)
+	path := filepath.Join(f.ws, "s.sh")
+	os.WriteFile(path, []byte("#!/bin/sh\nhead -c 1000000 /dev/zero > big\necho rc=$?\n"), 0o755)
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 60 * time.Second,
+		Containment: proc.Containment{Enabled: true, Writable: []string{f.ws}, FSize: 4096}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(f.ws, "big"))
+	if err != nil || fi.Size() != 4096 || strings.Contains(string(res.Stdout.Head), "rc=0") {
+		t.Fatalf("big: %v %v, stdout %q", fi, err, res.Stdout.Head)
+	}
+}

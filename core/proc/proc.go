@@ -144,10 +144,24 @@ type Containment struct {
 	// NoNet turns the network off: a seccomp filter (no AF_INET or
 	// AF_INET6 socket, no io_uring) and Landlock's TCP rules (ABI >= 4).
 	NoNet bool `json:"no_net,omitempty"`
+	// NProc caps the tasks the script may add to those its user already
+	// runs (soft RLIMIT_NPROC; 0: DefaultNProc); FSize caps the size of a
+	// file it writes (soft RLIMIT_FSIZE; 0: DefaultFSize).
+	NProc int   `json:"nproc,omitempty"`
+	FSize int64 `json:"fsize,omitempty"`
 	// NoLandlock pretends the kernel has no Landlock (tests of the
 	// fallback and of Required).
 	NoLandlock bool `json:"no_landlock,omitempty"`
 }
+
+// Default caps (Containment.NProc, FSize): far above what a build needs.
+const (
+	// DefaultNProc is added to the number of tasks the user already runs.
+	DefaultNProc = 4096
+	// DefaultFSize bounds the size of a file the script writes (1 TiB;
+	// a sparse file counts by its size: truncate -s 15T fails).
+	DefaultFSize = 1 << 40
+)
 
 // Enforced says what the supervisor enforced of a Containment.
 type Enforced struct {
@@ -163,6 +177,10 @@ type Enforced struct {
 	// Seccomp says whether the network filter was loaded (NoNet: no
 	// AF_INET/AF_INET6 sockets, no io_uring).
 	Seccomp bool `json:"seccomp"`
+	// NProc and FSize say whether the RLIMIT_NPROC and RLIMIT_FSIZE caps
+	// were set (NProc is false for root, whom it does not hold).
+	NProc bool `json:"nproc"`
+	FSize bool `json:"fsize"`
 	// Why says why a requested layer is missing ("" when none is).
 	Why string `json:"why,omitempty"`
 }
