@@ -119,7 +119,7 @@ func testRunContained(t *testing.T) {
 	switch {
 	case os.Geteuid() != 0 && (len(miss) != 0 || !c.Contained || !strings.Contains(errs, "\ncontained: landlock v")):
 		t.Fatalf("missing %+v, stderr %s", miss, errs)
-	case os.Geteuid() == 0 && (len(miss) != 1 || miss[0].Name != "limits" || !strings.Contains(errs, "NOT CONTAINED: limits (limits: RLIMIT_NPROC does not hold root)")):
+	case os.Geteuid() == 0 && (len(miss) != 1 || miss[0].Name != "limits" || !strings.Contains(errs, "NOT CONTAINED: limits (RLIMIT_NPROC does not hold root)")):
 		t.Fatalf("as root: missing %+v, stderr %s", miss, errs)
 	}
 }

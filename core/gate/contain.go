@@ -158,9 +158,9 @@ func netHow(e *proc.Enforced, ll string) string {
 func limitsWhy(e *proc.Enforced) string {
 	switch {
 	case !e.FSize:
-		return "limits: RLIMIT_FSIZE could not be set"
+		return "RLIMIT_FSIZE could not be set"
 	case !e.NProc && os.Geteuid() == 0:
-		return "limits: RLIMIT_NPROC does not hold root"
+		return "RLIMIT_NPROC does not hold root"
 	}
-	return "limits: RLIMIT_NPROC could not be set"
+	return "RLIMIT_NPROC could not be set"
 }
