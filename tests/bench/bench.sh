@@ -16,7 +16,7 @@
 #                   and memory peaks)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
 #   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
-#                   histprobe), e.g. -overlay to measure other code
+#                   histprobe, stageprobe), e.g. -overlay to measure other code
 #
 # Exit status: 0 when every target is met, 1 when one is not, 2 on a setup error.
 set -euo pipefail
@@ -52,6 +52,8 @@ fi
 go build ${BENCH_GOFLAGS:-} -o "$BENCH_DIR/bin/snapprobe" ./tests/bench/snapprobe
 # shellcheck disable=SC2086
 go build ${BENCH_GOFLAGS:-} -o "$BENCH_DIR/bin/histprobe" ./tests/bench/histprobe
+# shellcheck disable=SC2086
+go build ${BENCH_GOFLAGS:-} -o "$BENCH_DIR/bin/stageprobe" ./tests/bench/stageprobe
 
 # tree KIND: generate $BENCH_DIR/KIND once (a marker file outside the tree
 # records what was generated).
@@ -130,6 +132,33 @@ hf gate_small "$RUNS" \
 echo
 echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"
 "$BENCH_DIR/bin/snapprobe" -mode after -touch 10 -runs "$RUNS" -json "$RES/after_small.json" "$S"
+
+# Staged runs keep their stages under $BENCH_DIR/cache (XDG_CACHE_HOME for the
+# CLI only: go's own build cache stays where it is), emptied before each timed
+# run (a copy stage, where no overlay works, holds a whole copy of the tree).
+STAGES=$BENCH_DIR/cache/diffgate/stages
+SDB=$BENCH_DIR/stage.db
+staged() { # DIR: a staged no-op run as the CLI performs it
+	echo "XDG_CACHE_HOME=$BENCH_DIR/cache $DIFFGATE run --stage --workspace $1 --db $SDB -- true"
+}
+rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
+
+echo
+echo "== staged no-op run, small tree, history warm (warm cache)"
+sh -c "$(staged "$S")" >/dev/null 2>"$OUT/stage.err" || die "staged run on $S failed: $(tail -1 "$OUT/stage.err")"
+hf stage_small "$RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$S")"
+
+echo
+echo "== after-phase of a staged run that changed 10 files, small tree (in-process: the gate's StageCost.Read)"
+"$BENCH_DIR/bin/stageprobe" -touch 10 -runs "$RUNS" -base "$BENCH_DIR/cache/stageprobe" -json "$RES/stage_after.json" "$S"
+
+if [ "$BENCH_FULL" != 0 ]; then
+	echo
+	echo "== stretch: staged no-op run, 1M-entry tree, history warm (warm cache)"
+	sh -c "$(staged "$BENCH_DIR/huge")" >/dev/null 2>"$OUT/stage.err" || die "staged run on the huge tree failed: $(tail -1 "$OUT/stage.err")"
+	hf stage_huge "$BIG_RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$BENCH_DIR/huge")"
+fi
+rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
 
 echo
 echo "== where a gated no-op run's time goes, small tree (in-process, ms; history cache from the runs above)"

@@ -62,6 +62,9 @@ tools_large = snap_large
 gate = load("gate_small")
 gate_seed = gate["seed"]
 after = list(load("after_small").values())[0]
+stage_small = load("stage_small")["diffgate-stage"]
+stage_after = list(load("stage_after").values())[0]
+stage_huge = load("stage_huge")["diffgate-stage"] if os.path.exists(os.path.join(res, "stage_huge.json")) else None
 rss = kv("rss")
 entries = kv("entries")
 
@@ -72,6 +75,7 @@ def t(r):
 
 rows = []  # (what, diffgate, baseline name, baseline, ratio, target, met)
 results = []
+stretch = []  # stretch targets: printed, never the exit status
 
 
 def row(what, ours, base_name, base, target=None):
@@ -83,6 +87,14 @@ def row(what, ours, base_name, base, target=None):
     rows.append((what, t(ours), base_name, t(base), "%.3f" % ratio,
                  "≤ %.3f" % target if target is not None else "",
                  "" if met is None else ("yes" if met else "NO")))
+
+
+def absolute(what, ours, target, is_stretch=False):
+    """A row with a target in seconds rather than a ratio."""
+    met = ours["mean"] <= target
+    (stretch if is_stretch else results).append(met)
+    rows.append((what, t(ours), "", "", "", "≤ %g s%s" % (target, " (stretch)" if is_stretch else ""),
+                 ("yes" if met else "NO") + (" (stretch)" if is_stretch else "")))
 
 
 def info(what, ours, base_name, base):
@@ -98,6 +110,10 @@ row("gated no-op run, --no-history", gate["diffgate-no-history"], "seed gate", g
 row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate", gate_seed, 1 / 8)
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
+row("staged no-op run, history, repeated", stage_small, "seed gate", gate_seed, 1 / 12)
+row("staged run's after-phase, 10 files changed", stage_after, "find -printf", tools_small["find-stat"], 1 / 10)
+if stage_huge is not None:
+    absolute("staged no-op run, 1M-entry tree, history", stage_huge, 0.5, is_stretch=True)
 
 policy_txt = os.path.join(res, "policy.txt")
 if os.path.exists(policy_txt):
@@ -153,4 +169,6 @@ if os.path.exists(phases):
 print()
 met = sum(1 for r in results if r)
 print("targets met: %d of %d%s" % (met, len(results), "" if met == len(results) else "  (NOT ALL MET)"))
+if stretch:
+    print("stretch targets met: %d of %d (a missed stretch target does not fail the benchmark)" % (sum(stretch), len(stretch)))
 sys.exit(0 if met == len(results) else 1)
