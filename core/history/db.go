@@ -31,6 +31,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"modernc.org/sqlite"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // EnvDB names the environment variable that overrides the default database path.
@@ -373,15 +375,15 @@ func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // script could rewrite its own history). Symlinks are resolved on both sides;
 // the database file need not exist yet.
 func CheckOutside(dbPath, workspace string) error {
-	db, err := resolve(dbPath)
+	db, err := fspath.Resolve(dbPath)
 	if err != nil {
 		return fmt.Errorf("history database %s: %v", dbPath, err)
 	}
-	ws, err := resolve(workspace)
+	ws, err := fspath.Resolve(workspace)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %v", workspace, err)
 	}
-	if within(db, ws) {
+	if fspath.Within(db, ws) {
 		return fmt.Errorf("history database %s lies inside the workspace %s; put it elsewhere with --db or %s", dbPath, workspace, EnvDB)
 	}
 	// A hard link can put the database (or its journal) inside the
@@ -407,37 +409,6 @@ func WorkspaceKey(dir string) (string, error) {
 		return r, nil
 	}
 	return abs, nil
-}
-
-// resolve makes p absolute and resolves symlinks in its longest existing
-// prefix.
-func resolve(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	var rest []string
-	cur := abs
-	for {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-		cur = parent
-	}
-}
-
-// within reports whether p is dir or lies below it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 func oneLine(s string) string {

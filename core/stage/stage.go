@@ -83,6 +83,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Mechanism is how a run is staged.
@@ -170,7 +172,7 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
 	}
-	if within(base, ws) {
+	if fspath.Within(base, ws) {
 		return nil, fmt.Errorf("stage: the stage directory %s lies inside the workspace %s", base, ws)
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
@@ -303,12 +305,6 @@ func removeAll(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
-}
-
-// within reports whether p is dir or lies below it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // writeFileSync writes path atomically (a temporary file, fsync, rename).

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // HeldError says that another run holds the workspace.
@@ -231,7 +233,7 @@ func lockDirs(ws string) []string {
 	}
 	var dirs []string
 	for _, dir := range candidates {
-		if r, err := resolve(dir); err == nil && within(r, ws) {
+		if r, err := fspath.Resolve(dir); err == nil && fspath.Within(r, ws) {
 			continue
 		}
 		dirs = append(dirs, dir)
@@ -251,43 +253,17 @@ func prepareDir(dir string) error {
 // enclosingDepth is the depth of the deepest ancestor of ws (but the root)
 // that dir lies in, -1 for none.
 func enclosingDepth(dir, ws string) int {
-	r, err := resolve(dir)
+	r, err := fspath.Resolve(dir)
 	if err != nil {
 		r = dir
 	}
 	depth := -1
 	for p, d := filepath.Dir(ws), strings.Count(filepath.Dir(ws), string(filepath.Separator)); filepath.Dir(p) != p; p, d = filepath.Dir(p), d-1 {
-		if within(r, p) && d > depth {
+		if fspath.Within(r, p) && d > depth {
 			depth = d
 		}
 	}
 	return depth
-}
-
-// resolve makes p absolute and resolves symlinks in its longest existing prefix.
-func resolve(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	var rest []string
-	for cur := abs; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-		cur = parent
-	}
-}
-
-// within reports whether p is dir or lies below it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 func quote(p string) string {

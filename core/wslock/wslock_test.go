@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -142,7 +143,7 @@ func TestLockNeverInWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".cache")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the lock touched the workspace: %v", err)
 	}
-	if dirs := lockDirs(ws); len(dirs) != 1 || within(dirs[0], ws) {
+	if dirs := lockDirs(ws); len(dirs) != 1 || fspath.Within(dirs[0], ws) {
 		t.Errorf("lock dirs %q", dirs)
 	}
 	wantHeld(t, ws, ws)
