@@ -7,13 +7,11 @@ package main
 // enforced; --contain=on without a layer exits 2 naming it.
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/diffgate/diffgate/core/report"
@@ -51,32 +49,15 @@ func containCLI(t *testing.T, env []string, flags ...string) (code int, out, err
 	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("SECRET-KEY\n"), 0o600)
 	sh := filepath.Join(base, "s.sh")
 	os.WriteFile(sh, []byte(containCLIScript), 0o755)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
+	port, stop := testenv.Listen(t)
 	js := filepath.Join(base, "r.json")
 	args := append([]string{"run", "--workspace", ws, "--no-history", "--allow", "out", "--report", js}, flags...)
-	cmd := exec.Command(bin, append(args, "--", sh, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))...)
+	cmd := exec.Command(bin, append(args, "--", sh, strconv.Itoa(port))...)
 	cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "DG_API_TOKEN=leak", "DG_PASSED=p", "DG_TEST_KEY=k"}, env...)...)
 	var ob, eb strings.Builder
 	cmd.Stdout, cmd.Stderr = &ob, &eb
 	err = cmd.Run()
-	ln.Close()
-	<-done
+	accepted = stop()
 	code = 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -91,7 +72,7 @@ func containCLI(t *testing.T, env []string, flags ...string) (code int, out, err
 	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" && code != 2 && rep != nil && rep.Containment.Contained {
 		t.Errorf(".bashrc = %q after a contained run", b)
 	}
-	return code, ob.String(), eb.String(), home, n.Load(), rep
+	return code, ob.String(), eb.String(), home, accepted, rep
 }
 
 func testRunContained(t *testing.T) {

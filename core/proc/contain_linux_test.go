@@ -2,12 +2,10 @@ package proc_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,34 +43,6 @@ func newContainFixture(t *testing.T) containFixture {
 		t.Fatal(err)
 	}
 	return f
-}
-
-// listen starts a TCP listener on 127.0.0.1 and counts the connections it
-// accepts; the count is final once the returned stop function returned.
-func listen(t *testing.T) (port int, stop func() int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, func() int64 {
-		ln.Close()
-		<-done
-		return n.Load()
-	}
 }
 
 const containScript = `#!/bin/sh
@@ -114,7 +84,7 @@ func runContained(t *testing.T, f containFixture, port int, c proc.Containment) 
 
 func testContainment(t *testing.T) {
 	f := newContainFixture(t)
-	port, stop := listen(t)
+	port, stop := testenv.Listen(t)
 	res := runContained(t, f, port, proc.Containment{
 		Enabled: true, NoNet: true, DenyRead: []string{filepath.Join(f.home, ".ssh")},
 	})
@@ -162,7 +132,7 @@ func TestContainmentAsUser(t *testing.T) {
 // all of it.
 func TestContainmentOff(t *testing.T) {
 	f := newContainFixture(t)
-	port, stop := listen(t)
+	port, stop := testenv.Listen(t)
 	res := runContained(t, f, port, proc.Containment{})
 	accepted := stop()
 	out := string(res.Stdout.Head)

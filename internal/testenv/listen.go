@@ -1,0 +1,39 @@
+package testenv
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Listen starts a TCP listener on 127.0.0.1 that accepts and closes every
+// connection and counts them: what a contained script must never reach. The
+// count is final once stop has returned (stop closes the listener).
+func Listen(t *testing.T) (port int, stop func() int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	var once sync.Once
+	stop = func() int64 {
+		once.Do(func() { ln.Close(); <-done })
+		return n.Load()
+	}
+	t.Cleanup(func() { stop() })
+	return ln.Addr().(*net.TCPAddr).Port, stop
+}
