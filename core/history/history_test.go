@@ -487,7 +487,7 @@ func TestVerifyCatchesEdits(t *testing.T) {
 		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", "run 2", "altered"},
 		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", "run 3", "altered"},
 		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", "run 1", "altered"},
-		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
 		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", "run 2", "altered"},
 		{"newest run edited", "UPDATE runs SET violations = 0 WHERE id = 4", "run 4", "altered"},
 		{"run deleted", "DELETE FROM runs WHERE id = 2", "run 2", "run 2 is missing"},
@@ -876,6 +876,8 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 3: the data of version 2 (migration 3 added runs.extra, empty
 	// for them).
 	3: seedV2,
+	// Version 4: the same (migration 4 added stage events, none for them).
+	4: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1425,5 +1427,46 @@ func TestRoundTripContainment(t *testing.T) {
 	}
 	if bad, err := db.Verify(ctx); err != nil || bad != nil {
 		t.Fatalf("Verify: %v %v", bad, err)
+	}
+}
+
+// TestRoundTripDiffNote: why a change has no text diff survives the history
+// (a run reopened says "budget", not a generic line), is in the hash chain,
+// and a change without a note keeps the hash it had before migration 5.
+func TestRoundTripDiffNote(t *testing.T) {
+	db, _ := tempDB(t)
+	want := sampleReport("/ws", 3)
+	want.Changes[2].TextDiff, want.Changes[2].DiffNote = "", diff.NoteBudget
+	id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got.Report.Changes[2].DiffNote; n != diff.NoteBudget {
+		t.Fatalf("diff_note after the round trip %q", n)
+	}
+	if got.Report.Changes[0].DiffNote != "" {
+		t.Fatalf("a change without a note came back with %q", got.Report.Changes[0].DiffNote)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad != nil {
+		t.Fatalf("Verify: %v %v", bad, err)
+	}
+	if _, err := db.sql.Exec("UPDATE changes SET diff_note = 'binary' WHERE run_id = ? AND seq = 2", id); err != nil {
+		t.Fatal(err)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad == nil {
+		t.Fatalf("an edited diff_note is not caught: %v %v", bad, err)
+	}
+	// The canonical form of a change without a note is what it was.
+	row := changeRow{path: "p", kind: "added"}
+	a, b := newCanon(&runRow{}), newCanon(&runRow{})
+	a.change(&row)
+	row.diffNote = diff.NoteBinary
+	b.change(&row)
+	if bytes.Equal(a.sum(), b.sum()) {
+		t.Fatal("the note does not reach the change's hash")
 	}
 }

@@ -68,6 +68,7 @@ type changeRow struct {
 	allowed             bool
 	rule, risk          string
 	textDiff            string
+	diffNote            string // diff.Change.DiffNote
 }
 
 const timeLayout = time.RFC3339Nano
@@ -106,7 +107,7 @@ func newRunRow(r *Run) (*runRow, error) {
 
 func newChangeRow(c *diff.Change) (changeRow, error) {
 	row := changeRow{path: c.Path, kind: string(c.Kind), allowed: c.Allowed, rule: c.Rule,
-		risk: string(c.Risk), textDiff: c.TextDiff}
+		risk: string(c.Risk), textDiff: c.TextDiff, diffNote: c.DiffNote}
 	switch c.Kind {
 	case diff.Added, diff.Removed, diff.Changed:
 	default:
@@ -183,7 +184,14 @@ func newCanon(r *runRow) *canon {
 func (c *canon) change(ch *changeRow) {
 	e := &c.e
 	e.str(ch.path)
-	e.str(ch.kind)
+	if ch.diffNote == "" {
+		e.str(ch.kind)
+	} else {
+		// The note rides with the kind, whose values are fixed words: the
+		// encoding stays unambiguous and changes without a note (all of
+		// them before migration 5) keep their hashes.
+		e.str(ch.kind + "/" + ch.diffNote)
+	}
 	e.str(ch.aspects)
 	for _, s := range []sql.NullString{ch.before, ch.after} {
 		e.bool(s.Valid)
@@ -309,7 +317,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		}
 		if len(rows) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO changes (run_id, seq, path, kind, aspects,
-				before, after, allowed, rule, risk, text_diff) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+				before, after, allowed, rule, risk, text_diff, diff_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -317,7 +325,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			for i := range rows {
 				c := &rows[i]
 				if _, err := stmt.ExecContext(ctx, id, i, blob(c.path), c.kind, c.aspects,
-					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff)); err != nil {
+					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff), c.diffNote); err != nil {
 					return err
 				}
 			}
