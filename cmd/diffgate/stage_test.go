@@ -182,8 +182,12 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	if r.Stage == nil || r.Stage.Mechanism != string(mech) || r.Stage.State != report.StagePending {
 		t.Fatalf("report stage %+v", r.Stage)
 	}
+	// What staging cost is an extension after the contract's two fields.
+	if c := r.Stage.Cost; c == nil || c.ReadMS <= 0 || (mech == stage.Copy) != (c.CopiedFiles > 0) {
+		t.Fatalf("report stage cost %+v", c)
+	}
 	raw, _ := os.ReadFile(rep)
-	if want := fmt.Sprintf("\"stage\": {\n    \"mechanism\": %q,\n    \"state\": \"pending\"\n  }", mech); !bytes.Contains(raw, []byte(want)) {
+	if want := fmt.Sprintf("\"stage\": {\n    \"mechanism\": %q,\n    \"state\": \"pending\",\n    \"cost\": {", mech); !bytes.Contains(raw, []byte(want)) {
 		t.Fatalf("report JSON lacks %s:\n%s", want, raw)
 	}
 	if _, out, _ := cliRun(t, "history", "--db", db); !strings.Contains(out, " pending ") {

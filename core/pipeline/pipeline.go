@@ -211,6 +211,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	out := &Result{Result: res, Probe: probe, Expired: expired}
 	if st != nil {
 		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), State: report.StagePending, ID: st.ID}
+		if c := res.StageCost; c != nil {
+			res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
+				CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}
+		}
 	}
 	if db != nil {
 		budgetNotes(sctx, db, key, res)
@@ -255,3 +259,6 @@ func record(ctx context.Context, db *history.DB, res *gate.Result, version int) 
 	run := &history.Run{Report: res.Report, ScriptText: res.ScriptText, AllowlistVersion: version}
 	return db.Record(ctx, run, res.Contents, res.After)
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

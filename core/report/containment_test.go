@@ -45,3 +45,31 @@ func TestContainmentInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestStageInEveryFormat: a staged run says how it was staged, where its
+// changes are and what staging cost, in the Markdown and the HTML report
+// (the JSON carries the stage object).
+func TestStageInEveryFormat(t *testing.T) {
+	st := &Stage{Mechanism: "copy", State: StagePending,
+		Cost: &StageCost{PrepareMS: 4.25, ReadMS: 1.5, CopiedFiles: 2, CopiedBytes: 9}}
+	want := "staged (copy), pending: nothing is in the workspace until the run is applied; prepared in 4.2 ms (copied 2 files, 9 B), read back in 1.5 ms"
+	if got := st.Summary(); got != want {
+		t.Fatalf("Summary = %q\nwant      %q", got, want)
+	}
+	r := &Report{Schema: Schema, Verdict: Pass, Reasons: []string{}, Stage: st}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"md":   func(b *bytes.Buffer) error { return r.WriteMarkdown(b) },
+		"html": func(b *bytes.Buffer) error { return r.WriteHTML(b) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "staged (copy), pending") || !strings.Contains(b.String(), "read back in 1.5 ms") {
+			t.Errorf("%s report lacks the stage line:\n%s", name, b.String())
+		}
+	}
+	if (&Stage{Mechanism: "overlay", State: StageApplied}).Summary() != "staged (overlay), applied" {
+		t.Error("an applied stage without a cost")
+	}
+}

@@ -111,6 +111,8 @@ type htmlView struct {
 	Status    string
 	StatusOK  bool
 	Leftovers []Leftover
+	// Stage is the stage line of a staged run.
+	Stage string
 	// Contain is the containment line, ContainOK false when not contained.
 	Contain    string
 	ContainOK  bool
@@ -197,6 +199,9 @@ func (r *Report) htmlView() *htmlView {
 		if v.Review.Pass {
 			v.Review.Verdict = "PASS"
 		}
+	}
+	if st := r.Stage; st != nil {
+		v.Stage = cleanText(st.Summary())
 	}
 	if c := r.Containment; c != nil {
 		v.Contain, v.ContainOK = cleanText(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"

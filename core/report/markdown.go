@@ -129,6 +129,9 @@ func (r *Report) markdown(m *mdWriter) {
 		status = "❌ **" + status + "**"
 	}
 	row("Process", status)
+	if st := r.Stage; st != nil {
+		row("Stage", mdText(st.Summary()))
+	}
 	if c := r.Containment; c != nil {
 		line := mdText(c.Summary())
 		if len(c.Missing()) > 0 || c.Mode == "off" {

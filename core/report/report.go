@@ -68,7 +68,36 @@ const (
 type Stage struct {
 	Mechanism string `json:"mechanism"`
 	State     string `json:"state"`
-	ID        string `json:"-"`
+	// Cost is what staging cost the run (an extension; a run reopened from
+	// the history has none).
+	Cost *StageCost `json:"cost,omitempty"`
+	ID   string     `json:"-"`
+}
+
+// StageCost is what staging cost a run: preparing the stage (the copy of a
+// copy stage) and reading the script's changes back from it.
+type StageCost struct {
+	PrepareMS   float64 `json:"prepare_ms"`
+	ReadMS      float64 `json:"read_ms"`
+	CopiedFiles int     `json:"copied_files,omitempty"`
+	CopiedBytes int64   `json:"copied_bytes,omitempty"`
+}
+
+// Summary says in one line how the run was staged, where its changes are
+// and, when known, what staging cost.
+func (s *Stage) Summary() string {
+	line := "staged (" + s.Mechanism + "), " + s.State
+	if s.State == StagePending {
+		line += ": nothing is in the workspace until the run is applied"
+	}
+	if c := s.Cost; c != nil {
+		line += fmt.Sprintf("; prepared in %.1f ms", c.PrepareMS)
+		if c.CopiedFiles > 0 {
+			line += fmt.Sprintf(" (copied %d files, %s)", c.CopiedFiles, Size(c.CopiedBytes))
+		}
+		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
+	}
+	return line
 }
 
 // Script identifies what was run.
