@@ -239,12 +239,7 @@ func (c *cli) allowlistSuggest(args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := openHistory(*db)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	run, err := c.getRun(h, pos[0])
+	run, err := c.loadRun(*db, pos[0])
 	if err != nil {
 		return err
 	}

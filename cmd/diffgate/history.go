@@ -109,8 +109,14 @@ func (c *cli) runArg(h *history.DB, s string) (int64, error) {
 	return id, nil
 }
 
-// getRun loads one run; an unknown id is a usage error.
-func (c *cli) getRun(h *history.DB, arg string) (*history.Run, error) {
+// loadRun opens the history database --db names and loads one run (a
+// number or "last"); an unknown id is a usage error.
+func (c *cli) loadRun(dbFlag, arg string) (*history.Run, error) {
+	h, err := openHistory(dbFlag)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
 	id, err := c.runArg(h, arg)
 	if err != nil {
 		return nil, err
@@ -134,12 +140,7 @@ func (c *cli) historyShow(args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := openHistory(*db)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	run, err := c.getRun(h, pos[0])
+	run, err := c.loadRun(*db, pos[0])
 	if err != nil {
 		return err
 	}
@@ -245,12 +246,7 @@ func (c *cli) historyExport(args []string) error {
 	if err := report.CheckPath(*out); err != nil {
 		return usagef("%v", err)
 	}
-	h, err := openHistory(*db)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	run, err := c.getRun(h, pos[0])
+	run, err := c.loadRun(*db, pos[0])
 	if err != nil {
 		return err
 	}
