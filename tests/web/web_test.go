@@ -30,6 +30,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/diffgate/diffgate/app/web"
 	bt "github.com/diffgate/diffgate/internal/browsertest"
 )
 
@@ -47,23 +48,8 @@ var (
 	dark  = struct{ fail, pass bt.RGB }{bt.Hex("#f85149"), bt.Hex("#3fb950")}
 )
 
-// status is window.diffgate (app/web.Status).
-type status struct {
-	Seq        int      `json:"seq"`
-	Source     string   `json:"source"`
-	Verdict    string   `json:"verdict"`
-	Reasons    []string `json:"reasons"`
-	Added      int      `json:"added"`
-	Removed    int      `json:"removed"`
-	Changed    int      `json:"changed"`
-	Violations int      `json:"violations"`
-	Allowed    int      `json:"allowed"`
-	Risky      int      `json:"risky"`
-	Allowlist  []string `json:"allowlist"`
-	Selected   string   `json:"selected"`
-	Error      string   `json:"error"`
-	Compare    bool     `json:"compare"`
-}
+// status is window.diffgate.
+type status = web.Status
 
 // rect is what window.diffgateRect(name) resolves to.
 type rect struct {
