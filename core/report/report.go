@@ -177,12 +177,24 @@ type Layer struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Blocked is one action containment prevented.
+// Blocked is one action containment prevented, as the supervisor saw it
+// (seccomp user notification) or the kernel reported it.
 type Blocked struct {
-	Kind   string `json:"kind"`
+	// Kind is what was attempted: "read" (a secret store), "write",
+	// "create", "delete", "rename", "metadata" (chmod, chown, utime,
+	// xattr), "net" (a connect, send or bind; Target is ADDR:PORT, or
+	// the socket's path), "fork" or "memory" (a limit reached).
+	Kind string `json:"kind"`
+	// Target is the absolute path, the address, or the limit.
 	Target string `json:"target"`
-	PID    int    `json:"pid"`
-	Cmd    string `json:"cmd"`
+	// PID and Cmd are the process that tried it (the first one).
+	PID int    `json:"pid"`
+	Cmd string `json:"cmd"`
+	// Op names the system call or mechanism ("openat", "connect",
+	// "pids.max"); Count says how many times the same kind and target
+	// were blocked (an extension; at least 1).
+	Op    string `json:"op,omitempty"`
+	Count int    `json:"count,omitempty"`
 }
 
 // Missing returns the layers that were requested but not enforced.
