@@ -874,22 +874,31 @@ func TestReportReviewObject(t *testing.T) {
 
 // TestRunContainmentReportFields pins the contract's containment fields in
 // the JSON report: containment.mode, its layers (requested vs enforced),
-// and, while blocked actions are not observed, observed false with the
+// observed true (blocked actions are watched), and, where they cannot be
+// (seccomp user notification pretended absent), observed false with the
 // reason in containment.why.
 func TestRunContainmentReportFields(t *testing.T) {
 	ws, sh := fixture(t, "true")
-	js := filepath.Join(t.TempDir(), "r.json")
-	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--", sh); code != 0 {
-		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
-	}
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"containment": {`, `"mode": "auto"`, `"layers": [`, `"requested": true`, `"enforced": `,
-		`"observed": false`, `"why": "blocked actions not observable: `} {
-		if !strings.Contains(string(data), want) {
-			t.Errorf("report lacks %s:\n%s", want, data)
+	for _, tc := range []struct {
+		noNotify string
+		want     []string
+	}{
+		{"", []string{`"observed": true`}},
+		{"1", []string{`"observed": false`, `"why": "blocked actions not observable: seccomp user notification turned off for a test"`}},
+	} {
+		t.Setenv("DIFFGATE_TEST_NO_NOTIFY", tc.noNotify)
+		js := filepath.Join(t.TempDir(), "r.json")
+		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--", sh); code != 0 {
+			t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+		}
+		data, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range append([]string{`"containment": {`, `"mode": "auto"`, `"layers": [`, `"requested": true`, `"enforced": `}, tc.want...) {
+			if !strings.Contains(string(data), want) {
+				t.Errorf("report lacks %s:\n%s", want, data)
+			}
 		}
 	}
 }

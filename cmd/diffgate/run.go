@@ -41,6 +41,7 @@ func (c *cli) runVerb(args []string) error {
 	fs.Var(&envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
 	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
 	fs.Var(&denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
+	memory := fs.String("memory", "", "cap the memory of a contained script's processes at `SIZE` (bytes, or with K, M, G: 512M)")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -88,7 +89,14 @@ func (c *cli) runVerb(args []string) error {
 		return usagef("run: %v", err)
 	}
 	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
-		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""}
+		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""}
+	if *memory != "" {
+		n, ok := report.ParseSize(*memory)
+		if !ok || n < 1<<20 {
+			return usagef("run: --memory %q: want a size of at least 1M (bytes, or with K, M, G: 512M)", *memory)
+		}
+		pol.Memory = n
+	}
 	// The history database is a secret store too.
 	db := *dbPath
 	if db == "" {

@@ -44,8 +44,12 @@ type Policy struct {
 	Writable []string
 	// DenyRead are extra paths the script may not read.
 	DenyRead []string
-	// NoLandlock pretends the kernel has no Landlock (tests).
+	// Memory caps the memory of the script's tree in bytes (0: no cap).
+	Memory int64
+	// NoLandlock pretends the kernel has no Landlock, NoNotify that it has
+	// no seccomp user notification (tests).
 	NoLandlock bool
+	NoNotify   bool
 }
 
 // Enabled reports whether the policy contains the script at all.

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -10,15 +11,19 @@ import (
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
-// notObservable is containment.why while blocked actions are not observed.
-const notObservable = "blocked actions not observable: the supervisor does not yet read seccomp notifications or Landlock audit records"
+// notObservable starts containment.why while blocked actions are not
+// observed.
+const notObservable = "blocked actions not observable: "
 
 // contain applies the run's containment policy to spec: the environment
 // from the allow list, a private TMPDIR (created outside the workspace;
-// the returned cleanup removes it) and the supervisor's Landlock rules.
-func (g *run) contain(spec *proc.Spec) (cleanup func(), err error) {
+// the returned cleanup removes it), the supervisor's Landlock rules and
+// the paths of the workspace that stay read-only (the hooks and config of
+// the git repositories before lists, unless --writable names .git).
+func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(), err error) {
 	pol := g.cfg.Contain
 	if !pol.Enabled() {
 		return func() {}, nil
@@ -58,9 +63,45 @@ func (g *run) contain(spec *proc.Spec) (cleanup func(), err error) {
 	}
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
-		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock,
+		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, Memory: pol.Memory,
+		ReadOnly: gitReadOnly(spec.Dir, before, writable),
 	}
 	return cleanup, nil
+}
+
+// gitReadOnly lists, below dir (where the script runs), the hooks
+// directory and the config file of every git repository the manifest
+// holds: a script must not plant a hook or a core.hooksPath,
+// core.fsmonitor or alias that runs later, outside the gate. A --writable
+// naming the repository's .git (or a directory inside it) lifts it.
+func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		p := e.Path
+		base := path.Base(p)
+		if (base != "hooks" || e.Type != snapshot.Dir) && (base != "config" || e.Type != snapshot.File) {
+			continue
+		}
+		if path.Base(path.Dir(p)) != ".git" {
+			continue
+		}
+		abs := filepath.Join(dir, filepath.FromSlash(p))
+		gitDir := filepath.Dir(abs)
+		lifted := false
+		for _, w := range writable {
+			if w == gitDir || strings.HasPrefix(w, gitDir+"/") || strings.HasPrefix(gitDir, strings.TrimSuffix(w, "/")+"/") && w != dir {
+				lifted = true
+			}
+		}
+		if !lifted {
+			out = append(out, abs)
+		}
+	}
+	return out
 }
 
 // privateTmp creates the run's private TMPDIR outside the workspace (and
@@ -89,21 +130,24 @@ func inside(p string, dirs []string) bool {
 
 // containmentReport turns the policy and what the supervisor enforced into
 // the report's containment object.
-func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment {
+func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *report.Containment {
 	mode := pol.Mode
 	if mode == "" {
 		mode = contain.Off
 	}
-	c := &report.Containment{Mode: string(mode), Why: notObservable, Layers: []report.Layer{}}
+	c := &report.Containment{Mode: string(mode), Layers: []report.Layer{}, BlockedDropped: dropped}
 	if !pol.Enabled() {
-		c.Why = ""
 		return c
 	}
 	why := "not available on " + runtime.GOOS
 	if e == nil {
-		e = &proc.Enforced{}
+		e = &proc.Enforced{ObserveWhy: why}
 	} else if e.Why != "" {
 		why = e.Why
+	}
+	c.Observed = e.Observed
+	if !e.Observed {
+		c.Why = notObservable + e.ObserveWhy
 	}
 	c.LandlockABI = e.LandlockABI
 	ll := fmt.Sprintf("landlock v%d", e.LandlockABI)
@@ -113,22 +157,46 @@ func containmentReport(pol contain.Policy, e *proc.Enforced) *report.Containment
 		case l.Enforced:
 			l.How = how
 		case requested && name == "limits" && runtime.GOOS == "linux":
-			l.Why = limitsWhy(e)
+			l.Why = limitsWhy(e, pol.Memory)
+		case requested && (name == "metadata" || name == "workspace") && e.ObserveWhy != "":
+			l.Why = e.ObserveWhy
 		case requested:
 			l.Why = layerWhy(why, name)
 		}
 		return l
 	}
+	const watcher = "the supervisor (seccomp user notification) refuses "
 	c.Layers = []report.Layer{
 		layer("env", true, true, "allow list, private TMPDIR"),
 		layer("filesystem", true, e.Filesystem, ll+": writes only to the workspace, TMPDIR, /dev nodes and --writable"),
 		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
 		layer("network", !pol.Net, e.Seccomp || e.Net, netHow(e, ll)),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
-		layer("limits", true, e.NProc && e.FSize, fmt.Sprintf("soft RLIMIT_NPROC (+%d tasks), RLIMIT_FSIZE (%d TiB)", proc.DefaultNProc, proc.DefaultFSize>>40)),
+		layer("limits", true, (e.NProc || e.CgroupPids > 0) && e.FSize && (pol.Memory == 0 || e.CgroupMemory > 0), limitsHow(e)),
+		layer("privileges", true, e.Privileges && e.Admin, privilegesHow(e)),
+		layer("metadata", true, e.Observed, watcher+"mode, owner, times and xattr changes outside the writable directories"),
+		layer("workspace", true, e.Observed, watcher+"writes to .git/hooks, .git/config and hard links to files outside"),
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c
+}
+
+// privilegesHow says how the script was kept from administering the host.
+func privilegesHow(e *proc.Enforced) string {
+	caps := "no capabilities (no_new_privs)"
+	if e.KeptCaps != "none" {
+		caps = "capabilities cut to " + strings.ReplaceAll(e.KeptCaps, ",", ", ")
+	}
+	return caps + "; seccomp: host-administration system calls refused"
+}
+
+// blockedReport turns the supervisor's blocked actions into the report's.
+func blockedReport(bs []proc.Blocked) []report.Blocked {
+	var out []report.Blocked
+	for _, b := range bs {
+		out = append(out, report.Blocked{Kind: b.Kind, Target: b.Target, PID: b.PID, Cmd: b.Cmd, Op: b.Op, Count: b.Count})
+	}
+	return out
 }
 
 // layerWhy picks the part of the supervisor's reason that concerns a layer
@@ -145,22 +213,43 @@ func layerWhy(why, layer string) string {
 
 // netHow says how the network was turned off.
 func netHow(e *proc.Enforced, ll string) string {
+	how := "seccomp: no AF_INET/AF_INET6 sockets, no io_uring"
+	if e.StandIns {
+		how = "seccomp: no AF_INET/AF_INET6 socket reaches the kernel (stand-ins record each address), no io_uring"
+	}
 	switch {
 	case e.Seccomp && e.Net:
-		return "seccomp: no AF_INET/AF_INET6 sockets, no io_uring; " + ll + ": TCP connect and bind denied"
+		return how + "; " + ll + ": TCP connect and bind denied"
 	case e.Seccomp:
-		return "seccomp: no AF_INET/AF_INET6 sockets, no io_uring"
+		return how
 	}
 	return ll + ": TCP connect and bind denied (UDP is not: no seccomp filter)"
 }
 
+// limitsHow says how the script's tree was limited.
+func limitsHow(e *proc.Enforced) string {
+	var parts []string
+	if e.CgroupPids > 0 {
+		parts = append(parts, fmt.Sprintf("cgroup pids.max %d", e.CgroupPids))
+	}
+	if e.CgroupMemory > 0 {
+		parts = append(parts, "cgroup memory limit "+report.Size(e.CgroupMemory))
+	}
+	if e.NProc {
+		parts = append(parts, fmt.Sprintf("soft RLIMIT_NPROC (+%d tasks)", proc.DefaultNProc))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("RLIMIT_FSIZE (%d TiB)", proc.DefaultFSize>>40)), ", ")
+}
+
 // limitsWhy says why the limits layer is missing.
-func limitsWhy(e *proc.Enforced) string {
+func limitsWhy(e *proc.Enforced, memory int64) string {
 	switch {
+	case memory > 0 && e.CgroupMemory == 0:
+		return "--memory: no cgroup with the memory controller could be made"
 	case !e.FSize:
 		return "RLIMIT_FSIZE could not be set"
 	case !e.NProc && os.Geteuid() == 0:
-		return "RLIMIT_NPROC does not hold root"
+		return "RLIMIT_NPROC does not hold root, and no cgroup with the pids controller could be made"
 	}
 	return "RLIMIT_NPROC could not be set"
 }

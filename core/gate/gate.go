@@ -162,7 +162,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	cleanup, err := g.contain(&spec)
+	cleanup, err := g.contain(&spec, before)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,8 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, setupf("%v", err)
 	}
-	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained)
+	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped)
+	g.res.Report.Blocked = blockedReport(pr.Blocked)
 	if pr.Diagnostics != "" {
 		// The supervisor's own output: not the script's, never in the report.
 		log.Warn().Str("output", pr.Diagnostics).Msg("supervisor diagnostics")

@@ -13,11 +13,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // The text store keeps compressed, content-addressed copies of each
@@ -43,23 +44,11 @@ func TextBudget() (int64, error) {
 	if v == "" {
 		return DefaultTextBudget, nil
 	}
-	mult := int64(1)
-	switch strings.ToUpper(v[len(v)-1:]) {
-	case "K":
-		mult = 1 << 10
-	case "M":
-		mult = 1 << 20
-	case "G":
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		v = v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
+	n, ok := report.ParseSize(v)
+	if !ok {
 		return 0, fmt.Errorf("%s=%q: want a size in bytes, e.g. 256M", EnvTextBudget, os.Getenv(EnvTextBudget))
 	}
-	return n * mult, nil
+	return n, nil
 }
 
 const textStoreSchema = `CREATE TABLE IF NOT EXISTS text_store (

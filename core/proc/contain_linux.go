@@ -53,7 +53,7 @@ type pathRule struct {
 // signal the supervisor, whose main thread is outside the script's domain.
 // The thread stays alive (parked) for the whole run: the script's
 // parent-death signal fires when the thread that forked it exits.
-func startContained(sp *superSpec) (int, *Enforced, error) {
+func startContained(sp *superSpec, rec *recorder) (int, *Enforced, error) {
 	c := &sp.Containment
 	if !c.Enabled {
 		pid, err := startScript(sp)
@@ -80,20 +80,17 @@ func startContained(sp *superSpec) (int, *Enforced, error) {
 			select {}
 		}
 		enf, err := restrictThread(c)
-		if err == nil && c.NoNet {
-			if ferr := applyNetFilter(); ferr != nil {
-				why := "seccomp: " + oneLine(ferr)
-				enf.Why = strings.TrimPrefix(enf.Why+"; "+why, "; ")
-				err = required(c, why)
-			} else {
-				enf.Seccomp = true
-			}
-		}
 		if err != nil {
 			done <- started{err: err}
 			select {}
 		}
+		// The limits read /proc: before the watcher sees this thread's opens.
 		restore := capLimits(c, enf)
+		if err := sandboxThread(c, enf, rec); err != nil {
+			restore()
+			done <- started{err: err}
+			select {}
+		}
 		pid, err := startScript(sp)
 		restore()
 		done <- started{pid: pid, enf: enf, err: err}

@@ -2,6 +2,8 @@ package proc_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,7 +52,7 @@ echo x >> "$HOME/.bashrc" && echo WROTE-BASHRC
 cat "$HOME/.ssh/id_ed25519" && echo READ-SSH
 /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null && echo CONNECTED
 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$1" 2>/dev/null && echo CONNECTED-BASH
-/usr/bin/python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" 2>/dev/null && echo UDP-SOCKET
+/usr/bin/python3 -c "import socket,sys; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b'x', ('::1', int(sys.argv[1])))" "$1" 2>/dev/null && echo UDP-SENT
 /usr/bin/python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('u.sock')" && echo UNIX-SOCKET
 kill -STOP $PPID 2>/dev/null && echo STOPPED-SUPERVISOR
 echo ok > out && echo WROTE-WS
@@ -94,10 +96,22 @@ func testContainment(t *testing.T) {
 		t.Fatalf("run: exit %d, supervisor %q, stdout %q, stderr %q", res.ExitCode, res.SupervisorLost, out, res.Stderr.Head)
 	}
 	e := res.Contained
-	if e == nil || !e.Filesystem || !e.Net || !e.Signals || !e.Seccomp || !e.Secrets || e.LandlockABI < 6 || e.Why != "" {
+	if e == nil || !e.Filesystem || !e.Net || !e.Signals || !e.Seccomp || !e.Secrets || e.LandlockABI < 6 || e.Why != "" ||
+		!e.Observed || !e.StandIns || !e.Privileges || !e.Admin {
 		t.Fatalf("Contained = %+v, want every layer at ABI >= 6", e)
 	}
-	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "UDP-SOCKET", "STOPPED-SUPERVISOR"} {
+	want := []proc.Blocked{
+		{Kind: "write", Target: filepath.Join(f.home, ".bashrc"), Op: "openat"},
+		{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519"), Op: "openat"},
+		{Kind: "net", Target: "127.0.0.1:" + strconv.Itoa(port), Op: "connect"},
+		{Kind: "net", Target: "[::1]:" + strconv.Itoa(port), Op: "sendto"},
+	}
+	for _, w := range want {
+		if !hasBlocked(res.Blocked, w) {
+			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
+		}
+	}
+	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "UDP-SENT", "STOPPED-SUPERVISOR"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("stdout has %s:\n%s", bad, out)
 		}
@@ -113,6 +127,17 @@ func testContainment(t *testing.T) {
 	if accepted != 0 {
 		t.Errorf("the listener accepted %d connections", accepted)
 	}
+}
+
+// hasBlocked reports whether list holds want's kind, target and op (any
+// when ""), by a process with a command line.
+func hasBlocked(list []proc.Blocked, want proc.Blocked) bool {
+	for _, b := range list {
+		if b.Kind == want.Kind && b.Target == want.Target && (want.Op == "" || b.Op == want.Op) && b.PID > 0 && b.Cmd != "" && b.Count >= 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestContainment runs a script that tries to write ~/.bashrc, read
@@ -136,7 +161,7 @@ func TestContainmentOff(t *testing.T) {
 	res := runContained(t, f, port, proc.Containment{})
 	accepted := stop()
 	out := string(res.Stdout.Head)
-	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "UDP-SOCKET"} {
+	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "UDP-SENT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %s:\n%s", want, out)
 		}
@@ -249,5 +274,313 @@ func TestContainmentFileSizeCap(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(f.ws, "big"))
 	if err != nil || fi.Size() != 4096 || strings.Contains(string(res.Stdout.Head), "rc=0") {
 		t.Fatalf("big: %v %v, stdout %q", fi, err, res.Stdout.Head)
+	}
+}
+
+// runIn runs a shell script contained in f.ws (writable: f.ws and
+// /dev/null) and returns the result.
+func runIn(t *testing.T, f containFixture, script string, c proc.Containment) *proc.Result {
+	t.Helper()
+	path := filepath.Join(f.ws, "s.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.Enabled = true
+	c.Writable = append(c.Writable, f.ws, "/dev/null")
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path,
+		Env:     []string{"PATH=/usr/bin:/bin", "HOME=" + f.home},
+		Timeout: 60 * time.Second, Containment: c})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func testContainmentUnixSockets(t *testing.T) {
+	f := newContainFixture(t)
+	outside := filepath.Join(filepath.Dir(f.ws), "outside.sock")
+	stopOut := testenv.ListenUnix(t, outside)
+	abstract := "@dg-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	stopAbs := testenv.ListenUnix(t, abstract)
+	gram := filepath.Join(filepath.Dir(f.ws), "gram.sock")
+	rx, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: gram, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	if testenv.IsRoot() {
+		for _, p := range []string{outside, gram} {
+			os.Chmod(p, 0o777)
+		}
+	}
+	res := runIn(t, f, `
+python3 - <<'PY'
+import socket
+outside, abstract, gram = `+strconv.Quote(outside)+`, `+strconv.Quote(abstract)+`, `+strconv.Quote(gram)+`
+srv = socket.socket(socket.AF_UNIX); srv.bind('in.sock'); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect('in.sock'); a, _ = srv.accept()
+c.sendall(b'ping'); print('INSIDE', a.recv(4).decode())
+for name, addr in (('OUTSIDE', outside), ('ABSTRACT', '\0' + abstract[1:])):
+    try:
+        socket.socket(socket.AF_UNIX).connect(addr); print(name, 'connected')
+    except OSError as e:
+        print(name, 'refused', e.errno)
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    d.sendto(b'x', gram); print('GRAM sent')
+except OSError as e:
+    print('GRAM refused', e.errno)
+PY
+`, proc.Containment{})
+	out := string(res.Stdout.Head)
+	for _, want := range []string{"INSIDE ping", "OUTSIDE refused 13", "ABSTRACT refused 13", "GRAM refused 13"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s\nstderr: %s", want, out, res.Stderr.Head)
+		}
+	}
+	if n := stopOut(); n != 0 {
+		t.Errorf("the outside socket accepted %d connections", n)
+	}
+	if n := stopAbs(); n != 0 {
+		t.Errorf("the abstract socket accepted %d connections", n)
+	}
+	rx.SetReadDeadline(time.Now()) // the script is gone: anything it sent is queued
+	if _, _, err := rx.ReadFrom(make([]byte, 16)); err == nil {
+		t.Error("the outside datagram socket received a datagram")
+	}
+	for _, w := range []proc.Blocked{
+		{Kind: "net", Target: outside, Op: "connect"},
+		{Kind: "net", Target: abstract, Op: "connect"},
+		{Kind: "net", Target: gram, Op: "sendto"},
+	} {
+		if !hasBlocked(res.Blocked, w) {
+			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
+		}
+	}
+}
+
+// TestContainmentUnixSockets: an AF_UNIX socket in the workspace works; one
+// outside it (stream or datagram) and an abstract one are refused and
+// recorded, and receive nothing.
+func TestContainmentUnixSockets(t *testing.T) { testContainmentUnixSockets(t) }
+
+func TestContainmentUnixSocketsAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentUnixSockets(t)
+}
+
+func testContainmentReadOnlyInWorkspace(t *testing.T) {
+	f := newContainFixture(t)
+	hooks := filepath.Join(f.ws, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(f.ws, ".git", "config")
+	os.WriteFile(config, []byte("[core]\n"), 0o644)
+	os.WriteFile(filepath.Join(hooks, "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755)
+	// A hard link to a file outside the workspace.
+	outside := filepath.Join(f.home, "notes")
+	os.WriteFile(outside, []byte("mine\n"), 0o644)
+	link := filepath.Join(f.ws, "notes")
+	if err := os.Link(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, `
+echo evil > .git/hooks/pre-commit && echo PLANTED
+echo '[core] hooksPath = /tmp' >> .git/config && echo CONFIG
+rm .git/hooks/pre-commit.sample && echo REMOVED-SAMPLE
+mv .git .git-old && echo MOVED-GIT
+mkdir .git/hooks/sub && echo MKDIR
+echo more >> notes && echo WROTE-LINK
+chmod 600 notes && echo CHMOD-LINK
+echo ok > fine && echo WROTE-FINE
+mkdir -p .git/objects/ab && echo obj > .git/objects/ab/cd && echo WROTE-OBJECT
+echo done
+`, proc.Containment{ReadOnly: []string{hooks, config}, HardLinks: []string{link}})
+	out := string(res.Stdout.Head)
+	for _, bad := range []string{"PLANTED", "CONFIG", "REMOVED-SAMPLE", "MOVED-GIT", "MKDIR", "WROTE-LINK", "CHMOD-LINK"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stdout has %s:\n%s", bad, out)
+		}
+	}
+	for _, good := range []string{"WROTE-FINE", "WROTE-OBJECT", "done"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("stdout lacks %s:\n%s\nstderr: %s", good, out, res.Stderr.Head)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "mine\n" {
+		t.Errorf("the file outside = %q", b)
+	}
+	if fi, _ := os.Stat(outside); fi == nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside: %v", fi)
+	}
+	if b, _ := os.ReadFile(config); string(b) != "[core]\n" {
+		t.Errorf(".git/config = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
+		t.Error("a hook was planted")
+	}
+	for _, w := range []proc.Blocked{
+		{Kind: "create", Target: filepath.Join(hooks, "pre-commit")},
+		{Kind: "write", Target: config},
+		{Kind: "delete", Target: filepath.Join(hooks, "pre-commit.sample")},
+		{Kind: "rename", Target: filepath.Join(f.ws, ".git") + " -> " + filepath.Join(f.ws, ".git-old")},
+		{Kind: "create", Target: filepath.Join(hooks, "sub")},
+		{Kind: "write", Target: link},
+		{Kind: "metadata", Target: link},
+	} {
+		if !hasBlocked(res.Blocked, w) {
+			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
+		}
+	}
+}
+
+// TestContainmentReadOnlyInWorkspace: inside the writable workspace,
+// .git/hooks and .git/config stay read-only (no hook planted, no config
+// changed, the .git directory not moved away to put another in its place)
+// and a hard link to a file outside cannot be written or changed through;
+// the rest of the workspace, .git/objects included, is writable.
+func TestContainmentReadOnlyInWorkspace(t *testing.T) { testContainmentReadOnlyInWorkspace(t) }
+
+func TestContainmentReadOnlyInWorkspaceAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentReadOnlyInWorkspace(t)
+}
+
+func testContainmentMetadataOutside(t *testing.T) {
+	f := newContainFixture(t)
+	rc := filepath.Join(f.home, ".bashrc")
+	before, err := os.Stat(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(f.ws, "run.sh"), []byte("echo\n"), 0o644)
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, `
+chmod 777 "$HOME/.bashrc" && echo CHMOD
+touch -d 2001-01-01 "$HOME/.bashrc" && echo TOUCH
+chown "$(id -u)" "$HOME/.bashrc" && echo CHOWN
+setfattr -n user.x -v 1 "$HOME/.bashrc" 2>/dev/null && echo XATTR
+chmod +x run.sh && echo CHMOD-INSIDE
+touch -d 2001-01-01 run.sh && echo TOUCH-INSIDE
+`, proc.Containment{})
+	out := string(res.Stdout.Head)
+	for _, bad := range []string{"CHMOD\n", "TOUCH\n", "CHOWN", "XATTR"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stdout has %q:\n%s", bad, out)
+		}
+	}
+	for _, good := range []string{"CHMOD-INSIDE", "TOUCH-INSIDE"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("stdout lacks %s:\n%s\nstderr: %s", good, out, res.Stderr.Head)
+		}
+	}
+	after, _ := os.Stat(rc)
+	if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf(".bashrc changed: %v %v -> %v %v", before.Mode(), before.ModTime(), after.Mode(), after.ModTime())
+	}
+	// One entry per kind and target: chmod, chown (and setfattr) count
+	// under metadata; touch opens the file for writing first.
+	if !hasBlocked(res.Blocked, proc.Blocked{Kind: "metadata", Target: rc}) || !hasBlocked(res.Blocked, proc.Blocked{Kind: "write", Target: rc}) {
+		t.Errorf("Blocked = %+v", res.Blocked)
+	}
+	for _, b := range res.Blocked {
+		if b.Kind == "metadata" && b.Count < 2 {
+			t.Errorf("metadata blocked %d times, want chmod and chown: %+v", b.Count, b)
+		}
+	}
+}
+
+// TestContainmentMetadataOutside: Landlock does not restrict a file's
+// mode, owner, times or attributes; the supervisor refuses those changes
+// outside the writable directories, and records them.
+func TestContainmentMetadataOutside(t *testing.T) { testContainmentMetadataOutside(t) }
+
+func TestContainmentMetadataOutsideAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentMetadataOutside(t)
+}
+
+// TestContainmentPrivilegesAsRoot: a contained root script keeps only the
+// capabilities that own and change files and switch users; mounting,
+// loading modules and raw sockets fail.
+func TestContainmentPrivilegesAsRoot(t *testing.T) {
+	if !testenv.IsRoot() {
+		t.Skip("needs root")
+	}
+	f := newContainFixture(t)
+	res := runIn(t, f, `
+grep CapBnd /proc/self/status
+mkdir m; mount -t tmpfs none m 2>/dev/null && echo MOUNTED
+python3 -c "import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)" 2>/dev/null && echo RAW
+python3 -c "import ctypes; print('REBOOT', ctypes.CDLL(None, use_errno=True).reboot(0) , ctypes.get_errno())"
+chown 1:1 m && echo CHOWN-INSIDE
+`, proc.Containment{})
+	out := string(res.Stdout.Head)
+	want := fmt.Sprintf("CapBnd:\t%016x", uint64(1<<0|1<<1|1<<3|1<<4|1<<5|1<<6|1<<7|1<<10))
+	if !strings.Contains(out, want) || strings.Contains(out, "MOUNTED") || strings.Contains(out, "RAW") ||
+		!strings.Contains(out, "REBOOT -1 1\n") || !strings.Contains(out, "CHOWN-INSIDE") {
+		t.Fatalf("stdout:\n%s\nwant %q, no mount, no raw socket, reboot EPERM; stderr %s", out, want, res.Stderr.Head)
+	}
+	if e := res.Contained; e == nil || !e.Privileges || !e.Admin || !strings.Contains(e.KeptCaps, "chown") {
+		t.Fatalf("Contained = %+v", e)
+	}
+}
+
+// TestContainmentWithoutNotification: where the kernel has no seccomp user
+// notification (pretended), the network is still off (socket() itself is
+// refused), nothing is observed, and a required containment refuses to
+// run, naming what is missing.
+func TestContainmentWithoutNotification(t *testing.T) {
+	f := newContainFixture(t)
+	port, stop := testenv.Listen(t)
+	res := runIn(t, f, fmt.Sprintf(`
+python3 -c "import socket; socket.create_connection(('127.0.0.1', %d))" 2>&1 | tail -1
+`, port), proc.Containment{NoNet: true, NoNotify: true})
+	if n := stop(); n != 0 {
+		t.Errorf("the listener accepted %d connections", n)
+	}
+	e := res.Contained
+	if e == nil || e.Observed || !e.Seccomp || e.StandIns || !strings.Contains(e.ObserveWhy, "turned off") || len(res.Blocked) != 0 ||
+		!strings.Contains(string(res.Stdout.Head), "PermissionError") {
+		t.Fatalf("Contained %+v, Blocked %+v, stdout %q", e, res.Blocked, res.Stdout.Head)
+	}
+	path := filepath.Join(f.ws, "s.sh")
+	_, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 30 * time.Second,
+		Containment: proc.Containment{Enabled: true, Required: true, NoNotify: true, Writable: []string{f.ws}}})
+	if err == nil || !strings.Contains(err.Error(), "metadata: seccomp user notification turned off") {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// TestContainmentForkBombAsRoot: RLIMIT_NPROC does not hold root; the
+// tree's cgroup (pids.max) does, and the run records that the limit was
+// hit.
+func TestContainmentForkBombAsRoot(t *testing.T) {
+	if !testenv.IsRoot() {
+		t.Skip("needs root")
+	}
+	f := newContainFixture(t)
+	res := runIn(t, f, `i=0; while [ $i -lt 400 ]; do sleep 300 & i=$((i+1)); done 2>/dev/null; echo forked`,
+		proc.Containment{NProc: 100})
+	e := res.Contained
+	if e == nil || e.CgroupPids == 0 {
+		t.Skipf("no cgroup with the pids controller here: %+v", e)
+	}
+	var fork *proc.Blocked
+	for i := range res.Blocked {
+		if res.Blocked[i].Kind == "fork" {
+			fork = &res.Blocked[i]
+		}
+	}
+	if fork == nil || fork.Count == 0 || len(res.Leftovers) == 0 || len(res.Leftovers) >= 400 {
+		t.Fatalf("fork %+v, %d leftovers, Blocked %+v", fork, len(res.Leftovers), res.Blocked)
 	}
 }

@@ -149,9 +149,22 @@ type Containment struct {
 	// file it writes (soft RLIMIT_FSIZE; 0: DefaultFSize).
 	NProc int   `json:"nproc,omitempty"`
 	FSize int64 `json:"fsize,omitempty"`
-	// NoLandlock pretends the kernel has no Landlock (tests of the
-	// fallback and of Required).
+	// Memory caps the memory of the script's tree in bytes (cgroup
+	// memory.max; 0: no cap). The tree's tasks are capped by pids.max
+	// (NProc) too where a cgroup with the pids controller can be made.
+	Memory int64 `json:"memory,omitempty"`
+	// ReadOnly are paths inside Writable that stay read-only, as do the
+	// names of the directories holding them (.git/hooks, .git/config:
+	// a hook planted there would run later, outside the gate).
+	ReadOnly []string `json:"read_only,omitempty"`
+	// HardLinks are files inside Writable that are hard links to files
+	// outside it: writing through any name of theirs is refused.
+	HardLinks []string `json:"hard_links,omitempty"`
+	// NoLandlock pretends the kernel has no Landlock, NoNotify that it
+	// has no seccomp user notification (tests of the fallbacks and of
+	// Required).
 	NoLandlock bool `json:"no_landlock,omitempty"`
+	NoNotify   bool `json:"no_notify,omitempty"`
 }
 
 // Default caps (Containment.NProc, FSize): far above what a build needs.
@@ -181,8 +194,42 @@ type Enforced struct {
 	// were set (NProc is false for root, whom it does not hold).
 	NProc bool `json:"nproc"`
 	FSize bool `json:"fsize"`
+	// CgroupPids and CgroupMemory are the pids.max and memory limit the
+	// gate set on the tree's cgroup (0: none could be set).
+	CgroupPids   int   `json:"cgroup_pids,omitempty"`
+	CgroupMemory int64 `json:"cgroup_memory,omitempty"`
+	// Privileges says whether the script runs without the capabilities
+	// that administer the host: as root, its bounding set was cut to
+	// KeptCaps; otherwise it has none to begin with (no_new_privs keeps
+	// it from gaining any).
+	Privileges bool   `json:"privileges"`
+	KeptCaps   string `json:"kept_caps,omitempty"`
+	// Admin says whether the host-administration system calls (modules,
+	// mounts, clock, reboot, swap, keyrings, bpf, ...) are refused.
+	Admin bool `json:"admin"`
+	// Observed says whether the supervisor watches the script's file
+	// system and network calls (seccomp user notification): blocked
+	// actions are then recorded (Result.Blocked), metadata changes
+	// outside the writable directories and writes to ReadOnly paths and
+	// hard-link escapes refused; ObserveWhy says why not.
+	Observed   bool   `json:"observed"`
+	ObserveWhy string `json:"observe_why,omitempty"`
+	// StandIns says whether AF_INET/AF_INET6 sockets get stand-ins (so a
+	// blocked connect is recorded with its address).
+	StandIns bool `json:"stand_ins,omitempty"`
 	// Why says why a requested layer is missing ("" when none is).
 	Why string `json:"why,omitempty"`
+}
+
+// Blocked is one action the containment prevented (see core/report's
+// Blocked): Count times the same Kind and Target, first by PID.
+type Blocked struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	PID    int    `json:"pid"`
+	Cmd    string `json:"cmd"`
+	Op     string `json:"op"`
+	Count  int    `json:"count"`
 }
 
 // Leftover is a descendant of the script that was still alive after the script's main process exited.
@@ -233,6 +280,11 @@ type Result struct {
 	// Contained is what the supervisor enforced of Spec.Containment (nil
 	// when containment was not enabled).
 	Contained *Enforced
+	// Blocked lists the actions containment prevented (when
+	// Contained.Observed), in the order they were first seen;
+	// BlockedDropped counts the distinct ones beyond the list's bound.
+	Blocked        []Blocked
+	BlockedDropped int
 	// Stdout is the bounded copy of the script's standard output.
 	Stdout Capture
 	// Stderr is the bounded copy of the script's standard error.

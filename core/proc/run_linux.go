@@ -37,6 +37,10 @@ type superMsg struct {
 	Signal      string     `json:"signal,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`
 	Leftovers   []Leftover `json:"leftovers,omitempty"`
+	// Blocked: one blocked action as it happens, or (with Done) all of
+	// them with their counts.
+	Blocked        []Blocked `json:"blocked,omitempty"`
+	BlockedDropped int       `json:"blocked_dropped,omitempty"`
 }
 
 const (
@@ -102,6 +106,8 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	diag := newStreamReader(Stderr, diagR, diagKeep, nil)
 
 	cg := newCgroup()
+	lim := newLimiter(cg, &spec.Containment)
+	defer lim.close()
 	newCmd := func() *exec.Cmd {
 		attr := &syscall.SysProcAttr{
 			// A session of its own: out of the terminal's foreground group
@@ -172,6 +178,11 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	if e, ok := readStatFull(superPID); ok {
 		superStart = e.start
 	}
+	// The supervisor waits for its spec before it forks: it joins the
+	// limits' v1 cgroups with nothing else in its tree yet.
+	if err := lim.join(superPID); err != nil {
+		lim = nil // not held: say so (Enforced) rather than pretend
+	}
 	go func() {
 		_, _ = specW.Write(payload)
 		specW.Close()
@@ -180,6 +191,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	startC := make(chan superMsg, 1)
 	repDone := make(chan struct{})
 	var final *superMsg
+	var streamed []Blocked // what the supervisor reported before its end
 	go func() {
 		defer close(repDone)
 		dec := json.NewDecoder(repR)
@@ -188,10 +200,13 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 			if err := dec.Decode(&m); err != nil {
 				return
 			}
-			if first {
+			switch {
+			case first:
 				startC <- m
-			} else if m.Done {
+			case m.Done:
 				final = &m
+			default:
+				streamed = append(streamed, m.Blocked...)
 			}
 		}
 	}()
@@ -355,6 +370,12 @@ loop:
 	if startMsg != nil {
 		res.Contained = startMsg.Contained
 	}
+	res.Blocked = streamed
+	if final != nil {
+		res.Blocked, res.BlockedDropped = final.Blocked, final.BlockedDropped
+	}
+	lim.record(res.Contained)
+	res.Blocked = append(res.Blocked, lim.blocked()...)
 	drained := time.Now().Add(drainLimit)
 	res.Stdout = rs[0].finish(drained)
 	res.Stderr = rs[1].finish(drained)

@@ -2,59 +2,165 @@ package proc
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// seccompArch is the audit architecture of the platforms the network
-// filter knows (little-endian: the low word of an argument comes first).
-var seccompArch = map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}
+// The script's thread gets up to three seccomp filters, each one policy
+// of github.com/elastic/go-seccomp-bpf (which holds the system call
+// tables and assembles the BPF; a policy's first matching group decides,
+// so each filter is one group). The kernel runs them all and takes the
+// strongest answer (an errno beats a notification, which beats allow):
+//
+//   - adminFilter: system calls that administer the host (modules, mounts,
+//     clock, reboot, swap, kexec, keyrings, bpf, perf, ...) fail with
+//     EPERM. As root most of them would work: the capability drop takes
+//     their privilege away too, this keeps them away should one remain.
+//   - socketFilter: io_uring (which would do opens and connects behind
+//     every other filter's back) and sockets of any family but AF_UNIX and
+//     AF_NETLINK (and AF_INET/AF_INET6 while the network is on or while
+//     they are answered with stand-ins) fail with EACCES.
+//   - notifyFilter: the file system and network calls the supervisor
+//     watches come to it as user notifications (SECCOMP_RET_USER_NOTIF,
+//     see watcher): it records what Landlock will refuse, refuses what
+//     Landlock cannot express, and performs connects itself.
+//
+// Every filter refuses the system calls of another ABI than the
+// process's own (x32, the 32-bit compat layer), whose numbers differ.
 
-// netFilter returns the seccomp program that turns the network off:
-// socket(AF_INET|AF_INET6, ...) and io_uring_setup fail with EACCES, as
-// does every system call of another ABI (x32, a 32-bit compat layer)
-// where the numbers differ; AF_UNIX and everything else are allowed.
-func netFilter() ([]unix.SockFilter, bool) {
-	arch, ok := seccompArch[runtime.GOARCH]
-	if !ok {
-		return nil, false
-	}
-	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret = unix.BPF_RET | unix.BPF_K
-	)
-	deny := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
-	return []unix.SockFilter{
-		{Code: ld, K: 4}, // seccomp_data.arch
-		{Code: jeq, K: arch, Jt: 1},
-		{Code: ret, K: deny},
-		{Code: ld, K: 0},                  // seccomp_data.nr
-		{Code: jge, K: 0x40000000, Jt: 6}, // the x32 ABI
-		{Code: jeq, K: unix.SYS_IO_URING_SETUP, Jt: 5},
-		{Code: jeq, K: unix.SYS_SOCKET, Jf: 3},
-		{Code: ld, K: 16}, // seccomp_data.args[0], low word: the family
-		{Code: jeq, K: unix.AF_INET, Jt: 2},
-		{Code: jeq, K: unix.AF_INET6, Jt: 1},
-		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
-		{Code: ret, K: deny},
-	}, true
+// adminNames are the host-administration calls adminFilter refuses.
+var adminNames = []string{
+	"acct", "add_key", "keyctl", "request_key", "bpf", "perf_event_open",
+	"clock_adjtime", "clock_settime", "settimeofday", "stime",
+	"init_module", "finit_module", "delete_module", "create_module",
+	"kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
+	"ioperm", "iopl", "lookup_dcookie", "nfsservctl", "quotactl", "quotactl_fd",
+	"mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree",
+	"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
+	"open_by_handle_at", "syslog", "uselib", "userfaultfd", "vhangup",
 }
 
-// applyNetFilter loads the network filter on the calling thread (which
-// has no_new_privs); what it starts inherits it.
-func applyNetFilter() error {
-	f, ok := netFilter()
-	if !ok {
-		return fmt.Errorf("no filter for %s", runtime.GOARCH)
+// File system calls the supervisor watches (notifyFilter).
+var (
+	openNames   = []string{"open", "openat", "openat2", "creat"}
+	createNames = []string{"mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat"}
+	removeNames = []string{"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "truncate"}
+	metaNames   = []string{
+		"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
+		"utime", "utimes", "futimesat", "utimensat",
+		"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+		"setxattrat", "removexattrat",
+	}
+)
+
+// seccompArch is the system call table of this platform ("" when the
+// library has none: no filter can be built).
+func seccompArch() *arch.Info {
+	a, err := arch.GetInfo("")
+	if err != nil {
+		return nil
+	}
+	return a
+}
+
+// known keeps the names this platform has (arm64 has no open(2), no
+// mkdir(2), ...): the library refuses a policy naming an unknown call.
+func known(a *arch.Info, names ...[]string) []string {
+	var out []string
+	for _, list := range names {
+		for _, n := range list {
+			if _, ok := a.SyscallNames[n]; ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func errnoAction(e unix.Errno) seccomp.Action { return seccomp.ActionErrno | seccomp.Action(e) }
+
+// adminPolicy refuses the host-administration calls.
+func adminPolicy(a *arch.Info) seccomp.Policy {
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
+		Names: known(a, adminNames), Action: errnoAction(unix.EPERM),
+	}}}
+}
+
+// socketPolicy refuses io_uring and the socket families the script may not
+// open: inet says whether AF_INET and AF_INET6 may reach the kernel (the
+// network is on, or those calls are answered with stand-ins). A family is
+// compared as a 64-bit value: a family with garbage in its high word (the
+// kernel reads only the low one) is never one of the allowed ones, so it
+// is refused.
+func socketPolicy(a *arch.Info, inet bool) seccomp.Policy {
+	allowed := []uint64{unix.AF_UNIX, unix.AF_NETLINK}
+	if inet {
+		allowed = append(allowed, unix.AF_INET, unix.AF_INET6)
+	}
+	var conds seccomp.ArgumentConditions
+	for _, f := range allowed {
+		conds = append(conds, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: f})
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
+		Names:              known(a, []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}),
+		NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: conds}},
+		Action:             errnoAction(unix.EACCES),
+	}}}
+}
+
+// notifyPolicy sends the watched calls to the supervisor. standIns adds
+// what the network stand-ins need: socket(AF_INET|AF_INET6), bind, and
+// setsockopt at the IP, IPv6, TCP and UDP levels (a stand-in, an AF_UNIX
+// socket, would refuse those options before the program gets to its
+// connect). sendto is watched only with an address.
+func notifyPolicy(a *arch.Info, standIns bool) seccomp.Policy {
+	g := seccomp.SyscallGroup{
+		Names:  known(a, openNames, createNames, removeNames, metaNames, []string{"connect", "sendmsg", "sendmmsg"}),
+		Action: seccomp.Action(unix.SECCOMP_RET_USER_NOTIF),
+		NamesWithCondtions: []seccomp.NameWithConditions{{Name: "sendto", Conditions: seccomp.ArgumentConditions{
+			{Argument: 4, Operation: seccomp.NotEqual, Value: 0}}}},
+	}
+	if standIns {
+		g.Names = append(g.Names, "bind")
+		for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
+			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{Name: "socket",
+				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: f}}})
+		}
+		for _, lvl := range []uint64{unix.SOL_IP, unix.SOL_TCP, unix.SOL_UDP, unix.SOL_IPV6} {
+			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{Name: "setsockopt",
+				Conditions: seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: lvl}}})
+		}
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}}
+}
+
+// loadPolicy installs p on the calling thread (which has no_new_privs)
+// with the given SECCOMP_FILTER_FLAG_* flags; with NEW_LISTENER it
+// returns the listener (close-on-exec), otherwise -1.
+func loadPolicy(p seccomp.Policy, flags uintptr) (int, error) {
+	insts, err := p.Assemble()
+	if err != nil {
+		return -1, fmt.Errorf("assemble: %v", err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return -1, fmt.Errorf("assemble: %v", err)
+	}
+	f := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		f[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
-		return err
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return -1, errno
 	}
-	runtime.KeepAlive(f)
-	return nil
+	if flags&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER == 0 {
+		return -1, nil
+	}
+	return int(fd), nil
 }

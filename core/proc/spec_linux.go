@@ -18,8 +18,10 @@ type wireSpec struct {
 	Containment Containment   `json:"containment"`
 	Overlay     *wireOverlay  `json:"overlay,omitempty"`
 	// The containment's paths, as bytes (Containment's own are nil).
-	Writable [][]byte `json:"writable,omitempty"`
-	DenyRead [][]byte `json:"deny_read,omitempty"`
+	Writable  [][]byte `json:"writable,omitempty"`
+	DenyRead  [][]byte `json:"deny_read,omitempty"`
+	ReadOnly  [][]byte `json:"read_only,omitempty"`
+	HardLinks [][]byte `json:"hard_links,omitempty"`
 }
 
 // wireOverlay is Overlay on the wire, its paths as bytes.
@@ -46,11 +48,12 @@ func fromBytes(bs [][]byte) []string {
 // MarshalJSON encodes the spec with its strings as bytes.
 func (s superSpec) MarshalJSON() ([]byte, error) {
 	c := s.Containment
-	c.Writable, c.DenyRead = nil, nil
+	c.Writable, c.DenyRead, c.ReadOnly, c.HardLinks = nil, nil, nil, nil
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
 		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay),
 		Writable: toBytes(s.Containment.Writable), DenyRead: toBytes(s.Containment.DenyRead),
+		ReadOnly: toBytes(s.Containment.ReadOnly), HardLinks: toBytes(s.Containment.HardLinks),
 	})
 }
 
@@ -69,6 +72,12 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 	}
 	if len(w.DenyRead) > 0 {
 		s.Containment.DenyRead = fromBytes(w.DenyRead)
+	}
+	if len(w.ReadOnly) > 0 {
+		s.Containment.ReadOnly = fromBytes(w.ReadOnly)
+	}
+	if len(w.HardLinks) > 0 {
+		s.Containment.HardLinks = fromBytes(w.HardLinks)
 	}
 	if o := w.Overlay; o != nil {
 		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work)}

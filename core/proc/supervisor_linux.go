@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -129,12 +130,22 @@ func supervise() int {
 			return 0
 		}
 	}
-	pid, enforced, err := startContained(&sp)
+	rec := newRecorder()
+	pid, enforced, err := startContained(&sp, rec)
 	if err != nil {
 		_ = enc.Encode(superMsg{StartError: err.Error()})
 		return 0
 	}
-	_ = enc.Encode(superMsg{PID: pid, Contained: enforced})
+	// The watcher's goroutines stream blocked actions as they happen:
+	// the encoder is shared from here on.
+	var encMu sync.Mutex
+	encode := func(m superMsg) {
+		encMu.Lock()
+		defer encMu.Unlock()
+		_ = enc.Encode(m)
+	}
+	encode(superMsg{PID: pid, Contained: enforced})
+	rec.stream(func(b Blocked) { encode(superMsg{Blocked: []Blocked{b}}) })
 
 	// ForkExec returns once the exec succeeded: this is the script's own
 	// command line, which its forked, not yet exec'd children share.
@@ -172,7 +183,8 @@ func supervise() int {
 
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
-	_ = enc.Encode(msg)
+	msg.Blocked, msg.BlockedDropped = rec.result()
+	encode(msg)
 	return 0
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -78,6 +79,33 @@ func Size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+// ParseSize parses a byte count: a whole number of bytes, or one followed
+// by K, M or G (KiB, MiB, GiB; "512M"). ok is false for anything else,
+// negative or too large.
+func ParseSize(s string) (n int64, ok bool) {
+	v := strings.TrimSpace(s)
+	if v == "" {
+		return 0, false
+	}
+	mult := int64(1)
+	switch strings.ToUpper(v[len(v)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		v = v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, false
+	}
+	return n * mult, true
 }
 
 // fmtOwner formats an entry's numeric owner, "" when unknown.

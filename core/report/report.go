@@ -165,6 +165,9 @@ type Containment struct {
 	// Blocked); Why gives the reason when they were not.
 	Observed bool   `json:"observed"`
 	Why      string `json:"why,omitempty"`
+	// BlockedDropped counts the distinct blocked actions beyond the
+	// bound of the Blocked list (an extension).
+	BlockedDropped int `json:"blocked_dropped,omitempty"`
 }
 
 // Layer is one layer of containment.

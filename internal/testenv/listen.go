@@ -12,7 +12,21 @@ import (
 // count is final once stop has returned (stop closes the listener).
 func Listen(t *testing.T) (port int, stop func() int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, stop := listen(t, "tcp", "127.0.0.1:0")
+	return ln.Addr().(*net.TCPAddr).Port, stop
+}
+
+// ListenUnix is Listen on an AF_UNIX stream socket at addr: a path, or
+// "@name" for an abstract one.
+func ListenUnix(t *testing.T, addr string) (stop func() int64) {
+	t.Helper()
+	_, stop = listen(t, "unix", addr)
+	return stop
+}
+
+func listen(t *testing.T, network, addr string) (net.Listener, func() int64) {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +44,10 @@ func Listen(t *testing.T) (port int, stop func() int64) {
 		}
 	}()
 	var once sync.Once
-	stop = func() int64 {
+	stop := func() int64 {
 		once.Do(func() { ln.Close(); <-done })
 		return n.Load()
 	}
 	t.Cleanup(func() { stop() })
-	return ln.Addr().(*net.TCPAddr).Port, stop
+	return ln, stop
 }

@@ -1,0 +1,266 @@
+package proc
+
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// The file system handlers. Landlock decides reads and writes by path:
+// for those the handlers only record what it will refuse and let the
+// kernel decide (cont). What Landlock cannot express they refuse
+// themselves: writes inside the writable directories to a read-only path
+// or through a hard link to a file outside, and metadata changes (mode,
+// owner, times, extended attributes: Landlock does not restrict them)
+// outside the writable directories.
+
+// Block kinds (report.Blocked.Kind).
+const (
+	kindRead     = "read"
+	kindWrite    = "write"
+	kindCreate   = "create"
+	kindDelete   = "delete"
+	kindRename   = "rename"
+	kindMetadata = "metadata"
+	kindNet      = "net"
+)
+
+const oTmpfile = 0o20000000 // __O_TMPFILE, without O_DIRECTORY
+
+func arg32(a uint64) int32 { return int32(uint32(a)) }
+
+// inDirs reports whether p is inside a writable directory (or is one).
+func (w *watcher) inDirs(p string) bool { return within(p, w.pol.dirs) }
+
+// readOnly reports whether p lies in a read-only path of the workspace.
+func (w *watcher) readOnly(t target) bool {
+	return within(t.path, w.pol.readOnly) || (t.exists && w.pol.inodes[t.id])
+}
+
+// onOpen handles open, openat, openat2 and creat.
+func (w *watcher) onOpen(n *seccompNotif, op string) {
+	a := &n.Data.Args
+	tid := int(n.PID)
+	dirfd, pathArg := int32(unix.AT_FDCWD), a[0]
+	var flags uint64
+	switch op {
+	case "open":
+		flags = a[1]
+	case "creat":
+		flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+	case "openat":
+		dirfd, pathArg, flags = arg32(a[0]), a[1], a[2]
+	case "openat2":
+		dirfd, pathArg = arg32(a[0]), a[1]
+		b, ok := readMem(tid, a[2], 8)
+		if !ok {
+			w.cont(n.ID)
+			return
+		}
+		flags = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+	}
+	flags = uint64(uint32(flags))
+	if flags&unix.O_PATH != 0 {
+		w.cont(n.ID) // no access: Landlock does not check it either
+		return
+	}
+	path, ok := readString(tid, pathArg)
+	if !ok || !w.valid(n.ID) {
+		w.cont(n.ID)
+		return
+	}
+	write := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_TRUNC|unix.O_CREAT|oTmpfile) != 0
+	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
+	t := resolve(tid, dirfd, path, follow, false)
+	switch {
+	case !t.ok:
+	case !write:
+		if within(t.path, w.pol.deny) {
+			w.rec.add(tid, kindRead, t.path, op)
+		}
+	case !t.exists || flags&oTmpfile != 0:
+		if !w.inDirs(t.path) {
+			w.rec.add(tid, kindCreate, t.path, op)
+		} else if w.readOnly(t) {
+			w.rec.add(tid, kindCreate, t.path, op)
+			w.fail(n.ID, unix.EACCES)
+			return
+		}
+	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
+		w.rec.add(tid, kindWrite, t.path, op)
+	case w.readOnly(t):
+		w.rec.add(tid, kindWrite, t.path, op)
+		w.fail(n.ID, unix.EACCES)
+		return
+	}
+	w.cont(n.ID)
+}
+
+// onCreate handles mkdir, mknod, symlink and link (and their *at forms):
+// the new name must be inside a writable directory.
+func (w *watcher) onCreate(n *seccompNotif, op string) {
+	a := &n.Data.Args
+	dirfd, pathArg := int32(unix.AT_FDCWD), a[0]
+	switch op {
+	case "mkdirat", "mknodat":
+		dirfd, pathArg = arg32(a[0]), a[1]
+	case "symlink", "link":
+		pathArg = a[1]
+	case "symlinkat":
+		dirfd, pathArg = arg32(a[1]), a[2]
+	case "linkat":
+		dirfd, pathArg = arg32(a[2]), a[3]
+	}
+	w.checkName(n, op, kindCreate, dirfd, pathArg)
+}
+
+// checkName records (and, inside the workspace, refuses) a call that
+// makes or removes the name at pathArg.
+func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathArg uint64) {
+	tid := int(n.PID)
+	path, ok := readString(tid, pathArg)
+	if !ok || !w.valid(n.ID) {
+		w.cont(n.ID)
+		return
+	}
+	t := resolve(tid, dirfd, path, false, false)
+	switch {
+	case !t.ok || kind == kindCreate && t.exists || kind == kindDelete && !t.exists:
+		// It fails on its own (EEXIST, ENOENT).
+	case !w.inDirs(filepath.Dir(t.path)):
+		w.rec.add(tid, kind, t.path, op)
+	case within(t.path, w.pol.readOnly) || holds(t.path, w.pol.readOnly):
+		w.rec.add(tid, kind, t.path, op)
+		w.fail(n.ID, unix.EACCES)
+		return
+	}
+	w.cont(n.ID)
+}
+
+// onRemove handles unlink, rmdir, rename and truncate (and their *at forms).
+func (w *watcher) onRemove(n *seccompNotif, op string) {
+	a := &n.Data.Args
+	switch op {
+	case "unlink", "rmdir":
+		w.checkName(n, op, kindDelete, unix.AT_FDCWD, a[0])
+	case "unlinkat":
+		w.checkName(n, op, kindDelete, arg32(a[0]), a[1])
+	case "truncate":
+		w.checkFile(n, op, kindWrite, unix.AT_FDCWD, a[0], true, false, false)
+	case "rename":
+		w.checkRename(n, op, unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1])
+	default: // renameat, renameat2
+		w.checkRename(n, op, arg32(a[0]), a[1], arg32(a[2]), a[3])
+	}
+}
+
+// checkRename records a rename out of, or into, a place outside the
+// writable directories, and refuses one that moves a read-only path of
+// the workspace (or a directory holding one) or replaces one.
+func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64) {
+	tid := int(n.PID)
+	from, ok1 := readString(tid, oarg)
+	to, ok2 := readString(tid, narg)
+	if !ok1 || !ok2 || !w.valid(n.ID) {
+		w.cont(n.ID)
+		return
+	}
+	src := resolve(tid, odir, from, false, false)
+	dst := resolve(tid, ndir, to, false, false)
+	if !src.ok || !dst.ok || !src.exists {
+		w.cont(n.ID)
+		return
+	}
+	what := src.path + " -> " + dst.path
+	switch {
+	case !w.inDirs(filepath.Dir(src.path)) || !w.inDirs(filepath.Dir(dst.path)):
+		w.rec.add(tid, kindRename, what, op)
+	case holds(src.path, w.pol.readOnly) || holds(dst.path, w.pol.readOnly) ||
+		within(src.path, w.pol.readOnly) || within(dst.path, w.pol.readOnly):
+		w.rec.add(tid, kindRename, what, op)
+		w.fail(n.ID, unix.EACCES)
+		return
+	}
+	w.cont(n.ID)
+}
+
+// checkFile handles a call on an existing file named by a path (or, with
+// emptyPath, by dirfd itself): a write (truncate) or a metadata change.
+func (w *watcher) checkFile(n *seccompNotif, op, kind string, dirfd int32, pathArg uint64, follow, emptyPath, byFD bool) {
+	tid := int(n.PID)
+	var t target
+	if byFD {
+		if !w.valid(n.ID) {
+			w.cont(n.ID)
+			return
+		}
+		t = fdTarget(tid, int(dirfd))
+	} else {
+		path := ""
+		if pathArg != 0 {
+			var ok bool
+			if path, ok = readString(tid, pathArg); !ok {
+				w.cont(n.ID)
+				return
+			}
+		}
+		if !w.valid(n.ID) {
+			w.cont(n.ID)
+			return
+		}
+		t = resolve(tid, dirfd, path, follow, emptyPath || pathArg == 0)
+	}
+	if !t.ok || !t.exists {
+		w.cont(n.ID)
+		return
+	}
+	if kind == kindWrite {
+		switch {
+		case !w.inDirs(t.path) && !within(t.path, w.pol.files):
+			w.rec.add(tid, kind, t.path, op)
+		case w.readOnly(t):
+			w.rec.add(tid, kind, t.path, op)
+			w.fail(n.ID, unix.EACCES)
+			return
+		}
+		w.cont(n.ID)
+		return
+	}
+	// A metadata change: Landlock does not restrict it, the watcher does.
+	if !w.inDirs(t.path) || w.readOnly(t) {
+		w.rec.add(tid, kind, t.path, op)
+		w.fail(n.ID, unix.EPERM)
+		return
+	}
+	w.cont(n.ID)
+}
+
+// onMeta handles chmod, chown, utime(s) and the xattr calls.
+func (w *watcher) onMeta(n *seccompNotif, op string) {
+	a := &n.Data.Args
+	const atEmpty, atNoFollow = unix.AT_EMPTY_PATH, unix.AT_SYMLINK_NOFOLLOW
+	switch op {
+	case "chmod", "chown", "utime", "utimes", "setxattr", "removexattr":
+		w.checkFile(n, op, kindMetadata, unix.AT_FDCWD, a[0], true, false, false)
+	case "lchown", "lsetxattr", "lremovexattr":
+		w.checkFile(n, op, kindMetadata, unix.AT_FDCWD, a[0], false, false, false)
+	case "fchmod", "fchown", "fsetxattr", "fremovexattr":
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), 0, true, false, true)
+	case "fchmodat", "futimesat":
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), a[1], true, false, false)
+	case "fchmodat2":
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), a[1], a[3]&atNoFollow == 0, a[3]&atEmpty != 0, false)
+	case "fchownat":
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), a[1], a[4]&atNoFollow == 0, a[4]&atEmpty != 0, false)
+	case "utimensat":
+		if a[1] == 0 { // futimens: the file behind dirfd
+			w.checkFile(n, op, kindMetadata, arg32(a[0]), 0, true, false, true)
+			return
+		}
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), a[1], a[3]&atNoFollow == 0, a[3]&atEmpty != 0, false)
+	case "setxattrat", "removexattrat":
+		w.checkFile(n, op, kindMetadata, arg32(a[0]), a[1], a[2]&atNoFollow == 0, a[2]&atEmpty != 0, false)
+	default:
+		w.cont(n.ID)
+	}
+}

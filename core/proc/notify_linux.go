@@ -1,0 +1,440 @@
+package proc
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor's side of seccomp user notification (seccomp_unotify(2)):
+// the script's thread carries notifyFilter, whose listener the supervisor
+// holds. A watched system call stops the calling thread until the
+// supervisor answers; the supervisor reads what the call names (a path, a
+// socket address) from the stopped process, decides, and answers:
+//
+//   - "continue" (the kernel carries the call out, and Landlock refuses
+//     what it refuses: the supervisor only records that it will, because
+//     the thread could change the path in its memory after it was read,
+//     so letting the kernel decide is the only safe way);
+//   - an error, for what Landlock cannot express: a write through a path
+//     inside the workspace that must stay read-only (.git/hooks, a hard
+//     link to a file outside), or a change of a file's mode, owner, times
+//     or attributes outside the writable roots. Refusing on what was read
+//     is safe (a refusal lets nothing through); the race only lets a
+//     determined script turn an allowed call into a refused one's target,
+//     which is why these refusals are recorded as best effort;
+//   - the call's result, for a call the supervisor carries out itself on
+//     the script's behalf with what it read (connect and addressed sends:
+//     the socket is fetched with pidfd_getfd, so no later change of the
+//     script's memory can redirect it), or a stand-in socket (ADDFD).
+
+// Layout of the kernel's structures (include/uapi/linux/seccomp.h); the
+// ioctl numbers encode their sizes (80, 24 and 24 bytes).
+type seccompData struct {
+	Nr   int32
+	Arch uint32
+	IP   uint64
+	Args [6]uint64
+}
+
+type seccompNotif struct {
+	ID    uint64
+	PID   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+type seccompResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+type seccompAddfd struct {
+	ID         uint64
+	Flags      uint32
+	Srcfd      uint32
+	Newfd      uint32
+	NewfdFlags uint32
+}
+
+// maxBlocked bounds the distinct blocked actions a run records; the rest
+// are counted (Enforced.BlockedDropped).
+const maxBlocked = 1000
+
+// watchPolicy is what the watcher decides by. Paths are absolute and
+// resolved in the supervisor's mount namespace (the script's).
+type watchPolicy struct {
+	// dirs are the writable directories; files the writable files
+	// (device nodes): written to, never removed or changed in mode.
+	dirs, files []string
+	// deny are the paths the script may not read.
+	deny []string
+	// readOnly are paths inside the writable directories that stay
+	// read-only (.git/hooks, .git/config); their ancestors may not be
+	// renamed or removed either (that would put another in their place).
+	readOnly []string
+	// inodes are files inside the workspace that are hard links to a file
+	// outside it: no name of theirs may be written through.
+	inodes map[devIno]bool
+	// noNet: the network is off (AF_INET/AF_INET6 get stand-ins).
+	noNet bool
+}
+
+type devIno struct{ dev, ino uint64 }
+
+// watcher serves the notifications of one run.
+type watcher struct {
+	fd       int
+	arch     *arch.Info
+	pol      watchPolicy
+	addfd    bool // stand-in sockets can be injected (SECCOMP_ADDFD_FLAG_SEND)
+	handlers map[int32]handler
+	names    map[int32]string
+	rec      *recorder
+	fakes    sync.Map // socket inode (uint64) -> family (int)
+}
+
+type handler func(w *watcher, n *seccompNotif, op string)
+
+// newWatcher prepares a watcher for listener fd; it serves once start is
+// called.
+func newWatcher(fd int, a *arch.Info, pol watchPolicy, rec *recorder) *watcher {
+	w := &watcher{fd: fd, arch: a, pol: pol, rec: rec, handlers: map[int32]handler{}, names: map[int32]string{}}
+	set := func(h handler, names ...[]string) {
+		for _, n := range known(a, names...) {
+			nr := int32(a.SyscallNames[n] | a.SeccompMask)
+			w.handlers[nr], w.names[nr] = h, n
+		}
+	}
+	set((*watcher).onOpen, openNames)
+	set((*watcher).onCreate, createNames)
+	set((*watcher).onRemove, removeNames)
+	set((*watcher).onMeta, metaNames)
+	set((*watcher).onNet, []string{"connect", "sendto", "sendmsg", "sendmmsg", "bind", "setsockopt"})
+	set((*watcher).onSocket, []string{"socket"})
+	w.addfd = probeAddfd(fd)
+	return w
+}
+
+// probeAddfd tells whether the kernel can inject a file descriptor and
+// answer in one step (Linux 5.14): asking it to for a notification that
+// does not exist fails with ENOENT only when it can.
+func probeAddfd(fd int) bool {
+	a := seccompAddfd{ID: 0, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	return errno == unix.ENOENT
+}
+
+// start serves notifications on receivers goroutines until the process
+// exits (the listener lives as long as the supervisor: the forking thread,
+// which carries the filter too, never exits).
+func (w *watcher) start() {
+	n := min(runtime.NumCPU(), 2)
+	for range n {
+		go w.serve()
+	}
+}
+
+func (w *watcher) serve() {
+	for {
+		var n seccompNotif
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+		switch errno {
+		case 0:
+		case unix.EINTR, unix.ENOENT: // ENOENT: the caller died meanwhile
+			continue
+		default:
+			return
+		}
+		if n.Data.Arch != uint32(w.arch.ID) {
+			w.fail(n.ID, unix.ENOSYS)
+			continue
+		}
+		h := w.handlers[n.Data.Nr]
+		if h == nil {
+			w.cont(n.ID)
+			continue
+		}
+		h(w, &n, w.names[n.Data.Nr])
+	}
+}
+
+// respond sends an answer; a caller that died meanwhile makes it fail
+// with ENOENT, which is nothing to act on.
+func (w *watcher) respond(r *seccompResp) {
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(r)))
+}
+
+// cont lets the kernel carry the call out.
+func (w *watcher) cont(id uint64) {
+	w.respond(&seccompResp{ID: id, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
+}
+
+// fail answers with an error.
+func (w *watcher) fail(id uint64, e unix.Errno) {
+	w.respond(&seccompResp{ID: id, Error: -int32(e)})
+}
+
+// ret answers with a result, or with the error err.
+func (w *watcher) ret(id uint64, val int64, err error) {
+	if err != nil {
+		e, ok := err.(unix.Errno)
+		if !ok {
+			e = unix.EIO
+		}
+		w.fail(id, e)
+		return
+	}
+	w.respond(&seccompResp{ID: id, Val: val})
+}
+
+// valid reports whether notification id is still pending: its caller is
+// still stopped in it, so what was read from its pid is its own.
+func (w *watcher) valid(id uint64) bool {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
+	return errno == 0
+}
+
+// readMem reads n bytes at addr from task tid's memory.
+func readMem(tid int, addr uint64, n int) ([]byte, bool) {
+	if addr == 0 || n <= 0 {
+		return nil, false
+	}
+	buf := make([]byte, n)
+	got := 0
+	for got < n {
+		k, err := unix.ProcessVMReadv(tid, []unix.Iovec{{Base: &buf[got], Len: uint64(n - got)}},
+			[]unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: n - got}}, 0)
+		if err != nil || k <= 0 {
+			break
+		}
+		got += k
+	}
+	return buf[:got], got == n
+}
+
+// readString reads a NUL-terminated string (at most PATH_MAX bytes) at
+// addr from task tid, a page at a time (a read across into an unmapped
+// page fails as a whole).
+func readString(tid int, addr uint64) (string, bool) {
+	if addr == 0 {
+		return "", false
+	}
+	const pathMax = 4096
+	var out []byte
+	for len(out) < pathMax {
+		chunk := 4096 - int((addr+uint64(len(out)))%4096)
+		b, _ := readMem(tid, addr+uint64(len(out)), chunk)
+		if len(b) == 0 {
+			return "", false
+		}
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return string(append(out, b[:i]...)), true
+		}
+		out = append(out, b...)
+	}
+	return "", false // longer than PATH_MAX: the kernel refuses it itself
+}
+
+// target is a file a call names, resolved as the kernel will resolve it.
+type target struct {
+	path   string // absolute, in the supervisor's (the script's) mount namespace
+	exists bool
+	id     devIno // of an existing target
+	ok     bool   // false: it could not be resolved (the call fails on its own)
+}
+
+// resolve resolves path relative to dirfd of task tid (AT_FDCWD: its
+// working directory), following a final symlink when follow is set. A
+// target that does not exist resolves to its parent's path plus its name.
+// An empty path with emptyPath names dirfd itself.
+func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
+	task := "/proc/" + strconv.Itoa(tid)
+	if path == "" {
+		if !emptyPath || dirfd == unix.AT_FDCWD {
+			return target{}
+		}
+		return fdTarget(tid, int(dirfd))
+	}
+	// /proc/self and /proc/thread-self would name the supervisor here.
+	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
+		if path == self || strings.HasPrefix(path, self+"/") {
+			path = task + path[len(self):]
+		}
+	}
+	base := unix.AT_FDCWD
+	if !strings.HasPrefix(path, "/") {
+		dir := task + "/cwd"
+		if dirfd != unix.AT_FDCWD {
+			dir = task + "/fd/" + strconv.Itoa(int(dirfd))
+		}
+		b, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return target{}
+		}
+		defer unix.Close(b)
+		base = b
+	}
+	flags := uint64(unix.O_PATH | unix.O_CLOEXEC)
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: flags})
+	if err == nil {
+		defer unix.Close(fd)
+		t := target{path: fdPath(fd), exists: true}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			t.id = devIno{uint64(st.Dev), st.Ino}
+		}
+		t.ok = t.path != ""
+		return t
+	}
+	if err != unix.ENOENT {
+		return target{}
+	}
+	clean := strings.TrimRight(path, "/")
+	dir, name := filepath.Split(clean)
+	if name == "" || name == "." || name == ".." {
+		return target{}
+	}
+	if dir == "" {
+		dir = "."
+	}
+	pfd, err := unix.Openat2(base, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC})
+	if err != nil {
+		return target{}
+	}
+	defer unix.Close(pfd)
+	p := fdPath(pfd)
+	if p == "" {
+		return target{}
+	}
+	return target{path: filepath.Join(p, name), ok: true}
+}
+
+// fdTarget is the file behind descriptor fd of task tid.
+func fdTarget(tid, fd int) target {
+	link := "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(fd)
+	p, err := os.Readlink(link)
+	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+		return target{}
+	}
+	t := target{path: p, exists: true, ok: true}
+	var st unix.Stat_t
+	if unix.Stat(link, &st) == nil {
+		t.id = devIno{uint64(st.Dev), st.Ino}
+	}
+	return t
+}
+
+// fdPath is the path of a descriptor of ours ("" when it has none).
+func fdPath(fd int) string {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+		return ""
+	}
+	return p
+}
+
+// within reports whether p is one of roots or below one.
+func within(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || r == "/" || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether p is an ancestor of (or is) one of paths.
+func holds(p string, paths []string) bool {
+	for _, q := range paths {
+		if q == p || p == "/" || strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// tgid returns the process (thread group) of task tid, or tid.
+func tgid(tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err == nil {
+		if i := bytes.Index(b, []byte("\nTgid:\t")); i >= 0 {
+			rest := b[i+7:]
+			if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+				if n, err := strconv.Atoi(string(rest[:j])); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return tid
+}
+
+// recorder keeps the distinct blocked actions of a run, counts repeats,
+// and streams each new one to the gate as it happens (so that a script
+// that then kills its supervisor does not take them with it).
+type recorder struct {
+	mu      sync.Mutex
+	index   map[string]int
+	list    []Blocked
+	dropped int
+	send    func(Blocked) // nil until the gate has the start message
+	pending []Blocked
+}
+
+func newRecorder() *recorder { return &recorder{index: map[string]int{}} }
+
+// add records one blocked action of task tid.
+func (r *recorder) add(tid int, kind, tgt, op string) {
+	key := kind + "\x00" + tgt
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i, ok := r.index[key]; ok {
+		r.list[i].Count++
+		return
+	}
+	if len(r.list) >= maxBlocked {
+		r.dropped++
+		return
+	}
+	pid := tgid(tid)
+	b := Blocked{Kind: kind, Target: tgt, PID: pid, Cmd: cmdline(pid), Op: op, Count: 1}
+	r.index[key] = len(r.list)
+	r.list = append(r.list, b)
+	if r.send == nil {
+		r.pending = append(r.pending, b)
+		return
+	}
+	r.send(b)
+}
+
+// stream starts streaming with send, first what was recorded before.
+func (r *recorder) stream(send func(Blocked)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.send = send
+	for _, b := range r.pending {
+		send(b)
+	}
+	r.pending = nil
+}
+
+// result returns everything recorded and how many were dropped.
+func (r *recorder) result() ([]Blocked, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Blocked(nil), r.list...), r.dropped
+}

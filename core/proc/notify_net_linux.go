@@ -1,0 +1,438 @@
+package proc
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The network handlers.
+//
+// With the network off, no AF_INET or AF_INET6 socket ever reaches the
+// kernel: socket() is answered with a stand-in, an unconnected AF_UNIX
+// stream socket injected into the script (SECCOMP_ADDFD_FLAG_SEND). The
+// program goes on to connect it, send on it or bind it, and that call
+// names the address it wanted: it is recorded and refused (EACCES).
+// Options at the IP, TCP and UDP levels are accepted on a stand-in (and
+// ignored) so that a program gets as far as its connect. A stand-in can
+// reach nothing: it is a stream socket (which refuses an address on
+// send), it is never connected, and connect on it is answered by the
+// supervisor. Where the kernel cannot inject one, socket() itself is
+// refused and recorded without an address.
+//
+// connect and addressed sends are carried out by the supervisor itself on
+// the script's socket (pidfd_getfd), with the address it read: an AF_UNIX
+// socket may be reached only below a writable directory (the workspace,
+// its TMPDIR, --writable), never an abstract one (Landlock's scope would
+// refuse the script's own connect to one outside its tree, but the
+// supervisor's is not in that scope); with the network on, an AF_INET or
+// AF_INET6 address goes through as given.
+
+// maxSend bounds what an addressed send carried out by the supervisor may
+// carry (a datagram is far smaller).
+const maxSend = 4 << 20
+
+// onSocket handles socket(AF_INET|AF_INET6, ...) with the network off.
+func (w *watcher) onSocket(n *seccompNotif, op string) {
+	tid := int(n.PID)
+	family, typ := int(arg32(n.Data.Args[0])), int(arg32(n.Data.Args[1]))
+	if !w.pol.noNet {
+		w.cont(n.ID)
+		return
+	}
+	if !w.addfd {
+		w.rec.add(tid, kindNet, familyName(family)+" socket", op)
+		w.fail(n.ID, unix.EACCES)
+		return
+	}
+	flags := unix.SOCK_STREAM | unix.SOCK_CLOEXEC
+	if typ&unix.SOCK_NONBLOCK != 0 {
+		flags |= unix.SOCK_NONBLOCK
+	}
+	s, err := unix.Socket(unix.AF_UNIX, flags, 0)
+	if err != nil {
+		w.fail(n.ID, unix.ENOBUFS)
+		return
+	}
+	defer unix.Close(s)
+	var st unix.Stat_t
+	if err := unix.Fstat(s, &st); err != nil {
+		w.fail(n.ID, unix.ENOBUFS)
+		return
+	}
+	w.fakes.Store(st.Ino, family)
+	add := seccompAddfd{ID: n.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(s)}
+	if typ&unix.SOCK_CLOEXEC != 0 {
+		add.NewfdFlags = unix.O_CLOEXEC
+	}
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+	if errno != 0 {
+		w.fakes.Delete(st.Ino)
+		if errno != unix.ENOENT {
+			w.fail(n.ID, unix.EACCES)
+		}
+	}
+}
+
+// onNet handles connect, sendto (with an address), sendmsg, sendmmsg,
+// bind and setsockopt. Those that may block (connect, a send) are
+// answered from a goroutine of their own.
+func (w *watcher) onNet(n *seccompNotif, op string) {
+	switch op {
+	case "connect", "sendto", "sendmsg":
+		nn := *n
+		go w.onSend(&nn, op)
+		return
+	}
+	tid := int(n.PID)
+	sfd, fake, err := w.socketOf(tid, arg32(n.Data.Args[0]))
+	if err != nil {
+		w.cont(n.ID) // not a socket, or gone: the call fails on its own
+		return
+	}
+	defer unix.Close(sfd)
+	switch op {
+	case "setsockopt":
+		if fake {
+			w.ret(n.ID, 0, nil)
+			return
+		}
+	case "bind":
+		if fake {
+			addr, _ := readMem(tid, n.Data.Args[1], min(int(arg32(n.Data.Args[2])), 128))
+			if w.valid(n.ID) {
+				w.rec.add(tid, kindNet, formatAddr(addr), op)
+			}
+			w.fail(n.ID, unix.EACCES)
+			return
+		}
+	case "sendmmsg":
+		if w.mmsgNamed(tid, n) {
+			if fake {
+				w.rec.add(tid, kindNet, "addresses of a sendmmsg", op)
+				w.fail(n.ID, unix.EACCES)
+			} else {
+				w.fail(n.ID, unix.EPERM) // not carried out by the supervisor (see README)
+			}
+			return
+		}
+	}
+	w.cont(n.ID)
+}
+
+// mmsgNamed reports whether any message of a sendmmsg names an address.
+func (w *watcher) mmsgNamed(tid int, n *seccompNotif) bool {
+	vlen := min(int(uint32(n.Data.Args[2])), 1024)
+	const size = msghdrSize + 8 // struct mmsghdr
+	b, ok := readMem(tid, n.Data.Args[1], vlen*size)
+	if !ok {
+		return false
+	}
+	for i := range vlen {
+		if binary.NativeEndian.Uint64(b[i*size:]) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// socketOf fetches the script's descriptor fd (pidfd_getfd) and tells
+// whether it is a stand-in.
+func (w *watcher) socketOf(tid int, fd int32) (int, bool, error) {
+	pidfd, err := unix.PidfdOpen(tgid(tid), 0)
+	if err != nil {
+		return -1, false, err
+	}
+	defer unix.Close(pidfd)
+	sfd, err := unix.PidfdGetfd(pidfd, int(fd), 0)
+	if err != nil {
+		return -1, false, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(sfd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(sfd)
+		return -1, false, unix.ENOTSOCK
+	}
+	_, fake := w.fakes.Load(st.Ino)
+	return sfd, fake, nil
+}
+
+// remote is a buffer in the script's memory. Its address is kept as a
+// number: a foreign address must never sit in a Go pointer.
+type remote struct{ addr, len uint64 }
+
+// msghdr is the part of a struct msghdr (LP64 layout) the watcher reads.
+type msghdr struct {
+	name       uint64
+	namelen    int
+	iov        uint64
+	iovlen     int
+	controllen uint64
+}
+
+const msghdrSize = 56
+
+func parseMsghdr(b []byte) msghdr {
+	e := binary.NativeEndian
+	return msghdr{name: e.Uint64(b[0:]), namelen: int(e.Uint32(b[8:])), iov: e.Uint64(b[16:]),
+		iovlen: int(e.Uint64(b[24:])), controllen: e.Uint64(b[40:])}
+}
+
+// onSend carries out connect, an addressed sendto or sendmsg.
+func (w *watcher) onSend(n *seccompNotif, op string) {
+	a := &n.Data.Args
+	tid := int(n.PID)
+	var addrPtr uint64
+	var addrLen int
+	var msg msghdr
+	switch op {
+	case "connect":
+		addrPtr, addrLen = a[1], int(arg32(a[2]))
+	case "sendto":
+		addrPtr, addrLen = a[4], int(arg32(a[5]))
+	case "sendmsg":
+		b, ok := readMem(tid, a[1], msghdrSize)
+		if !ok {
+			w.cont(n.ID)
+			return
+		}
+		msg = parseMsghdr(b)
+		if msg.name == 0 {
+			// Unaddressed: a connected socket (or an error). Left to the
+			// kernel; see the README on what a racing thread can do here.
+			w.cont(n.ID)
+			return
+		}
+		addrPtr, addrLen = msg.name, msg.namelen
+	}
+	if addrLen < 0 || addrLen > int(unsafe.Sizeof(unix.RawSockaddrAny{})) {
+		w.fail(n.ID, unix.EINVAL)
+		return
+	}
+	addr, ok := readMem(tid, addrPtr, addrLen)
+	if !ok && addrLen > 0 {
+		w.fail(n.ID, unix.EFAULT)
+		return
+	}
+	sfd, fake, err := w.socketOf(tid, arg32(a[0]))
+	if err != nil {
+		w.cont(n.ID)
+		return
+	}
+	defer unix.Close(sfd)
+	if !w.valid(n.ID) {
+		return
+	}
+	if fake {
+		w.rec.add(tid, kindNet, formatAddr(addr), op)
+		w.fail(n.ID, unix.EACCES)
+		return
+	}
+	addr, closeFn, errno := w.reachable(tid, addr, op)
+	defer closeFn()
+	if errno != 0 {
+		w.fail(n.ID, errno)
+		return
+	}
+	switch op {
+	case "connect":
+		w.ret(n.ID, 0, rawSockcall(unix.SYS_CONNECT, sfd, addr))
+	case "sendto":
+		data, ok := readData(tid, []remote{{a[1], uint64(uint32(a[2]))}})
+		if !ok {
+			w.fail(n.ID, unix.EMSGSIZE)
+			return
+		}
+		k, err := rawSendto(sfd, data, int(arg32(a[3])), addr)
+		w.ret(n.ID, int64(k), err)
+	case "sendmsg":
+		if msg.controllen != 0 {
+			// Ancillary data (passed descriptors, credentials) with an
+			// address is not carried out (see the README).
+			w.fail(n.ID, unix.EPERM)
+			return
+		}
+		iov, ok := readIovecs(tid, msg.iov, msg.iovlen)
+		if !ok {
+			w.fail(n.ID, unix.EFAULT)
+			return
+		}
+		data, ok := readData(tid, iov)
+		if !ok {
+			w.fail(n.ID, unix.EMSGSIZE)
+			return
+		}
+		k, err := rawSendto(sfd, data, int(arg32(a[2])), addr)
+		w.ret(n.ID, int64(k), err)
+	}
+}
+
+// reachable checks an address the script's socket is to connect or send
+// to, and returns it as the supervisor must pass it: an AF_UNIX path is
+// resolved from the script's working directory and replaced by a
+// descriptor of the socket file, so that what is reached is what was
+// checked. A refusal is recorded.
+func (w *watcher) reachable(tid int, addr []byte, op string) ([]byte, func(), unix.Errno) {
+	none := func() {}
+	if len(addr) < 2 || binary.NativeEndian.Uint16(addr) != unix.AF_UNIX {
+		return addr, none, 0 // the kernel checks family and address
+	}
+	path := addr[2:]
+	switch {
+	case len(path) == 0:
+		return addr, none, 0 // unnamed: autobind, or EINVAL
+	case path[0] == 0:
+		w.rec.add(tid, kindNet, formatAddr(addr), op)
+		return nil, none, unix.EACCES
+	}
+	if i := indexNUL(path); i >= 0 {
+		path = path[:i]
+	}
+	t := resolve(tid, unix.AT_FDCWD, string(path), true, false)
+	switch {
+	case !t.ok || !t.exists:
+		return nil, none, unix.ENOENT
+	case !w.inDirs(t.path):
+		w.rec.add(tid, kindNet, t.path, op)
+		return nil, none, unix.EACCES
+	}
+	fd, err := unix.Open(t.path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, none, unix.ENOENT
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK || (devIno{uint64(st.Dev), st.Ino}) != t.id {
+		unix.Close(fd)
+		return nil, none, unix.ECONNREFUSED
+	}
+	via := "/proc/self/fd/" + strconv.Itoa(fd)
+	out := make([]byte, 2+len(via)+1)
+	binary.NativeEndian.PutUint16(out, unix.AF_UNIX)
+	copy(out[2:], via)
+	return out, func() { unix.Close(fd) }, 0
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// readIovecs reads a struct iovec array of task tid.
+func readIovecs(tid int, ptr uint64, n int) ([]remote, bool) {
+	if n < 0 || n > 1024 {
+		return nil, false
+	}
+	if n == 0 {
+		return nil, true
+	}
+	b, ok := readMem(tid, ptr, n*16)
+	if !ok {
+		return nil, false
+	}
+	out := make([]remote, n)
+	for i := range out {
+		out[i] = remote{binary.NativeEndian.Uint64(b[i*16:]), binary.NativeEndian.Uint64(b[i*16+8:])}
+	}
+	return out, true
+}
+
+// readData gathers the bytes that buffers of task tid hold, at most
+// maxSend in all.
+func readData(tid int, bufs []remote) ([]byte, bool) {
+	var total uint64
+	for _, v := range bufs {
+		total += v.len
+		if total > maxSend || v.len > maxSend {
+			return nil, false
+		}
+	}
+	out := make([]byte, 0, total)
+	for _, v := range bufs {
+		if v.len == 0 {
+			continue
+		}
+		b, ok := readMem(tid, v.addr, int(v.len))
+		if !ok {
+			return nil, false
+		}
+		out = append(out, b...)
+	}
+	return out, true
+}
+
+func rawSockcall(nr uintptr, fd int, addr []byte) error {
+	var p unsafe.Pointer
+	if len(addr) > 0 {
+		p = unsafe.Pointer(&addr[0])
+	}
+	_, _, errno := unix.Syscall(nr, uintptr(fd), uintptr(p), uintptr(len(addr)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func rawSendto(fd int, data []byte, flags int, addr []byte) (int, error) {
+	var d, a unsafe.Pointer
+	if len(data) > 0 {
+		d = unsafe.Pointer(&data[0])
+	}
+	if len(addr) > 0 {
+		a = unsafe.Pointer(&addr[0])
+	}
+	n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(d), uintptr(len(data)), uintptr(flags), uintptr(a), uintptr(len(addr)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// formatAddr renders a socket address: "127.0.0.1:8080", "[::1]:443",
+// a path, or "@name" for an abstract AF_UNIX socket.
+func formatAddr(b []byte) string {
+	if len(b) < 2 {
+		return "(no address)"
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET:
+		if len(b) >= 8 {
+			ip := netip.AddrFrom4([4]byte(b[4:8]))
+			return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[2:4])).String()
+		}
+	case unix.AF_INET6:
+		if len(b) >= 24 {
+			ip := netip.AddrFrom16([16]byte(b[8:24]))
+			return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(b[2:4])).String()
+		}
+	case unix.AF_UNIX:
+		p := b[2:]
+		if len(p) > 0 && p[0] == 0 {
+			return "@" + strings.ReplaceAll(string(p[1:]), "\x00", "@")
+		}
+		if i := indexNUL(p); i >= 0 {
+			p = p[:i]
+		}
+		return string(p)
+	}
+	return familyName(int(binary.NativeEndian.Uint16(b))) + " address"
+}
+
+func familyName(f int) string {
+	switch f {
+	case unix.AF_INET:
+		return "AF_INET"
+	case unix.AF_INET6:
+		return "AF_INET6"
+	case unix.AF_UNIX:
+		return "AF_UNIX"
+	}
+	return "family " + strconv.Itoa(f)
+}

@@ -1,0 +1,188 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// keptCaps are the capabilities a contained root script keeps: what it
+// needs to own, read and change the files it may write (any owner, any
+// mode), switch users and signal its own processes. Everything that
+// administers the host (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_MODULE,
+// CAP_NET_RAW, CAP_MKNOD, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH (which
+// would open files by handle, bypassing every path rule), CAP_SETFCAP,
+// CAP_SYS_TIME, CAP_SYS_BOOT, CAP_SYS_RESOURCE, ...) is dropped.
+var keptCaps = []struct {
+	c    uintptr
+	name string
+}{
+	{unix.CAP_CHOWN, "chown"}, {unix.CAP_DAC_OVERRIDE, "dac_override"}, {unix.CAP_FOWNER, "fowner"},
+	{unix.CAP_FSETID, "fsetid"}, {unix.CAP_KILL, "kill"}, {unix.CAP_SETGID, "setgid"},
+	{unix.CAP_SETUID, "setuid"}, {unix.CAP_NET_BIND_SERVICE, "net_bind_service"},
+}
+
+// dropPrivileges cuts the calling thread's capability bounding set (and
+// its inheritable and ambient sets) to keptCaps: root's capabilities
+// after the exec are its bounding set. A process that is not root has
+// none after its exec (no_new_privs keeps setuid programs and file
+// capabilities from adding any): there is nothing to drop.
+func dropPrivileges(enf *Enforced) error {
+	if os.Geteuid() != 0 {
+		enf.Privileges = true
+		enf.KeptCaps = "none"
+		return nil
+	}
+	keep := map[uintptr]bool{}
+	var names []string
+	for _, k := range keptCaps {
+		keep[k.c] = true
+		names = append(names, k.name)
+	}
+	for _, c := range allCaps() {
+		if !keep[c] {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
+				return errors.New("privileges: drop from the bounding set: " + err.Error())
+			}
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return errors.New("privileges: capget: " + err.Error())
+	}
+	var mask [2]uint32
+	for c := range keep {
+		mask[c/32] |= 1 << (c % 32)
+	}
+	for i := range data {
+		data[i].Inheritable &= mask[i]
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return errors.New("privileges: capset: " + err.Error())
+	}
+	// Check: a dropped capability is no longer in the bounding set.
+	if r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil || r != 0 {
+		return errors.New("privileges: CAP_SYS_ADMIN is still in the bounding set")
+	}
+	enf.Privileges = true
+	enf.KeptCaps = strings.Join(names, ",")
+	return nil
+}
+
+// sandboxThread adds, after Landlock, the rest of the script thread's
+// containment: the capability drop, the seccomp filters and the watcher
+// that serves their notifications (rec records what it blocks). It fills
+// enf; a layer that cannot be had is an error only when c.Required.
+func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
+	var why []string
+	miss := func(w string) error {
+		why = append(why, w)
+		if c.Required {
+			return errors.New("proc: containment: " + w)
+		}
+		return nil
+	}
+	defer func() { enf.Why = strings.TrimPrefix(strings.Join(append([]string{enf.Why}, why...), "; "), "; ") }()
+	if err := dropPrivileges(enf); err != nil {
+		if e := miss(err.Error()); e != nil {
+			return e
+		}
+	}
+	a := seccompArch()
+	if a == nil {
+		enf.ObserveWhy = "seccomp: no system call table for this platform"
+		if c.NoNet {
+			return miss("seccomp: no system call table for this platform")
+		}
+		return nil
+	}
+	if _, err := loadPolicy(adminPolicy(a), 0); err != nil {
+		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
+			return e
+		}
+	} else {
+		enf.Admin = true
+	}
+	switch {
+	case c.NoNotify:
+		enf.ObserveWhy = "seccomp user notification turned off for a test"
+	default:
+		flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+		fd, err := loadPolicy(notifyPolicy(a, c.NoNet), flags)
+		if err == unix.EINVAL {
+			// Before Linux 5.19: no killable wait (a signal then restarts
+			// the call, which is notified again).
+			fd, err = loadPolicy(notifyPolicy(a, c.NoNet), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+		}
+		if err != nil {
+			enf.ObserveWhy = "seccomp user notification: " + err.Error()
+			break
+		}
+		w := newWatcher(fd, a, watchPolicyOf(c), rec)
+		w.start()
+		enf.Observed = true
+		enf.StandIns = c.NoNet && w.addfd
+	}
+	if !enf.Observed {
+		// The metadata and read-only-path refusals are the watcher's.
+		if e := miss("metadata: " + enf.ObserveWhy); e != nil {
+			return e
+		}
+	}
+	// With the network off, AF_INET/AF_INET6 may reach the kernel only
+	// as far as the watcher (which answers them with stand-ins, or refuses
+	// and records them).
+	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed), 0); err != nil {
+		if e := miss("seccomp: " + err.Error()); e != nil {
+			return e
+		}
+	} else {
+		enf.Seccomp = true
+	}
+	return nil
+}
+
+// watchPolicyOf turns the containment's paths into the watcher's, resolved
+// (the kernel reports, and Landlock checks, resolved paths).
+func watchPolicyOf(c *Containment) watchPolicy {
+	p := watchPolicy{noNet: c.NoNet, inodes: map[devIno]bool{}}
+	real := func(path string) (string, os.FileInfo, bool) {
+		r, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", nil, false
+		}
+		fi, err := os.Stat(r)
+		return r, fi, err == nil
+	}
+	for _, w := range c.Writable {
+		if r, fi, ok := real(w); ok {
+			if fi.IsDir() {
+				p.dirs = append(p.dirs, r)
+			} else {
+				p.files = append(p.files, r)
+			}
+		}
+	}
+	for _, d := range c.DenyRead {
+		if r, _, ok := real(d); ok {
+			p.deny = append(p.deny, r)
+		}
+	}
+	for _, ro := range c.ReadOnly {
+		if r, _, ok := real(ro); ok {
+			p.readOnly = append(p.readOnly, r)
+		}
+	}
+	for _, h := range c.HardLinks {
+		var st unix.Stat_t
+		if unix.Lstat(h, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			p.inodes[devIno{uint64(st.Dev), st.Ino}] = true
+		}
+	}
+	return p
+}
