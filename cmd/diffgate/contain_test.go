@@ -166,3 +166,44 @@ func TestRunContainOnMissingLayer(t *testing.T) {
 		t.Fatalf("auto without landlock: exit %d\nstderr %s", code, errs)
 	}
 }
+
+// TestRunContainedGitHooks: in a git repository of the workspace (here
+// one without a hooks directory yet), a contained script cannot plant a
+// hook or change .git/config, and the run says so; with --writable .git
+// it can (and the diff shows it).
+func TestRunContainedGitHooks(t *testing.T) {
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644)
+	sh := filepath.Join(t.TempDir(), "s.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\nmkdir -p .git/hooks && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit\necho '[alias] st = !evil' >> .git/config\necho ok > out\n"), 0o755)
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", "out", "--report", js, "--", sh)
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil || code == 0 && strings.Contains(out, "ADDED .git/hooks") {
+		t.Fatalf("a hook was planted: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != "[core]\n" {
+		t.Fatalf(".git/config = %q", b)
+	}
+	data, _ := os.ReadFile(js)
+	rep, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{filepath.Join(ws, ".git", "hooks"): false, filepath.Join(ws, ".git", "config"): false}
+	for _, b := range rep.Blocked {
+		if _, ok := want[b.Target]; ok {
+			want[b.Target] = true
+		}
+	}
+	for p, seen := range want {
+		if !seen {
+			t.Errorf("not blocked: %s (%+v)", p, rep.Blocked)
+		}
+	}
+	code, out, errs = cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", "out", "--writable", ".git", "--", sh)
+	if code != 1 || !strings.Contains(out, "ADDED .git/hooks/pre-commit") || !strings.Contains(out, "CHANGED .git/config") {
+		t.Fatalf("--writable .git: exit %d stdout %q stderr %q", code, out, errs)
+	}
+}

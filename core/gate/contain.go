@@ -71,9 +71,10 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 
 // gitReadOnly lists, below dir (where the script runs), the hooks
 // directory and the config file of every git repository the manifest
-// holds: a script must not plant a hook or a core.hooksPath,
-// core.fsmonitor or alias that runs later, outside the gate. A --writable
-// naming the repository's .git (or a directory inside it) lifts it.
+// holds, whether they exist yet or not: a script must not plant a hook or
+// a core.hooksPath, core.fsmonitor or alias that runs later, outside the
+// gate. A --writable naming the repository's .git (or a directory inside
+// it, or above it other than dir itself) lifts it.
 func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
 	if m == nil {
 		return nil
@@ -81,24 +82,17 @@ func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
 	var out []string
 	for i := range m.Entries {
 		e := &m.Entries[i]
-		p := e.Path
-		base := path.Base(p)
-		if (base != "hooks" || e.Type != snapshot.Dir) && (base != "config" || e.Type != snapshot.File) {
+		if e.Type != snapshot.Dir || path.Base(e.Path) != ".git" {
 			continue
 		}
-		if path.Base(path.Dir(p)) != ".git" {
-			continue
-		}
-		abs := filepath.Join(dir, filepath.FromSlash(p))
-		gitDir := filepath.Dir(abs)
+		gitDir := filepath.Join(dir, filepath.FromSlash(e.Path))
 		lifted := false
 		for _, w := range writable {
-			if w == gitDir || strings.HasPrefix(w, gitDir+"/") || strings.HasPrefix(gitDir, strings.TrimSuffix(w, "/")+"/") && w != dir {
-				lifted = true
-			}
+			lifted = lifted || w == gitDir || strings.HasPrefix(w, gitDir+"/") ||
+				w != dir && strings.HasPrefix(gitDir, strings.TrimSuffix(w, "/")+"/")
 		}
 		if !lifted {
-			out = append(out, abs)
+			out = append(out, filepath.Join(gitDir, "hooks"), filepath.Join(gitDir, "config"))
 		}
 	}
 	return out
@@ -158,7 +152,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			l.How = how
 		case requested && name == "limits" && runtime.GOOS == "linux":
 			l.Why = limitsWhy(e, pol.Memory)
-		case requested && (name == "metadata" || name == "workspace") && e.ObserveWhy != "":
+		case requested && (name == "metadata" || name == "workspace" || name == "sockets") && e.ObserveWhy != "":
 			l.Why = e.ObserveWhy
 		case requested:
 			l.Why = layerWhy(why, name)
@@ -171,6 +165,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 		layer("filesystem", true, e.Filesystem, ll+": writes only to the workspace, TMPDIR, /dev nodes and --writable"),
 		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
 		layer("network", !pol.Net, e.Seccomp || e.Net, netHow(e, ll)),
+		layer("sockets", true, e.Sockets, socketsHow(e)),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
 		layer("limits", true, (e.NProc || e.CgroupPids > 0) && e.FSize && (pol.Memory == 0 || e.CgroupMemory > 0), limitsHow(e)),
 		layer("privileges", true, e.Privileges && e.Admin, privilegesHow(e)),
@@ -179,6 +174,15 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c
+}
+
+// socketsHow says how AF_UNIX sockets outside the workspace were kept out of
+// reach.
+func socketsHow(e *proc.Enforced) string {
+	if e.Observed {
+		return "the supervisor carries out every connect: AF_UNIX only below the writable directories, no abstract sockets"
+	}
+	return "seccomp: no connect at all (without the supervisor's watch nothing tells where one goes)"
 }
 
 // privilegesHow says how the script was kept from administering the host.

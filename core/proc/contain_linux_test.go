@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -541,16 +542,28 @@ chown 1:1 m && echo CHOWN-INSIDE
 func TestContainmentWithoutNotification(t *testing.T) {
 	f := newContainFixture(t)
 	port, stop := testenv.Listen(t)
+	outside := filepath.Join(filepath.Dir(f.ws), "outside.sock")
+	stopOut := testenv.ListenUnix(t, outside)
+	os.Chmod(outside, 0o777)
 	res := runIn(t, f, fmt.Sprintf(`
 python3 -c "import socket; socket.create_connection(('127.0.0.1', %d))" 2>&1 | tail -1
-`, port), proc.Containment{NoNet: true, NoNotify: true})
+python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('%s')" 2>&1 | tail -1
+`, port, outside), proc.Containment{NoNet: true, NoNotify: true})
 	if n := stop(); n != 0 {
 		t.Errorf("the listener accepted %d connections", n)
 	}
+	if n := stopOut(); n != 0 {
+		t.Errorf("the AF_UNIX listener outside accepted %d connections", n)
+	}
 	e := res.Contained
-	if e == nil || e.Observed || !e.Seccomp || e.StandIns || !strings.Contains(e.ObserveWhy, "turned off") || len(res.Blocked) != 0 ||
-		!strings.Contains(string(res.Stdout.Head), "PermissionError") {
+	if e == nil || e.Observed || !e.Seccomp || e.StandIns || !e.Sockets || !strings.Contains(e.ObserveWhy, "turned off") || len(res.Blocked) != 0 ||
+		strings.Count(string(res.Stdout.Head), "PermissionError") != 2 {
 		t.Fatalf("Contained %+v, Blocked %+v, stdout %q", e, res.Blocked, res.Stdout.Head)
+	}
+	// With the network on, nothing keeps a connect from a socket outside.
+	res = runIn(t, f, "true\n", proc.Containment{NoNotify: true})
+	if e := res.Contained; e == nil || e.Sockets || !strings.Contains(e.Why, "sockets: ") {
+		t.Fatalf("network on: Contained %+v", e)
 	}
 	path := filepath.Join(f.ws, "s.sh")
 	_, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 30 * time.Second,
@@ -582,5 +595,29 @@ func TestContainmentForkBombAsRoot(t *testing.T) {
 	}
 	if fork == nil || fork.Count == 0 || len(res.Leftovers) == 0 || len(res.Leftovers) >= 400 {
 		t.Fatalf("fork %+v, %d leftovers, Blocked %+v", fork, len(res.Leftovers), res.Blocked)
+	}
+}
+
+// TestContainmentOwnListenerRefused: a script may not install a seccomp
+// filter with a listener of its own (it would take the watched calls
+// away from the supervisor): EPERM, where uncontained the kernel gets as
+// far as the missing program (EFAULT).
+func TestContainmentOwnListenerRefused(t *testing.T) {
+	f := newContainFixture(t)
+	script := `python3 -c "
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+print('RC', libc.syscall(317, 1, 8, None), ctypes.get_errno())  # seccomp(SET_MODE_FILTER, NEW_LISTENER, NULL)
+"`
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the system call number is amd64's")
+	}
+	if out := string(runIn(t, f, script, proc.Containment{}).Stdout.Head); out != "RC -1 1\n" {
+		t.Fatalf("contained: %q, want EPERM", out)
+	}
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: filepath.Join(f.ws, "s.sh"), Timeout: 30 * time.Second})
+	if err != nil || string(res.Stdout.Head) != "RC -1 14\n" {
+		t.Fatalf("uncontained: %v %q, want EFAULT", err, res.Stdout.Head)
 	}
 }

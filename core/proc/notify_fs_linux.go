@@ -52,9 +52,9 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		dirfd, pathArg, flags = arg32(a[0]), a[1], a[2]
 	case "openat2":
 		dirfd, pathArg = arg32(a[0]), a[1]
-		b, ok := readMem(tid, a[2], 8)
-		if !ok {
-			w.cont(n.ID)
+		b, e := readMem(tid, a[2], 8)
+		if e != 0 {
+			w.refuse(n, e, kindWrite, op)
 			return
 		}
 		flags = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
@@ -64,15 +64,23 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		w.cont(n.ID) // no access: Landlock does not check it either
 		return
 	}
-	path, ok := readString(tid, pathArg)
-	if !ok || !w.valid(n.ID) {
-		w.cont(n.ID)
+	write := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_TRUNC|unix.O_CREAT|oTmpfile) != 0
+	path, e := readString(tid, pathArg)
+	switch {
+	case e != 0 && write:
+		// It may be a read-only path of the workspace: unseen, refused.
+		w.refuse(n, e, kindWrite, op)
+		return
+	case e != 0 || !w.valid(n.ID):
+		w.cont(n.ID) // a read: Landlock decides
 		return
 	}
-	write := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_TRUNC|unix.O_CREAT|oTmpfile) != 0
 	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
 	t := resolve(tid, dirfd, path, follow, false)
 	switch {
+	case !t.ok && write:
+		w.fail(n.ID, t.err) // it cannot be resolved: neither could the kernel
+		return
 	case !t.ok:
 	case !write:
 		if within(t.path, w.pol.deny) {
@@ -118,14 +126,20 @@ func (w *watcher) onCreate(n *seccompNotif, op string) {
 // makes or removes the name at pathArg.
 func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathArg uint64) {
 	tid := int(n.PID)
-	path, ok := readString(tid, pathArg)
-	if !ok || !w.valid(n.ID) {
-		w.cont(n.ID)
+	path, e := readString(tid, pathArg)
+	if e != 0 {
+		w.refuse(n, e, kind, op)
+		return
+	}
+	if !w.valid(n.ID) {
 		return
 	}
 	t := resolve(tid, dirfd, path, false, false)
 	switch {
-	case !t.ok || kind == kindCreate && t.exists || kind == kindDelete && !t.exists:
+	case !t.ok:
+		w.fail(n.ID, t.err)
+		return
+	case kind == kindCreate && t.exists || kind == kindDelete && !t.exists:
 		// It fails on its own (EEXIST, ENOENT).
 	case !w.inDirs(filepath.Dir(t.path)):
 		w.rec.add(tid, kind, t.path, op)
@@ -159,16 +173,29 @@ func (w *watcher) onRemove(n *seccompNotif, op string) {
 // the workspace (or a directory holding one) or replaces one.
 func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64) {
 	tid := int(n.PID)
-	from, ok1 := readString(tid, oarg)
-	to, ok2 := readString(tid, narg)
-	if !ok1 || !ok2 || !w.valid(n.ID) {
-		w.cont(n.ID)
+	from, e := readString(tid, oarg)
+	to, e2 := readString(tid, narg)
+	if e == 0 {
+		e = e2
+	}
+	if e != 0 {
+		w.refuse(n, e, kindRename, op)
+		return
+	}
+	if !w.valid(n.ID) {
 		return
 	}
 	src := resolve(tid, odir, from, false, false)
 	dst := resolve(tid, ndir, to, false, false)
-	if !src.ok || !dst.ok || !src.exists {
-		w.cont(n.ID)
+	switch {
+	case !src.ok:
+		w.fail(n.ID, src.err)
+		return
+	case !dst.ok:
+		w.fail(n.ID, dst.err)
+		return
+	case !src.exists:
+		w.fail(n.ID, unix.ENOENT)
 		return
 	}
 	what := src.path + " -> " + dst.path
@@ -191,27 +218,31 @@ func (w *watcher) checkFile(n *seccompNotif, op, kind string, dirfd int32, pathA
 	var t target
 	if byFD {
 		if !w.valid(n.ID) {
-			w.cont(n.ID)
 			return
 		}
 		t = fdTarget(tid, int(dirfd))
 	} else {
 		path := ""
 		if pathArg != 0 {
-			var ok bool
-			if path, ok = readString(tid, pathArg); !ok {
-				w.cont(n.ID)
+			var e unix.Errno
+			if path, e = readString(tid, pathArg); e != 0 {
+				w.refuse(n, e, kind, op)
 				return
 			}
 		}
 		if !w.valid(n.ID) {
-			w.cont(n.ID)
 			return
 		}
 		t = resolve(tid, dirfd, path, follow, emptyPath || pathArg == 0)
 	}
-	if !t.ok || !t.exists {
-		w.cont(n.ID)
+	if !t.ok {
+		if byFD && t.err == 0 {
+			// A descriptor without a path (a pipe, a socket): nothing of
+			// the file system's.
+			w.cont(n.ID)
+			return
+		}
+		w.fail(n.ID, t.err)
 		return
 	}
 	if kind == kindWrite {

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -205,45 +206,67 @@ func (w *watcher) valid(id uint64) bool {
 	return errno == 0
 }
 
-// readMem reads n bytes at addr from task tid's memory.
-func readMem(tid int, addr uint64, n int) ([]byte, bool) {
+// readMem reads n bytes at addr from task tid's memory. The error is
+// EFAULT when they are not all mapped, EPERM when the task's memory cannot
+// be read at all (a process that made itself not dumpable), ESRCH when it
+// is gone.
+func readMem(tid int, addr uint64, n int) ([]byte, unix.Errno) {
 	if addr == 0 || n <= 0 {
-		return nil, false
+		return nil, unix.EFAULT
 	}
 	buf := make([]byte, n)
 	got := 0
 	for got < n {
 		k, err := unix.ProcessVMReadv(tid, []unix.Iovec{{Base: &buf[got], Len: uint64(n - got)}},
 			[]unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: n - got}}, 0)
+		if e, ok := err.(unix.Errno); ok && e != unix.EFAULT {
+			return nil, e
+		}
 		if err != nil || k <= 0 {
-			break
+			return buf[:got], unix.EFAULT
 		}
 		got += k
 	}
-	return buf[:got], got == n
+	return buf, 0
 }
 
 // readString reads a NUL-terminated string (at most PATH_MAX bytes) at
 // addr from task tid, a page at a time (a read across into an unmapped
-// page fails as a whole).
-func readString(tid int, addr uint64) (string, bool) {
+// page fails as a whole). A string longer than PATH_MAX is ENAMETOOLONG,
+// as the kernel has it.
+func readString(tid int, addr uint64) (string, unix.Errno) {
 	if addr == 0 {
-		return "", false
+		return "", unix.EFAULT
 	}
 	const pathMax = 4096
 	var out []byte
 	for len(out) < pathMax {
 		chunk := 4096 - int((addr+uint64(len(out)))%4096)
-		b, _ := readMem(tid, addr+uint64(len(out)), chunk)
-		if len(b) == 0 {
-			return "", false
-		}
+		b, e := readMem(tid, addr+uint64(len(out)), chunk)
 		if i := bytes.IndexByte(b, 0); i >= 0 {
-			return string(append(out, b[:i]...)), true
+			return string(append(out, b[:i]...)), 0
+		}
+		if e != 0 {
+			return "", e
 		}
 		out = append(out, b...)
 	}
-	return "", false // longer than PATH_MAX: the kernel refuses it itself
+	return "", unix.ENAMETOOLONG
+}
+
+// refuse answers a call the watcher must see to allow but could not read:
+// with the error the kernel would give a bad address, or, for a process
+// whose memory cannot be read, EACCES and a record (it is not observable,
+// so what it asked for is refused).
+func (w *watcher) refuse(n *seccompNotif, e unix.Errno, kind, op string) {
+	switch e {
+	case unix.EPERM:
+		w.rec.add(int(n.PID), kind, "(not observable: the process cannot be read)", op)
+		w.fail(n.ID, unix.EACCES)
+	case unix.ESRCH:
+	default:
+		w.fail(n.ID, e)
+	}
 }
 
 // target is a file a call names, resolved as the kernel will resolve it.
@@ -251,7 +274,16 @@ type target struct {
 	path   string // absolute, in the supervisor's (the script's) mount namespace
 	exists bool
 	id     devIno // of an existing target
-	ok     bool   // false: it could not be resolved (the call fails on its own)
+	ok     bool   // false: it could not be resolved; err says why
+	err    unix.Errno
+}
+
+func failed(err error) target {
+	e, ok := err.(unix.Errno)
+	if !ok || e == 0 {
+		e = unix.EACCES
+	}
+	return target{err: e}
 }
 
 // resolve resolves path relative to dirfd of task tid (AT_FDCWD: its
@@ -262,7 +294,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 	task := "/proc/" + strconv.Itoa(tid)
 	if path == "" {
 		if !emptyPath || dirfd == unix.AT_FDCWD {
-			return target{}
+			return target{err: unix.ENOENT}
 		}
 		return fdTarget(tid, int(dirfd))
 	}
@@ -280,7 +312,10 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		}
 		b, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return target{}
+			if err == unix.ENOENT && dirfd != unix.AT_FDCWD {
+				err = unix.EBADF
+			}
+			return failed(err)
 		}
 		defer unix.Close(b)
 		base = b
@@ -298,44 +333,65 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 			t.id = devIno{uint64(st.Dev), st.Ino}
 		}
 		t.ok = t.path != ""
+		if !t.ok {
+			t.err = unix.ENOENT
+		}
 		return t
 	}
 	if err != unix.ENOENT {
-		return target{}
+		return failed(err)
 	}
 	clean := strings.TrimRight(path, "/")
 	dir, name := filepath.Split(clean)
 	if name == "" || name == "." || name == ".." {
-		return target{}
+		return target{err: unix.ENOENT}
 	}
 	if dir == "" {
 		dir = "."
 	}
 	pfd, err := unix.Openat2(base, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC})
 	if err != nil {
-		return target{}
+		return failed(err)
 	}
 	defer unix.Close(pfd)
 	p := fdPath(pfd)
 	if p == "" {
-		return target{}
+		return target{err: unix.ENOENT}
 	}
 	return target{path: filepath.Join(p, name), ok: true}
 }
 
-// fdTarget is the file behind descriptor fd of task tid.
+// fdTarget is the file behind descriptor fd of task tid. A descriptor of
+// something that is not in the file system (a pipe, a socket) gives a
+// target that is not ok with err 0. A deleted file keeps its last path
+// (and its inode: it may still have a name outside).
 func fdTarget(tid, fd int) target {
 	link := "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(fd)
 	p, err := os.Readlink(link)
-	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Err == unix.ENOENT {
+			return target{err: unix.EBADF}
+		}
+		return failed(unwrapErrno(err))
+	}
+	if !strings.HasPrefix(p, "/") {
 		return target{}
 	}
-	t := target{path: p, exists: true, ok: true}
+	t := target{path: strings.TrimSuffix(p, " (deleted)"), exists: true, ok: true}
 	var st unix.Stat_t
 	if unix.Stat(link, &st) == nil {
 		t.id = devIno{uint64(st.Dev), st.Ino}
 	}
 	return t
+}
+
+func unwrapErrno(err error) error {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return err
 }
 
 // fdPath is the path of a descriptor of ours ("" when it has none).

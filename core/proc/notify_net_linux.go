@@ -103,7 +103,7 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 		}
 	case "bind":
 		if fake {
-			addr, _ := readMem(tid, n.Data.Args[1], min(int(arg32(n.Data.Args[2])), 128))
+			addr, _ := readMem(tid, n.Data.Args[1], max(0, min(int(arg32(n.Data.Args[2])), 128)))
 			if w.valid(n.ID) {
 				w.rec.add(tid, kindNet, formatAddr(addr), op)
 			}
@@ -111,7 +111,12 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 			return
 		}
 	case "sendmmsg":
-		if w.mmsgNamed(tid, n) {
+		named, e := w.mmsgNamed(tid, n)
+		if e != 0 {
+			w.refuse(n, e, kindNet, op)
+			return
+		}
+		if named {
 			if fake {
 				w.rec.add(tid, kindNet, "addresses of a sendmmsg", op)
 				w.fail(n.ID, unix.EACCES)
@@ -125,19 +130,22 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 }
 
 // mmsgNamed reports whether any message of a sendmmsg names an address.
-func (w *watcher) mmsgNamed(tid int, n *seccompNotif) bool {
+func (w *watcher) mmsgNamed(tid int, n *seccompNotif) (bool, unix.Errno) {
 	vlen := min(int(uint32(n.Data.Args[2])), 1024)
+	if vlen == 0 {
+		return false, 0
+	}
 	const size = msghdrSize + 8 // struct mmsghdr
-	b, ok := readMem(tid, n.Data.Args[1], vlen*size)
-	if !ok {
-		return false
+	b, e := readMem(tid, n.Data.Args[1], vlen*size)
+	if e != 0 {
+		return false, e
 	}
 	for i := range vlen {
 		if binary.NativeEndian.Uint64(b[i*size:]) != 0 {
-			return true
+			return true, 0
 		}
 	}
-	return false
+	return false, 0
 }
 
 // socketOf fetches the script's descriptor fd (pidfd_getfd) and tells
@@ -195,9 +203,9 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 	case "sendto":
 		addrPtr, addrLen = a[4], int(arg32(a[5]))
 	case "sendmsg":
-		b, ok := readMem(tid, a[1], msghdrSize)
-		if !ok {
-			w.cont(n.ID)
+		b, e := readMem(tid, a[1], msghdrSize)
+		if e != 0 {
+			w.refuse(n, e, kindNet, op)
 			return
 		}
 		msg = parseMsghdr(b)
@@ -213,14 +221,24 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		w.fail(n.ID, unix.EINVAL)
 		return
 	}
-	addr, ok := readMem(tid, addrPtr, addrLen)
-	if !ok && addrLen > 0 {
-		w.fail(n.ID, unix.EFAULT)
-		return
+	var addr []byte
+	if addrLen > 0 {
+		var e unix.Errno
+		if addr, e = readMem(tid, addrPtr, addrLen); e != 0 {
+			w.refuse(n, e, kindNet, op)
+			return
+		}
 	}
 	sfd, fake, err := w.socketOf(tid, arg32(a[0]))
 	if err != nil {
-		w.cont(n.ID)
+		// Never left to the kernel: the supervisor carries these out.
+		e, _ := err.(unix.Errno)
+		switch e {
+		case unix.EBADF, unix.ENOTSOCK:
+			w.fail(n.ID, e)
+		default:
+			w.refuse(n, unix.EPERM, kindNet, op)
+		}
 		return
 	}
 	defer unix.Close(sfd)
@@ -242,9 +260,9 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 	case "connect":
 		w.ret(n.ID, 0, rawSockcall(unix.SYS_CONNECT, sfd, addr))
 	case "sendto":
-		data, ok := readData(tid, []remote{{a[1], uint64(uint32(a[2]))}})
-		if !ok {
-			w.fail(n.ID, unix.EMSGSIZE)
+		data, e := readData(tid, []remote{{a[1], uint64(a[2])}})
+		if e != 0 {
+			w.refuse(n, e, kindNet, op)
 			return
 		}
 		k, err := rawSendto(sfd, data, int(arg32(a[3])), addr)
@@ -256,18 +274,16 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 			w.fail(n.ID, unix.EPERM)
 			return
 		}
-		iov, ok := readIovecs(tid, msg.iov, msg.iovlen)
-		if !ok {
-			w.fail(n.ID, unix.EFAULT)
-			return
+		iov, e := readIovecs(tid, msg.iov, msg.iovlen)
+		if e == 0 {
+			var data []byte
+			if data, e = readData(tid, iov); e == 0 {
+				k, err := rawSendto(sfd, data, int(arg32(a[2])), addr)
+				w.ret(n.ID, int64(k), err)
+				return
+			}
 		}
-		data, ok := readData(tid, iov)
-		if !ok {
-			w.fail(n.ID, unix.EMSGSIZE)
-			return
-		}
-		k, err := rawSendto(sfd, data, int(arg32(a[2])), addr)
-		w.ret(n.ID, int64(k), err)
+		w.refuse(n, e, kindNet, op)
 	}
 }
 
@@ -326,32 +342,32 @@ func indexNUL(b []byte) int {
 }
 
 // readIovecs reads a struct iovec array of task tid.
-func readIovecs(tid int, ptr uint64, n int) ([]remote, bool) {
+func readIovecs(tid int, ptr uint64, n int) ([]remote, unix.Errno) {
 	if n < 0 || n > 1024 {
-		return nil, false
+		return nil, unix.EMSGSIZE
 	}
 	if n == 0 {
-		return nil, true
+		return nil, 0
 	}
-	b, ok := readMem(tid, ptr, n*16)
-	if !ok {
-		return nil, false
+	b, e := readMem(tid, ptr, n*16)
+	if e != 0 {
+		return nil, e
 	}
 	out := make([]remote, n)
 	for i := range out {
 		out[i] = remote{binary.NativeEndian.Uint64(b[i*16:]), binary.NativeEndian.Uint64(b[i*16+8:])}
 	}
-	return out, true
+	return out, 0
 }
 
 // readData gathers the bytes that buffers of task tid hold, at most
-// maxSend in all.
-func readData(tid int, bufs []remote) ([]byte, bool) {
+// maxSend in all (EMSGSIZE beyond).
+func readData(tid int, bufs []remote) ([]byte, unix.Errno) {
 	var total uint64
 	for _, v := range bufs {
 		total += v.len
 		if total > maxSend || v.len > maxSend {
-			return nil, false
+			return nil, unix.EMSGSIZE
 		}
 	}
 	out := make([]byte, 0, total)
@@ -359,13 +375,13 @@ func readData(tid int, bufs []remote) ([]byte, bool) {
 		if v.len == 0 {
 			continue
 		}
-		b, ok := readMem(tid, v.addr, int(v.len))
-		if !ok {
-			return nil, false
+		b, e := readMem(tid, v.addr, int(v.len))
+		if e != 0 {
+			return nil, e
 		}
 		out = append(out, b...)
 	}
-	return out, true
+	return out, 0
 }
 
 func rawSockcall(nr uintptr, fd int, addr []byte) error {

@@ -217,6 +217,11 @@ type Enforced struct {
 	// StandIns says whether AF_INET/AF_INET6 sockets get stand-ins (so a
 	// blocked connect is recorded with its address).
 	StandIns bool `json:"stand_ins,omitempty"`
+	// Sockets says whether AF_UNIX sockets outside the writable
+	// directories (and abstract ones) are out of reach: the watcher
+	// carries out every connect, or, without it and with the network
+	// off, connect is refused altogether.
+	Sockets bool `json:"sockets"`
 	// Why says why a requested layer is missing ("" when none is).
 	Why string `json:"why,omitempty"`
 }

@@ -101,13 +101,6 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 		}
 		return nil
 	}
-	if _, err := loadPolicy(adminPolicy(a), 0); err != nil {
-		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
-			return e
-		}
-	} else {
-		enf.Admin = true
-	}
 	switch {
 	case c.NoNotify:
 		enf.ObserveWhy = "seccomp user notification turned off for a test"
@@ -134,15 +127,33 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 			return e
 		}
 	}
+	// After the notification filter: this one refuses the script a
+	// listener of its own.
+	if _, err := loadPolicy(adminPolicy(a), 0); err != nil {
+		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
+			return e
+		}
+	} else {
+		enf.Admin = true
+	}
 	// With the network off, AF_INET/AF_INET6 may reach the kernel only
 	// as far as the watcher (which answers them with stand-ins, or refuses
 	// and records them).
-	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed), 0); err != nil {
+	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed, c.NoNet && !enf.Observed), 0); err != nil {
 		if e := miss("seccomp: " + err.Error()); e != nil {
 			return e
 		}
 	} else {
 		enf.Seccomp = true
+		// AF_UNIX sockets outside the writable directories: the watcher
+		// carries out every connect; without it, with the network off, no
+		// connect at all.
+		enf.Sockets = enf.Observed || c.NoNet
+	}
+	if !enf.Sockets {
+		if e := miss("sockets: " + enf.ObserveWhy); e != nil {
+			return e
+		}
 	}
 	return nil
 }
@@ -174,7 +185,12 @@ func watchPolicyOf(c *Containment) watchPolicy {
 		}
 	}
 	for _, ro := range c.ReadOnly {
-		if r, _, ok := real(ro); ok {
+		// It need not exist yet (a hooks directory to come): its parent
+		// is resolved.
+		if r, err := filepath.EvalSymlinks(filepath.Dir(ro)); err == nil {
+			p.readOnly = append(p.readOnly, filepath.Join(r, filepath.Base(ro)))
+		}
+		if r, _, ok := real(ro); ok { // a hooks directory that is a symlink
 			p.readOnly = append(p.readOnly, r)
 		}
 	}

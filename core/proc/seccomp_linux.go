@@ -17,13 +17,15 @@ import (
 // strongest answer (an errno beats a notification, which beats allow):
 //
 //   - adminFilter: system calls that administer the host (modules, mounts,
-//     clock, reboot, swap, kexec, keyrings, bpf, perf, ...) fail with
-//     EPERM. As root most of them would work: the capability drop takes
-//     their privilege away too, this keeps them away should one remain.
+//     clock, reboot, swap, kexec, keyrings, bpf, perf, ...) and a seccomp
+//     filter with a listener of the script's own fail with EPERM. As root
+//     most of them would work: the capability drop takes their privilege
+//     away too, this keeps them away should one remain.
 //   - socketFilter: io_uring (which would do opens and connects behind
 //     every other filter's back) and sockets of any family but AF_UNIX and
 //     AF_NETLINK (and AF_INET/AF_INET6 while the network is on or while
-//     they are answered with stand-ins) fail with EACCES.
+//     they are answered with stand-ins; socket pairs only of AF_UNIX) fail
+//     with EACCES.
 //   - notifyFilter: the file system and network calls the supervisor
 //     watches come to it as user notifications (SECCOMP_RET_USER_NOTIF,
 //     see watcher): it records what Landlock will refuse, refuses what
@@ -83,10 +85,15 @@ func known(a *arch.Info, names ...[]string) []string {
 
 func errnoAction(e unix.Errno) seccomp.Action { return seccomp.ActionErrno | seccomp.Action(e) }
 
-// adminPolicy refuses the host-administration calls.
+// adminPolicy refuses the host-administration calls, and a seccomp filter
+// of the script's own with a listener: the kernel hands a notification to
+// the most recently installed filter that asks for one, so such a filter
+// would take the watched calls away from the supervisor (and allow them).
 func adminPolicy(a *arch.Info) seccomp.Policy {
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
 		Names: known(a, adminNames), Action: errnoAction(unix.EPERM),
+		NamesWithCondtions: []seccomp.NameWithConditions{{Name: "seccomp", Conditions: seccomp.ArgumentConditions{
+			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SECCOMP_FILTER_FLAG_NEW_LISTENER}}}},
 	}}}
 }
 
@@ -96,7 +103,11 @@ func adminPolicy(a *arch.Info) seccomp.Policy {
 // compared as a 64-bit value: a family with garbage in its high word (the
 // kernel reads only the low one) is never one of the allowed ones, so it
 // is refused.
-func socketPolicy(a *arch.Info, inet bool) seccomp.Policy {
+// noConnect (the network off and no watcher to carry connects out) refuses
+// connect and addressed sends altogether: an AF_UNIX socket outside the
+// workspace (a container engine's, a session bus) must not be reached, and
+// nothing else can tell where a connect goes.
+func socketPolicy(a *arch.Info, inet, noConnect bool) seccomp.Policy {
 	allowed := []uint64{unix.AF_UNIX, unix.AF_NETLINK}
 	if inet {
 		allowed = append(allowed, unix.AF_INET, unix.AF_INET6)
@@ -105,11 +116,20 @@ func socketPolicy(a *arch.Info, inet bool) seccomp.Policy {
 	for _, f := range allowed {
 		conds = append(conds, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: f})
 	}
-	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
-		Names:              known(a, []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}),
-		NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: conds}},
-		Action:             errnoAction(unix.EACCES),
-	}}}
+	g := seccomp.SyscallGroup{
+		Names: known(a, []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}),
+		NamesWithCondtions: []seccomp.NameWithConditions{
+			{Name: "socket", Conditions: conds},
+			{Name: "socketpair", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}},
+		},
+		Action: errnoAction(unix.EACCES),
+	}
+	if noConnect {
+		g.Names = append(g.Names, known(a, []string{"connect", "sendmmsg"})...)
+		g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{Name: "sendto",
+			Conditions: seccomp.ArgumentConditions{{Argument: 4, Operation: seccomp.NotEqual, Value: 0}}})
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}}
 }
 
 // notifyPolicy sends the watched calls to the supervisor. standIns adds
