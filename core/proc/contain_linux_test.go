@@ -621,3 +621,34 @@ print('RC', libc.syscall(317, 1, 8, None), ctypes.get_errno())  # seccomp(SET_MO
 		t.Fatalf("uncontained: %v %q, want EFAULT", err, res.Stdout.Head)
 	}
 }
+
+// TestContainmentStagedHasNoCapabilitiesAsUser: a staged run's supervisor
+// holds capabilities in its user namespace (as ambient ones, to mount the
+// overlay); the contained script it starts has none.
+func TestContainmentStagedHasNoCapabilitiesAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	f := newContainFixture(t)
+	up, work := filepath.Join(filepath.Dir(f.ws), "up"), filepath.Join(filepath.Dir(f.ws), "work")
+	os.Mkdir(up, 0o755)
+	os.Mkdir(work, 0o755)
+	path := filepath.Join(filepath.Dir(f.ws), "s.sh")
+	os.WriteFile(path, []byte("#!/bin/sh\ngrep -E '^Cap(Eff|Prm|Amb|Inh)' /proc/self/status\necho x > staged\n"), 0o755)
+	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 30 * time.Second,
+		Overlay:     &proc.Overlay{Lower: f.ws, Upper: up, Work: work},
+		Containment: proc.Containment{Enabled: true, Writable: []string{f.ws}}})
+	if err != nil {
+		t.Skipf("no overlay here: %v", err)
+	}
+	out := string(res.Stdout.Head)
+	if strings.Count(out, "\t0000000000000000\n") != 4 {
+		t.Fatalf("capabilities of the contained staged script:\n%s\nstderr %s", out, res.Stderr.Head)
+	}
+	if _, err := os.Stat(filepath.Join(up, "staged")); err != nil {
+		t.Fatalf("the write did not land in the stage: %v", err)
+	}
+	if e := res.Contained; e == nil || !e.Privileges || e.KeptCaps != "none" {
+		t.Fatalf("Contained = %+v", e)
+	}
+}

@@ -25,35 +25,41 @@ var keptCaps = []struct {
 	{unix.CAP_SETUID, "setuid"}, {unix.CAP_NET_BIND_SERVICE, "net_bind_service"},
 }
 
-// dropPrivileges cuts the calling thread's capability bounding set (and
-// its inheritable and ambient sets) to keptCaps: root's capabilities
-// after the exec are its bounding set. A process that is not root has
-// none after its exec (no_new_privs keeps setuid programs and file
-// capabilities from adding any): there is nothing to drop.
+// dropPrivileges cuts the calling thread's capability sets so that the
+// script starts with keptCaps when it runs as root and with none
+// otherwise: the ambient set is cleared (a staged run's supervisor holds
+// capabilities in its user namespace as ambient ones, which an exec would
+// pass on), the inheritable set and, where the thread may change it
+// (CAP_SETPCAP), the bounding set cut. Root's capabilities after the exec
+// are its bounding set; a process that is not root gets none from an exec
+// (no_new_privs keeps setuid programs and file capabilities from adding
+// any).
 func dropPrivileges(enf *Enforced) error {
-	if os.Geteuid() != 0 {
-		enf.Privileges = true
-		enf.KeptCaps = "none"
-		return nil
-	}
+	root := os.Geteuid() == 0
 	keep := map[uintptr]bool{}
 	var names []string
-	for _, k := range keptCaps {
-		keep[k.c] = true
-		names = append(names, k.name)
-	}
-	for _, c := range allCaps() {
-		if !keep[c] {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
-				return errors.New("privileges: drop from the bounding set: " + err.Error())
-			}
+	if root {
+		for _, k := range keptCaps {
+			keep[k.c] = true
+			names = append(names, k.name)
 		}
 	}
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return errors.New("privileges: clear the ambient capabilities: " + err.Error())
+	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return errors.New("privileges: capget: " + err.Error())
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		for _, c := range allCaps() {
+			if !keep[c] {
+				if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
+					return errors.New("privileges: drop from the bounding set: " + err.Error())
+				}
+			}
+		}
 	}
 	var mask [2]uint32
 	for c := range keep {
@@ -65,12 +71,18 @@ func dropPrivileges(enf *Enforced) error {
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return errors.New("privileges: capset: " + err.Error())
 	}
-	// Check: a dropped capability is no longer in the bounding set.
-	if r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil || r != 0 {
+	// Check what the script will get.
+	if r, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_SYS_ADMIN, 0, 0); err == nil && r != 0 {
+		return errors.New("privileges: CAP_SYS_ADMIN is still ambient")
+	}
+	if r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); root && (err != nil || r != 0) {
 		return errors.New("privileges: CAP_SYS_ADMIN is still in the bounding set")
 	}
 	enf.Privileges = true
-	enf.KeptCaps = strings.Join(names, ",")
+	enf.KeptCaps = "none"
+	if root {
+		enf.KeptCaps = strings.Join(names, ",")
+	}
 	return nil
 }
 
