@@ -152,14 +152,22 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			l.How = how
 		case requested && name == "limits" && runtime.GOOS == "linux":
 			l.Why = limitsWhy(e, pol.Memory)
-		case requested && (name == "metadata" || name == "workspace" || name == "sockets") && e.ObserveWhy != "":
+		case requested && (name == "metadata" || name == "workspace"):
+			l.Why = "no read-only mounts (" + orText(e.MountsWhy, why) + ")"
+			if e.Observed {
+				l.Why += "; the supervisor refuses them, best effort: a racing thread can defeat it"
+			}
+		case requested && name == "sockets" && e.ObserveWhy != "":
 			l.Why = e.ObserveWhy
 		case requested:
 			l.Why = layerWhy(why, name)
 		}
 		return l
 	}
-	const watcher = "the supervisor (seccomp user notification) refuses "
+	recorded := ""
+	if e.Observed {
+		recorded = "; the supervisor records each"
+	}
 	c.Layers = []report.Layer{
 		layer("env", true, true, "allow list, private TMPDIR"),
 		layer("filesystem", true, e.Filesystem, ll+": writes only to the workspace, TMPDIR, /dev nodes and --writable"),
@@ -169,11 +177,18 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
 		layer("limits", true, (e.NProc || e.CgroupPids > 0) && e.FSize && (pol.Memory == 0 || e.CgroupMemory > 0), limitsHow(e)),
 		layer("privileges", true, e.Privileges && e.Admin, privilegesHow(e)),
-		layer("metadata", true, e.Observed, watcher+"mode, owner, times and xattr changes outside the writable directories"),
-		layer("workspace", true, e.Observed, watcher+"writes to .git/hooks, .git/config and hard links to files outside"),
+		layer("metadata", true, e.Mounts, "read-only mounts: no change of mode, owner, times or xattrs outside the writable directories"+recorded),
+		layer("workspace", true, e.Mounts, "read-only mounts: .git/hooks, .git/config and hard links to files outside; .git directories cannot be moved away"+recorded),
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c
+}
+
+func orText(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	return alt
 }
 
 // socketsHow says how AF_UNIX sockets outside the workspace were kept out of

@@ -80,6 +80,12 @@ func startContained(sp *superSpec, rec *recorder) (int, *Enforced, error) {
 			select {}
 		}
 		enf, err := restrictThread(c)
+		if err == nil {
+			enf.Mounts, enf.MountsWhy = sp.mounts.ok, sp.mounts.why
+			if !enf.Mounts {
+				err = required(c, "mounts: "+enf.MountsWhy)
+			}
+		}
 		if err != nil {
 			done <- started{err: err}
 			select {}

@@ -200,9 +200,12 @@ func TestContainmentMissingLayer(t *testing.T) {
 }
 
 // TestContainmentUnlistableParentAsUser: a secret store below a directory
-// the user may traverse but not list cannot be hidden (Landlock can only
-// allow, and the siblings there cannot be named): the script still runs
-// and reads its files, and the run says which path stayed readable.
+// the user may traverse but not list cannot be hidden without a user
+// namespace (Landlock can only allow, and the siblings there cannot be
+// named): the script still runs and reads its files, and the run says
+// which path stayed readable. In the supervisor's user namespace (the
+// read-only mounts' own) it may list its own directories, and the store
+// is hidden.
 func TestContainmentUnlistableParentAsUser(t *testing.T) {
 	if testenv.AsUser(t) {
 		return
@@ -222,15 +225,22 @@ func TestContainmentUnlistableParentAsUser(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(locked, 0o755) })
 	ws := filepath.Join(locked, "ws")
 	path := filepath.Join(ws, "s.sh")
-	os.WriteFile(path, []byte("#!/bin/sh\ncat ../data\n"), 0o755)
-	res, err := proc.Run(context.Background(), proc.Spec{Dir: ws, Path: path, Timeout: 30 * time.Second,
-		Containment: proc.Containment{Enabled: true, Writable: []string{ws}, DenyRead: []string{filepath.Join(locked, "home", ".ssh")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := res.Contained
-	if string(res.Stdout.Head) != "D\n" || e == nil || !e.Filesystem || e.Secrets || !strings.Contains(e.Why, "secrets: ") {
-		t.Fatalf("stdout %q stderr %q Contained %+v", res.Stdout.Head, res.Stderr.Head, e)
+	os.WriteFile(path, []byte("#!/bin/sh\ncat ../data\ncat ../home/.ssh/id 2>/dev/null\n"), 0o755)
+	for _, noMounts := range []bool{true, false} {
+		res, err := proc.Run(context.Background(), proc.Spec{Dir: ws, Path: path, Timeout: 30 * time.Second,
+			Containment: proc.Containment{Enabled: true, Writable: []string{ws, "/dev/null"}, DenyRead: []string{filepath.Join(locked, "home", ".ssh")}, NoMounts: noMounts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.Contained
+		switch {
+		case e == nil || !e.Filesystem:
+			t.Fatalf("Contained %+v", e)
+		case noMounts && (string(res.Stdout.Head) != "D\nK\n" || e.Secrets || !strings.Contains(e.Why, "secrets: ")):
+			t.Fatalf("without a user namespace: stdout %q stderr %q Contained %+v", res.Stdout.Head, res.Stderr.Head, e)
+		case !noMounts && e.Mounts && (string(res.Stdout.Head) != "D\n" || !e.Secrets):
+			t.Fatalf("in a user namespace: stdout %q stderr %q Contained %+v", res.Stdout.Head, res.Stderr.Head, e)
+		}
 	}
 }
 
@@ -651,4 +661,101 @@ func TestContainmentStagedHasNoCapabilitiesAsUser(t *testing.T) {
 	if e := res.Contained; e == nil || !e.Privileges || e.KeptCaps != "none" {
 		t.Fatalf("Contained = %+v", e)
 	}
+}
+
+func testContainmentMountsWithoutWatcher(t *testing.T) {
+	f := newContainFixture(t)
+	hooks := filepath.Join(f.ws, ".git", "hooks")
+	os.MkdirAll(hooks, 0o755)
+	config := filepath.Join(f.ws, ".git", "config")
+	os.WriteFile(config, []byte("[core]\n"), 0o644)
+	outside := filepath.Join(f.home, "notes")
+	os.WriteFile(outside, []byte("mine\n"), 0o644)
+	link := filepath.Join(f.ws, "notes")
+	os.Link(outside, link)
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, `
+chmod 777 "$HOME/.bashrc" 2>/dev/null && echo CHMOD
+echo evil > .git/hooks/pre-commit 2>/dev/null && echo PLANTED
+echo x >> .git/config 2>/dev/null && echo CONFIG
+mv .git .git-old 2>/dev/null && echo MOVED-GIT
+echo more >> notes 2>/dev/null && echo WROTE-LINK
+ln notes notes2 2>/dev/null && echo LINKED
+echo ok > fine && echo WROTE-FINE
+python3 -c "import multiprocessing; multiprocessing.Semaphore(); print('SHM')"
+echo done
+`, proc.Containment{ReadOnly: []string{hooks, config}, HardLinks: []string{link}, NoNotify: true})
+	e := res.Contained
+	if e == nil || e.Observed || !e.Mounts {
+		t.Skipf("no read-only mounts here: %+v", e)
+	}
+	out := string(res.Stdout.Head)
+	for _, bad := range []string{"CHMOD", "PLANTED", "CONFIG", "MOVED-GIT", "WROTE-LINK", "LINKED"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stdout has %s:\n%s", bad, out)
+		}
+	}
+	for _, good := range []string{"WROTE-FINE", "SHM", "done"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("stdout lacks %s:\n%s\nstderr: %s", good, out, res.Stderr.Head)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "mine\n" {
+		t.Errorf("the file outside = %q", b)
+	}
+}
+
+// TestContainmentMountsWithoutWatcher: the read-only mounts hold on their
+// own (the watcher turned off): no metadata change outside, no hook, no
+// config change, no .git moved away, no write or new link through a hard
+// link to a file outside; the workspace and a private /dev/shm are
+// writable.
+func TestContainmentMountsWithoutWatcher(t *testing.T) { testContainmentMountsWithoutWatcher(t) }
+
+func TestContainmentMountsWithoutWatcherAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentMountsWithoutWatcher(t)
+}
+
+// TestContainmentMetadataRace: a script that races the watcher (one thread
+// chmods a path inside the workspace while another keeps rewriting that
+// path, in the same buffer, to a file outside) changes nothing outside:
+// the read-only mounts refuse what the watcher let through on a path it
+// read before the rewrite. (Without them, NoMounts, the race wins within
+// the 20,000 tries every time it was run here: the watcher alone is best
+// effort.)
+func TestContainmentMetadataRace(t *testing.T) {
+	f := newContainFixture(t)
+	rc := filepath.Join(f.home, ".bashrc")
+	os.WriteFile(filepath.Join(f.ws, "in"), []byte("x\n"), 0o644)
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, fmt.Sprintf(`python3 - <<'PY'
+import ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+inside, outside = b"in".ljust(256, b"\0"), %q.encode().ljust(256, b"\0")
+buf = ctypes.create_string_buffer(inside, 256)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, outside, 256)
+        ctypes.memmove(buf, inside, 256)
+t = threading.Thread(target=flip); t.start()
+ok = 0
+for i in range(20000):
+    if libc.chmod(buf, 0o777) == 0:
+        ok += 1
+stop = True; t.join()
+print("CHMODS", ok)
+PY
+`, rc), proc.Containment{})
+	if e := res.Contained; e == nil || !e.Mounts {
+		t.Skipf("no read-only mounts here: %+v", e)
+	}
+	fi, err := os.Stat(rc)
+	if err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf(".bashrc: %v %v (stdout %q stderr %q)", fi.Mode(), err, res.Stdout.Head, res.Stderr.Head)
+	}
+	t.Logf("%s", res.Stdout.Head)
 }

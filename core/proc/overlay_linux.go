@@ -10,13 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// overlayAttr adds the namespaces an overlay needs to the supervisor's
-// start attributes: a mount namespace, and for a normal user a user
-// namespace in which their uid and gid map to themselves.
-func overlayAttr(attr *syscall.SysProcAttr, o *Overlay) {
-	if o == nil {
-		return
-	}
+// namespaceAttr adds the namespaces an overlay (or the read-only mounts of
+// a contained run, readOnlyMounts) needs to the supervisor's start
+// attributes: a mount namespace, and for a normal user a user namespace in
+// which their uid and gid map to themselves.
+func namespaceAttr(attr *syscall.SysProcAttr) {
 	attr.Cloneflags |= syscall.CLONE_NEWNS
 	if os.Geteuid() != 0 {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
@@ -26,8 +24,9 @@ func overlayAttr(attr *syscall.SysProcAttr, o *Overlay) {
 		// Exec drops a non-root process's capabilities, even in its own
 		// user namespace: the supervisor keeps them as ambient
 		// capabilities (overlayfs acts with the mounter's credentials:
-		// CAP_SYS_ADMIN alone is not enough) and mountOverlay drops them
-		// before the script is started.
+		// CAP_SYS_ADMIN alone is not enough) and mountOverlay (or, for a
+		// contained script, dropPrivileges) drops them on the thread that
+		// starts the script.
 		attr.AmbientCaps = allCaps()
 	}
 }
@@ -52,7 +51,7 @@ func mountOverlay(o *Overlay) error {
 	if err := unix.Mount("overlay", o.Lower, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("proc: overlay: mount at %s: %v", o.Lower, err)
 	}
-	// The ambient capabilities overlayAttr asked for must not reach the
+	// The ambient capabilities namespaceAttr asked for must not reach the
 	// script: this is the thread that forks it (supervise locks it).
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("proc: overlay: drop ambient capabilities: %v", err)
@@ -61,7 +60,7 @@ func mountOverlay(o *Overlay) error {
 }
 
 // inOverlayUserNS reports whether this process is in a user namespace like
-// the one overlayAttr makes: exactly the process's own uid and gid mapped to
+// the one namespaceAttr makes: exactly the process's own uid and gid mapped to
 // themselves.
 func inOverlayUserNS() bool {
 	one := func(file string, id int) bool {

@@ -165,6 +165,8 @@ type Containment struct {
 	// Required).
 	NoLandlock bool `json:"no_landlock,omitempty"`
 	NoNotify   bool `json:"no_notify,omitempty"`
+	// NoMounts pretends no mount namespace can be made (tests).
+	NoMounts bool `json:"no_mounts,omitempty"`
 }
 
 // Default caps (Containment.NProc, FSize): far above what a build needs.
@@ -214,6 +216,13 @@ type Enforced struct {
 	// hard-link escapes refused; ObserveWhy says why not.
 	Observed   bool   `json:"observed"`
 	ObserveWhy string `json:"observe_why,omitempty"`
+	// Mounts says whether the script's mount namespace is read-only but
+	// for the writable directories (readOnlyMounts): metadata changes
+	// outside them, writes to .git/hooks, .git/config and hard links to
+	// files outside are refused by the kernel, not only by the watcher;
+	// MountsWhy says why not.
+	Mounts    bool   `json:"mounts"`
+	MountsWhy string `json:"mounts_why,omitempty"`
 	// StandIns says whether AF_INET/AF_INET6 sockets get stand-ins (so a
 	// blocked connect is recorded with its address).
 	StandIns bool `json:"stand_ins,omitempty"`

@@ -24,6 +24,19 @@ type superSpec struct {
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
 	Overlay     *Overlay      `json:"overlay,omitempty"`
+	// MountNS: the supervisor is in a mount namespace of its own (and the
+	// script contained): it makes readOnlyMounts there. MountWhy says why
+	// a contained script's supervisor has none.
+	MountNS  bool   `json:"mount_ns,omitempty"`
+	MountWhy string `json:"mount_why,omitempty"`
+	// mounts is what readOnlyMounts did (in the supervisor).
+	mounts mountResult
+}
+
+// mountResult says whether readOnlyMounts held, and why not.
+type mountResult struct {
+	ok  bool
+	why string
 }
 
 // superMsg is what the supervisor reports to Run (JSON values on fd 3): first
@@ -62,12 +75,18 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	}
 	defer markGate()()
 	defer enterRun()()
-	payload, err := json.Marshal(superSpec{
+	sp := superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
-	})
-	if err != nil {
+	}
+	if _, err := json.Marshal(sp); err != nil {
 		return nil, fmt.Errorf("proc: encode spec: %v", oneLine(err))
+	}
+	// A contained script gets read-only mounts (readOnlyMounts) in the
+	// supervisor's namespaces, which are also those an overlay needs.
+	sp.MountNS = spec.Containment.Enabled && !spec.Containment.NoMounts
+	if spec.Containment.Enabled && spec.Containment.NoMounts {
+		sp.MountWhy = "turned off for a test"
 	}
 
 	specR, specW, err := os.Pipe()
@@ -121,7 +140,9 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		if cg != nil {
 			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 		}
-		overlayAttr(attr, spec.Overlay)
+		if spec.Overlay != nil || sp.MountNS {
+			namespaceAttr(attr)
+		}
 		return &exec.Cmd{
 			Path:       "/proc/self/exe",
 			Args:       []string{supervisorName},
@@ -142,6 +163,14 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		// The cgroup was made but cannot take the process: do without.
 		cg.close()
 		cg = nil
+		cmd = newCmd()
+		err = cmd.Start()
+	}
+	if err != nil && sp.MountNS && spec.Overlay == nil {
+		// No namespaces here (a chroot, restricted user namespaces): the
+		// contained script goes without the read-only mounts, and the run
+		// says so.
+		sp.MountNS, sp.MountWhy = false, "cannot create a mount namespace: "+oneLine(err)
 		cmd = newCmd()
 		err = cmd.Start()
 	}
@@ -183,6 +212,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	if err := lim.join(superPID); err != nil {
 		lim = nil // not held: say so (Enforced) rather than pretend
 	}
+	payload, _ := json.Marshal(sp)
 	go func() {
 		_, _ = specW.Write(payload)
 		specW.Close()

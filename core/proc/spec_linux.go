@@ -17,6 +17,8 @@ type wireSpec struct {
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
 	Overlay     *wireOverlay  `json:"overlay,omitempty"`
+	MountNS     bool          `json:"mount_ns,omitempty"`
+	MountWhy    string        `json:"mount_why,omitempty"`
 	// The containment's paths, as bytes (Containment's own are nil).
 	Writable  [][]byte `json:"writable,omitempty"`
 	DenyRead  [][]byte `json:"deny_read,omitempty"`
@@ -51,7 +53,7 @@ func (s superSpec) MarshalJSON() ([]byte, error) {
 	c.Writable, c.DenyRead, c.ReadOnly, c.HardLinks = nil, nil, nil, nil
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
-		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay),
+		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay), MountNS: s.MountNS, MountWhy: s.MountWhy,
 		Writable: toBytes(s.Containment.Writable), DenyRead: toBytes(s.Containment.DenyRead),
 		ReadOnly: toBytes(s.Containment.ReadOnly), HardLinks: toBytes(s.Containment.HardLinks),
 	})
@@ -65,7 +67,7 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 	}
 	*s = superSpec{
 		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
-		Grace: w.Grace, Containment: w.Containment,
+		Grace: w.Grace, Containment: w.Containment, MountNS: w.MountNS, MountWhy: w.MountWhy,
 	}
 	if len(w.Writable) > 0 {
 		s.Containment.Writable = fromBytes(w.Writable)

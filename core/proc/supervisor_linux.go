@@ -130,6 +130,16 @@ func supervise() int {
 			return 0
 		}
 	}
+	if sp.Containment.Enabled {
+		sp.mounts = mountResult{why: sp.MountWhy}
+		if sp.MountNS {
+			if err := readOnlyMounts(&sp.Containment); err != nil {
+				sp.mounts.why = oneLine(err)
+			} else {
+				sp.mounts.ok = true
+			}
+		}
+	}
 	rec := newRecorder()
 	pid, enforced, err := startContained(&sp, rec)
 	if err != nil {

@@ -1,0 +1,155 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// readOnlyMounts gives the script's mount namespace (the supervisor's own,
+// made for the run: a mount namespace, and for a normal user a user
+// namespace too) a read-only view of everything but the writable
+// directories, so that the kernel itself refuses what Landlock does not
+// cover, whatever the script does to its memory meanwhile:
+//
+//   - a change of mode, owner, times or extended attributes of a file
+//     outside the writable directories (EROFS);
+//   - a write to .git/hooks or .git/config of a repository in the
+//     workspace, and to a hard link to a file outside (their own read-only
+//     bind mounts); a hard link to such a file cannot be made either (a
+//     link across mounts is EXDEV);
+//   - moving a repository's .git directory away to put another in its
+//     place (it is a mount point: EBUSY).
+//
+// Each writable directory becomes a mount of its own, the whole tree is
+// made read-only (mount_setattr, AT_RECURSIVE), and the mounts that were
+// writable below a writable directory are made writable again, the
+// protected ones excepted. A private tmpfs on /dev/shm (POSIX shared
+// memory, semaphores) is added to the writable directories. Device nodes
+// stay writable on a read-only mount; Landlock decides which.
+func readOnlyMounts(c *Containment) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mount tree private: %v", err)
+	}
+	bind := func(p string) error {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %v", p, err)
+		}
+		return nil
+	}
+	var dirs []string
+	for _, w := range c.Writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+				dirs = append(dirs, r)
+			}
+		}
+	}
+	for _, d := range dirs {
+		if err := bind(d); err != nil {
+			return err
+		}
+	}
+	// The repositories' .git directories first (rw: objects and refs are
+	// written), then what stays read-only inside them.
+	var protect, gitDirs []string
+	seen := map[string]bool{}
+	for _, p := range c.ReadOnly {
+		if g, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil && !seen[g] {
+			seen[g] = true
+			gitDirs = append(gitDirs, g)
+		}
+	}
+	for _, g := range gitDirs {
+		if err := bind(g); err != nil {
+			return err
+		}
+	}
+	for _, p := range append(append([]string{}, c.ReadOnly...), c.HardLinks...) {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // not there (yet): the watcher refuses it
+		}
+		if err := bind(r); err != nil {
+			return err
+		}
+		protect = append(protect, r)
+	}
+	writable := writableMounts(dirs, protect)
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make the tree read-only: %v", err)
+	}
+	for _, m := range writable {
+		if err := unix.MountSetattr(unix.AT_FDCWD, m, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("make %s writable again: %v", m, err)
+		}
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777") == nil {
+			c.Writable = append(c.Writable, "/dev/shm")
+		}
+	}
+	return nil
+}
+
+// writableMounts lists the mount points, as they are now, that are
+// writable and lie in (or are) one of dirs, except the protected ones.
+func writableMounts(dirs, protect []string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return dirs
+	}
+	defer f.Close()
+	var out []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint options ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		rw := strings.HasPrefix(fields[5], "rw")
+		if !rw || seen[mp] || !within(mp, dirs) || contains(protect, mp) {
+			continue
+		}
+		seen[mp] = true
+		out = append(out, mp)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMount decodes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
