@@ -298,7 +298,7 @@ func capLimits(c *Containment, enf *Enforced) (restore func()) {
 	if nproc == 0 {
 		nproc = DefaultNProc
 	}
-	nproc += uint64(userTasks(os.Getuid()))
+	nproc += uint64(userTasks())
 	fsize := uint64(c.FSize)
 	if fsize == 0 {
 		fsize = DefaultFSize
@@ -332,32 +332,26 @@ func capLimits(c *Containment, enf *Enforced) (restore func()) {
 	}
 }
 
-// userTasks counts the tasks (threads) of uid, which RLIMIT_NPROC counts.
-func userTasks(uid int) int {
-	n := 0
-	d, err := os.Open("/proc")
+// userTasks bounds the tasks (threads) of the user, which RLIMIT_NPROC
+// counts, from above: the machine's task count (/proc/loadavg), one read
+// where counting the user's own would read every /proc/PID/status. Root is
+// not held by RLIMIT_NPROC: 0 for root.
+func userTasks() int {
+	if os.Getuid() == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	want := "Uid:\t" + strconv.Itoa(uid) + "\t"
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + name + "/status")
-		if err != nil || !strings.Contains(string(b), want) {
-			continue
-		}
-		if i := strings.Index(string(b), "Threads:\t"); i >= 0 {
-			rest := string(b[i+len("Threads:\t"):])
-			if j := strings.IndexByte(rest, '\n'); j >= 0 {
-				if t, err := strconv.Atoi(rest[:j]); err == nil {
-					n += t
-				}
-			}
-		}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return 0
 	}
+	_, total, ok := strings.Cut(f[3], "/")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(total)
 	return n
 }
