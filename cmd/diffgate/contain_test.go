@@ -165,6 +165,20 @@ func TestRunContainOnMissingLayer(t *testing.T) {
 	if code != 0 || rep == nil || rep.Containment.Contained || !strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
 		t.Fatalf("auto without landlock: exit %d\nstderr %s", code, errs)
 	}
+	// The other layers a test can take away: the watcher (seccomp user
+	// notification) and the read-only mounts.
+	for _, tc := range []struct{ env, word string }{
+		{"DIFFGATE_TEST_NO_NOTIFY=1", "seccomp user notification"},
+		{"DIFFGATE_TEST_NO_MOUNTS=1", "mounts: "},
+	} {
+		code, out, errs, home, accepted, rep := containCLI(t, []string{tc.env}, "--contain=on")
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, tc.word) || rep != nil || accepted != 0 {
+			t.Fatalf("%s: exit %d accepted %d\nstdout %s\nstderr %s", tc.env, code, accepted, out, errs)
+		}
+		if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" {
+			t.Errorf("%s: .bashrc = %q: the script ran", tc.env, b)
+		}
+	}
 }
 
 // TestRunContainedGitHooks: in a git repository of the workspace (here

@@ -89,7 +89,8 @@ func (c *cli) runVerb(args []string) error {
 		return usagef("run: %v", err)
 	}
 	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
-		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""}
+		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != "",
+		NoMounts: os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""}
 	if *memory != "" {
 		n, ok := report.ParseSize(*memory)
 		if !ok || n < 1<<20 {

@@ -50,6 +50,8 @@ type Policy struct {
 	// no seccomp user notification (tests).
 	NoLandlock bool
 	NoNotify   bool
+	// NoMounts pretends no mount namespace can be made (tests).
+	NoMounts bool
 }
 
 // Enabled reports whether the policy contains the script at all.

@@ -63,7 +63,7 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	}
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
-		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, Memory: pol.Memory,
+		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, NoMounts: pol.NoMounts, Memory: pol.Memory,
 		ReadOnly: gitReadOnly(spec.Dir, before, writable),
 	}
 	return cleanup, nil

@@ -127,7 +127,24 @@ echo "== gated no-op run, small tree (warm cache)"
 hf gate_small "$RUNS" \
 	-n diffgate-no-history "$DIFFGATE run --workspace $S --no-history -- $BENCH_DIR/noop.sh" \
 	-n diffgate-history "$DIFFGATE run --workspace $S --db $DB -- $BENCH_DIR/noop.sh" \
+	-n diffgate-history-uncontained "$DIFFGATE run --workspace $S --db $DB --contain=off -- $BENCH_DIR/noop.sh" \
 	-n seed "python3 $SEED/snapshot.py $S $OUT/before.seed.json && (cd $S && $BENCH_DIR/noop.sh) && python3 $SEED/snapshot.py $S $OUT/after.seed.json && python3 $SEED/diff.py $OUT/before.seed.json $OUT/after.seed.json ''"
+
+# Containment's own cost: a no-op run on an empty workspace (namespaces,
+# cgroup, Landlock rules, seccomp filters, the watcher), and a script that
+# opens 5,000 files (each open goes to the supervisor first).
+E=$BENCH_DIR/empty
+rm -rf "$E" && mkdir -p "$E"
+printf '#!/bin/sh\nfind %s -type f | head -5000 | xargs cat >/dev/null\n' "$S" >"$BENCH_DIR/opens.sh"
+chmod +x "$BENCH_DIR/opens.sh"
+echo
+echo "== containment: no-op run on an empty workspace, and 5,000 opens (--no-history, warm cache)"
+hf contain_empty "$RUNS" \
+	-n contained "$DIFFGATE run --workspace $E --no-history -- $BENCH_DIR/noop.sh" \
+	-n uncontained "$DIFFGATE run --workspace $E --no-history --contain=off -- $BENCH_DIR/noop.sh"
+hf contain_opens "$RUNS" \
+	-n contained "$DIFFGATE run --workspace $E --no-history -- $BENCH_DIR/opens.sh" \
+	-n uncontained "$DIFFGATE run --workspace $E --no-history --contain=off -- $BENCH_DIR/opens.sh"
 
 echo
 echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"

@@ -65,6 +65,8 @@ after = list(load("after_small").values())[0]
 stage_small = load("stage_small")["diffgate-stage"]
 stage_after = list(load("stage_after").values())[0]
 stage_huge = load("stage_huge")["diffgate-stage"] if os.path.exists(os.path.join(res, "stage_huge.json")) else None
+contain_empty = load("contain_empty")
+contain_opens = load("contain_opens")
 rss = kv("rss")
 entries = kv("entries")
 
@@ -101,6 +103,15 @@ def info(what, ours, base_name, base):
     row(what, ours, base_name, base)
 
 
+def overhead(what, ours, base, target_ms):
+    """A row with a target on the absolute difference, in milliseconds."""
+    diff = (ours["mean"] - base["mean"]) * 1000
+    met = diff <= target_ms
+    results.append(met)
+    rows.append((what, t(ours), "uncontained", t(base), "%.3f" % (ours["mean"] / base["mean"]),
+                 "≤ +%g ms (+%.1f ms)" % (target_ms, diff), "yes" if met else "NO"))
+
+
 row("snapshot, small tree", snap_small["diffgate"], "seed snapshot.py", snap_small["seed"], 1 / 3)
 info("  find | xargs -P2 sha256sum", tools_small["sha256sum"], "seed snapshot.py", snap_small["seed"])
 info("  find -printf (stat-only walk)", tools_small["find-stat"], "seed snapshot.py", snap_small["seed"])
@@ -108,6 +119,9 @@ row("snapshot, large tree (2 GiB)", snap_large["diffgate"], "seed snapshot.py", 
 info("  find | xargs -P2 sha256sum", tools_large["sha256sum"], "seed snapshot.py", snap_large["seed"])
 row("gated no-op run, --no-history", gate["diffgate-no-history"], "seed gate", gate_seed, 1 / 4)
 row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate", gate_seed, 1 / 8)
+row("containment, gated no-op run, history, repeated", gate["diffgate-history"], "uncontained", gate["diffgate-history-uncontained"], 1.05)
+overhead("containment, no-op run, empty workspace", contain_empty["contained"], contain_empty["uncontained"], 10)
+info("  a script opening 5,000 files", contain_opens["contained"], "uncontained", contain_opens["uncontained"])
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
 row("staged no-op run, history, repeated", stage_small, "seed gate", gate_seed, 1 / 12)
