@@ -64,6 +64,7 @@ type runTab struct {
 	allowHint          *widget.RichText
 	runBtn, cancelBtn  *widget.Button
 	stage              *widget.Check
+	contain            *containControls
 	status             *widget.RichText
 	stageInfo          *widget.RichText
 	phases             *phaseProgress
@@ -141,6 +142,7 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	} else {
 		t.stage.SetChecked(prefs.BoolWithFallback(prefStage, true))
 	}
+	t.contain = newContainControls(u, func() string { return strings.TrimSpace(t.workspace.Text) })
 	t.status = widget.NewRichText()
 	t.status.Wrapping = fyne.TextWrapWord
 	t.stageInfo = widget.NewRichText()
@@ -164,6 +166,7 @@ func (t *runTab) layout() fyne.CanvasObject {
 		label("Workspace"), container.NewBorder(nil, nil, nil, container.NewHBox(t.wsBrowse, t.demoBtn), t.workspace),
 		label("Script"), container.NewBorder(nil, nil, nil, t.scBrowse, t.script),
 		label("Arguments"), opts,
+		label("Containment"), t.contain.root,
 	)
 	scriptPane := container.NewBorder(
 		container.NewVBox(heading("Script (read it before you run it)"), t.scriptInfo), nil, nil, nil,
@@ -173,12 +176,32 @@ func (t *runTab) layout() fyne.CanvasObject {
 	top.Offset = 0.6
 
 	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn, t.stage), nil, t.status)
-	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, t.output.view)
-	bottom := container.NewBorder(container.NewVBox(actions, t.stageInfo, t.phases.root), nil, nil, nil, outputPane)
+	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, container.New(shrinkLayout{h: 48}, t.output.view))
+	bottom := container.NewBorder(container.NewVBox(actions, t.contain.enforced, t.stageInfo, t.phases.root), nil, nil, nil, outputPane)
 	split := container.NewVSplit(top, bottom)
 	split.Offset = 0.5
 	t.hint = container.NewVBox()
 	return container.NewBorder(container.NewVBox(t.hint, form), nil, nil, nil, split)
+}
+
+// shrinkLayout lays its objects out at the size it is given, and asks for
+// no more height than h: the output scrolls rather than make the window
+// taller.
+type shrinkLayout struct{ h float32 }
+
+func (l shrinkLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return fyne.NewSize(m.Width, min(m.Height, l.h))
+}
+
+func (shrinkLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.Position{})
+		o.Resize(s)
+	}
 }
 
 func heading(s string) fyne.CanvasObject {
@@ -255,6 +278,7 @@ func (t *runTab) workspaceChanged() {
 		return
 	}
 	t.lastWS = ws
+	t.contain.refresh()
 	if t.u.hist == nil || ws == "" {
 		return
 	}
@@ -508,9 +532,11 @@ func (t *runTab) start() {
 	var mu sync.Mutex
 	var last *gate.Progress
 	var events []gate.Progress
+	t.contain.setEnforced(nil)
 	cfg := gate.Config{
 		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
-		Log:    t.log,
+		Contain: t.contain.Policy(),
+		Log:     t.log,
 		Output: buf.write,
 		Progress: func(p gate.Progress) {
 			mu.Lock()
@@ -600,6 +626,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 	res, id, recErr := out.Result, out.RunID, out.RecordErr
 	r := res.Report
 	t.setStageInfo(stageLine(out))
+	t.contain.setEnforced(r.Containment)
 	if res.After != nil {
 		t.prior[key] = res.After
 	}
@@ -644,6 +671,7 @@ func (t *runTab) setRunning(on bool) {
 		t.allow.Enable()
 		t.cancelBtn.Disable()
 	}
+	t.contain.setEnabled(!on)
 }
 
 func (t *runTab) setStageInfo(s string, c fyne.ThemeColorName) {

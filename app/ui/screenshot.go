@@ -22,6 +22,10 @@ const screenshotTimeout = 2 * time.Minute
 // 1024x700, to check that the smallest supported window shows everything).
 const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
 
+// screenshotTabEnv=run captures the Run tab after the run (its
+// containment line and what was enforced) instead of the review.
+const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
+
 // startScreenshot runs the demo through the gate once the window is up,
 // opens the result in the review view on the config.json diff, captures the
 // window to path and quits (exit code 0 on success).
@@ -49,6 +53,9 @@ func (u *UI) startScreenshot(path string) {
 		// (and, for a staged run, the Apply and Discard buttons beside it).
 		if i := tellingChange(r); i >= 0 {
 			u.review.Select(i)
+		}
+		if os.Getenv(screenshotTabEnv) == "run" {
+			u.Tabs.SelectIndex(0)
 		}
 		time.AfterFunc(900*time.Millisecond, func() {
 			u.do(func() {

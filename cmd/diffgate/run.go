@@ -104,7 +104,7 @@ func (c *cli) runVerb(args []string) error {
 		db, _ = history.DefaultPath()
 	}
 	if db != "" {
-		pol.DenyRead = append(pol.DenyRead, db, db+"-wal", db+"-shm")
+		pol.DenyRead = append(pol.DenyRead, history.Files(db)...)
 	}
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol}

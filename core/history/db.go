@@ -209,6 +209,10 @@ func (db *DB) Close() error { return db.sql.Close() }
 // Path returns the database file's absolute path.
 func (db *DB) Path() string { return db.path }
 
+// Files lists the database file at path and SQLite's companions beside it
+// (-wal, -shm): what a contained script must not read.
+func Files(path string) []string { return []string{path, path + "-wal", path + "-shm"} }
+
 // dsn returns the modernc.org/sqlite data source name for path. Every
 // connection gets the busy timeout; a read-only probe gets query_only and
 // nothing that writes, the others WAL, foreign keys and BEGIN IMMEDIATE.

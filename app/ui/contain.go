@@ -1,0 +1,238 @@
+//go:build !js
+
+package ui
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// Preference keys of the containment controls.
+const (
+	prefContainMode     = "run.contain.mode"
+	prefContainNet      = "run.contain.net"
+	prefContainWritable = "run.contain.writable"
+)
+
+// Labels of the containment modes in the selector.
+var containModes = []struct {
+	mode  contain.Mode
+	label string
+}{
+	{contain.Auto, "Contained"},
+	{contain.On, "Contained or refuse"},
+	{contain.Off, "Not contained"},
+}
+
+// containControls are the Run tab's containment settings: the mode, the
+// network switch and the extra writable folders, with the policy in plain
+// words; after a run, what was enforced.
+type containControls struct {
+	u        *UI
+	mode     *widget.Select
+	net      *widget.Check
+	folders  *widget.Button
+	policy   *widget.RichText
+	enforced *widget.RichText
+	writable []string
+	root     fyne.CanvasObject
+	// workspace returns the Run tab's workspace (for the policy's words).
+	workspace func() string
+}
+
+func newContainControls(u *UI, workspace func() string) *containControls {
+	c := &containControls{u: u, workspace: workspace}
+	prefs := u.app.Preferences()
+	labels := make([]string, len(containModes))
+	for i, m := range containModes {
+		labels[i] = m.label
+	}
+	c.mode = widget.NewSelect(labels, func(string) {
+		prefs.SetString(prefContainMode, string(c.Mode()))
+		c.refresh()
+	})
+	c.net = widget.NewCheck("Network", func(on bool) {
+		prefs.SetBool(prefContainNet, on)
+		c.refresh()
+	})
+	c.folders = widget.NewButtonWithIcon("Writable folders…", theme.FolderNewIcon(), c.editFolders)
+	c.folders.Importance = widget.LowImportance
+	c.policy = widget.NewRichText()
+	c.enforced = widget.NewRichText()
+	c.enforced.Wrapping = fyne.TextWrapWord
+	c.enforced.Hide()
+
+	c.writable = prefs.StringList(prefContainWritable)
+	c.net.SetChecked(prefs.Bool(prefContainNet))
+	mode := contain.Mode(prefs.StringWithFallback(prefContainMode, string(contain.Auto)))
+	c.mode.SetSelectedIndex(0)
+	for i, m := range containModes {
+		if m.mode == mode {
+			c.mode.SetSelectedIndex(i)
+		}
+	}
+	c.policy.Truncation = fyne.TextTruncateEllipsis
+	c.root = container.NewBorder(nil, nil, container.NewHBox(c.mode, c.net, c.folders), nil, c.policy)
+	c.refresh()
+	return c
+}
+
+// Mode is the selected mode.
+func (c *containControls) Mode() contain.Mode {
+	if i := c.mode.SelectedIndex(); i >= 0 {
+		return containModes[i].mode
+	}
+	return contain.Auto
+}
+
+// Policy is the containment policy for a run (the history database is a
+// secret store too).
+func (c *containControls) Policy() contain.Policy {
+	p := contain.Policy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
+	if c.u.hist != nil {
+		p.DenyRead = history.Files(c.u.hist.Path())
+	}
+	return p
+}
+
+// refresh rewrites the policy line.
+func (c *containControls) refresh() {
+	on := c.Mode() != contain.Off
+	for _, w := range []fyne.Disableable{c.net, c.folders} {
+		if on {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+	text, color := policyWords(c.Mode(), c.net.Checked, c.writable, c.workspace())
+	c.policy.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{ColorName: color, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Bold: !on}}}}
+	c.policy.Refresh()
+	n := len(c.writable)
+	c.folders.SetText("Writable folders…")
+	if n > 0 {
+		c.folders.SetText("Writable folders (" + strconv.Itoa(n) + ")…")
+	}
+}
+
+// policyWords says the policy in plain words: "Network: off · Writes:
+// this folder only · Secrets: hidden".
+func policyWords(mode contain.Mode, net bool, writable []string, ws string) (string, fyne.ThemeColorName) {
+	if mode == contain.Off {
+		return "Not contained: the script can do anything you can (write anywhere, reach the network, read your keys). Only the diff judges it.", style.FailColor
+	}
+	netWord := "off"
+	if net {
+		netWord = "on"
+	}
+	writes := "this folder only"
+	if len(writable) > 0 {
+		names := make([]string, 0, len(writable))
+		for _, w := range writable {
+			names = append(names, shortPath(w, ws))
+		}
+		writes = "this folder and " + strings.Join(names, ", ")
+	}
+	line := "Network: " + netWord + " · Writes: " + writes + " · Secrets: hidden · .git hooks: read-only"
+	if mode == contain.On {
+		line += " · Refuses to run if this machine cannot enforce all of it"
+	}
+	return line, style.Muted
+}
+
+// shortPath names a writable folder: relative to the workspace when it
+// lies inside it, else with ~ for the home directory.
+func shortPath(p, ws string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	if ws != "" {
+		if rel, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return report.QuotePath(homeRel(p))
+}
+
+// editFolders lets the user add and remove extra writable folders.
+func (c *containControls) editFolders() {
+	list := container.NewVBox()
+	var fill func()
+	fill = func() {
+		list.Objects = nil
+		if len(c.writable) == 0 {
+			list.Add(widget.NewLabel("None: the script writes only to its workspace and a private temporary folder."))
+		}
+		for _, w := range c.writable {
+			rm := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() {
+				c.setWritable(slices.DeleteFunc(slices.Clone(c.writable), func(x string) bool { return x == w }))
+				fill()
+			})
+			rm.Importance = widget.LowImportance
+			list.Add(container.NewBorder(nil, nil, nil, rm, widget.NewLabel(report.QuotePath(w))))
+		}
+		list.Refresh()
+	}
+	fill()
+	add := widget.NewButtonWithIcon("Add folder…", theme.ContentAddIcon(), func() {
+		pickFolder(c.u.win, c.workspace(), "A folder the contained script may write to", func(p string) {
+			if p != "" && !slices.Contains(c.writable, p) {
+				c.setWritable(append(slices.Clone(c.writable), p))
+				fill()
+			}
+		})
+	})
+	body := container.NewBorder(
+		widget.NewLabel("Besides its workspace, a contained script may write only to these folders (and below them)."),
+		add, nil, nil, container.NewVScroll(list))
+	dialog.ShowCustom("Writable folders", "Done", container.NewGridWrap(fyne.NewSize(520, 260), body), c.u.win)
+}
+
+func (c *containControls) setWritable(ws []string) {
+	c.writable = ws
+	c.u.app.Preferences().SetStringList(prefContainWritable, ws)
+	c.refresh()
+}
+
+// setEnforced shows what the last run enforced ("" hides the line): as
+// loudly as a failed verdict when the script was not fully contained.
+func (c *containControls) setEnforced(ct *report.Containment) {
+	if ct == nil {
+		c.enforced.Hide()
+		return
+	}
+	text, color := "Enforced: "+ct.Summary(), style.PassColor
+	if !ct.Contained {
+		color = style.FailColor
+	}
+	c.enforced.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{ColorName: color, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Bold: !ct.Contained}}}}
+	c.enforced.Show()
+	c.enforced.Refresh()
+}
+
+// setEnabled enables or disables the controls (disabled while running).
+func (c *containControls) setEnabled(on bool) {
+	if on {
+		c.mode.Enable()
+		c.refresh()
+		return
+	}
+	for _, w := range []fyne.Disableable{c.mode, c.net, c.folders} {
+		w.Disable()
+	}
+}

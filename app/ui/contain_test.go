@@ -1,0 +1,92 @@
+//go:build !js
+
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// TestRunTabContainsTheScript: the Run tab states the policy in plain
+// words, runs the script contained (it cannot write outside its workspace;
+// the run says what was enforced and what was blocked), and its switches
+// change the policy: the network, extra writable folders, and "Not
+// contained", which says so in red.
+func TestRunTabContainsTheScript(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	c := u.run.contain
+	base, err := os.MkdirTemp("/tmp", "dg-app-contain-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	os.MkdirAll(ws, 0o755)
+	os.MkdirAll(outside, 0o755)
+	script := writeScript(t, t.TempDir(), "echo x > "+outside+"/escaped\necho ok > inside\n")
+	u.run.setInputs(ws, script, []string{"inside"})
+
+	if c.Mode() != contain.Auto || richText(c.policy) != "Network: off · Writes: this folder only · Secrets: hidden · .git hooks: read-only" {
+		t.Fatalf("mode %s, policy %q", c.Mode(), richText(c.policy))
+	}
+	test.Tap(u.run.runBtn)
+	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running && u.Review().Report() != nil })
+	r := u.Review().Report()
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Fatal("the contained script wrote outside its workspace")
+	}
+	if r.Containment == nil || r.Containment.Mode != "auto" || !r.Containment.Observed {
+		t.Fatalf("containment %+v", r.Containment)
+	}
+	found := false
+	for _, b := range r.Blocked {
+		found = found || b.Kind == "create" && b.Target == filepath.Join(outside, "escaped")
+	}
+	if !found {
+		t.Errorf("blocked %+v", r.Blocked)
+	}
+	if c.enforced.Hidden || !strings.HasPrefix(richText(c.enforced), "Enforced: ") {
+		t.Errorf("enforced line %q hidden %v", richText(c.enforced), c.enforced.Hidden)
+	}
+	want := style.FailColor
+	if r.Containment.Contained {
+		want = style.PassColor
+	}
+	if got := c.enforced.Segments[0].(*widget.TextSegment).Style.ColorName; got != want {
+		t.Errorf("enforced line in %s, want %s (contained %v)", got, want, r.Containment.Contained)
+	}
+
+	// The switches.
+	c.net.SetChecked(true)
+	c.setWritable([]string{outside})
+	if got := richText(c.policy); got != "Network: on · Writes: this folder and "+report.QuotePath(homeRel(outside))+" · Secrets: hidden · .git hooks: read-only" {
+		t.Errorf("policy %q", got)
+	}
+	test.Tap(u.run.runBtn)
+	l.until(t, "the second run", 60*time.Second, func() bool { return !u.run.running })
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err != nil {
+		t.Errorf("with %s writable the script could not write there: %v", outside, err)
+	}
+	c.mode.SetSelectedIndex(2)
+	if c.Mode() != contain.Off || !strings.HasPrefix(richText(c.policy), "Not contained") || !c.net.Disabled() {
+		t.Errorf("off: mode %s policy %q", c.Mode(), richText(c.policy))
+	}
+	if got := c.policy.Segments[0].(*widget.TextSegment).Style.ColorName; got != style.FailColor {
+		t.Errorf("Not contained is drawn in %s, not as loudly as a failure", got)
+	}
+	// Preferences keep the choice for the next start.
+	prefs := u.app.Preferences()
+	if prefs.String(prefContainMode) != "off" || !prefs.Bool(prefContainNet) || len(prefs.StringList(prefContainWritable)) != 1 {
+		t.Errorf("preferences %q %v %v", prefs.String(prefContainMode), prefs.Bool(prefContainNet), prefs.StringList(prefContainWritable))
+	}
+}
