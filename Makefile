@@ -11,9 +11,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests use: Xvfb (smoke), chromium and a font (browser
 # tests, driven from Go: no Node), python3 (the seed), hyperfine and time
-# (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git.
+# (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git,
+# curl (a contained script's connect).
 TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
-	libcap2-bin attr acl git
+	libcap2-bin attr acl git curl
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package clean

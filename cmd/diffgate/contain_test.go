@@ -22,6 +22,7 @@ const containCLIScript = `#!/bin/sh
 echo x >> "$HOME/.bashrc" && echo WROTE-BASHRC
 cat "$HOME/.ssh/id_ed25519" && echo READ-SSH
 /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))" "$1" 2>/dev/null && echo CONNECTED
+curl -s -m 10 -o /dev/null "http://127.0.0.1:$1/"; [ $? = 7 ] || echo CONNECTED-CURL # 7: could not connect
 echo "secret=${DG_API_TOKEN-unset} passed=${DG_PASSED-unset} set=${DG_SET-unset} named=${DG_TEST_KEY-unset}"
 echo ok > out
 `
@@ -140,7 +141,7 @@ func TestRunContainOff(t *testing.T) {
 	if code != 0 || accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
 		t.Fatalf("exit %d accepted %d\nstdout %s\nstderr %s", code, accepted, out, errs)
 	}
-	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "secret=leak", "NOT CONTAINED: --contain=off"} {
+	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "CONNECTED-CURL", "secret=leak", "NOT CONTAINED: --contain=off"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %s:\n%s", want, errs)
 		}
