@@ -599,7 +599,7 @@ func TestContainmentForkBombAsRoot(t *testing.T) {
 		t.Skip("needs root")
 	}
 	f := newContainFixture(t)
-	res := runIn(t, f, `i=0; while [ $i -lt 400 ]; do sleep 300 & i=$((i+1)); done 2>/dev/null; echo forked`,
+	res := runIn(t, f, `i=0; while [ $i -lt 1000 ]; do sleep 300 & i=$((i+1)); done 2>/dev/null; echo forked`,
 		proc.Containment{NProc: 100})
 	e := res.Contained
 	if e == nil || e.CgroupPids == 0 {
@@ -611,7 +611,9 @@ func TestContainmentForkBombAsRoot(t *testing.T) {
 			fork = &res.Blocked[i]
 		}
 	}
-	if fork == nil || fork.Count == 0 || len(res.Leftovers) == 0 || len(res.Leftovers) >= 400 {
+	// The supervisor's own threads count too: how many of the sleeps
+	// started depends on them; never all.
+	if fork == nil || fork.Count == 0 || len(res.Leftovers) >= 1000 {
 		t.Fatalf("fork %+v, %d leftovers, Blocked %+v", fork, len(res.Leftovers), res.Blocked)
 	}
 }

@@ -27,8 +27,10 @@ type limiter struct {
 	memMax        int64
 }
 
-// pidsSlack is added to pids.max for the supervisor's own threads.
-const pidsSlack = 64
+// pidsSlack is added to pids.max for the supervisor's own threads (a Go
+// process: a dozen, more under the race detector or while the watcher
+// carries out many connects at once).
+const pidsSlack = 256
 
 // newLimiter prepares the limits for one run; cg is the run's cgroup v2
 // (nil without one). What cannot be had is left out (see Enforced).
