@@ -152,6 +152,8 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			l.How = how
 		case requested && name == "limits" && runtime.GOOS == "linux":
 			l.Why = limitsWhy(e, pol.Memory)
+		case requested && name == "ipc":
+			l.Why = "no namespaces (" + orText(e.MountsWhy, why) + ")"
 		case requested && (name == "metadata" || name == "workspace"):
 			l.Why = "no read-only mounts (" + orText(e.MountsWhy, why) + ")"
 			if e.Observed {
@@ -174,6 +176,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 		layer("secrets", true, e.Filesystem && e.Secrets, ll+": secret stores and --deny-read not readable"),
 		layer("network", !pol.Net, e.Seccomp || e.Net, netHow(e, ll)),
 		layer("sockets", true, e.Sockets, socketsHow(e)),
+		layer("ipc", true, e.IPC, "an IPC namespace of its own: no System V IPC or POSIX message queue of the host"),
 		layer("signals", true, e.Signals, ll+": signals only within the script's tree"),
 		layer("limits", true, (e.NProc || e.CgroupPids > 0) && e.FSize && (pol.Memory == 0 || e.CgroupMemory > 0), limitsHow(e)),
 		layer("privileges", true, e.Privileges && e.Admin, privilegesHow(e)),

@@ -81,7 +81,7 @@ func startContained(sp *superSpec, rec *recorder) (int, *Enforced, error) {
 		}
 		enf, err := restrictThread(c)
 		if err == nil {
-			enf.Mounts, enf.MountsWhy = sp.mounts.ok, sp.mounts.why
+			enf.Mounts, enf.MountsWhy, enf.IPC = sp.mounts.ok, sp.mounts.why, sp.MountNS
 			if !enf.Mounts {
 				err = required(c, "mounts: "+enf.MountsWhy)
 			}

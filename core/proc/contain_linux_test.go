@@ -3,6 +3,7 @@ package proc_test
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"net"
 	"os"
 	"path/filepath"
@@ -768,4 +769,27 @@ PY
 		t.Fatalf(".bashrc: %v %v (stdout %q stderr %q)", fi.Mode(), err, res.Stdout.Head, res.Stderr.Head)
 	}
 	t.Logf("%s", res.Stdout.Head)
+}
+
+// TestContainmentIPCNamespace: a System V shared memory segment of the
+// host is out of a contained script's reach (its own IPC namespace).
+func TestContainmentIPCNamespace(t *testing.T) {
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o666)
+	if err != nil {
+		t.Skipf("no System V shared memory: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	f := newContainFixture(t)
+	res := runIn(t, f, fmt.Sprintf("python3 -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); print('ATTACH', l.shmat(%d, None, 0) != -1)\"\n", id), proc.Containment{})
+	if e := res.Contained; e == nil || !e.Mounts {
+		t.Skipf("no namespaces here: %+v", e)
+	}
+	if got := string(res.Stdout.Head); got != "ATTACH False\n" {
+		t.Fatalf("stdout %q stderr %q: the host's segment %d was reachable", got, res.Stderr.Head, id)
+	}
+	// Uncontained it is reachable (the check is real).
+	res2, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: filepath.Join(f.ws, "s.sh"), Timeout: 30 * time.Second})
+	if err != nil || string(res2.Stdout.Head) != "ATTACH True\n" {
+		t.Fatalf("uncontained: %v %q %q", err, res2.Stdout.Head, res2.Stderr.Head)
+	}
 }

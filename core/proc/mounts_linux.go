@@ -12,8 +12,8 @@ import (
 )
 
 // readOnlyMounts gives the script's mount namespace (the supervisor's own,
-// made for the run: a mount namespace, and for a normal user a user
-// namespace too) a read-only view of everything but the writable
+// made for the run with an IPC namespace: a mount namespace, and for a
+// normal user a user namespace too) a read-only view of everything but the writable
 // directories, so that the kernel itself refuses what Landlock does not
 // cover, whatever the script does to its memory meanwhile:
 //

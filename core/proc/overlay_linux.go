@@ -13,9 +13,14 @@ import (
 // namespaceAttr adds the namespaces an overlay (or the read-only mounts of
 // a contained run, readOnlyMounts) needs to the supervisor's start
 // attributes: a mount namespace, and for a normal user a user namespace in
-// which their uid and gid map to themselves.
-func namespaceAttr(attr *syscall.SysProcAttr) {
+// which their uid and gid map to themselves. ipc adds an IPC namespace (a
+// contained script reaches no System V shared memory, semaphore or message
+// queue of the host, nor its POSIX message queues).
+func namespaceAttr(attr *syscall.SysProcAttr, ipc bool) {
 	attr.Cloneflags |= syscall.CLONE_NEWNS
+	if ipc {
+		attr.Cloneflags |= syscall.CLONE_NEWIPC
+	}
 	if os.Geteuid() != 0 {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}

@@ -223,6 +223,9 @@ type Enforced struct {
 	// MountsWhy says why not.
 	Mounts    bool   `json:"mounts"`
 	MountsWhy string `json:"mounts_why,omitempty"`
+	// IPC says whether the script has an IPC namespace of its own (no
+	// System V IPC or POSIX message queue of the host).
+	IPC bool `json:"ipc"`
 	// StandIns says whether AF_INET/AF_INET6 sockets get stand-ins (so a
 	// blocked connect is recorded with its address).
 	StandIns bool `json:"stand_ins,omitempty"`

@@ -141,7 +141,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 			attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 		}
 		if spec.Overlay != nil || sp.MountNS {
-			namespaceAttr(attr)
+			namespaceAttr(attr, sp.MountNS)
 		}
 		return &exec.Cmd{
 			Path:       "/proc/self/exe",
