@@ -6,10 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -791,5 +793,35 @@ func TestContainmentIPCNamespace(t *testing.T) {
 	res2, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: filepath.Join(f.ws, "s.sh"), Timeout: 30 * time.Second})
 	if err != nil || string(res2.Stdout.Head) != "ATTACH True\n" {
 		t.Fatalf("uncontained: %v %q %q", err, res2.Stdout.Head, res2.Stderr.Head)
+	}
+}
+
+// TestContainmentKillAllAsUser: kill -9 -1 from a contained script reaches
+// only its own tree: the supervisor, this test process and a process of
+// the same user outside the tree survive. (As a normal user only: the
+// blast radius of a failure is that user's processes, this test's among
+// them, which would fail it; as root it would be the machine.)
+func TestContainmentKillAllAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	if testenv.IsRoot() {
+		t.Skip("never as root")
+	}
+	bystander := exec.Command("sleep", "300")
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer bystander.Process.Kill()
+	f := newContainFixture(t)
+	res := runIn(t, f, "sleep 300 &\nkill -9 -1\necho after\n", proc.Containment{})
+	if e := res.Contained; e == nil || !e.Signals {
+		t.Skipf("no signal scope here: %+v", e)
+	}
+	if res.SupervisorLost != "" || bystander.Process.Signal(syscall.Signal(0)) != nil {
+		t.Fatalf("supervisor lost %q, bystander alive: %v", res.SupervisorLost, bystander.Process.Signal(syscall.Signal(0)))
+	}
+	if len(res.Leftovers) != 0 {
+		t.Errorf("the script's own sleep was not among what kill -1 reached: leftovers %+v", res.Leftovers)
 	}
 }
