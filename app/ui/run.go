@@ -537,7 +537,7 @@ func (t *runTab) start() {
 		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
 		Contain: t.contain.Policy(),
 		Log:     t.log,
-		Output: buf.write,
+		Output:  buf.write,
 		Progress: func(p gate.Progress) {
 			mu.Lock()
 			if last != nil && last.Phase != p.Phase {
