@@ -235,9 +235,13 @@ func encodeEntry(x *snapshot.Entry) []byte {
 	e.uint(x.Rdev)
 	e.str(x.Err)
 	// Later fields, only when set: older encodings (and their hashes) stay
-	// as they were.
-	if x.Xattr != "" {
+	// as they were. The link count comes after the xattrs, written (even
+	// empty) when the count is.
+	if x.Xattr != "" || x.Nlink != 0 {
 		e.str(x.Xattr)
+	}
+	if x.Nlink != 0 {
+		e.uint(uint64(x.Nlink))
 	}
 	return e.b
 }
@@ -275,6 +279,13 @@ func decodeEntry(b []byte, path string) (*snapshot.Entry, error) {
 	x.Err = d.str()
 	if d.err == nil && len(d.b) != 0 {
 		x.Xattr = d.str()
+	}
+	if d.err == nil && len(d.b) != 0 {
+		if n := d.uint(); n <= 1<<32-1 {
+			x.Nlink = uint32(n)
+		} else if d.err == nil {
+			d.err = errCorruptBlob
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob

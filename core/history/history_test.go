@@ -487,7 +487,7 @@ func TestVerifyCatchesEdits(t *testing.T) {
 		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", "run 2", "altered"},
 		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", "run 3", "altered"},
 		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", "run 1", "altered"},
-		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
 		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", "run 2", "altered"},
 		{"newest run edited", "UPDATE runs SET violations = 0 WHERE id = 4", "run 4", "altered"},
 		{"run deleted", "DELETE FROM runs WHERE id = 2", "run 2", "run 2 is missing"},
@@ -878,6 +878,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	3: seedV2,
 	// Version 4: the same (migration 4 added stage events, none for them).
 	4: seedV2,
+	// Version 5: the same (migration 5 added changes.diff_note, empty for
+	// them).
+	5: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1468,5 +1471,79 @@ func TestRoundTripDiffNote(t *testing.T) {
 	b.change(&row)
 	if bytes.Equal(a.sum(), b.sum()) {
 		t.Fatal("the note does not reach the change's hash")
+	}
+}
+
+// TestRoundTripHardlinkEscape: a hardlink-escape change keeps its link
+// count (the after entry) and how many of its names lie in the workspace
+// (links_inside, migration 6), both in the hash chain; a change without
+// them keeps the hash it had before.
+func TestRoundTripHardlinkEscape(t *testing.T) {
+	db, _ := tempDB(t)
+	want := sampleReport("/ws", 3)
+	c := &want.Changes[2]
+	if c.After == nil || c.Kind != diff.Changed {
+		t.Fatalf("sample change 2 is not a change with an after side: %+v", c)
+	}
+	c.Risk, c.LinksInside = diff.HardlinkEscape, 1
+	after := *c.After
+	after.Nlink = 2
+	c.After = &after
+	id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Report.Changes[2]
+	if g.Risk != diff.HardlinkEscape || g.LinksInside != 1 || g.After == nil || g.After.Nlink != 2 {
+		t.Fatalf("after the round trip: risk %q links_inside %d after %+v", g.Risk, g.LinksInside, g.After)
+	}
+	if line, want := report.ChangeLine(&g), report.ChangeLine(c); line != want || !strings.Contains(line, "2 links, 1 in the workspace") {
+		t.Errorf("reopened line %q, want %q", line, want)
+	}
+	if o := got.Report.Changes[0]; o.LinksInside != 0 || (o.After != nil && o.After.Nlink != 0) {
+		t.Errorf("a change without links came back with %+v", o)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad != nil {
+		t.Fatalf("Verify: %v %v", bad, err)
+	}
+	for _, edit := range []string{"UPDATE changes SET links_inside = 2 WHERE run_id = ? AND seq = 2",
+		"UPDATE changes SET links_inside = 0 WHERE run_id = ? AND seq = 2"} {
+		if _, err := db.sql.Exec(edit, id); err != nil {
+			t.Fatal(err)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad == nil {
+			t.Fatalf("%s is not caught: %v %v", edit, bad, err)
+		}
+		db.sql.Exec("UPDATE changes SET links_inside = 1 WHERE run_id = ? AND seq = 2", id)
+		if bad, err := db.Verify(ctx); err != nil || bad != nil {
+			t.Fatalf("after undoing %s: %v %v", edit, bad, err)
+		}
+	}
+	// The canonical form of a change and an entry without links is what
+	// it was before migration 6.
+	row := changeRow{path: "p", kind: "added", risk: "setuid"}
+	a, b := newCanon(&runRow{}), newCanon(&runRow{})
+	a.change(&row)
+	row.linksInside = 1
+	b.change(&row)
+	if bytes.Equal(a.sum(), b.sum()) {
+		t.Fatal("links_inside does not reach the change's hash")
+	}
+	e := snapshot.Entry{Path: "p", Type: snapshot.File, Perm: 0o644, Size: 1, UID: 1, GID: 1}
+	old := encodeEntry(&e)
+	e.Nlink = 2
+	if linked := encodeEntry(&e); bytes.Equal(old, linked) || !bytes.HasPrefix(linked, old) {
+		t.Fatalf("entry encodings: %x and %x", old, linked)
+	}
+	if back, err := decodeEntry(encodeEntry(&e), "p"); err != nil || back.Nlink != 2 || back.Xattr != "" {
+		t.Fatalf("decode: %+v %v", back, err)
+	}
+	e.Xattr = "user.a#0"
+	if back, err := decodeEntry(encodeEntry(&e), "p"); err != nil || back.Nlink != 2 || back.Xattr != "user.a#0" {
+		t.Fatalf("decode with xattrs: %+v %v", back, err)
 	}
 }

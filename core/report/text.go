@@ -93,8 +93,11 @@ func ChangeDetail(c *diff.Change) string {
 	}
 	if c.Risk != diff.NoRisk {
 		r := string(c.Risk)
-		if c.Risk == diff.SymlinkEscape && a != nil && !c.Has(diff.Target) {
+		switch {
+		case c.Risk == diff.SymlinkEscape && a != nil && !c.Has(diff.Target):
 			r += " -> " + QuotePath(a.Target)
+		case c.Risk == diff.HardlinkEscape && a != nil && a.Nlink > 1:
+			r += fmt.Sprintf(": %d links, %d in the workspace", a.Nlink, c.LinksInside)
 		}
 		parts = append(parts, r)
 	}
