@@ -17,7 +17,8 @@ func (r *Report) Apply(p *policy.Policy, entries []string) {
 }
 
 // Evaluate recomputes Verdict and Reasons from the changes' Allowed flags and
-// the process outcome: the run passes only with no violation, exit code 0, no
+// the process outcome: the run passes only with no violation, no unreadable
+// entry, no blocked action, no change outside the workspace, exit code 0, no
 // timeout, no cancellation, no leftover process and a supervisor that saw the
 // run to its end.
 func (r *Report) Evaluate() {
@@ -39,6 +40,15 @@ func (r *Report) Evaluate() {
 		reasons = append(reasons, "1 unreadable entry")
 	case n > 1:
 		reasons = append(reasons, fmt.Sprintf("%d unreadable entries", n))
+	}
+	if n := len(r.Blocked); n > 0 {
+		reasons = append(reasons, plural(n, "blocked action"))
+	}
+	switch n := len(r.Outside); {
+	case n == 1:
+		reasons = append(reasons, "1 change outside the workspace")
+	case n > 1:
+		reasons = append(reasons, fmt.Sprintf("%d changes outside the workspace", n))
 	}
 	pr := &r.Process
 	switch {
@@ -77,14 +87,17 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Counts tallies a report's changes for summaries and counters.
+// Counts tallies a report's changes for summaries and counters; Blocked
+// and Outside count the blocked actions and the changes outside the
+// workspace.
 type Counts struct {
 	Added, Removed, Changed, Allowed, Violations, Risky int
+	Blocked, Outside                                    int
 }
 
 // Count tallies the changes.
 func (r *Report) Count() Counts {
-	var c Counts
+	c := Counts{Blocked: len(r.Blocked), Outside: len(r.Outside)}
 	for _, ch := range r.Changes {
 		switch ch.Kind {
 		case diff.Added:
