@@ -146,8 +146,10 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	if line := containSummary(rep.Containment); line != "" {
-		fmt.Fprintln(c.stderr, line)
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+		if line != "" {
+			fmt.Fprintln(c.stderr, line)
+		}
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
@@ -271,4 +273,13 @@ func containSummary(c *report.Containment) string {
 		return ""
 	}
 	return report.Printable(truncate(c.Summary(), 300))
+}
+
+// watchSummary is the watch's line on stderr (see report.Watch.Summary),
+// printable and bounded.
+func watchSummary(w *report.Watch) string {
+	if w == nil {
+		return ""
+	}
+	return report.Printable(truncate(w.Summary(), 300))
 }

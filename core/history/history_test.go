@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1545,5 +1546,72 @@ func TestRoundTripHardlinkEscape(t *testing.T) {
 	e.Xattr = "user.a#0"
 	if back, err := decodeEntry(encodeEntry(&e), "p"); err != nil || back.Nlink != 2 || back.Xattr != "user.a#0" {
 		t.Fatalf("decode with xattrs: %+v %v", back, err)
+	}
+}
+
+// TestRoundTripGuarded: blocked actions, the watch and the changes outside
+// the workspace are recorded with the run (runs.extra version 4, raw bytes:
+// a path that is not valid UTF-8 comes back as it was), give the same
+// lines when the run is reopened, and are covered by the hash chain.
+func TestRoundTripGuarded(t *testing.T) {
+	db, _ := tempDB(t)
+	for i, stage := range []*report.Stage{nil, {ID: "s2", Mechanism: "copy", State: report.StagePending}} {
+		want := sampleReport("/ws", 3)
+		want.Stage = stage
+		if i == 0 {
+			want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Observed: true, Layers: []report.Layer{}}
+		}
+		want.Blocked = []report.Blocked{{Kind: "write", Target: "/home/u/.bashrc", PID: 7, Cmd: "sh", Op: "openat", Count: 2},
+			{Kind: "net", Target: "127.0.0.1:9\xff", PID: 8, Cmd: "curl", Op: "connect", Count: 1}}
+		before := &snapshot.Entry{Path: "/home/u/.bashrc", Type: snapshot.File, Perm: 0o644, Size: 5, UID: 1, GID: 1, MTime: 1, CTime: 1, Ino: 9}
+		after := *before
+		after.Size, after.MTime, after.CTime, after.Nlink = 7, 2, 2, 2
+		want.Watch = &report.Watch{Entries: 3, Paths: []report.WatchedPath{{Path: "/home/u/.bashrc", Default: true, Entries: 1},
+			{Path: "/srv/x\xfe", Entries: 2, Cut: "depth 8", Via: "/l"}, {Path: "/ws/sub", Skipped: "inside the workspace"}},
+			Unwatchable: []report.Unwatchable{{Path: "/var/spool/cron/crontabs/u", Reason: "permission denied"}}}
+		want.Outside = []report.Outside{
+			{Path: "/home/u/.bashrc", Kind: diff.Changed, Aspects: []string{report.OutsideSize, report.OutsideLinks}, Before: before, After: &after},
+			{Path: "/srv/x\xfe/new", Kind: diff.Added, Aspects: []string{}, After: &snapshot.Entry{Path: "/srv/x\xfe/new", Type: snapshot.Dir, Perm: 0o755, UID: 0, GID: 0}},
+		}
+		want.Evaluate()
+		id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := got.Report
+		if !reflect.DeepEqual(g.Blocked, want.Blocked) || !reflect.DeepEqual(g.Watch, want.Watch) || !reflect.DeepEqual(g.Outside, want.Outside) {
+			t.Fatalf("%d: after the round trip\nblocked %+v\nwatch %+v\noutside %+v", i, g.Blocked, g.Watch, g.Outside)
+		}
+		if !reflect.DeepEqual(g.Lines(), want.Lines()) || (g.Stage == nil) != (stage == nil) || (g.Containment == nil) != (want.Containment == nil) {
+			t.Fatalf("%d: lines %q, want %q; stage %+v containment %+v", i, g.Lines(), want.Lines(), g.Stage, g.Containment)
+		}
+		if !slices.Contains(g.Reasons, "2 blocked actions") || !slices.Contains(g.Reasons, "2 changes outside the workspace") {
+			t.Errorf("%d: reasons %q", i, g.Reasons)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad != nil {
+			t.Fatalf("Verify: %v %v", bad, err)
+		}
+		// Drop a blocked action from the record behind diffgate's back.
+		edited := *want
+		edited.Blocked = want.Blocked[1:]
+		if _, err := db.sql.Exec("UPDATE runs SET extra = ? WHERE id = ?", encodeExtra(&edited), id); err != nil {
+			t.Fatal(err)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad == nil || bad.RunID != id {
+			t.Fatalf("%d: a blocked action deleted from the record is not caught: %+v %v", i, bad, err)
+		}
+		if _, err := db.sql.Exec("UPDATE runs SET extra = ? WHERE id = ?", encodeExtra(want), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A run without them keeps the encoding it had.
+	plain := sampleReport("/ws", 1)
+	plain.Containment = &report.Containment{Mode: "off", Layers: []report.Layer{}}
+	if b := encodeExtra(plain); len(b) == 0 || b[0] != extraV3 {
+		t.Errorf("a run without blocked actions or a watch is encoded as version %v", b)
 	}
 }
