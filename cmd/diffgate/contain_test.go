@@ -135,10 +135,12 @@ func TestRunContainedAsUser(t *testing.T) {
 
 // TestRunContainOff is the control: uncontained, the same script writes
 // ~/.bashrc, reads the key, connects and sees the secret, and the summary
-// says NOT CONTAINED.
+// says NOT CONTAINED; the watch outside the workspace catches the write to
+// ~/.bashrc, which fails the run.
 func TestRunContainOff(t *testing.T) {
 	code, out, errs, home, accepted, rep := containCLI(t, nil, "--contain=off")
-	if code != 0 || accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
+	if code != 1 || out != "OUTSIDE changed "+filepath.Join(home, ".bashrc")+" (size 5 B -> 7 B)\n" ||
+		accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
 		t.Fatalf("exit %d accepted %d\nstdout %s\nstderr %s", code, accepted, out, errs)
 	}
 	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "CONNECTED-CURL", "secret=leak", "NOT CONTAINED: --contain=off"} {
@@ -162,9 +164,12 @@ func TestRunContainOnMissingLayer(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" {
 		t.Errorf(".bashrc = %q: the script ran", b)
 	}
-	code, _, errs, _, _, rep = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"})
-	if code != 0 || rep == nil || rep.Containment.Contained || !strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
-		t.Fatalf("auto without landlock: exit %d\nstderr %s", code, errs)
+	// Without Landlock the write to ~/.bashrc goes through, and the watch
+	// outside the workspace catches it.
+	code, out, errs, home, _, rep = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"})
+	if code != 1 || out != "OUTSIDE changed "+filepath.Join(home, ".bashrc")+" (size 5 B -> 7 B)\n" || rep == nil || rep.Containment.Contained ||
+		!strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
+		t.Fatalf("auto without landlock: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	// The other layers a test can take away: the watcher (seccomp user
 	// notification) and the read-only mounts.

@@ -42,6 +42,9 @@ func (c *cli) runVerb(args []string) error {
 	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
 	fs.Var(&denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
 	memory := fs.String("memory", "", "cap the memory of a contained script's processes at `SIZE` (bytes, or with K, M, G: 512M)")
+	var watched listFlag
+	fs.Var(&watched, "watch", "also watch `PATH` outside the workspace (stat only, before and after): a change there fails the run (repeatable)")
+	noWatch := fs.Bool("no-watch", false, "do not watch the default paths outside the workspace (shell startup files, ~/.ssh/authorized_keys, the crontab, autostart, systemd user units)")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -107,7 +110,8 @@ func (c *cli) runVerb(args []string) error {
 		pol.DenyRead = append(pol.DenyRead, history.Files(db)...)
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol}
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
+		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)

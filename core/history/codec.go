@@ -416,6 +416,7 @@ func encodeGuarded(e *enc, r *report.Report) {
 			e.int(int64(p.Entries))
 			e.str(p.Cut)
 			e.str(p.Skipped)
+			e.str(p.For)
 		}
 		e.uint(uint64(len(w.Unwatchable)))
 		for _, u := range w.Unwatchable {
@@ -451,14 +452,14 @@ func decodeGuarded(d *dec, r *report.Report) {
 	}
 	if d.uint() == 1 {
 		w := &report.Watch{Entries: int(d.int())}
-		w.Paths = make([]report.WatchedPath, d.count(6))
+		w.Paths = make([]report.WatchedPath, d.count(7))
 		for i := range w.Paths {
 			p := &w.Paths[i]
 			p.Path = d.str()
 			p.Default = d.uint() == 1
 			p.Via = d.str()
 			p.Entries = int(d.int())
-			p.Cut, p.Skipped = d.str(), d.str()
+			p.Cut, p.Skipped, p.For = d.str(), d.str(), d.str()
 		}
 		if n := d.count(2); n > 0 {
 			w.Unwatchable = make([]report.Unwatchable, n)

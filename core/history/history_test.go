@@ -1567,7 +1567,7 @@ func TestRoundTripGuarded(t *testing.T) {
 		after := *before
 		after.Size, after.MTime, after.CTime, after.Nlink = 7, 2, 2, 2
 		want.Watch = &report.Watch{Entries: 3, Paths: []report.WatchedPath{{Path: "/home/u/.bashrc", Default: true, Entries: 1},
-			{Path: "/srv/x\xfe", Entries: 2, Cut: "depth 8", Via: "/l"}, {Path: "/ws/sub", Skipped: "inside the workspace"}},
+			{Path: "/srv/x\xfe", Entries: 2, Cut: "depth 8", Via: "/l"}, {Path: "/var/spool/cron/crontabs", For: "/var/spool/cron/crontabs/u", Entries: 1}, {Path: "/ws/sub", Skipped: "inside the workspace"}},
 			Unwatchable: []report.Unwatchable{{Path: "/var/spool/cron/crontabs/u", Reason: "permission denied"}}}
 		want.Outside = []report.Outside{
 			{Path: "/home/u/.bashrc", Kind: diff.Changed, Aspects: []string{report.OutsideSize, report.OutsideLinks}, Before: before, After: &after},

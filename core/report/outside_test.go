@@ -41,7 +41,7 @@ func guardedReport() *Report {
 		{Path: "/home/u/.ssh/authorized_keys", Default: true, Entries: 1},
 		{Path: "/home/u/.config/autostart", Default: true, Entries: 2},
 		{Path: "/home/u/.config/systemd/user", Default: true},
-		{Path: "/var/spool/cron/crontabs", Default: true, Via: "/var/spool/cron/crontabs/u", Entries: 1},
+		{Path: "/var/spool/cron/crontabs", Default: true, For: "/var/spool/cron/crontabs/u", Entries: 1},
 		{Path: "/srv/big", Entries: 1, Cut: "10000 entries"},
 		{Path: "/home/ci/work/repo/sub", Skipped: "inside the workspace: the diff covers it"},
 	}, Unwatchable: []Unwatchable{{Path: "/var/spool/cron/crontabs/u", Reason: "permission denied"}}}
@@ -90,7 +90,7 @@ func TestGuardedReportLines(t *testing.T) {
 	if c := r.Count(); c.Blocked != 3 || c.Outside != 5 {
 		t.Errorf("counts %+v", c)
 	}
-	if s := r.Watch.Summary(); s != "watched 6 paths outside the workspace (6 entries); not watchable: /var/spool/cron/crontabs/u (permission denied); walk cut short: /srv/big (10000 entries)" {
+	if s := r.Watch.Summary(); s != "watched 6 paths outside the workspace (6 entries); not watchable: /var/spool/cron/crontabs/u (permission denied, its directory is watched instead, stat only); walk cut short: /srv/big (10000 entries)" {
 		t.Errorf("watch summary %q", s)
 	}
 	for _, tc := range []struct {

@@ -246,6 +246,10 @@ type WatchedPath struct {
 	// Via names the symlink this path is the target of: a watched symlink's
 	// target is watched too.
 	Via string `json:"via,omitempty"`
+	// For names a path that could not be stat'ed and whose directory this
+	// is: the directory is stat'ed only (its times change when an entry is
+	// added to it, removed or renamed).
+	For string `json:"for,omitempty"`
 	// Entries counts what was recorded at and below it before the run (0:
 	// it does not exist).
 	Entries int `json:"entries"`

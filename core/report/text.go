@@ -248,9 +248,13 @@ func (w *Watch) Summary() string {
 	}
 	n := 0
 	var cut []string
+	standIn := map[string]bool{}
 	for _, p := range w.Paths {
 		if p.Skipped == "" {
 			n++
+		}
+		if p.For != "" {
+			standIn[p.For] = true
 		}
 		if p.Cut != "" {
 			cut = append(cut, QuotePath(p.Path)+" ("+p.Cut+")")
@@ -264,7 +268,11 @@ func (w *Watch) Summary() string {
 	if len(w.Unwatchable) > 0 {
 		parts := make([]string, len(w.Unwatchable))
 		for i, u := range w.Unwatchable {
-			parts[i] = QuotePath(u.Path) + " (" + Printable(u.Reason) + ")"
+			parts[i] = QuotePath(u.Path) + " (" + Printable(u.Reason)
+			if standIn[u.Path] {
+				parts[i] += ", its directory is watched instead, stat only"
+			}
+			parts[i] += ")"
 		}
 		line += "; not watchable: " + strings.Join(parts, ", ")
 	}
