@@ -347,19 +347,16 @@ func encodeExtra(r *report.Report) []byte {
 		}
 	}
 	switch {
-	case guarded:
-		// Version 4: version 3's fields with the containment object behind
-		// a flag, then the blocked actions, the watch, the outside changes.
-		e.uint(extraV4)
-		e.bool(r.Stage != nil)
-		if r.Stage != nil {
-			e.str(r.Stage.ID)
-			e.str(r.Stage.Mechanism)
-		}
-	case r.Containment != nil:
+	case guarded || r.Containment != nil:
 		// Version 3: a stage flag, then version 1's fields, then the
-		// containment object (JSON).
-		e.uint(extraV3)
+		// containment object (JSON). Version 4: the same with the
+		// containment object behind a flag, then the blocked actions, the
+		// watch and the outside changes.
+		if guarded {
+			e.uint(extraV4)
+		} else {
+			e.uint(extraV3)
+		}
 		e.bool(r.Stage != nil)
 		if r.Stage != nil {
 			e.str(r.Stage.ID)

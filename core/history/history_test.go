@@ -203,6 +203,21 @@ func oddReport(ws string) *report.Report {
 	return rep
 }
 
+// recordGet records a run of rep (with a script text and sampleContents)
+// and reads it back.
+func recordGet(t *testing.T, db *DB, rep *report.Report) (int64, *Run) {
+	t.Helper()
+	id, err := db.Record(ctx, &Run{Report: rep, ScriptText: []byte("x")}, sampleContents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, got
+}
+
 func jsonOf(t *testing.T, r *report.Report) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -1415,15 +1430,7 @@ func TestRoundTripContainment(t *testing.T) {
 		want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Why: "blocked actions not observable: x",
 			Layers: []report.Layer{{Name: "env", Requested: true, Enforced: true, How: "allow list"},
 				{Name: "network", Requested: true, Why: "net: none"}}}
-		run := &Run{Report: want, ScriptText: []byte("x")}
-		id, err := db.Record(ctx, run, sampleContents, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := db.Get(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := recordGet(t, db, want)
 		if got.Report.Containment == nil || !reflect.DeepEqual(got.Report.Containment.Layers[0], want.Containment.Layers[0]) ||
 			got.Report.Containment.LandlockABI != 7 || got.Report.Containment.Mode != "auto" || (got.Report.Stage == nil) != (stage == nil) {
 			t.Fatalf("%d: containment %+v stage %+v", i, got.Report.Containment, got.Report.Stage)
@@ -1441,14 +1448,7 @@ func TestRoundTripDiffNote(t *testing.T) {
 	db, _ := tempDB(t)
 	want := sampleReport("/ws", 3)
 	want.Changes[2].TextDiff, want.Changes[2].DiffNote = "", diff.NoteBudget
-	id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, got := recordGet(t, db, want)
 	if n := got.Report.Changes[2].DiffNote; n != diff.NoteBudget {
 		t.Fatalf("diff_note after the round trip %q", n)
 	}
@@ -1490,14 +1490,7 @@ func TestRoundTripHardlinkEscape(t *testing.T) {
 	after := *c.After
 	after.Nlink = 2
 	c.After = &after
-	id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, got := recordGet(t, db, want)
 	g := got.Report.Changes[2]
 	if g.Risk != diff.HardlinkEscape || g.LinksInside != 1 || g.After == nil || g.After.Nlink != 2 {
 		t.Fatalf("after the round trip: risk %q links_inside %d after %+v", g.Risk, g.LinksInside, g.After)
@@ -1574,14 +1567,7 @@ func TestRoundTripGuarded(t *testing.T) {
 			{Path: "/srv/x\xfe/new", Kind: diff.Added, Aspects: []string{}, After: &snapshot.Entry{Path: "/srv/x\xfe/new", Type: snapshot.Dir, Perm: 0o755, UID: 0, GID: 0}},
 		}
 		want.Evaluate()
-		id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := db.Get(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		id, got := recordGet(t, db, want)
 		g := got.Report
 		if !reflect.DeepEqual(g.Blocked, want.Blocked) || !reflect.DeepEqual(g.Watch, want.Watch) || !reflect.DeepEqual(g.Outside, want.Outside) {
 			t.Fatalf("%d: after the round trip\nblocked %+v\nwatch %+v\noutside %+v", i, g.Blocked, g.Watch, g.Outside)

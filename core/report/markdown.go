@@ -319,55 +319,52 @@ func (r *Report) markdown(m *mdWriter) {
 	m.line("<sub>diffgate report · schema ", Schema, "</sub>")
 }
 
-// mdBlocked writes the blocked actions, a table row each while the
-// document stays under limit.
-func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
-	if len(r.Blocked) == 0 {
-		return
+// mdFindings writes a group of findings: a heading, what they are, and a
+// table of n rows (row(i) each, columns head) while the document stays
+// under limit. It returns how many rows it had no room for.
+func mdFindings(m *mdWriter, title, intro string, head []string, n int, row func(i int) string, limit int) (left int) {
+	if n == 0 {
+		return 0
 	}
-	m.linef("### Blocked actions (%d)", len(r.Blocked))
+	m.linef("### %s (%d)", title, n)
 	m.line()
-	m.line("Containment prevented these actions: each fails the gate, and no allowlist entry allows one.")
+	m.line(intro)
 	m.line()
-	m.line("| Kind | Target | Process | Op | Count |")
-	m.line("|---|---|---|---|---|")
-	for i := range r.Blocked {
-		b := &r.Blocked[i]
-		l := "| ⛔ " + mdText(b.Kind) + " | " + mdCode(b.Target, true) + " | " + orDash(mdCode(blockedProcess(b), true), blockedProcess(b)) +
-			" | " + orDash(mdText(b.Op), b.Op) + " | " + fmt.Sprint(max(b.Count, 1)) + " |"
+	m.line("| " + strings.Join(head, " | ") + " |")
+	m.line(strings.Repeat("|---", len(head)) + "|")
+	for i := 0; i < n; i++ {
+		l := row(i)
 		if i >= mdTableMax || m.len()+len(l) > limit {
-			left.blocked += len(r.Blocked) - i
-			m.linef("| … | %d more | | | |", len(r.Blocked)-i)
+			m.linef("| … | %d more |%s", n-i, strings.Repeat(" |", len(head)-2))
+			left = n - i
 			break
 		}
 		m.line(l)
 	}
 	m.line()
+	return left
+}
+
+// mdBlocked writes the blocked actions.
+func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
+	left.blocked += mdFindings(m, "Blocked actions", "Containment prevented these actions: each fails the gate, and no allowlist entry allows one.",
+		[]string{"Kind", "Target", "Process", "Op", "Count"}, len(r.Blocked), func(i int) string {
+			b := &r.Blocked[i]
+			return "| ⛔ " + mdText(b.Kind) + " | " + mdCode(b.Target, true) + " | " + orDash(mdCode(blockedProcess(b), true), blockedProcess(b)) +
+				" | " + orDash(mdText(b.Op), b.Op) + " | " + fmt.Sprint(max(b.Count, 1)) + " |"
+		}, limit)
 }
 
 // mdOutside writes the changes outside the workspace and what the watch
-// could not watch, while the document stays under limit.
+// could not watch.
 func (r *Report) mdOutside(m *mdWriter, limit int, left *leftOut) {
-	if len(r.Outside) > 0 {
-		m.linef("### Outside the workspace (%d)", len(r.Outside))
-		m.line()
-		m.line("Changes in watched paths outside the workspace (stat only, contents never read): each fails the gate, and no allowlist entry allows one.")
-		m.line()
-		m.line("| Kind | Path | Detail |")
-		m.line("|---|---|---|")
-		for i := range r.Outside {
+	left.outside += mdFindings(m, "Outside the workspace",
+		"Changes in watched paths outside the workspace (stat only, contents never read): each fails the gate, and no allowlist entry allows one.",
+		[]string{"Kind", "Path", "Detail"}, len(r.Outside), func(i int) string {
 			o := &r.Outside[i]
 			d := o.Detail()
-			l := "| 🟠 " + string(o.Kind) + " | " + mdCode(o.Path, true) + " | " + orDash(mdCode(d, true), d) + " |"
-			if i >= mdTableMax || m.len()+len(l) > limit {
-				left.outside += len(r.Outside) - i
-				m.linef("| … | %d more | |", len(r.Outside)-i)
-				break
-			}
-			m.line(l)
-		}
-		m.line()
-	}
+			return "| 🟠 " + string(o.Kind) + " | " + mdCode(o.Path, true) + " | " + orDash(mdCode(d, true), d) + " |"
+		}, limit)
 	if w := r.Watch; w != nil && len(w.Unwatchable) > 0 {
 		m.linef("### Not watchable (%d)", len(w.Unwatchable))
 		m.line()

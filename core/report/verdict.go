@@ -35,20 +35,20 @@ func (r *Report) Evaluate() {
 	if risky > 0 {
 		reasons = append(reasons, plural(risky, "risky change"))
 	}
-	switch n := len(r.Unreadable); {
-	case n == 1:
-		reasons = append(reasons, "1 unreadable entry")
-	case n > 1:
-		reasons = append(reasons, fmt.Sprintf("%d unreadable entries", n))
-	}
-	if n := len(r.Blocked); n > 0 {
-		reasons = append(reasons, plural(n, "blocked action"))
-	}
-	switch n := len(r.Outside); {
-	case n == 1:
-		reasons = append(reasons, "1 change outside the workspace")
-	case n > 1:
-		reasons = append(reasons, fmt.Sprintf("%d changes outside the workspace", n))
+	for _, f := range []struct {
+		n          int
+		one, other string
+	}{
+		{len(r.Unreadable), "unreadable entry", "unreadable entries"},
+		{len(r.Blocked), "blocked action", "blocked actions"},
+		{len(r.Outside), "change outside the workspace", "changes outside the workspace"},
+	} {
+		switch {
+		case f.n == 1:
+			reasons = append(reasons, "1 "+f.one)
+		case f.n > 1:
+			reasons = append(reasons, fmt.Sprintf("%d %s", f.n, f.other))
+		}
 	}
 	pr := &r.Process
 	switch {
