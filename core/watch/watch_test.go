@@ -3,6 +3,7 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,5 +253,36 @@ func TestDefaults(t *testing.T) {
 	}
 	if cur := CurrentEnv(); cur.Home == "" || cur.Name == "" {
 		t.Errorf("CurrentEnv = %+v", cur)
+	}
+}
+
+// BenchmarkDefaultSet: recording the default set of a real home directory
+// and comparing it (one run's cost: both sides).
+func BenchmarkDefaultSet(b *testing.B) {
+	paths := Defaults(CurrentEnv())
+	for b.Loop() {
+		s := Take(paths, Options{})
+		Compare(s, s.Again())
+	}
+}
+
+// BenchmarkFullDirectory: a watched directory at the entry bound (100
+// directories of 99 files), both sides.
+func BenchmarkFullDirectory(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; i < 100; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("d%03d", i))
+		os.Mkdir(d, 0o755)
+		for j := 0; j < 99; j++ {
+			os.WriteFile(filepath.Join(d, fmt.Sprintf("f%02d", j)), nil, 0o644)
+		}
+	}
+	paths := []Path{{Path: dir}}
+	for b.Loop() {
+		s := Take(paths, Options{})
+		w, out := Compare(s, s.Again())
+		if w.Entries != MaxEntries+1 || w.Paths[0].Cut != "" || len(out) != 0 {
+			b.Fatalf("%d entries, %d changes", w.Entries, len(out))
+		}
 	}
 }
