@@ -147,7 +147,7 @@ func (r *Report) markdown(m *mdWriter) {
 		if len(r.Blocked) == 0 {
 			row("Blocked actions", "none")
 		} else {
-			row("Blocked actions", fmt.Sprintf("❌ **%d blocked**", len(r.Blocked)))
+			row("Blocked actions", fmt.Sprintf("❌ **%d blocked**", r.blockedCount()))
 		}
 	}
 	if w := r.Watch; w != nil {
@@ -353,6 +353,10 @@ func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
 			return "| ⛔ " + mdText(b.Kind) + " | " + mdCode(b.Target, true) + " | " + orDash(mdCode(blockedProcess(b), true), blockedProcess(b)) +
 				" | " + orDash(mdText(b.Op), b.Op) + " | " + fmt.Sprint(max(b.Count, 1)) + " |"
 		}, limit)
+	if n := r.blockedDropped(); n > 0 && len(r.Blocked) > 0 {
+		m.linef("%s, beyond the list's bound, counted but not listed.", plural(n, "more blocked action"))
+		m.line()
+	}
 }
 
 // mdOutside writes the changes outside the workspace and what the watch

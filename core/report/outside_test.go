@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,5 +260,23 @@ func TestGuardedMarkdownBounded(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "changes outside the workspace") {
 		t.Errorf("the left-out line does not name the changes outside the workspace:\n%s", md[max(0, len(md)-600):])
+	}
+}
+
+// TestBlockedDropped: blocked actions beyond the list's bound are counted
+// in the verdict and said in the reports.
+func TestBlockedDropped(t *testing.T) {
+	r := guardedReport()
+	r.Containment.BlockedDropped = 7
+	r.Evaluate()
+	if !slices.Contains(r.Reasons, "10 blocked actions") || r.Count().Blocked != 10 {
+		t.Errorf("reasons %q counts %+v", r.Reasons, r.Count())
+	}
+	if md := string(render(t, r, (*Report).WriteMarkdown)); !strings.Contains(md, "7 more blocked actions, beyond the list's bound, counted but not listed.") ||
+		!strings.Contains(md, "| Blocked actions | ❌ **10 blocked** |") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	if page := string(render(t, r, (*Report).WriteHTML)); !strings.Contains(page, "7 more blocked actions, beyond the list's bound") || !strings.Contains(page, "10 blocked</span>") {
+		t.Error("the HTML does not say the dropped blocked actions")
 	}
 }

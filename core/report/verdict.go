@@ -40,7 +40,7 @@ func (r *Report) Evaluate() {
 		one, other string
 	}{
 		{len(r.Unreadable), "unreadable entry", "unreadable entries"},
-		{len(r.Blocked), "blocked action", "blocked actions"},
+		{r.blockedCount(), "blocked action", "blocked actions"},
 		{len(r.Outside), "change outside the workspace", "changes outside the workspace"},
 	} {
 		switch {
@@ -77,6 +77,20 @@ func (r *Report) Evaluate() {
 	}
 }
 
+// blockedCount counts the blocked actions: those listed and those beyond
+// the list's bound (Containment.BlockedDropped).
+func (r *Report) blockedCount() int {
+	return len(r.Blocked) + r.blockedDropped()
+}
+
+// blockedDropped is Containment.BlockedDropped (0 without containment).
+func (r *Report) blockedDropped() int {
+	if r.Containment == nil {
+		return 0
+	}
+	return r.Containment.BlockedDropped
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -97,7 +111,7 @@ type Counts struct {
 
 // Count tallies the changes.
 func (r *Report) Count() Counts {
-	c := Counts{Blocked: len(r.Blocked), Outside: len(r.Outside)}
+	c := Counts{Blocked: r.blockedCount(), Outside: len(r.Outside)}
 	for _, ch := range r.Changes {
 		switch ch.Kind {
 		case diff.Added:
