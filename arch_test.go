@@ -112,6 +112,17 @@ func TestArchGateAndProcStayBelowHistoryAndApp(t *testing.T) {
 	}
 }
 
+// TestArchWatchOnlyLooks: core/watch (the paths watched outside the
+// workspace) stats and lists, nothing more: it reaches no process runner,
+// no history and no UI.
+func TestArchWatchOnlyLooks(t *testing.T) {
+	p := mod + "core/watch"
+	g := goList(t, nil, p)
+	if c := g.chain(p, []string{mod + "core/proc", mod + "core/gate", mod + "core/history", mod + "core/pipeline", mod + "app/", "os/exec", "fyne.io/"}); c != nil {
+		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+	}
+}
+
 func TestArchCLIBuildsWithoutCgo(t *testing.T) {
 	cli := mod + "cmd/diffgate"
 	// With cgo off every package of the CLI must still be there (go list

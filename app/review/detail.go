@@ -21,9 +21,10 @@ import (
 
 // riskHelp explains each risk in one sentence.
 var riskHelp = map[diff.Risk]string{
-	diff.SymlinkEscape: "a symlink that points outside the workspace",
-	diff.Setuid:        "a file that gained the setuid or setgid bit",
-	diff.SpecialFile:   "a device node",
+	diff.SymlinkEscape:  "a symlink that points outside the workspace",
+	diff.HardlinkEscape: "a file with another name (a hard link) outside the workspace: writing to it changes that file too",
+	diff.Setuid:         "a file that gained the setuid or setgid bit",
+	diff.SpecialFile:    "a device node",
 }
 
 // detail is the pane for the selected change: what it is, the rule that

@@ -7,6 +7,7 @@ package main
 // enforced; --contain=on without a layer exits 2 naming it.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,8 +79,19 @@ func containCLI(t *testing.T, env []string, flags ...string) (code int, out, err
 
 func testRunContained(t *testing.T) {
 	code, out, errs, home, accepted, rep := containCLI(t, nil, "--env", "DG_PASSED", "--env", "DG_SET=s", "--env", "DG_TEST_KEY")
-	if code != 0 || rep == nil {
+	// Each blocked action is a finding: a BLOCKED line, and the run fails.
+	if code != 1 || rep == nil {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	for _, want := range []string{"BLOCKED write " + filepath.Join(home, ".bashrc") + "\n", "BLOCKED read " + filepath.Join(home, ".ssh", "id_ed25519") + "\n",
+		"BLOCKED net 127.0.0.1:" + rep.Script.Args[0]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != strings.Count(out, "BLOCKED ") || n != len(rep.Blocked) ||
+		!strings.Contains(strings.Join(rep.Reasons, ","), fmt.Sprintf("%d blocked actions", n)) {
+		t.Errorf("stdout:\n%s\nreasons %q, blocked %+v", out, rep.Reasons, rep.Blocked)
 	}
 	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "leak"} {
 		if strings.Contains(errs, bad) {
@@ -135,10 +147,12 @@ func TestRunContainedAsUser(t *testing.T) {
 
 // TestRunContainOff is the control: uncontained, the same script writes
 // ~/.bashrc, reads the key, connects and sees the secret, and the summary
-// says NOT CONTAINED.
+// says NOT CONTAINED; the watch outside the workspace catches the write to
+// ~/.bashrc, which fails the run.
 func TestRunContainOff(t *testing.T) {
 	code, out, errs, home, accepted, rep := containCLI(t, nil, "--contain=off")
-	if code != 0 || accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
+	if code != 1 || out != "OUTSIDE changed "+filepath.Join(home, ".bashrc")+" (size 5 B -> 7 B)\n" ||
+		accepted == 0 || rep == nil || rep.Containment == nil || rep.Containment.Mode != "off" {
 		t.Fatalf("exit %d accepted %d\nstdout %s\nstderr %s", code, accepted, out, errs)
 	}
 	for _, want := range []string{"WROTE-BASHRC", "READ-SSH", "CONNECTED", "CONNECTED-CURL", "secret=leak", "NOT CONTAINED: --contain=off"} {
@@ -162,9 +176,18 @@ func TestRunContainOnMissingLayer(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "orig\n" {
 		t.Errorf(".bashrc = %q: the script ran", b)
 	}
-	code, _, errs, _, _, rep = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"})
-	if code != 0 || rep == nil || rep.Containment.Contained || !strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
-		t.Fatalf("auto without landlock: exit %d\nstderr %s", code, errs)
+	// Without Landlock the read-only mounts still stop the write to
+	// ~/.bashrc (a blocked action, which fails the run); without them and
+	// the watcher too, it goes through, and the watch outside the
+	// workspace catches it.
+	code, out, errs, home, _, rep = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1"})
+	if code != 1 || !strings.Contains(out, "BLOCKED write "+filepath.Join(home, ".bashrc")+"\n") || strings.Contains(out, "OUTSIDE") ||
+		rep == nil || rep.Containment.Contained || !strings.Contains(errs, "NOT CONTAINED: filesystem (landlock: ") {
+		t.Fatalf("auto without landlock: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, out, errs, home, _, _ = containCLI(t, []string{"DIFFGATE_TEST_NO_LANDLOCK=1", "DIFFGATE_TEST_NO_MOUNTS=1", "DIFFGATE_TEST_NO_NOTIFY=1"})
+	if code != 1 || !strings.Contains(out, "OUTSIDE changed "+filepath.Join(home, ".bashrc")+" (size 5 B -> 7 B)\n") {
+		t.Fatalf("auto without landlock, mounts or watcher: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	// The other layers a test can take away: the watcher (seccomp user
 	// notification) and the read-only mounts.

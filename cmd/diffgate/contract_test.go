@@ -21,9 +21,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -900,5 +902,94 @@ func TestRunContainmentReportFields(t *testing.T) {
 				t.Errorf("report lacks %s:\n%s", want, data)
 			}
 		}
+	}
+}
+
+// TestContainmentFindingLines pins contract.md's "Containment" finding
+// lines as the CLI prints them for a recorded run (history show prints
+// what the run printed): BLOCKED KIND TARGET (with "(N times)" for a
+// repeated action, the target quoted as a path), after UNREADABLE and
+// before the process findings, and OUTSIDE KIND PATH (detail); each fails
+// the run, and the export carries blocked {kind, target, pid, cmd}. The
+// real runs that print OUTSIDE lines are in watch_test.go; the supervisor
+// that fills blocked is core/proc's.
+func TestContainmentFindingLines(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	h, err := history.Open(db, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &report.Report{Schema: report.Schema, Workspace: "/ws", Script: report.Script{Path: "/ws/gen.sh", Args: []string{}},
+		StartedAt: time.Now().UTC(), FinishedAt: time.Now().UTC(), Process: report.Process{ExitCode: 1},
+		Unreadable:  []diff.Unknown{{Path: "locked", When: "after", Reason: "cannot open directory: permission denied"}},
+		Containment: &report.Containment{Mode: "auto", LandlockABI: 7, Contained: true, Observed: true, Layers: []report.Layer{}},
+		Blocked: []report.Blocked{{Kind: "write", Target: "/home/u/.bashrc", PID: 41, Cmd: "sh gen.sh", Op: "openat", Count: 1},
+			{Kind: "net", Target: "127.0.0.1:8080", PID: 42, Cmd: "curl", Op: "connect", Count: 3},
+			{Kind: "read", Target: "/home/u/.ssh/id_ed25519\n", PID: 43, Cmd: "cat", Op: "openat", Count: 1}},
+		Outside: []report.Outside{{Path: "/home/u/.config/autostart/x.desktop", Kind: diff.Added, Aspects: []string{},
+			After: &snapshot.Entry{Type: snapshot.File, Perm: 0o644, Size: 32}}},
+	}
+	r.Evaluate()
+	if _, err := h.Record(context.Background(), &history.Run{Report: r}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	want := "UNREADABLE locked (cannot open directory: permission denied)\n" +
+		"BLOCKED write /home/u/.bashrc\n" +
+		"BLOCKED net 127.0.0.1:8080 (3 times)\n" +
+		`BLOCKED read "/home/u/.ssh/id_ed25519\n"` + "\n" +
+		"OUTSIDE added /home/u/.config/autostart/x.desktop (file 0644 32 B)\n" +
+		"EXIT 1\n"
+	code, out, errs := cliRun(t, "history", "show", "last", "--violations", "--db", db)
+	if code != 1 || out != want {
+		t.Fatalf("exit %d stdout:\n%s\nwant:\n%s", code, out, want)
+	}
+	if !strings.Contains(errs, "run 1: fail (1 unreadable entry, 3 blocked actions, 1 change outside the workspace, script exited 1)") {
+		t.Errorf("header %q", errs)
+	}
+	exp := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := cliRun(t, "history", "export", "last", "-o", exp, "--db", db); code != 0 {
+		t.Fatal(errs)
+	}
+	data, _ := os.ReadFile(exp)
+	var raw struct {
+		Blocked []map[string]any `json:"blocked"`
+		Outside []map[string]any `json:"outside"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil || len(raw.Blocked) != 3 || len(raw.Outside) != 1 {
+		t.Fatalf("export: %v\n%s", err, data)
+	}
+	for _, k := range []string{"kind", "target", "pid", "cmd"} {
+		if _, ok := raw.Blocked[0][k]; !ok {
+			t.Errorf("blocked lacks %q: %v", k, raw.Blocked[0])
+		}
+	}
+	for _, k := range []string{"kind", "path", "aspects", "after"} {
+		if _, ok := raw.Outside[0][k]; !ok {
+			t.Errorf("outside lacks %q: %v", k, raw.Outside[0])
+		}
+	}
+}
+
+// TestContainmentSynopsisAndNotObservable pins the run synopsis's watch
+// flags and the stderr line of a contained run whose blocked actions are
+// not observed; --contain=off has no such line.
+func TestContainmentSynopsisAndNotObservable(t *testing.T) {
+	if code, out, _ := cliRun(t, "run", "-h"); code != 0 || !strings.Contains(out, "[--watch PATH]...") || !strings.Contains(out, "[--no-watch]") ||
+		!strings.Contains(out, "\n  --watch PATH ") || !strings.Contains(out, "\n  --no-watch ") {
+		t.Errorf("run -h: exit %d\n%s", code, out)
+	}
+	ws, sh := fixture(t, "true")
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--", sh)
+	r := readReport(t, js)
+	if code != 0 || r.Containment == nil || r.Containment.Observed {
+		t.Skipf("blocked actions are observed here (%+v): nothing to pin", r.Containment)
+	}
+	if !strings.Contains(errs, "\n"+r.Containment.NotObservable()+"\n") || !strings.HasPrefix(r.Containment.NotObservable(), "blocked actions not observable: ") {
+		t.Errorf("stderr lacks %q:\n%s", r.Containment.NotObservable(), errs)
+	}
+	if _, _, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--contain=off", "--", sh); strings.Contains(errs, "not observable") {
+		t.Errorf("--contain=off says blocked actions are not observable:\n%s", errs)
 	}
 }

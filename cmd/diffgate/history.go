@@ -160,7 +160,8 @@ func (c *cli) historyShow(args []string) error {
 
 // allChangeLines renders every change of r as the run verb renders a
 // violation, an allowed one with "allowed by RULE" added to its detail, then
-// the unreadable entries and the process findings.
+// the other findings (unreadable entries, blocked actions, changes outside
+// the workspace) and the process findings.
 func allChangeLines(r *report.Report) []string {
 	var out []string
 	for i := range r.Changes {
@@ -178,7 +179,7 @@ func allChangeLines(r *report.Report) []string {
 		}
 		out = append(out, strings.ToUpper(string(c.Kind))+" "+report.QuotePath(c.Path)+" ("+mark+")")
 	}
-	out = append(out, report.UnreadableLines(r.Unreadable)...)
+	out = append(out, r.OtherLines()...)
 	return append(out, report.ProcessLines(r)...)
 }
 
@@ -207,6 +208,11 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 			fmt.Fprintf(w, " (diffgate apply %d | diffgate discard %d)", run.ID, run.ID)
 		}
 		fmt.Fprintln(w)
+	}
+	for _, line := range []string{containSummary(r.Containment), report.Printable(r.Containment.NotObservable()), watchSummary(r.Watch)} {
+		if line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
 	if run.Decision != "" {
 		fmt.Fprintf(w, "decision: %s", run.Decision)

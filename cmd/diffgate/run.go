@@ -42,6 +42,9 @@ func (c *cli) runVerb(args []string) error {
 	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
 	fs.Var(&denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
 	memory := fs.String("memory", "", "cap the memory of a contained script's processes at `SIZE` (bytes, or with K, M, G: 512M)")
+	var watched listFlag
+	fs.Var(&watched, "watch", "also watch `PATH` outside the workspace (stat only, before and after): a change there fails the run (repeatable)")
+	noWatch := fs.Bool("no-watch", false, "do not watch the default paths outside the workspace (shell startup files, ~/.ssh/authorized_keys, the crontab, autostart, systemd user units)")
 	_, rest, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -107,7 +110,8 @@ func (c *cli) runVerb(args []string) error {
 		pol.DenyRead = append(pol.DenyRead, history.Files(db)...)
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol}
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
+		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)
@@ -146,8 +150,10 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	if line := containSummary(rep.Containment); line != "" {
-		fmt.Fprintln(c.stderr, line)
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+		if line != "" {
+			fmt.Fprintln(c.stderr, line)
+		}
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
@@ -271,4 +277,13 @@ func containSummary(c *report.Containment) string {
 		return ""
 	}
 	return report.Printable(truncate(c.Summary(), 300))
+}
+
+// watchSummary is the watch's line on stderr (see report.Watch.Summary),
+// printable and bounded.
+func watchSummary(w *report.Watch) string {
+	if w == nil {
+		return ""
+	}
+	return report.Printable(truncate(w.Summary(), 300))
 }

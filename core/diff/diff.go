@@ -43,13 +43,16 @@ type Risk string
 const (
 	NoRisk        Risk = ""
 	SymlinkEscape Risk = "symlink-escape"
-	Setuid        Risk = "setuid"
-	SpecialFile   Risk = "special-file"
-	Capability    Risk = "capability"
+	// HardlinkEscape is a regular file with a name outside the workspace
+	// (a hard link): writing through it changes a file outside.
+	HardlinkEscape Risk = "hardlink-escape"
+	Setuid         Risk = "setuid"
+	SpecialFile    Risk = "special-file"
+	Capability     Risk = "capability"
 )
 
 // Risks lists every risk name.
-var Risks = []Risk{SymlinkEscape, Setuid, SpecialFile, Capability}
+var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capability}
 
 // Change is one changed path. Allowed, Rule and TextDiff are filled in by
 // later stages (policy, report); Compare leaves them empty.
@@ -72,6 +75,9 @@ type Change struct {
 	// DiffNote says why a change of a file's content has no TextDiff: one of
 	// the Note* values.
 	DiffNote string `json:"diff_note,omitempty"`
+	// LinksInside is, for a HardlinkEscape, how many of the file's names
+	// (After.Nlink) the workspace holds; the others lie outside it.
+	LinksInside int `json:"links_inside,omitempty"`
 }
 
 // Why a content change has no text diff (Change.DiffNote).
@@ -141,6 +147,10 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 		}
 	}
 	hidden := hiddenDirs(after)
+	var links linkIndex
+	if !seed {
+		links = countLinks(after)
+	}
 	var keep copier
 	var i, j int
 	for i < len(b) || j < len(a) {
@@ -153,6 +163,7 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 		case i >= len(b) || a[j].Path < b[i].Path:
 			c := newChange(a[j].Path, Added, nil, &a[j])
 			c.Risk = riskOf(nil, &a[j], ra)
+			links.mark(&c)
 			out = append(out, c)
 			j++
 		default:
@@ -160,6 +171,7 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 				c := newChange(a[j].Path, Changed, keep.copy(&b[i]), &a[j])
 				c.Aspects = aspects
 				c.Risk = riskOf(&b[i], &a[j], ra)
+				links.mark(&c)
 				out = append(out, c)
 			} else if !seed && a[j].Type == snapshot.Symlink && ra.escapes(a[j].Path, a[j].Target) && !rb.escapes(b[i].Path, b[i].Target) {
 				// The link did not change, what it resolves through did:
@@ -170,6 +182,81 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 			}
 			i++
 			j++
+		}
+	}
+	return out
+}
+
+// devIno identifies an inode.
+type devIno struct{ dev, ino uint64 }
+
+// linkIndex counts, per inode, the names a manifest holds of its regular
+// files that have more than one name (Entry.Nlink > 1): the few hard links
+// of a tree, so it stays small.
+type linkIndex map[devIno]int
+
+func countLinks(m *snapshot.Manifest) linkIndex {
+	var x linkIndex
+	for i := range m.Entries {
+		if e := &m.Entries[i]; linked(e) {
+			if x == nil {
+				x = linkIndex{}
+			}
+			x[devIno{e.Dev, e.Ino}]++
+		}
+	}
+	return x
+}
+
+func linked(e *snapshot.Entry) bool { return e.Type == snapshot.File && e.Nlink > 1 && e.Ino != 0 }
+
+// inside returns how many names of e's inode the manifest holds and
+// whether some other name lies outside it.
+func (x linkIndex) inside(e *snapshot.Entry) (n int, escapes bool) {
+	if !linked(e) {
+		return 0, false
+	}
+	n = x[devIno{e.Dev, e.Ino}]
+	return n, n < int(e.Nlink)
+}
+
+// writesThrough lists the aspects of a change that reach every name of
+// the file's inode: a write or a chmod through one name changes them all.
+var writesThrough = []Aspect{Content, Mode, Owner, Xattr}
+
+// mark gives an added file, or a file whose content or metadata changed,
+// the risk HardlinkEscape when it has a name outside the workspace (and no
+// other risk).
+func (x linkIndex) mark(c *Change) {
+	if c.Risk != NoRisk || c.After == nil {
+		return
+	}
+	if c.Kind == Changed {
+		through := false
+		for _, a := range writesThrough {
+			through = through || c.Has(a)
+		}
+		if !through || c.Has(TypeA) {
+			return
+		}
+	}
+	if n, escapes := x.inside(c.After); escapes {
+		c.Risk, c.LinksInside = HardlinkEscape, n
+	}
+}
+
+// HardlinkEscapes lists the regular files of m (paths relative to its
+// root, sorted) that have a name outside it: their link count is above the
+// number of names m holds of their inode. Writing through one changes a
+// file outside the tree; under containment the supervisor can refuse
+// writes to them (Landlock checks paths, so a hard link made before the
+// run is a hole a path rule cannot see).
+func HardlinkEscapes(m *snapshot.Manifest) []string {
+	x := countLinks(m)
+	var out []string
+	for i := range m.Entries {
+		if _, escapes := x.inside(&m.Entries[i]); escapes {
+			out = append(out, m.Entries[i].Path)
 		}
 	}
 	return out

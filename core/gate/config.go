@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/watch"
 )
 
 // Phase names a step of a gated run.
@@ -92,6 +93,19 @@ type Config struct {
 	// Contain is the run's containment policy (core/contain); the zero
 	// value (Mode "") runs the script uncontained, as Mode "off" does.
 	Contain contain.Policy
+	// Watch lists paths outside the workspace to watch besides the default
+	// set (core/watch): stat only, before and after the script, a change
+	// there failing the run. A relative path is taken from the current
+	// directory, a leading "~/" from the home directory. A path that exists
+	// but cannot be stat'ed is a setup error; a missing one is watched.
+	Watch []string
+	// NoDefaultWatch leaves the default set (watch.Defaults: shell startup
+	// files, ~/.ssh/authorized_keys, the crontab, autostart entries,
+	// systemd user units, ...) out; Watch still applies.
+	NoDefaultWatch bool
+	// WatchEnv is what the default set depends on (home, user name, ...);
+	// nil means watch.CurrentEnv().
+	WatchEnv *watch.Env
 }
 
 // Result is the outcome of a gated run.

@@ -22,6 +22,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/core/wslock"
 )
 
@@ -65,6 +66,8 @@ type run struct {
 	// afterRoot is where after-contents are read: the workspace, or the
 	// stage's upper layer or copy.
 	afterRoot string
+	// watch lists the paths outside the workspace to watch.
+	watch []watch.Path
 }
 
 func (g *run) phase(p Phase, sp snapshot.Progress) {
@@ -122,7 +125,72 @@ func (g *run) validate() error {
 	if cfg.Timeout > 0 {
 		g.res.Report.Process.Timeout = cfg.Timeout.String()
 	}
+	return g.watchPaths()
+}
+
+// watchPaths makes the list of paths to watch outside the workspace: the
+// default set (unless NoDefaultWatch) and each Watch path, which must be
+// absolute once resolved and, when it exists, stat-able.
+func (g *run) watchPaths() error {
+	env := g.cfg.WatchEnv
+	if env == nil {
+		e := watch.CurrentEnv()
+		env = &e
+	}
+	if !g.cfg.NoDefaultWatch {
+		g.watch = watch.Defaults(*env)
+	}
+	for _, p := range g.cfg.Watch {
+		q := p
+		if rest, ok := strings.CutPrefix(q, "~/"); (ok || q == "~") && env.Home != "" {
+			q = filepath.Join(env.Home, rest)
+		}
+		abs, err := filepath.Abs(q)
+		if err != nil || p == "" {
+			return setupf("--watch %s: not a path", report.QuotePath(p))
+		}
+		if why := watch.Unstatable(abs); why != "" {
+			return setupf("--watch %s: not watchable: %s (the gate cannot stat it)", report.QuotePath(p), why)
+		}
+		g.watch = append(g.watch, watch.Path{Path: abs})
+	}
 	return nil
+}
+
+// watchBefore records the watched paths just before the script runs,
+// leaving out the workspace, the stage and the private TMPDIR.
+func (g *run) watchBefore(spec *proc.Spec) *watch.Set {
+	if len(g.watch) == 0 {
+		return nil
+	}
+	opt := watch.Options{Workspace: g.ws}
+	if st := g.cfg.Stage; st != nil {
+		opt.Skip = append(opt.Skip, st.Dir)
+	}
+	if spec.Dir != g.ws {
+		opt.Skip = append(opt.Skip, spec.Dir)
+	}
+	for _, kv := range spec.Env {
+		if tmp, ok := strings.CutPrefix(kv, "TMPDIR="); ok && g.cfg.Contain.Enabled() && filepath.IsAbs(tmp) {
+			opt.Skip = append(opt.Skip, tmp) // the private TMPDIR, removed after the run
+		}
+	}
+	t := time.Now()
+	set := watch.Take(g.watch, opt)
+	g.cfg.Log.Debug().Int("paths", len(g.watch)).Dur("elapsed", time.Since(t)).Msg("watch: before the run")
+	return set
+}
+
+// watchAfter records the watched paths again and puts the changes found
+// in the report.
+func (g *run) watchAfter(before *watch.Set) {
+	if before == nil {
+		return
+	}
+	t := time.Now()
+	w, outside := watch.Compare(before, before.Again())
+	g.res.Report.Watch, g.res.Report.Outside = w, outside
+	g.cfg.Log.Debug().Int("entries", w.Entries).Int("changes", len(outside)).Dur("elapsed", time.Since(t)).Msg("watch: after the run")
 }
 
 func (g *run) run(ctx context.Context) (*Result, error) {
@@ -166,12 +234,15 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	watched := g.watchBefore(&spec)
 	g.phase(Execute, snapshot.Progress{})
 	pr, err := proc.Run(ctx, spec)
 	cleanup()
 	if err != nil {
 		return nil, setupf("%v", err)
 	}
+	// The script's whole tree is gone (proc.Run returns only then).
+	g.watchAfter(watched)
 	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped)
 	g.res.Report.Blocked = blockedReport(pr.Blocked)
 	if pr.Diagnostics != "" {

@@ -235,9 +235,13 @@ func encodeEntry(x *snapshot.Entry) []byte {
 	e.uint(x.Rdev)
 	e.str(x.Err)
 	// Later fields, only when set: older encodings (and their hashes) stay
-	// as they were.
-	if x.Xattr != "" {
+	// as they were. The link count comes after the xattrs, written (even
+	// empty) when the count is.
+	if x.Xattr != "" || x.Nlink != 0 {
 		e.str(x.Xattr)
+	}
+	if x.Nlink != 0 {
+		e.uint(uint64(x.Nlink))
 	}
 	return e.b
 }
@@ -277,6 +281,13 @@ func decodeEntry(b []byte, path string) (*snapshot.Entry, error) {
 		x.Xattr = d.str()
 	}
 	if d.err == nil && len(d.b) != 0 {
+		if n := d.uint(); n <= 1<<32-1 {
+			x.Nlink = uint32(n)
+		} else if d.err == nil {
+			d.err = errCorruptBlob
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob
 	}
 	if d.err != nil {
@@ -314,24 +325,38 @@ const (
 	extraV2 = 2
 	// extraV3 adds the containment object (report.Containment, as JSON).
 	extraV3 = 3
+	// extraV4 has version 3's fields (the containment object behind a
+	// flag), then the blocked actions, the watch and the changes outside
+	// the workspace, encoded field by field (raw bytes: a path that is not
+	// valid UTF-8 stays as it was).
+	extraV4 = 4
 )
 
 func encodeExtra(r *report.Report) []byte {
 	p := &r.Process
-	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil && r.Containment == nil {
+	guarded := len(r.Blocked) > 0 || r.Watch != nil || len(r.Outside) > 0
+	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil && r.Containment == nil && !guarded {
 		return nil
 	}
 	var e enc
 	var contained []byte
-	switch {
-	case r.Containment != nil:
-		// Version 3: a stage flag, then version 1's fields, then the
-		// containment object (JSON).
+	if r.Containment != nil {
 		var err error
 		if contained, err = json.Marshal(r.Containment); err != nil {
 			contained = nil
 		}
-		e.uint(extraV3)
+	}
+	switch {
+	case guarded || r.Containment != nil:
+		// Version 3: a stage flag, then version 1's fields, then the
+		// containment object (JSON). Version 4: the same with the
+		// containment object behind a flag, then the blocked actions, the
+		// watch and the outside changes.
+		if guarded {
+			e.uint(extraV4)
+		} else {
+			e.uint(extraV3)
+		}
 		e.bool(r.Stage != nil)
 		if r.Stage != nil {
 			e.str(r.Stage.ID)
@@ -353,10 +378,116 @@ func encodeExtra(r *report.Report) []byte {
 		e.str(u.When)
 		e.str(u.Reason)
 	}
+	if guarded {
+		e.bool(r.Containment != nil)
+	}
 	if r.Containment != nil {
 		e.str(string(contained))
 	}
+	if guarded {
+		encodeGuarded(&e, r)
+	}
 	return e.b
+}
+
+// encodeGuarded appends the blocked actions, the watch (a flag first) and
+// the changes outside the workspace.
+func encodeGuarded(e *enc, r *report.Report) {
+	e.uint(uint64(len(r.Blocked)))
+	for _, b := range r.Blocked {
+		e.str(b.Kind)
+		e.str(b.Target)
+		e.int(int64(b.PID))
+		e.str(b.Cmd)
+		e.str(b.Op)
+		e.int(int64(b.Count))
+	}
+	e.bool(r.Watch != nil)
+	if w := r.Watch; w != nil {
+		e.int(int64(w.Entries))
+		e.uint(uint64(len(w.Paths)))
+		for _, p := range w.Paths {
+			e.str(p.Path)
+			e.bool(p.Default)
+			e.str(p.Via)
+			e.int(int64(p.Entries))
+			e.str(p.Cut)
+			e.str(p.Skipped)
+			e.str(p.For)
+		}
+		e.uint(uint64(len(w.Unwatchable)))
+		for _, u := range w.Unwatchable {
+			e.str(u.Path)
+			e.str(u.Reason)
+		}
+	}
+	e.uint(uint64(len(r.Outside)))
+	for _, o := range r.Outside {
+		e.str(o.Path)
+		e.str(string(o.Kind))
+		e.raw(encodeList(o.Aspects))
+		for _, side := range []*snapshot.Entry{o.Before, o.After} {
+			e.bool(side != nil)
+			if side != nil {
+				e.raw(encodeEntry(side))
+			}
+		}
+	}
+}
+
+// decodeGuarded reads what encodeGuarded wrote.
+func decodeGuarded(d *dec, r *report.Report) {
+	if n := d.count(6); n > 0 {
+		r.Blocked = make([]report.Blocked, n)
+		for i := range r.Blocked {
+			b := &r.Blocked[i]
+			b.Kind, b.Target = d.str(), d.str()
+			b.PID = int(d.int())
+			b.Cmd, b.Op = d.str(), d.str()
+			b.Count = int(d.int())
+		}
+	}
+	if d.uint() == 1 {
+		w := &report.Watch{Entries: int(d.int())}
+		w.Paths = make([]report.WatchedPath, d.count(7))
+		for i := range w.Paths {
+			p := &w.Paths[i]
+			p.Path = d.str()
+			p.Default = d.uint() == 1
+			p.Via = d.str()
+			p.Entries = int(d.int())
+			p.Cut, p.Skipped, p.For = d.str(), d.str(), d.str()
+		}
+		if n := d.count(2); n > 0 {
+			w.Unwatchable = make([]report.Unwatchable, n)
+			for i := range w.Unwatchable {
+				w.Unwatchable[i].Path, w.Unwatchable[i].Reason = d.str(), d.str()
+			}
+		}
+		r.Watch = w
+	}
+	if n := d.count(5); n > 0 {
+		r.Outside = make([]report.Outside, n)
+		for i := range r.Outside {
+			o := &r.Outside[i]
+			o.Path, o.Kind = d.str(), diff.Kind(d.str())
+			aspects, err := decodeList(d.bytes())
+			if err != nil && d.err == nil {
+				d.err = err
+			}
+			o.Aspects = aspects
+			for _, side := range []**snapshot.Entry{&o.Before, &o.After} {
+				if d.uint() != 1 {
+					continue
+				}
+				x, err := decodeEntry(d.bytes(), o.Path)
+				if err != nil && d.err == nil {
+					d.err = err
+				}
+				*side = x
+			}
+		}
+	}
 }
 
 func decodeExtra(b []byte, r *report.Report) error {
@@ -369,7 +500,7 @@ func decodeExtra(b []byte, r *report.Report) error {
 	case d.err != nil, v == extraV1:
 	case v == extraV2:
 		r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
-	case v == extraV3:
+	case v == extraV3 || v == extraV4:
 		if d.uint() == 1 {
 			r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
 		}
@@ -386,12 +517,15 @@ func decodeExtra(b []byte, r *report.Report) error {
 			u.Path, u.When, u.Reason = d.str(), d.str(), d.str()
 		}
 	}
-	if v == extraV3 && d.err == nil {
+	if (v == extraV3 || v == extraV4 && d.uint() == 1) && d.err == nil {
 		var c report.Containment
 		if err := json.Unmarshal([]byte(d.str()), &c); err != nil && d.err == nil {
 			d.err = errCorruptBlob
 		}
 		r.Containment = &c
+	}
+	if v == extraV4 && d.err == nil {
+		decodeGuarded(&d, r)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob

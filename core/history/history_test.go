@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,6 +201,21 @@ func oddReport(ws string) *report.Report {
 		}
 	}
 	return rep
+}
+
+// recordGet records a run of rep (with a script text and sampleContents)
+// and reads it back.
+func recordGet(t *testing.T, db *DB, rep *report.Report) (int64, *Run) {
+	t.Helper()
+	id, err := db.Record(ctx, &Run{Report: rep, ScriptText: []byte("x")}, sampleContents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, got
 }
 
 func jsonOf(t *testing.T, r *report.Report) []byte {
@@ -487,7 +503,7 @@ func TestVerifyCatchesEdits(t *testing.T) {
 		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", "run 2", "altered"},
 		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", "run 3", "altered"},
 		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", "run 1", "altered"},
-		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
 		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", "run 2", "altered"},
 		{"newest run edited", "UPDATE runs SET violations = 0 WHERE id = 4", "run 4", "altered"},
 		{"run deleted", "DELETE FROM runs WHERE id = 2", "run 2", "run 2 is missing"},
@@ -878,6 +894,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	3: seedV2,
 	// Version 4: the same (migration 4 added stage events, none for them).
 	4: seedV2,
+	// Version 5: the same (migration 5 added changes.diff_note, empty for
+	// them).
+	5: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1411,15 +1430,7 @@ func TestRoundTripContainment(t *testing.T) {
 		want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Why: "blocked actions not observable: x",
 			Layers: []report.Layer{{Name: "env", Requested: true, Enforced: true, How: "allow list"},
 				{Name: "network", Requested: true, Why: "net: none"}}}
-		run := &Run{Report: want, ScriptText: []byte("x")}
-		id, err := db.Record(ctx, run, sampleContents, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := db.Get(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := recordGet(t, db, want)
 		if got.Report.Containment == nil || !reflect.DeepEqual(got.Report.Containment.Layers[0], want.Containment.Layers[0]) ||
 			got.Report.Containment.LandlockABI != 7 || got.Report.Containment.Mode != "auto" || (got.Report.Stage == nil) != (stage == nil) {
 			t.Fatalf("%d: containment %+v stage %+v", i, got.Report.Containment, got.Report.Stage)
@@ -1437,14 +1448,7 @@ func TestRoundTripDiffNote(t *testing.T) {
 	db, _ := tempDB(t)
 	want := sampleReport("/ws", 3)
 	want.Changes[2].TextDiff, want.Changes[2].DiffNote = "", diff.NoteBudget
-	id, err := db.Record(ctx, &Run{Report: want, ScriptText: []byte("x")}, sampleContents, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, got := recordGet(t, db, want)
 	if n := got.Report.Changes[2].DiffNote; n != diff.NoteBudget {
 		t.Fatalf("diff_note after the round trip %q", n)
 	}
@@ -1468,5 +1472,132 @@ func TestRoundTripDiffNote(t *testing.T) {
 	b.change(&row)
 	if bytes.Equal(a.sum(), b.sum()) {
 		t.Fatal("the note does not reach the change's hash")
+	}
+}
+
+// TestRoundTripHardlinkEscape: a hardlink-escape change keeps its link
+// count (the after entry) and how many of its names lie in the workspace
+// (links_inside, migration 6), both in the hash chain; a change without
+// them keeps the hash it had before.
+func TestRoundTripHardlinkEscape(t *testing.T) {
+	db, _ := tempDB(t)
+	want := sampleReport("/ws", 3)
+	c := &want.Changes[2]
+	if c.After == nil || c.Kind != diff.Changed {
+		t.Fatalf("sample change 2 is not a change with an after side: %+v", c)
+	}
+	c.Risk, c.LinksInside = diff.HardlinkEscape, 1
+	after := *c.After
+	after.Nlink = 2
+	c.After = &after
+	id, got := recordGet(t, db, want)
+	g := got.Report.Changes[2]
+	if g.Risk != diff.HardlinkEscape || g.LinksInside != 1 || g.After == nil || g.After.Nlink != 2 {
+		t.Fatalf("after the round trip: risk %q links_inside %d after %+v", g.Risk, g.LinksInside, g.After)
+	}
+	if line, want := report.ChangeLine(&g), report.ChangeLine(c); line != want || !strings.Contains(line, "2 links, 1 in the workspace") {
+		t.Errorf("reopened line %q, want %q", line, want)
+	}
+	if o := got.Report.Changes[0]; o.LinksInside != 0 || (o.After != nil && o.After.Nlink != 0) {
+		t.Errorf("a change without links came back with %+v", o)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad != nil {
+		t.Fatalf("Verify: %v %v", bad, err)
+	}
+	for _, edit := range []string{"UPDATE changes SET links_inside = 2 WHERE run_id = ? AND seq = 2",
+		"UPDATE changes SET links_inside = 0 WHERE run_id = ? AND seq = 2"} {
+		if _, err := db.sql.Exec(edit, id); err != nil {
+			t.Fatal(err)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad == nil {
+			t.Fatalf("%s is not caught: %v %v", edit, bad, err)
+		}
+		db.sql.Exec("UPDATE changes SET links_inside = 1 WHERE run_id = ? AND seq = 2", id)
+		if bad, err := db.Verify(ctx); err != nil || bad != nil {
+			t.Fatalf("after undoing %s: %v %v", edit, bad, err)
+		}
+	}
+	// The canonical form of a change and an entry without links is what
+	// it was before migration 6.
+	row := changeRow{path: "p", kind: "added", risk: "setuid"}
+	a, b := newCanon(&runRow{}), newCanon(&runRow{})
+	a.change(&row)
+	row.linksInside = 1
+	b.change(&row)
+	if bytes.Equal(a.sum(), b.sum()) {
+		t.Fatal("links_inside does not reach the change's hash")
+	}
+	e := snapshot.Entry{Path: "p", Type: snapshot.File, Perm: 0o644, Size: 1, UID: 1, GID: 1}
+	old := encodeEntry(&e)
+	e.Nlink = 2
+	if linked := encodeEntry(&e); bytes.Equal(old, linked) || !bytes.HasPrefix(linked, old) {
+		t.Fatalf("entry encodings: %x and %x", old, linked)
+	}
+	if back, err := decodeEntry(encodeEntry(&e), "p"); err != nil || back.Nlink != 2 || back.Xattr != "" {
+		t.Fatalf("decode: %+v %v", back, err)
+	}
+	e.Xattr = "user.a#0"
+	if back, err := decodeEntry(encodeEntry(&e), "p"); err != nil || back.Nlink != 2 || back.Xattr != "user.a#0" {
+		t.Fatalf("decode with xattrs: %+v %v", back, err)
+	}
+}
+
+// TestRoundTripGuarded: blocked actions, the watch and the changes outside
+// the workspace are recorded with the run (runs.extra version 4, raw bytes:
+// a path that is not valid UTF-8 comes back as it was), give the same
+// lines when the run is reopened, and are covered by the hash chain.
+func TestRoundTripGuarded(t *testing.T) {
+	db, _ := tempDB(t)
+	for i, stage := range []*report.Stage{nil, {ID: "s2", Mechanism: "copy", State: report.StagePending}} {
+		want := sampleReport("/ws", 3)
+		want.Stage = stage
+		if i == 0 {
+			want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Observed: true, Layers: []report.Layer{}}
+		}
+		want.Blocked = []report.Blocked{{Kind: "write", Target: "/home/u/.bashrc", PID: 7, Cmd: "sh", Op: "openat", Count: 2},
+			{Kind: "net", Target: "127.0.0.1:9\xff", PID: 8, Cmd: "curl", Op: "connect", Count: 1}}
+		before := &snapshot.Entry{Path: "/home/u/.bashrc", Type: snapshot.File, Perm: 0o644, Size: 5, UID: 1, GID: 1, MTime: 1, CTime: 1, Ino: 9}
+		after := *before
+		after.Size, after.MTime, after.CTime, after.Nlink = 7, 2, 2, 2
+		want.Watch = &report.Watch{Entries: 3, Paths: []report.WatchedPath{{Path: "/home/u/.bashrc", Default: true, Entries: 1},
+			{Path: "/srv/x\xfe", Entries: 2, Cut: "depth 8", Via: "/l"}, {Path: "/var/spool/cron/crontabs", For: "/var/spool/cron/crontabs/u", Entries: 1}, {Path: "/ws/sub", Skipped: "inside the workspace"}},
+			Unwatchable: []report.Unwatchable{{Path: "/var/spool/cron/crontabs/u", Reason: "permission denied"}}}
+		want.Outside = []report.Outside{
+			{Path: "/home/u/.bashrc", Kind: diff.Changed, Aspects: []string{report.OutsideSize, report.OutsideLinks}, Before: before, After: &after},
+			{Path: "/srv/x\xfe/new", Kind: diff.Added, Aspects: []string{}, After: &snapshot.Entry{Path: "/srv/x\xfe/new", Type: snapshot.Dir, Perm: 0o755, UID: 0, GID: 0}},
+		}
+		want.Evaluate()
+		id, got := recordGet(t, db, want)
+		g := got.Report
+		if !reflect.DeepEqual(g.Blocked, want.Blocked) || !reflect.DeepEqual(g.Watch, want.Watch) || !reflect.DeepEqual(g.Outside, want.Outside) {
+			t.Fatalf("%d: after the round trip\nblocked %+v\nwatch %+v\noutside %+v", i, g.Blocked, g.Watch, g.Outside)
+		}
+		if !reflect.DeepEqual(g.Lines(), want.Lines()) || (g.Stage == nil) != (stage == nil) || (g.Containment == nil) != (want.Containment == nil) {
+			t.Fatalf("%d: lines %q, want %q; stage %+v containment %+v", i, g.Lines(), want.Lines(), g.Stage, g.Containment)
+		}
+		if !slices.Contains(g.Reasons, "2 blocked actions") || !slices.Contains(g.Reasons, "2 changes outside the workspace") {
+			t.Errorf("%d: reasons %q", i, g.Reasons)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad != nil {
+			t.Fatalf("Verify: %v %v", bad, err)
+		}
+		// Drop a blocked action from the record behind diffgate's back.
+		edited := *want
+		edited.Blocked = want.Blocked[1:]
+		if _, err := db.sql.Exec("UPDATE runs SET extra = ? WHERE id = ?", encodeExtra(&edited), id); err != nil {
+			t.Fatal(err)
+		}
+		if bad, err := db.Verify(ctx); err != nil || bad == nil || bad.RunID != id {
+			t.Fatalf("%d: a blocked action deleted from the record is not caught: %+v %v", i, bad, err)
+		}
+		if _, err := db.sql.Exec("UPDATE runs SET extra = ? WHERE id = ?", encodeExtra(want), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A run without them keeps the encoding it had.
+	plain := sampleReport("/ws", 1)
+	plain.Containment = &report.Containment{Mode: "off", Layers: []report.Layer{}}
+	if b := encodeExtra(plain); len(b) == 0 || b[0] != extraV3 {
+		t.Errorf("a run without blocked actions or a watch is encoded as version %v", b)
 	}
 }

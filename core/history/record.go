@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ type changeRow struct {
 	rule, risk          string
 	textDiff            string
 	diffNote            string // diff.Change.DiffNote
+	linksInside         int64  // diff.Change.LinksInside
 }
 
 const timeLayout = time.RFC3339Nano
@@ -107,7 +109,7 @@ func newRunRow(r *Run) (*runRow, error) {
 
 func newChangeRow(c *diff.Change) (changeRow, error) {
 	row := changeRow{path: c.Path, kind: string(c.Kind), allowed: c.Allowed, rule: c.Rule,
-		risk: string(c.Risk), textDiff: c.TextDiff, diffNote: c.DiffNote}
+		risk: string(c.Risk), textDiff: c.TextDiff, diffNote: c.DiffNote, linksInside: int64(c.LinksInside)}
 	switch c.Kind {
 	case diff.Added, diff.Removed, diff.Changed:
 	default:
@@ -201,7 +203,14 @@ func (c *canon) change(ch *changeRow) {
 	}
 	e.bool(ch.allowed)
 	e.str(ch.rule)
-	e.str(ch.risk)
+	if ch.linksInside == 0 {
+		e.str(ch.risk)
+	} else {
+		// The count rides with the risk, a fixed word, as the note rides
+		// with the kind: changes without one (all of them before
+		// migration 6) keep their hashes.
+		e.str(ch.risk + "#" + strconv.FormatInt(ch.linksInside, 10))
+	}
 	e.str(ch.textDiff)
 	c.n++
 	if len(e.b) >= 64<<10 {
@@ -317,7 +326,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		}
 		if len(rows) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO changes (run_id, seq, path, kind, aspects,
-				before, after, allowed, rule, risk, text_diff, diff_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+				before, after, allowed, rule, risk, text_diff, diff_note, links_inside) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -325,7 +334,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			for i := range rows {
 				c := &rows[i]
 				if _, err := stmt.ExecContext(ctx, id, i, blob(c.path), c.kind, c.aspects,
-					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff), c.diffNote); err != nil {
+					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff), c.diffNote, c.linksInside); err != nil {
 					return err
 				}
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -188,5 +189,42 @@ func TestDiffNoteBudget(t *testing.T) {
 		if c.DiffNote != tc.note || (tc.note == "") != strings.Contains(c.TextDiff, "+debug = true") {
 			t.Errorf("keep budget %d: note %q, diff %q", tc.keepBudget, c.DiffNote, c.TextDiff)
 		}
+	}
+}
+
+// TestWatchOutside: the pipeline the desktop app uses watches what its
+// configuration says (a fixture HOME's default set, an extra path), and
+// the run is recorded with the changes found outside the workspace, the
+// hash chain covering them; NoDefaultWatch leaves the default set out.
+func TestWatchOutside(t *testing.T) {
+	ws, scripts, db := setup(t)
+	home, extra := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(home, ".bashrc"), []byte("orig\n"), 0o644)
+	env := &watch.Env{Home: home, Name: "u", OS: "linux", CronSpool: filepath.Join(home, "spool")}
+	sh := script(t, scripts, "echo x >> \"$1/.bashrc\"\necho y > \"$2/new\"\n")
+	cfg := gate.Config{Workspace: ws, Script: sh, Args: []string{home, extra}, Watch: []string{extra}, WatchEnv: env}
+	res, err := Run(context.Background(), Options{Config: cfg, History: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Report
+	want := []string{"OUTSIDE changed " + filepath.Join(home, ".bashrc") + " (size 5 B -> 7 B)", "OUTSIDE added " + filepath.Join(extra, "new") + " (file 0644 2 B)"}
+	if rep.Verdict != "fail" || strings.Join(rep.Lines(), "\n") != strings.Join(want, "\n") {
+		t.Fatalf("verdict %s lines %q, want %q", rep.Verdict, rep.Lines(), want)
+	}
+	run, err := db.Get(context.Background(), res.RunID)
+	if err != nil || strings.Join(run.Report.Lines(), "\n") != strings.Join(want, "\n") || run.Report.Watch == nil {
+		t.Fatalf("recorded: %v %q", err, run.Report.Lines())
+	}
+	if bad, err := db.Verify(context.Background()); bad != nil || err != nil {
+		t.Fatalf("verify: %+v %v", bad, err)
+	}
+	cfg.NoDefaultWatch, cfg.Watch = true, nil
+	res, err = Run(context.Background(), Options{Config: cfg, History: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Verdict != "pass" || res.Report.Watch != nil {
+		t.Errorf("with NoDefaultWatch: %s %q", res.Report.Verdict, res.Report.Lines())
 	}
 }

@@ -65,6 +65,15 @@ func riskWord(s string) (diff.Risk, bool) {
 	return "", false
 }
 
+// riskNames lists the risk words, comma-separated.
+func riskNames() string {
+	names := make([]string, len(diff.Risks))
+	for i, r := range diff.Risks {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
+}
+
 func isQualifier(s string) bool {
 	s = strings.TrimPrefix(s, "!")
 	if _, ok := kindWords[s]; ok {
@@ -242,7 +251,7 @@ func ParseRule(text string) (Rule, error) {
 			} else if rk, ok := riskWord(q); ok {
 				r.Risks = append(r.Risks, rk)
 			} else {
-				return bad("unknown kind or risk %q (kinds: added, removed, changed; risks: symlink-escape, setuid, special-file, capability; write ./%s for a path with a colon)", q, s)
+				return bad("unknown kind or risk %q (kinds: added, removed, changed; risks: %s; write ./%s for a path with a colon)", q, riskNames(), s)
 			}
 		}
 		s = rest
@@ -435,6 +444,9 @@ var riskAspects = map[diff.Risk][]diff.Aspect{
 	diff.SymlinkEscape: {diff.Target, diff.TypeA},
 	diff.SpecialFile:   {diff.TypeA, diff.Content},
 	diff.Capability:    {diff.Xattr},
+	// Writing through a hard link: a mode, owner or xattr change made
+	// through it also needs an ordinary entry.
+	diff.HardlinkEscape: {diff.Content},
 }
 
 // NeedsPlainEntry reports whether a risky change also needs an ordinary

@@ -3,6 +3,7 @@ package policy
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -145,3 +146,49 @@ func TestPresets(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestHardlinkEscapeEntries: only an entry naming hardlink-escape allows a
+// file with a name outside the workspace; it covers a write through it,
+// while a chmod through it also needs an ordinary entry; Needed and Suggest
+// name the risk.
+func TestHardlinkEscapeEntries(t *testing.T) {
+	escaped := func(k diff.Kind, aspects ...diff.Aspect) diff.Change {
+		c := file("data/x", k)
+		c.Aspects, c.Risk, c.LinksInside = aspects, diff.HardlinkEscape, 1
+		c.After.Nlink = 2
+		return c
+	}
+	added, written, chmodded := escaped(diff.Added), escaped(diff.Changed, diff.Content), escaped(diff.Changed, diff.Mode)
+	for _, tc := range []struct {
+		c       diff.Change
+		entries []string
+		allowed bool
+	}{
+		{added, []string{"data/"}, false},
+		{added, []string{"data/x"}, false},
+		{added, []string{"symlink-escape:data/x"}, false},
+		{added, []string{"hardlink-escape:data/x"}, true},
+		{added, []string{"hardlink-escape:data/**"}, true},
+		{written, []string{"data/x"}, false},
+		{written, []string{"hardlink-escape:data/x"}, true},
+		{chmodded, []string{"hardlink-escape:data/x"}, false},
+		{chmodded, []string{"hardlink-escape:data/x", "data/x"}, true},
+		{written, []string{"hardlink-escape:data/x", "!data/x"}, false},
+	} {
+		if left := violationsLeft(t, []diff.Change{tc.c}, tc.entries); (len(left) == 0) != tc.allowed {
+			t.Errorf("%s %v with %q: allowed %v, want %v", tc.c.Kind, tc.c.Aspects, tc.entries, len(left) == 0, tc.allowed)
+		}
+	}
+	for c, want := range map[*diff.Change][]string{&added: {"hardlink-escape:data/x"}, &written: {"hardlink-escape:data/x"},
+		&chmodded: {"data/x", "hardlink-escape:data/x"}} {
+		if got := Needed(c); !reflect.DeepEqual(got, want) {
+			t.Errorf("Needed(%s %v) = %q, want %q", c.Kind, c.Aspects, got, want)
+		}
+	}
+	if got := Suggest([]diff.Change{dir("data", diff.Added), added}); !reflect.DeepEqual(got, []string{"data/", "hardlink-escape:data/x"}) {
+		t.Errorf("Suggest = %q", got)
+	}
+	if _, err := Parse([]string{"hardlinks:x"}); err == nil || !strings.Contains(err.Error(), "hardlink-escape") {
+		t.Errorf("the error for an unknown risk does not list hardlink-escape: %v", err)
+	}
+}

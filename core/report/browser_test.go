@@ -224,3 +224,52 @@ func checkDOM(t *testing.T, doc *html.Node) {
 		t.Errorf("%d added diff lines in the DOM, want 7 (config.json 4, docs 3)", n)
 	}
 }
+
+// TestBrowserGuardedGroups: blocked actions and changes outside the
+// workspace are groups of their own colours in the rendered page, apart
+// from the changes' colours, in the light and the dark scheme.
+func TestBrowserGuardedGroups(t *testing.T) {
+	b := browsertest.Start(t)
+	r := guardedReport()
+	r.Changes = nil
+	r.Process = Process{Leftovers: []Leftover{}}
+	r.Evaluate()
+	for _, dark := range []bool{false, true} {
+		p, name := lightPalette, "guarded"
+		if dark {
+			p, name = darkPalette, "guarded-dark"
+		}
+		img, doc := screenshot(t, b, r, name, dark)
+		n := countColours(img, tolerance, map[string]rgb{
+			"blocked row": paletteColour(t, p, "blocked-row"), "outside row": paletteColour(t, p, "outside-row"),
+			"blocked accent": paletteColour(t, p, "blocked-accent"), "outside accent": paletteColour(t, p, "outside-accent"),
+			"changed row": paletteColour(t, p, "changed-row"), "added row": paletteColour(t, p, "added-row"),
+		})
+		t.Logf("%s pixels: %v", name, n)
+		// 3 blocked rows and 5 outside rows of ~1100x40 pixels each.
+		if n["blocked row"] < 3*rowPixels || n["outside row"] < 5*rowPixels {
+			t.Errorf("%s: %d blocked-row and %d outside-row pixels, want at least %d and %d", name, n["blocked row"], n["outside row"], 3*rowPixels, 5*rowPixels)
+		}
+		if n["blocked accent"] < 500 || n["outside accent"] < 500 {
+			t.Errorf("%s: the groups' accents are missing: %v", name, n)
+		}
+		if n["changed row"] > 0 || n["added row"] > 0 {
+			t.Errorf("%s: a report without changes shows change colours: %v", name, n)
+		}
+		if byID(doc, "blocked") == nil || byID(doc, "outside") == nil {
+			t.Errorf("%s: no blocked or outside section in the browser's DOM", name)
+		}
+	}
+	if colorBlockedRow != paletteColourHex(lightPalette, "blocked-row") || colorOutsideRow != paletteColourHex(lightPalette, "outside-row") {
+		t.Error("the colour constants and the light palette disagree")
+	}
+}
+
+func paletteColourHex(p palette, name string) string {
+	for _, kv := range p {
+		if kv[0] == name {
+			return kv[1]
+		}
+	}
+	return ""
+}

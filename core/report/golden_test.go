@@ -56,17 +56,24 @@ func render(t *testing.T, r *Report, write func(*Report, io.Writer) error) []byt
 	return buf.Bytes()
 }
 
+// TestGolden renders each fixture in each format: fixtureReport as
+// report.golden.*, guardedReport (blocked actions, the watch, changes
+// outside the workspace) as guarded.golden.*.
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
-		file  string
-		write func(*Report, io.Writer) error
+		file    string
+		fixture func() *Report
+		write   func(*Report, io.Writer) error
 	}{
-		{"report.golden.json", (*Report).WriteJSON},
-		{"report.golden.md", (*Report).WriteMarkdown},
-		{"report.golden.html", (*Report).WriteHTML},
+		{"report.golden.json", fixtureReport, (*Report).WriteJSON},
+		{"report.golden.md", fixtureReport, (*Report).WriteMarkdown},
+		{"report.golden.html", fixtureReport, (*Report).WriteHTML},
+		{"guarded.golden.json", guardedReport, (*Report).WriteJSON},
+		{"guarded.golden.md", guardedReport, (*Report).WriteMarkdown},
+		{"guarded.golden.html", guardedReport, (*Report).WriteHTML},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			r := fixtureReport()
+			r := tc.fixture()
 			got := render(t, r, tc.write)
 			golden(t, tc.file, got)
 			// Rendering is deterministic and leaves the report alone.

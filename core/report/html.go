@@ -22,6 +22,8 @@ const (
 	colorAllowedRow = "#f6f8fa" // background of an allowed row (any kind)
 	colorDiffAdd    = "#ccffd8" // a "+" line of a text diff
 	colorDiffDel    = "#ffd7d5" // a "-" line of a text diff
+	colorBlockedRow = "#fbefff" // background of a blocked action's row
+	colorOutsideRow = "#fff1e5" // background of a change outside the workspace
 )
 
 // palette is the set of colours the stylesheet uses, as CSS custom
@@ -37,6 +39,8 @@ var lightPalette = palette{
 	{"allowed-row", colorAllowedRow}, {"allowed-text", "#59636e"},
 	{"diff-add", colorDiffAdd}, {"diff-del", colorDiffDel}, {"diff-hunk", "#ddf4ff"}, {"diff-meta", "#eaeef2"},
 	{"risk", "#bc4c00"}, {"code-bg", "#f6f8fa"}, {"badge-bg", "#eaeef2"},
+	{"blocked-row", colorBlockedRow}, {"blocked-accent", "#8250df"},
+	{"outside-row", colorOutsideRow}, {"outside-accent", "#bc4c00"},
 }
 
 var darkPalette = palette{
@@ -48,6 +52,8 @@ var darkPalette = palette{
 	{"allowed-row", "#151b23"}, {"allowed-text", "#9198a1"},
 	{"diff-add", "#1a4a29"}, {"diff-del", "#5c1e22"}, {"diff-hunk", "#0c2d6b"}, {"diff-meta", "#262c36"},
 	{"risk", "#db6d28"}, {"code-bg", "#151b23"}, {"badge-bg", "#262c36"},
+	{"blocked-row", "#2a1d45"}, {"blocked-accent", "#a371f7"},
+	{"outside-row", "#3a220f"}, {"outside-accent", "#db6d28"},
 }
 
 func (p palette) css() string {
@@ -114,15 +120,30 @@ type htmlView struct {
 	// Stage is the stage line of a staged run.
 	Stage string
 	// Contain is the containment line, ContainOK false when not contained.
-	Contain    string
-	ContainOK  bool
-	Violations []htmlChange
-	Unreadable []diff.Unknown
-	Allowed    []htmlChange
-	Stdout     string
-	Stderr     string
-	Schema     string
-	Review     *htmlReview
+	Contain   string
+	ContainOK bool
+	// Blocking is set when containment was requested: the blocked actions
+	// are a group of their own (Blocked), or BlockedNote says they could
+	// not be observed.
+	Blocking    bool
+	BlockedNote string
+	Blocked     []htmlBlocked
+	// BlockedDropped counts the blocked actions beyond the list's bound.
+	BlockedDropped int
+	// Watching is set when paths outside the workspace were watched: the
+	// changes there (Outside), the watch's summary and what it could not
+	// watch.
+	Watching    bool
+	Watch       string
+	Outside     []htmlOutside
+	Unwatchable []Unwatchable
+	Violations  []htmlChange
+	Unreadable  []diff.Unknown
+	Allowed     []htmlChange
+	Stdout      string
+	Stderr      string
+	Schema      string
+	Review      *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
 }
@@ -155,6 +176,17 @@ type htmlChange struct {
 	DiffOpen bool
 	// Brief leaves out the metadata and the diff (past htmlDetailed).
 	Brief bool
+}
+
+// htmlBlocked is one blocked action's row.
+type htmlBlocked struct {
+	Kind, Label, Target, Process, Op string
+	Count                            int
+}
+
+// htmlOutside is one change outside the workspace's row.
+type htmlOutside struct {
+	Kind, Label, Path, Detail string
 }
 
 type metaRow struct {
@@ -213,6 +245,28 @@ func (r *Report) htmlView() *htmlView {
 		u.Path, u.Reason = displayPath(u.Path), cleanText(u.Reason)
 		v.Unreadable = append(v.Unreadable, u)
 	}
+	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
+		v.Blocking, v.BlockedNote = true, cleanText(r.Containment.NotObservable())
+	}
+	v.BlockedDropped = r.blockedDropped()
+	for i := range r.Blocked {
+		b := &r.Blocked[i]
+		v.Blocked = append(v.Blocked, htmlBlocked{Kind: cleanText(b.Kind), Label: strings.ToUpper(cleanText(b.Kind)), Target: displayPath(b.Target),
+			Process: blockedProcess(b), Op: cleanText(b.Op), Count: max(b.Count, 1)})
+	}
+	if w := r.Watch; w != nil || len(r.Outside) > 0 {
+		v.Watching, v.Watch = true, cleanText(w.Summary())
+		if w != nil {
+			for _, u := range w.Unwatchable {
+				v.Unwatchable = append(v.Unwatchable, Unwatchable{Path: displayPath(u.Path), Reason: cleanText(u.Reason)})
+			}
+		}
+	}
+	for i := range r.Outside {
+		o := &r.Outside[i]
+		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
+			Path: displayPath(o.Path), Detail: cleanText(o.Detail())})
+	}
 	violations, allowed := r.splitChanges()
 	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()
 	for _, c := range violations {
@@ -225,6 +279,19 @@ func (r *Report) htmlView() *htmlView {
 	}
 	v.Brief = max(0, n-htmlDetailed)
 	return v
+}
+
+// blockedProcess names the process that tried a blocked action: "pid 4211
+// curl example.com" (as clean one-line text).
+func blockedProcess(b *Blocked) string {
+	cmd := strings.ReplaceAll(cleanText(b.Cmd), "\n", " ")
+	switch {
+	case b.PID > 0 && cmd != "":
+		return fmt.Sprintf("pid %d %s", b.PID, cmd)
+	case b.PID > 0:
+		return fmt.Sprintf("pid %d", b.PID)
+	}
+	return cmd
 }
 
 func cleanAll(ss []string) []string {

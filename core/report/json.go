@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -102,7 +103,55 @@ func (r *Report) normalized() *Report {
 			break
 		}
 	}
+	// Where blocked actions were not observed, why says so in full, as
+	// every other format does.
+	if note := c.Containment.NotObservable(); note != "" && note != c.Containment.Why {
+		cc := *c.Containment
+		cc.Why = note
+		c.Containment = &cc
+	}
+	if len(c.Blocked) > 0 {
+		c.Blocked = slices.Clone(c.Blocked)
+		for i := range c.Blocked {
+			b := &c.Blocked[i]
+			b.Target, b.TargetB64 = snapshot.EncodeString(b.Target)
+		}
+	}
+	if len(c.Outside) > 0 {
+		c.Outside = slices.Clone(c.Outside)
+		for i := range c.Outside {
+			o := &c.Outside[i]
+			o.Path, o.PathB64 = snapshot.EncodeString(o.Path)
+			if o.Aspects == nil {
+				o.Aspects = []string{}
+			}
+		}
+	}
+	if c.Watch != nil {
+		w := *c.Watch
+		w.Paths, w.Unwatchable = slices.Clone(w.Paths), slices.Clone(w.Unwatchable)
+		if w.Paths == nil {
+			w.Paths = []WatchedPath{}
+		}
+		for i := range w.Paths {
+			w.Paths[i].Path, w.Paths[i].PathB64 = snapshot.EncodeString(w.Paths[i].Path)
+		}
+		for i := range w.Unwatchable {
+			w.Unwatchable[i].Path, w.Unwatchable[i].PathB64 = snapshot.EncodeString(w.Unwatchable[i].Path)
+		}
+		c.Watch = &w
+	}
 	return &c
+}
+
+// decodeB64 restores *text from its _b64 twin *b64 (which it clears).
+func decodeB64(text, b64 *string, what string) error {
+	v, err := snapshot.DecodeString(*text, *b64)
+	if err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	*text, *b64 = v, ""
+	return nil
 }
 
 // decodeRaw restores the strings normalized wrote with a _b64 twin.
@@ -130,6 +179,35 @@ func (r *Report) decodeRaw() error {
 			r.Script.Args[i] = string(raw)
 		}
 		r.Script.ArgsB64 = nil
+	}
+	for i := range r.Blocked {
+		if err := decodeB64(&r.Blocked[i].Target, &r.Blocked[i].TargetB64, "blocked.target_b64"); err != nil {
+			return err
+		}
+	}
+	for i := range r.Outside {
+		o := &r.Outside[i]
+		if err := decodeB64(&o.Path, &o.PathB64, "outside.path_b64"); err != nil {
+			return err
+		}
+		// An entry's JSON has no path: give the sides the change's.
+		for _, e := range []*snapshot.Entry{o.Before, o.After} {
+			if e != nil {
+				e.Path = o.Path
+			}
+		}
+	}
+	if w := r.Watch; w != nil {
+		for i := range w.Paths {
+			if err := decodeB64(&w.Paths[i].Path, &w.Paths[i].PathB64, "watch.paths.path_b64"); err != nil {
+				return err
+			}
+		}
+		for i := range w.Unwatchable {
+			if err := decodeB64(&w.Unwatchable[i].Path, &w.Unwatchable[i].PathB64, "watch.unwatchable.path_b64"); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

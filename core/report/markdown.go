@@ -56,7 +56,7 @@ func (m *mdWriter) len() int { return m.b.Len() }
 
 // leftOut counts what a Markdown report had no room for.
 type leftOut struct {
-	violations, unreadable, allowed, diffs, cutDiffs int
+	violations, unreadable, blocked, outside, allowed, diffs, cutDiffs int
 }
 
 func (l leftOut) String() string {
@@ -68,6 +68,8 @@ func (l leftOut) String() string {
 	}
 	add(l.violations, "violation row")
 	add(l.unreadable, "unreadable entry")
+	add(l.blocked, "blocked action")
+	add(l.outside, "change outside the workspace")
 	add(l.allowed, "allowed folder row")
 	add(l.diffs, "text diff")
 	if len(parts) == 0 && l.cutDiffs == 0 {
@@ -138,6 +140,22 @@ func (r *Report) markdown(m *mdWriter) {
 			line = "❌ **" + line + "**"
 		}
 		row("Containment", line)
+	}
+	if note := r.Containment.NotObservable(); note != "" {
+		row("Blocked actions", "❌ **"+mdText(note)+"**")
+	} else if c := r.Containment; c != nil && c.Mode != "off" || len(r.Blocked) > 0 {
+		if len(r.Blocked) == 0 {
+			row("Blocked actions", "none")
+		} else {
+			row("Blocked actions", fmt.Sprintf("❌ **%d blocked**", r.blockedCount()))
+		}
+	}
+	if w := r.Watch; w != nil {
+		line := mdText(cutText(cleanText(w.Summary()), 2<<10))
+		if len(r.Outside) > 0 {
+			line = fmt.Sprintf("❌ **%s**; ", plural(len(r.Outside), "change")) + line
+		}
+		row("Outside the workspace", line)
 	}
 	if len(r.Process.Leftovers) == 0 {
 		row("Leftovers", "none")
@@ -230,6 +248,8 @@ func (r *Report) markdown(m *mdWriter) {
 		}
 		m.line()
 	}
+	r.mdBlocked(m, limit-allowedReserve, &left)
+	r.mdOutside(m, limit-allowedReserve, &left)
 	mdDiffs(m, violations, limit-allowedReserve, &left, true)
 
 	// Allowed changes: a table for a few, roll-ups per folder for many.
@@ -297,6 +317,73 @@ func (r *Report) markdown(m *mdWriter) {
 		m.line()
 	}
 	m.line("<sub>diffgate report · schema ", Schema, "</sub>")
+}
+
+// mdFindings writes a group of findings: a heading, what they are, and a
+// table of n rows (row(i) each, columns head) while the document stays
+// under limit. It returns how many rows it had no room for.
+func mdFindings(m *mdWriter, title, intro string, head []string, n int, row func(i int) string, limit int) (left int) {
+	if n == 0 {
+		return 0
+	}
+	m.linef("### %s (%d)", title, n)
+	m.line()
+	m.line(intro)
+	m.line()
+	m.line("| " + strings.Join(head, " | ") + " |")
+	m.line(strings.Repeat("|---", len(head)) + "|")
+	for i := 0; i < n; i++ {
+		l := row(i)
+		if i >= mdTableMax || m.len()+len(l) > limit {
+			m.linef("| … | %d more |%s", n-i, strings.Repeat(" |", len(head)-2))
+			left = n - i
+			break
+		}
+		m.line(l)
+	}
+	m.line()
+	return left
+}
+
+// mdBlocked writes the blocked actions.
+func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
+	left.blocked += mdFindings(m, "Blocked actions", "Containment prevented these actions: each fails the gate, and no allowlist entry allows one.",
+		[]string{"Kind", "Target", "Process", "Op", "Count"}, len(r.Blocked), func(i int) string {
+			b := &r.Blocked[i]
+			return "| ⛔ " + mdText(b.Kind) + " | " + mdCode(b.Target, true) + " | " + orDash(mdCode(blockedProcess(b), true), blockedProcess(b)) +
+				" | " + orDash(mdText(b.Op), b.Op) + " | " + fmt.Sprint(max(b.Count, 1)) + " |"
+		}, limit)
+	if n := r.blockedDropped(); n > 0 && len(r.Blocked) > 0 {
+		m.linef("%s, beyond the list's bound, counted but not listed.", plural(n, "more blocked action"))
+		m.line()
+	}
+}
+
+// mdOutside writes the changes outside the workspace and what the watch
+// could not watch.
+func (r *Report) mdOutside(m *mdWriter, limit int, left *leftOut) {
+	left.outside += mdFindings(m, "Outside the workspace",
+		"Changes in watched paths outside the workspace (stat only, contents never read): each fails the gate, and no allowlist entry allows one.",
+		[]string{"Kind", "Path", "Detail"}, len(r.Outside), func(i int) string {
+			o := &r.Outside[i]
+			d := o.Detail()
+			return "| 🟠 " + string(o.Kind) + " | " + mdCode(o.Path, true) + " | " + orDash(mdCode(d, true), d) + " |"
+		}, limit)
+	if w := r.Watch; w != nil && len(w.Unwatchable) > 0 {
+		m.linef("### Not watchable (%d)", len(w.Unwatchable))
+		m.line()
+		m.line("The gate could not stat these paths outside the workspace, before or after the run: a change there would not be seen.")
+		m.line()
+		for i, u := range w.Unwatchable {
+			l := fmt.Sprintf("- %s: %s", mdCode(u.Path, false), mdText(u.Reason))
+			if i >= mdListMax || m.len()+len(l) > limit {
+				m.linef("- … and %d more", len(w.Unwatchable)-i)
+				break
+			}
+			m.line(l)
+		}
+		m.line()
+	}
 }
 
 // mdDiffs writes the text diffs (or diff notes) of cs, each cut to

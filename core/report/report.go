@@ -5,10 +5,12 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // Schema is the version tag of the JSON report.
@@ -39,8 +41,15 @@ type Report struct {
 	// made before containment existed (an extension).
 	Containment *Containment `json:"containment,omitempty"`
 	// Blocked lists the actions containment prevented, when they could be
-	// observed (Containment.Observed; an extension).
+	// observed (Containment.Observed; an extension): each fails the gate.
 	Blocked []Blocked `json:"blocked,omitempty"`
+	// Watch says which paths outside the workspace were watched (stat
+	// only, before and after the run), and what could not be (an
+	// extension); nil when nothing was watched (--no-watch, older reports).
+	Watch *Watch `json:"watch,omitempty"`
+	// Outside lists the changes found in the watched paths (an extension):
+	// each fails the gate, and no allowlist entry allows one.
+	Outside []Outside `json:"outside,omitempty"`
 	// WorkspaceB64 carries the raw bytes of a Workspace that is not valid
 	// UTF-8 (base64); WriteJSON sets it and Parse reads it (an extension).
 	WorkspaceB64 string `json:"workspace_b64,omitempty"`
@@ -198,6 +207,116 @@ type Blocked struct {
 	// were blocked (an extension; at least 1).
 	Op    string `json:"op,omitempty"`
 	Count int    `json:"count,omitempty"`
+	// TargetB64 carries the raw bytes of a Target that is not valid UTF-8
+	// (base64); WriteJSON sets it and Parse reads it.
+	TargetB64 string `json:"target_b64,omitempty"`
+}
+
+// Line renders b as the CLI's "BLOCKED KIND TARGET" line, with
+// " (N times)" when the same action was blocked more than once; the target
+// is quoted as a path is.
+func (b *Blocked) Line() string {
+	line := "BLOCKED " + Printable(b.Kind) + " " + QuotePath(b.Target)
+	if b.Count > 1 {
+		line += fmt.Sprintf(" (%d times)", b.Count)
+	}
+	return line
+}
+
+// Watch is what the gate watched outside the workspace: each path (a file,
+// a directory walked to a bound, or a path that does not exist yet),
+// stat-only, before and after the run.
+type Watch struct {
+	Paths []WatchedPath `json:"paths"`
+	// Entries counts the entries recorded before the run, in all paths.
+	Entries int `json:"entries"`
+	// Unwatchable lists what the gate could not stat (or list), before
+	// and after the run alike, and why: what it hides is not known. A path
+	// that became unwatchable during the run is a change (Outside).
+	Unwatchable []Unwatchable `json:"unwatchable,omitempty"`
+}
+
+// WatchedPath is one path of the watch.
+type WatchedPath struct {
+	// Path is absolute.
+	Path    string `json:"path"`
+	PathB64 string `json:"path_b64,omitempty"`
+	// Default is set for a path of the default set (not named by --watch).
+	Default bool `json:"default,omitempty"`
+	// Via names the symlink this path is the target of: a watched symlink's
+	// target is watched too.
+	Via string `json:"via,omitempty"`
+	// For names a path that could not be stat'ed and whose directory this
+	// is: the directory is stat'ed only (its times change when an entry is
+	// added to it, removed or renamed).
+	For string `json:"for,omitempty"`
+	// Entries counts what was recorded at and below it before the run (0:
+	// it does not exist).
+	Entries int `json:"entries"`
+	// Cut names the bound that cut the walk of a directory ("10000
+	// entries", "depth 8"): what lies beyond it was not watched.
+	Cut string `json:"cut,omitempty"`
+	// Skipped says why the path was not watched ("inside the workspace:
+	// the diff covers it").
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Unwatchable is a path the gate could not stat or list.
+type Unwatchable struct {
+	Path    string `json:"path"`
+	PathB64 string `json:"path_b64,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// Outside is a change found in a watched path outside the workspace: the
+// path (absolute), its kind (added, removed or changed) and, for a
+// change, what changed, from stat alone (its content is never read).
+type Outside struct {
+	Path    string    `json:"path"`
+	PathB64 string    `json:"path_b64,omitempty"`
+	Kind    diff.Kind `json:"kind"`
+	// Aspects are Outside* words: what differs between Before and After.
+	Aspects []string        `json:"aspects"`
+	Before  *snapshot.Entry `json:"before,omitempty"`
+	After   *snapshot.Entry `json:"after,omitempty"`
+}
+
+// What a change outside the workspace changed (Outside.Aspects).
+const (
+	OutsideType   = "type"
+	OutsideMode   = "mode"
+	OutsideOwner  = "owner"
+	OutsideTarget = "target"
+	OutsideSize   = "size"
+	OutsideMTime  = "mtime"
+	OutsideCTime  = "ctime"
+	OutsideInode  = "inode"
+	OutsideLinks  = "links"
+	OutsideDevice = "device"
+	// OutsideStat: the path could be stat'ed on one side only (the entry
+	// of the other side carries the error).
+	OutsideStat = "stat"
+)
+
+// Has reports whether o has aspect a.
+func (o *Outside) Has(a string) bool { return slices.Contains(o.Aspects, a) }
+
+// NotObservable is the line every format shows for a run whose
+// containment was requested but whose blocked actions could not be
+// observed: "blocked actions not observable: REASON" ("" otherwise).
+func (c *Containment) NotObservable() string {
+	if c == nil || c.Mode == "" || c.Mode == "off" || c.Observed {
+		return ""
+	}
+	const prefix = "blocked actions not observable"
+	why := strings.TrimSpace(c.Why)
+	switch {
+	case strings.HasPrefix(why, prefix):
+		return why
+	case why == "":
+		return prefix + ": no reason given"
+	}
+	return prefix + ": " + why
 }
 
 // Missing returns the layers that were requested but not enforced.

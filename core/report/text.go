@@ -93,8 +93,11 @@ func ChangeDetail(c *diff.Change) string {
 	}
 	if c.Risk != diff.NoRisk {
 		r := string(c.Risk)
-		if c.Risk == diff.SymlinkEscape && a != nil && !c.Has(diff.Target) {
+		switch {
+		case c.Risk == diff.SymlinkEscape && a != nil && !c.Has(diff.Target):
 			r += " -> " + QuotePath(a.Target)
+		case c.Risk == diff.HardlinkEscape && a != nil && a.Nlink > 1:
+			r += fmt.Sprintf(": %d links, %d in the workspace", a.Nlink, c.LinksInside)
 		}
 		parts = append(parts, r)
 	}
@@ -131,8 +134,8 @@ func ProcessLines(r *Report) []string {
 }
 
 // Lines renders every violation and process finding, in the CLI's order:
-// changes sorted by path first, then unreadable entries
-// ("UNREADABLE path (reason)"), then process findings.
+// changes sorted by path first, then the other findings (OtherLines), then
+// process findings.
 func (r *Report) Lines() []string {
 	var out []string
 	for i := range r.Changes {
@@ -140,8 +143,143 @@ func (r *Report) Lines() []string {
 			out = append(out, ChangeLine(&r.Changes[i]))
 		}
 	}
-	out = append(out, UnreadableLines(r.Unreadable)...)
+	out = append(out, r.OtherLines()...)
 	return append(out, ProcessLines(r)...)
+}
+
+// OtherLines renders the findings that are neither workspace changes nor
+// process findings, in the CLI's order: unreadable entries ("UNREADABLE
+// path (reason)"), blocked actions ("BLOCKED write /home/u/.bashrc"), then
+// changes outside the workspace ("OUTSIDE changed /home/u/.bashrc (size
+// 5 B -> 7 B)").
+func (r *Report) OtherLines() []string {
+	out := UnreadableLines(r.Unreadable)
+	for i := range r.Blocked {
+		out = append(out, r.Blocked[i].Line())
+	}
+	for i := range r.Outside {
+		out = append(out, r.Outside[i].Line())
+	}
+	return out
+}
+
+// Line renders o as the CLI's "OUTSIDE KIND PATH (detail)" line, KIND
+// lower-case as in the report (added, removed, changed).
+func (o *Outside) Line() string {
+	line := "OUTSIDE " + string(o.Kind) + " " + QuotePath(o.Path)
+	if d := o.Detail(); d != "" {
+		line += " (" + d + ")"
+	}
+	return line
+}
+
+// Detail describes a change outside the workspace from stat alone: what an
+// added or removed entry is ("file 0644 5 B"), or what changed ("size
+// 5 B -> 7 B", "mode 0644 -> 0600", "modified, same size", "replaced (new
+// inode)", "cannot stat after the run: permission denied").
+func (o *Outside) Detail() string {
+	b, a := o.Before, o.After
+	switch {
+	case o.Kind == diff.Added && a != nil:
+		return entrySummary(a)
+	case o.Kind == diff.Removed && b != nil:
+		return entrySummary(b)
+	case b == nil || a == nil:
+		return ""
+	}
+	if o.Has(OutsideStat) {
+		if a.Err != "" {
+			return "cannot stat after the run: " + Printable(a.Err)
+		}
+		return "cannot stat before the run: " + Printable(b.Err)
+	}
+	var parts []string
+	if o.Has(OutsideType) {
+		parts = append(parts, fmt.Sprintf("type %s -> %s", b.Type, a.Type))
+	}
+	if o.Has(OutsideMode) {
+		parts = append(parts, fmt.Sprintf("mode %s -> %s", b.ModeString(), a.ModeString()))
+	}
+	if o.Has(OutsideOwner) {
+		parts = append(parts, fmt.Sprintf("owner %d:%d -> %d:%d", b.UID, b.GID, a.UID, a.GID))
+	}
+	if o.Has(OutsideTarget) {
+		parts = append(parts, fmt.Sprintf("target %s -> %s", QuotePath(b.Target), QuotePath(a.Target)))
+	}
+	if o.Has(OutsideSize) {
+		from, to := Size(b.Size), Size(a.Size)
+		if from == to { // 3.7 KiB -> 3.7 KiB says nothing
+			from, to = fmt.Sprintf("%d B", b.Size), fmt.Sprintf("%d B", a.Size)
+		}
+		parts = append(parts, fmt.Sprintf("size %s -> %s", from, to))
+	} else if o.Has(OutsideMTime) {
+		parts = append(parts, "modified, same size")
+	}
+	if o.Has(OutsideDevice) {
+		parts = append(parts, "device number changed")
+	}
+	if o.Has(OutsideLinks) {
+		parts = append(parts, fmt.Sprintf("links %d -> %d", linkCount(b), linkCount(a)))
+	}
+	if o.Has(OutsideInode) {
+		parts = append(parts, "replaced (new inode)")
+	}
+	if len(parts) == 0 && o.Has(OutsideCTime) {
+		parts = append(parts, "status changed (ctime)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// linkCount is a file's number of names (Entry.Nlink records only counts
+// above 1).
+func linkCount(e *snapshot.Entry) uint32 {
+	if e.Nlink == 0 && e.Type == snapshot.File {
+		return 1
+	}
+	return e.Nlink
+}
+
+// Summary is the watch in one line: "watched 21 paths outside the
+// workspace (24 entries)", then what could not be watched and which walks a
+// bound cut.
+func (w *Watch) Summary() string {
+	if w == nil {
+		return ""
+	}
+	n := 0
+	var cut []string
+	standIn := map[string]bool{}
+	for _, p := range w.Paths {
+		if p.Skipped == "" {
+			n++
+		}
+		if p.For != "" {
+			standIn[p.For] = true
+		}
+		if p.Cut != "" {
+			cut = append(cut, QuotePath(p.Path)+" ("+p.Cut+")")
+		}
+	}
+	entries := fmt.Sprintf("%d entries", w.Entries)
+	if w.Entries == 1 {
+		entries = "1 entry"
+	}
+	line := fmt.Sprintf("watched %s outside the workspace (%s)", plural(n, "path"), entries)
+	if len(w.Unwatchable) > 0 {
+		parts := make([]string, len(w.Unwatchable))
+		for i, u := range w.Unwatchable {
+			parts[i] = QuotePath(u.Path) + " (" + Printable(u.Reason)
+			if standIn[u.Path] {
+				parts[i] += ", its directory is watched instead, stat only"
+			}
+			parts[i] += ")"
+		}
+		line += "; not watchable: " + strings.Join(parts, ", ")
+	}
+	if len(cut) > 0 {
+		line += "; walk cut short: " + strings.Join(cut, ", ")
+	}
+	return line
 }
 
 // UnreadableLines renders unreadable entries as the CLI prints them.

@@ -17,7 +17,8 @@ func (r *Report) Apply(p *policy.Policy, entries []string) {
 }
 
 // Evaluate recomputes Verdict and Reasons from the changes' Allowed flags and
-// the process outcome: the run passes only with no violation, exit code 0, no
+// the process outcome: the run passes only with no violation, no unreadable
+// entry, no blocked action, no change outside the workspace, exit code 0, no
 // timeout, no cancellation, no leftover process and a supervisor that saw the
 // run to its end.
 func (r *Report) Evaluate() {
@@ -34,11 +35,20 @@ func (r *Report) Evaluate() {
 	if risky > 0 {
 		reasons = append(reasons, plural(risky, "risky change"))
 	}
-	switch n := len(r.Unreadable); {
-	case n == 1:
-		reasons = append(reasons, "1 unreadable entry")
-	case n > 1:
-		reasons = append(reasons, fmt.Sprintf("%d unreadable entries", n))
+	for _, f := range []struct {
+		n          int
+		one, other string
+	}{
+		{len(r.Unreadable), "unreadable entry", "unreadable entries"},
+		{r.blockedCount(), "blocked action", "blocked actions"},
+		{len(r.Outside), "change outside the workspace", "changes outside the workspace"},
+	} {
+		switch {
+		case f.n == 1:
+			reasons = append(reasons, "1 "+f.one)
+		case f.n > 1:
+			reasons = append(reasons, fmt.Sprintf("%d %s", f.n, f.other))
+		}
 	}
 	pr := &r.Process
 	switch {
@@ -67,6 +77,20 @@ func (r *Report) Evaluate() {
 	}
 }
 
+// blockedCount counts the blocked actions: those listed and those beyond
+// the list's bound (Containment.BlockedDropped).
+func (r *Report) blockedCount() int {
+	return len(r.Blocked) + r.blockedDropped()
+}
+
+// blockedDropped is Containment.BlockedDropped (0 without containment).
+func (r *Report) blockedDropped() int {
+	if r.Containment == nil {
+		return 0
+	}
+	return r.Containment.BlockedDropped
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -77,14 +101,17 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Counts tallies a report's changes for summaries and counters.
+// Counts tallies a report's changes for summaries and counters; Blocked
+// and Outside count the blocked actions and the changes outside the
+// workspace.
 type Counts struct {
 	Added, Removed, Changed, Allowed, Violations, Risky int
+	Blocked, Outside                                    int
 }
 
 // Count tallies the changes.
 func (r *Report) Count() Counts {
-	var c Counts
+	c := Counts{Blocked: r.blockedCount(), Outside: len(r.Outside)}
 	for _, ch := range r.Changes {
 		switch ch.Kind {
 		case diff.Added:

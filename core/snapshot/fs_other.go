@@ -162,3 +162,23 @@ func (d dirHandle) readFile(name string, max int64) ([]byte, error) {
 	}
 	return os.ReadFile(p)
 }
+
+// Lstat records the entry at the absolute path abs as a walk records one,
+// reading no content (see the Unix version; here from os.Lstat: no owner,
+// inode or link count). Its Path is abs.
+func Lstat(abs string) (Entry, error) {
+	e := Entry{Path: abs, UID: -1, GID: -1}
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return e, err
+	}
+	fillInfo(&e, fi)
+	if e.Type == Symlink {
+		t, err := os.Readlink(abs)
+		if err != nil {
+			e.Err = describe(err)
+		}
+		e.Target = filepath.ToSlash(t)
+	}
+	return e, nil
+}

@@ -5,6 +5,7 @@ package snapshot
 import (
 	"encoding/hex"
 	"io/fs"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -277,6 +278,10 @@ func fill(e *Entry, st *unix.Stat_t) {
 		e.Type = Unknown
 	}
 	e.Perm = m & 0o7777
+	e.Nlink = 0
+	if e.Type == File && st.Nlink > 1 {
+		e.Nlink = uint32(min(uint64(st.Nlink), 1<<32-1))
+	}
 	e.UID, e.GID = int64(st.Uid), int64(st.Gid)
 	e.MTime = timespecNanos(statMtime(st))
 	e.CTime = timespecNanos(statCtime(st))
@@ -317,4 +322,32 @@ func (d dirHandle) readFile(name string, max int64) ([]byte, error) {
 		off += n
 	}
 	return buf, nil
+}
+
+// Lstat records the entry at the absolute path abs as a walk records one,
+// reading no content: type, mode, owner, size, times, inode, link count and
+// device number, from lstat(2) (a symlink in the last component is not
+// followed; its target is read). Its Path is abs.
+func Lstat(abs string) (Entry, error) {
+	e := Entry{Path: abs, UID: -1, GID: -1}
+	var st unix.Stat_t
+	for {
+		err := unix.Lstat(abs, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return e, &fs.PathError{Op: "lstat", Path: abs, Err: err}
+		}
+		break
+	}
+	fill(&e, &st)
+	if e.Type == Symlink {
+		t, err := os.Readlink(abs)
+		if err != nil {
+			e.Err = describe(err)
+		}
+		e.Target = t
+	}
+	return e, nil
 }

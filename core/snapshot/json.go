@@ -33,6 +33,7 @@ type entryJSON struct {
 	Rdev      uint64 `json:"rdev,omitempty"`
 	Err       string `json:"error,omitempty"`
 	Xattr     string `json:"xattr,omitempty"`
+	Nlink     uint32 `json:"nlink,omitempty"`
 }
 
 // EncodeString returns s as JSON-safe text and, when s is not valid UTF-8,
@@ -58,7 +59,7 @@ func DecodeString(text, b64 string) (string, error) {
 
 func (e *Entry) toJSON(withPath bool) entryJSON {
 	j := entryJSON{Type: e.Type, Size: e.Size, SHA256: e.SHA256, MTime: e.MTime, CTime: e.CTime,
-		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err, Xattr: e.Xattr}
+		Dev: e.Dev, Ino: e.Ino, Rdev: e.Rdev, Err: e.Err, Xattr: e.Xattr, Nlink: e.Nlink}
 	if withPath {
 		j.Path, j.PathB64 = EncodeString(e.Path)
 	}
@@ -75,7 +76,7 @@ func (e *Entry) toJSON(withPath bool) entryJSON {
 
 func (j *entryJSON) toEntry() (Entry, error) {
 	e := Entry{Type: j.Type, Size: j.Size, SHA256: j.SHA256, MTime: j.MTime, CTime: j.CTime,
-		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, Xattr: j.Xattr, UID: -1, GID: -1}
+		Dev: j.Dev, Ino: j.Ino, Rdev: j.Rdev, Err: j.Err, Xattr: j.Xattr, Nlink: j.Nlink, UID: -1, GID: -1}
 	var err error
 	if e.Path, err = DecodeString(j.Path, j.PathB64); err != nil {
 		return e, err
@@ -227,6 +228,10 @@ func appendEntry(b []byte, e *Entry) []byte {
 	}
 	str("error", e.Err)
 	str("xattr", e.Xattr)
+	if e.Nlink != 0 {
+		field("nlink")
+		b = strconv.AppendUint(b, uint64(e.Nlink), 10)
+	}
 	return append(b, '}')
 }
 

@@ -50,7 +50,7 @@ func TestWriteMatchesEncodingJSON(t *testing.T) {
 		for _, typ := range []Type{File, Dir, Symlink, FIFO, Socket, Block, Char, Unknown, ""} {
 			e := Entry{Path: s + string(typ), Type: typ, Perm: uint32(i*0o421) & 0o7777, Size: int64(i*1000 - 3),
 				UID: int64(i - 1), GID: int64(i * 7), MTime: int64(i) * 1e17, CTime: -int64(i), Dev: uint64(i) << 60,
-				Ino: uint64(i), Rdev: math.MaxUint64 - uint64(i), SHA256: s, Target: odd[(i+3)%len(odd)], Err: odd[(i+5)%len(odd)]}
+				Ino: uint64(i), Nlink: uint32(i%3) * math.MaxUint32 / 2, Rdev: math.MaxUint64 - uint64(i), SHA256: s, Target: odd[(i+3)%len(odd)], Err: odd[(i+5)%len(odd)]}
 			if i%4 == 0 {
 				e = Entry{Path: s, Type: typ, UID: -1, GID: -1}
 			}

@@ -47,6 +47,12 @@ type Entry struct {
 	Type Type
 	// Perm holds the permission bits including setuid, setgid and sticky (07777).
 	Perm uint32
+	// Nlink is the link count of a regular file that has more than one
+	// name (hard links); 0 for a file with one name, for any other type
+	// and when unknown (seed manifests, manifests written before it was
+	// recorded, Windows). Only a count above 1 tells anything: some other
+	// name of the same inode exists, perhaps outside the tree.
+	Nlink uint32
 	// Size is the byte size for files, the target length for symlinks, 0 otherwise.
 	Size int64
 	// UID and GID are the numeric owner; -1 when unknown (seed manifests, Windows).
