@@ -29,6 +29,9 @@ type Banner struct {
 	icon       *widget.Icon
 	verdict    *canvas.Text
 	summary    *canvas.Text
+	// contained says, beside the verdict, whether the script was contained:
+	// "NOT CONTAINED" as loudly as a FAIL.
+	contained *canvas.Text
 	reasons    *fyne.Container
 	facts      *fyne.Container
 }
@@ -44,6 +47,8 @@ func NewBanner(r *report.Report) *Banner {
 	b.verdict = canvas.NewText("", color.Black)
 	b.verdict.TextStyle = fyne.TextStyle{Bold: true}
 	b.summary = canvas.NewText("", color.Black)
+	b.contained = canvas.NewText("", color.Black)
+	b.contained.TextStyle = fyne.TextStyle{Bold: true}
 	b.reasons = container.NewVBox()
 	b.facts = container.New(layout.NewFormLayout())
 	b.ExtendBaseWidget(b)
@@ -59,12 +64,17 @@ func (b *Banner) SetReport(r *report.Report) {
 // VerdictText is the verdict as shown ("PASS" or "FAIL").
 func (b *Banner) VerdictText() string { return b.verdict.Text }
 
+// ContainedText is the containment mark as shown ("contained", "NOT
+// CONTAINED", "" for a report without containment) and its color.
+func (b *Banner) ContainedText() (string, color.Color) { return b.contained.Text, b.contained.Color }
+
 // CreateRenderer implements fyne.Widget.
 func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
 	b.update()
 	th := b.Theme()
 	pad := th.Size(theme.SizeNamePadding)
 	head := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
+		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.contained),
 		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.summary))
 	left := container.NewVBox(head, b.reasons)
 	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
@@ -106,6 +116,19 @@ func (b *Banner) update() {
 	b.summary.TextStyle.Bold = true
 	b.summary.TextSize = th.Size(theme.SizeNameSubHeadingText)
 	b.summary.Text = summaryLine(r)
+	b.contained.Text, b.contained.Color = "", c
+	if ct := r.Containment; ct != nil && r.Script.Path != "" {
+		b.contained.TextSize = th.Size(theme.SizeNameSubHeadingText)
+		if ct.Contained {
+			b.contained.Text = "· contained"
+			b.contained.Color = style.Color(th, style.Muted)
+		} else {
+			// As loud as the verdict: in the error color, at its size.
+			b.contained.Text = "NOT CONTAINED"
+			b.contained.Color = style.Color(th, style.FailColor)
+			b.contained.TextSize = th.Size(theme.SizeNameHeadingText) * 1.4
+		}
+	}
 
 	var rows []fyne.CanvasObject
 	for _, reason := range r.Reasons {
@@ -117,6 +140,17 @@ func (b *Banner) update() {
 		}
 		if strings.Contains(reason, "timed out") && r.Process.Timeout != "" {
 			rows = append(rows, reasonRow(th, c, "limit "+r.Process.Timeout, true))
+		}
+		if strings.Contains(reason, "blocked action") {
+			rows = append(rows, blockedRows(th, c, r.Blocked)...)
+		}
+	}
+	if ct := r.Containment; ct != nil && r.Script.Path != "" {
+		if miss := ct.Missing(); len(miss) > 0 || ct.Mode == "off" {
+			rows = append(rows, reasonRow(th, c, ct.Summary(), false))
+		}
+		if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
+			rows = append(rows, reasonRow(th, c, ct.Why, false))
 		}
 	}
 	b.reasons.Objects = rows
@@ -158,6 +192,23 @@ func (b *Banner) update() {
 	}
 	fact("Process", exit, false)
 	b.facts.Refresh()
+}
+
+// maxBannerBlocked bounds the blocked actions the banner lists (the
+// review's Blocked group has them all).
+const maxBannerBlocked = 3
+
+// blockedRows lists the first blocked actions under their reason.
+func blockedRows(th fyne.Theme, c color.Color, bs []report.Blocked) []fyne.CanvasObject {
+	var rows []fyne.CanvasObject
+	for i, b := range bs {
+		if i == maxBannerBlocked {
+			rows = append(rows, reasonRow(th, c, fmt.Sprintf("… and %d more in the Blocked group", len(bs)-i), true))
+			break
+		}
+		rows = append(rows, reasonRow(th, c, strings.TrimPrefix(b.Line(), "BLOCKED ")+"   "+b.Cmd, true))
+	}
+	return rows
 }
 
 // summaryLine is one sentence on the verdict.

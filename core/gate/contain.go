@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -65,6 +66,14 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
 		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, NoMounts: pol.NoMounts, Memory: pol.Memory,
 		ReadOnly: gitReadOnly(spec.Dir, before, writable),
+	}
+	if g.cfg.Stage == nil && before != nil {
+		// A staged run's script writes to copies (an overlay copies a
+		// file up, a copy stage has its own): only a direct run can write
+		// through a hard link to a file outside.
+		for _, p := range diff.HardlinkEscapes(before) {
+			spec.Containment.HardLinks = append(spec.Containment.HardLinks, filepath.Join(spec.Dir, filepath.FromSlash(p)))
+		}
 	}
 	return cleanup, nil
 }

@@ -1,0 +1,50 @@
+package review
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2/theme"
+
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// TestBannerContainment: the banner says beside the verdict whether the
+// script was contained, "NOT CONTAINED" in the error color at the
+// verdict's size, lists the blocked actions under their reason, and says
+// when blocked actions could not be observed.
+func TestBannerContainment(t *testing.T) {
+	r := cleanReport()
+	r.Script.Path = "/w/gen.sh"
+	r.Containment = &report.Containment{Mode: "auto", Contained: true, LandlockABI: 7, Observed: true,
+		Layers: []report.Layer{{Name: "filesystem", Requested: true, Enforced: true, How: "landlock v7"}}}
+	r.Blocked = []report.Blocked{
+		{Kind: "write", Target: "/home/u/.bashrc", PID: 12, Cmd: "sh gen.sh", Op: "openat", Count: 1},
+		{Kind: "net", Target: "127.0.0.1:8080", PID: 13, Cmd: "curl http://127.0.0.1:8080/", Op: "connect", Count: 2},
+	}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	b := v.Banner()
+	if txt, _ := b.ContainedText(); txt != "· contained" {
+		t.Errorf("contained mark %q", txt)
+	}
+	oneText(t, b, "2 blocked actions")
+	oneText(t, b, "write /home/u/.bashrc   sh gen.sh")
+	oneText(t, b, "net 127.0.0.1:8080 (2 times)   curl http://127.0.0.1:8080/")
+
+	r.Containment = &report.Containment{Mode: "auto", LandlockABI: 0, Why: "blocked actions not observable: seccomp user notification turned off for a test",
+		Layers: []report.Layer{{Name: "filesystem", Requested: true, Why: "landlock: not supported by this kernel"}}}
+	r.Blocked = nil
+	r.Evaluate()
+	v.SetReport(r)
+	txt, c := b.ContainedText()
+	if txt != "NOT CONTAINED" {
+		t.Fatalf("contained mark %q", txt)
+	}
+	wantColor(t, "NOT CONTAINED", c, theme.ColorNameError)
+	verdict := oneText(t, b, "FAIL")
+	if mark := oneText(t, b, "NOT CONTAINED"); mark.TextSize != verdict.TextSize || !mark.TextStyle.Bold {
+		t.Errorf("NOT CONTAINED at %v (bold %v), the verdict at %v", mark.TextSize, mark.TextStyle.Bold, verdict.TextSize)
+	}
+	oneText(t, b, "NOT CONTAINED: filesystem (landlock: not supported by this kernel)")
+	oneText(t, b, "blocked actions not observable: seccomp user notification turned off for a test")
+}
