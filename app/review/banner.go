@@ -32,8 +32,8 @@ type Banner struct {
 	// contained says, beside the verdict, whether the script was contained:
 	// "NOT CONTAINED" as loudly as a FAIL.
 	contained *canvas.Text
-	reasons    *fyne.Container
-	facts      *fyne.Container
+	reasons   *fyne.Container
+	facts     *fyne.Container
 }
 
 // NewBanner returns a banner for r (which may be nil).
