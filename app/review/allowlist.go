@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/policy"
 )
@@ -56,7 +57,7 @@ type AllowlistEditor struct {
 	// problems (empty when every line parses).
 	OnChanged func(entries []string, problems []Problem)
 
-	entry    *widget.Entry
+	entry    *keys.Entry
 	problems *fyne.Container
 	entries  []string
 	bad      []Problem
@@ -65,7 +66,7 @@ type AllowlistEditor struct {
 // NewAllowlistEditor returns an empty editor.
 func NewAllowlistEditor() *AllowlistEditor {
 	e := &AllowlistEditor{}
-	e.entry = widget.NewMultiLineEntry()
+	e.entry = keys.NewMultiLineEntry()
 	e.entry.TextStyle = fyne.TextStyle{Monospace: true}
 	e.entry.SetPlaceHolder("one entry per line, e.g.\nlogs/\n.cache/\nadded:out/**/*.o")
 	e.entry.Wrapping = fyne.TextWrapOff
@@ -141,7 +142,11 @@ func (e *AllowlistEditor) AppendAll(entries []string) {
 }
 
 // Entry is the underlying text entry (to focus it or set its size).
-func (e *AllowlistEditor) Entry() *widget.Entry { return e.entry }
+func (e *AllowlistEditor) Entry() *keys.Entry { return e.entry }
+
+// SetOnEscape sets where Escape takes the focus from the editor (nil:
+// nowhere).
+func (e *AllowlistEditor) SetOnEscape(f func()) { e.entry.OnEscape = f }
 
 // Disable and Enable switch editing off and on.
 func (e *AllowlistEditor) Disable() { e.entry.Disable() }

@@ -61,6 +61,7 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 	// After Approve the decision and note go with it.
 	test.Type(v.note, "config is generated")
 	test.Tap(v.approveBtn)
+	confirmApproval(t, w.Canvas()) // the draft leaves violations
 	test.Tap(v.exportBtns[JSON])
 	if exported.Review == nil || exported.Review.Decision != report.Approved || exported.Review.Note != "config is generated" ||
 		!slices.Equal(exported.Allowlist, runAllowlist) {

@@ -16,10 +16,13 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
@@ -41,6 +44,9 @@ type Options struct {
 	// Export writes the report in a format (through a save dialog on the
 	// desktop, a download in the browser).
 	Export func(r *report.Report, f Format)
+	// OpenFolder opens the folder holding a saved export (SetExported) in
+	// the system's file manager; nil hides Open folder.
+	OpenFolder func(path string)
 	// OnDraftChanged is called after the draft allowlist changed and the
 	// verdict was re-evaluated.
 	OnDraftChanged func(entries []string)
@@ -71,7 +77,7 @@ type View struct {
 
 	banner                                   *Banner
 	added, removed, changed, violations, all *Chip
-	search                                   *widget.Entry
+	search                                   *keys.Entry
 	treeBtn, listBtn                         *widget.Button
 	shown                                    *widget.RichText
 	list                                     *changeList
@@ -80,11 +86,13 @@ type View struct {
 	empty                                    *widget.RichText
 	detail                                   *detail
 	editor                                   *AllowlistEditor
-	note                                     *widget.Entry
+	note                                     *keys.Entry
 	approveBtn, rejectBtn, resetBtn          *widget.Button
 	suggestBtn                               *widget.Button
 	decision                                 *widget.RichText
 	exportBtns                               map[Format]*widget.Button
+	exported                                 *exported
+	confirm                                  dialog.Dialog // the approval question while it is asked
 	root                                     fyne.CanvasObject
 	decisionSeq                              int // counts SetDecision calls
 	stage                                    *stagePane
@@ -115,7 +123,8 @@ func (v *View) build() {
 	v.violations = NewChip("Violations", style.FailColor, toggle(func(b bool) { v.filter.Violations = b }))
 	v.all = NewChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
 
-	v.search = widget.NewEntry()
+	v.search = keys.NewEntry()
+	v.search.OnEscape = v.focusChanges
 	v.search.SetPlaceHolder("Filter paths…")
 	v.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
@@ -132,8 +141,10 @@ func (v *View) build() {
 	v.detail = newDetail(v)
 
 	v.editor = NewAllowlistEditor()
+	v.editor.SetOnEscape(v.focusChanges)
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
-	v.note = widget.NewMultiLineEntry()
+	v.note = keys.NewMultiLineEntry()
+	v.note.OnEscape = v.focusChanges
 	v.note.SetPlaceHolder("Note for the record (why these changes are fine)")
 	v.note.SetMinRowsVisible(2)
 	v.note.Wrapping = fyne.TextWrapWord
@@ -151,6 +162,7 @@ func (v *View) build() {
 	v.decision.Hide() // until there is a decision to show (saves a row)
 	v.stage = newStagePane(v)
 
+	v.exported = newExported(v.opts.OpenFolder)
 	v.exportBtns = map[Format]*widget.Button{}
 	var exports []fyne.CanvasObject
 	for _, f := range Formats {
@@ -200,6 +212,7 @@ func (v *View) build() {
 		sideBottom.Add(widget.NewSeparator())
 		sideBottom.Add(exportTitle)
 		sideBottom.Add(container.NewGridWithColumns(3, exports...))
+		sideBottom.Add(v.exported.root)
 	}
 	var sideCenter fyne.CanvasObject = v.editor
 	if v.opts.ReadOnly {
@@ -218,6 +231,9 @@ func (v *View) build() {
 
 // SetReport shows r. The view edits r in place as the reviewer allows changes.
 func (v *View) SetReport(r *report.Report) {
+	if v.confirm != nil { // a question about the previous report
+		v.confirm.Hide()
+	}
 	v.r = r
 	v.sel = -1
 	if r == nil {
@@ -236,6 +252,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.decision.Hide()
 	v.stage.runAllow = append([]string(nil), r.Allowlist...)
 	v.stage.reset()
+	v.exported.clear()
 	v.note.SetText("")
 	v.detail.clear()
 	v.list.UnselectAll()
@@ -431,7 +448,9 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	return true
 }
 
-// TypedRune handles n / p (next / previous violation) and / (filter).
+// TypedRune handles n / p (next / previous violation), / (filter) and a
+// (Allow… for the selected change); any other character goes to the
+// window's keys ('?': the cheat sheet). It reports whether it was used.
 func (v *View) TypedRune(r rune) bool {
 	switch r {
 	case 'n':
@@ -440,10 +459,42 @@ func (v *View) TypedRune(r rune) bool {
 		v.NextViolation(-1)
 	case '/':
 		v.focus(v.search)
+	case 'a':
+		return v.OpenAllow()
 	default:
-		return false
+		return keys.PassRune(v, r)
 	}
 	return true
+}
+
+// OpenAllow opens the Allow… menu of the selected change (its suggested
+// entries) and reports whether there was one to open.
+func (v *View) OpenAllow() bool {
+	d := v.detail
+	if d.change < 0 || !d.allowBtn.Visible() || d.allowBtn.Disabled() || len(d.suggest) == 0 {
+		return false
+	}
+	d.showAllowMenu()
+	return true
+}
+
+// Bindings are the review's keys for the window's cheat sheet; Ctrl+Enter
+// (approve) runs from every widget of the window, the host decides when
+// it applies (the review is shown).
+func (v *View) Bindings() []keys.Binding {
+	const g = "Review"
+	approve := func() { v.Approve() }
+	return []keys.Binding{
+		{Group: g, Keys: "Ctrl+Enter", What: "Approve the allowlist (from the note and the allowlist editor too)",
+			Shortcut: &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}, Run: approve},
+		{Group: g, Shortcut: &desktop.CustomShortcut{KeyName: fyne.KeyEnter, Modifier: fyne.KeyModifierShortcutDefault}, Run: approve},
+		{Group: g, Keys: "Up, Down", What: "Previous or next change"},
+		{Group: g, Keys: "n, p", What: "Next or previous violation"},
+		{Group: g, Keys: "Enter", What: "Open the diff (Escape comes back)"},
+		{Group: g, Keys: "Left, Right", What: "Close or open a folder (tree)"},
+		{Group: g, Keys: "a", What: "Allow… the selected change"},
+		{Group: g, Keys: "/", What: "Filter the paths"},
+	}
 }
 
 func (v *View) focus(f fyne.Focusable) {
@@ -461,6 +512,15 @@ func (v *View) FocusDetail() {
 	case v.detail.allowBtn.Visible():
 		v.focus(v.detail.allowBtn)
 	}
+}
+
+// ChangesWidget is the change list or tree, whichever is shown: what
+// FocusChanges focuses.
+func (v *View) ChangesWidget() fyne.Focusable {
+	if v.tree {
+		return v.treeW
+	}
+	return v.list
 }
 
 // FocusChanges gives keyboard focus to the change list or tree.
@@ -539,8 +599,25 @@ func (v *View) updateButtons() {
 	}
 }
 
+// Approve approves the draft allowlist, as the Approve button does (a
+// no-op when it is disabled or hidden).
+func (v *View) Approve() {
+	if v.approveBtn.Disabled() || !v.approveBtn.Visible() {
+		return
+	}
+	v.approve()
+}
+
 func (v *View) approve() {
 	if v.opts.OnApprove == nil || v.r == nil {
+		return
+	}
+	v.confirmApproval(v.saveApproval)
+}
+
+// saveApproval hands the draft to the host and says what was saved.
+func (v *View) saveApproval() {
+	if v.r == nil {
 		return
 	}
 	entries := v.editor.Entries()

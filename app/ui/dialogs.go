@@ -61,16 +61,19 @@ func pickFolder(w fyne.Window, start, title string, done func(string)) {
 	if lu := listable(start); lu != nil {
 		d.SetLocation(lu)
 	}
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	showSized(d, w)
 }
 
-// pickFile asks for a file to open.
-func pickFile(w fyne.Window, start, title string, done func(string)) {
+// pickFile asks for a file to open, starting in start (a folder, or a
+// file's folder); ext, when not "", offers only files with that extension.
+func pickFile(w fyne.Window, start, title, ext string, done func(string)) {
 	p, cancelled, ok := tryNative(func() (string, error) {
 		b := native.File().Title(title)
-		if start != "" {
-			b = b.SetStartDir(start)
+		if ext != "" {
+			b = b.Filter(fmt.Sprintf("%s files", ext), ext)
+		}
+		if dir := startDir(start); dir != "" {
+			b = b.SetStartDir(dir)
 		}
 		return b.Load()
 	})
@@ -86,30 +89,31 @@ func pickFile(w fyne.Window, start, title string, done func(string)) {
 			done(r.URI().Path())
 		}
 	}, w)
+	if ext != "" {
+		d.SetFilter(storage.NewExtensionFileFilter([]string{"." + ext}))
+	}
 	if lu := listable(start); lu != nil {
 		d.SetLocation(lu)
 	}
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	showSized(d, w)
 }
 
-// saveFile asks where to save a file named name (extension ext) and calls
-// write with the chosen path.
-func saveFile(w fyne.Window, name, ext, title string, write func(path string) error) {
-	report := func(err error) {
-		if err != nil {
-			dialog.ShowError(err, w)
-		}
-	}
+// saveFile asks where to save a file named name (extension ext), starting
+// in the folder start, and calls save with the chosen path.
+func saveFile(w fyne.Window, start, name, ext, title string, save func(path string)) {
 	p, cancelled, ok := tryNative(func() (string, error) {
-		return native.File().Title(title).Filter(fmt.Sprintf("%s files", ext), ext).SetStartFile(name).Save()
+		b := native.File().Title(title).Filter(fmt.Sprintf("%s files", ext), ext).SetStartFile(name)
+		if dir := startDir(start); dir != "" {
+			b = b.SetStartDir(dir)
+		}
+		return b.Save()
 	})
 	if ok {
 		if !cancelled {
 			if filepath.Ext(p) == "" {
 				p += "." + ext
 			}
-			report(write(p))
+			save(p)
 		}
 		return
 	}
@@ -118,23 +122,49 @@ func saveFile(w fyne.Window, name, ext, title string, write func(path string) er
 			return
 		}
 		wc.Close()
-		report(write(wc.URI().Path()))
+		save(wc.URI().Path())
 	}, w)
 	d.SetFileName(name)
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
+	if lu := listable(start); lu != nil {
+		d.SetLocation(lu)
+	}
+	showSized(d, w)
 }
 
-func listable(dir string) fyne.ListableURI {
+// startDir is the folder a dialog starts in for start: start itself when
+// it is a folder, else the folder holding it when that exists ("" when
+// neither: the dialog's own default).
+func startDir(start string) string {
+	if start == "" {
+		return ""
+	}
+	if st, err := os.Stat(start); err == nil && st.IsDir() {
+		return start
+	}
+	if dir := filepath.Dir(start); dir != start {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir
+		}
+	}
+	return ""
+}
+
+func listable(start string) fyne.ListableURI {
+	dir := startDir(start)
 	if dir == "" {
 		return nil
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		dir = filepath.Dir(dir)
 	}
 	lu, err := storage.ListerForURI(storage.NewFileURI(dir))
 	if err != nil {
 		return nil
 	}
 	return lu
+}
+
+// showSized shows a Fyne file dialog as large as fits in w, up to 900×600
+// (it must be shown before it is resized: Fyne builds it in Show).
+func showSized(d *dialog.FileDialog, w fyne.Window) {
+	d.Show()
+	s := w.Canvas().Size()
+	d.Resize(fyne.NewSize(min(900, s.Width-20), min(600, s.Height-20)))
 }

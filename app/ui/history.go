@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
@@ -797,6 +798,10 @@ func (l *historyList) TypedKey(ev *fyne.KeyEvent) {
 		l.List.TypedKey(ev)
 	}
 }
+
+// TypedRune implements fyne.Focusable: the list types nothing, so a
+// character goes to the window's keys ('?': the cheat sheet).
+func (l *historyList) TypedRune(r rune) { keys.PassRune(l, r) }
 
 // historyRow is one run in the table.
 type historyRow struct {

@@ -280,7 +280,7 @@ func TestReopenRunFromHistory(t *testing.T) {
 	verdict, reasons := r.Verdict, strings.Join(r.Reasons, ";")
 
 	// Show something else, then double-click the run in the History tab.
-	u.openReportFile(writeDemoReport(t))
+	openReport(t, u, l, writeDemoReport(t))
 	u.Tabs.Select(u.historyItem)
 	var row *historyRow
 	walk(u.history.list, func(o fyne.CanvasObject) {
@@ -311,6 +311,19 @@ func TestReopenRunFromHistory(t *testing.T) {
 	if u2.Tabs.Selected() != u2.reviewItem || u2.reviewID != 1 || !slices.Equal(flatten(u2.Review().Report()), before) {
 		t.Errorf("Enter in a fresh app: tab %v, run %d", u2.Tabs.Selected().Text, u2.reviewID)
 	}
+}
+
+// openReport opens the report at path as File ▸ Open report… does and waits
+// until the review shows it.
+func openReport(t *testing.T, u *UI, l *loop, path string) *report.Report {
+	t.Helper()
+	before := u.Review().Report()
+	u.openReportFile(path)
+	l.until(t, "the report", 20*time.Second, func() bool {
+		r := u.Review().Report()
+		return r != nil && r != before && u.Tabs.Selected() == u.reviewItem
+	})
+	return u.Review().Report()
 }
 
 func writeDemoReport(t *testing.T) string {
@@ -459,6 +472,7 @@ func TestCorruptDatabase(t *testing.T) {
 		t.Errorf("status %q", s)
 	}
 	approveButton(t, u.Review()).OnTapped()
+	approveAnyway(t, u)
 	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved for this session only: the history is unavailable") {
 		t.Errorf("decision %q", d)
 	}

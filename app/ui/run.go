@@ -23,6 +23,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
@@ -42,6 +43,7 @@ const (
 	prefScripts    = "recent.scripts"
 	prefTimeout    = "run.timeout"
 	prefStage      = "run.stage"
+	prefReportDir  = "open.reportDir"
 	maxRecent      = 10
 	previewLimit   = 256 << 10
 	flushEvery     = 50 * time.Millisecond
@@ -54,10 +56,10 @@ type runTab struct {
 	runner Runner
 	log    zerolog.Logger
 
-	workspace, script  *widget.SelectEntry
+	workspace, script  *keys.SelectEntry
 	wsBrowse, scBrowse *widget.Button
 	demoBtn            *widget.Button
-	args, timeout      *widget.Entry
+	args, timeout      *keys.Entry
 	scriptView         *widget.TextGrid
 	scriptInfo         *widget.RichText
 	allow              *review.AllowlistEditor
@@ -91,10 +93,10 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t := &runTab{u: u, runner: runner, log: u.log, prior: map[string]*snapshot.Manifest{}}
 	prefs := u.app.Preferences()
 
-	t.workspace = widget.NewSelectEntry(prefs.StringList(prefWorkspaces))
+	t.workspace = keys.NewSelectEntry(prefs.StringList(prefWorkspaces))
 	t.workspace.SetPlaceHolder("Folder the script runs in (drop a folder on the window)")
 	t.workspace.OnChanged = func(string) { t.workspaceChanged() }
-	t.script = widget.NewSelectEntry(prefs.StringList(prefScripts))
+	t.script = keys.NewSelectEntry(prefs.StringList(prefScripts))
 	t.script.SetPlaceHolder("Script to run, e.g. generated_script.sh")
 	t.script.OnChanged = func(string) { t.loadScript() }
 	t.wsBrowse = widget.NewButtonWithIcon("Browse…", theme.FolderOpenIcon(), func() {
@@ -105,14 +107,14 @@ func newRunTab(u *UI, runner Runner) *runTab {
 		if t.script.Text == "" {
 			start = t.workspace.Text
 		}
-		pickFile(u.win, start, "Choose the script", func(p string) { t.script.SetText(p) })
+		pickFile(u.win, start, "Choose the script", "", func(p string) { t.script.SetText(p) })
 	})
 	t.demoBtn = widget.NewButtonWithIcon("Load demo", theme.MediaReplayIcon(), func() { t.loadDemo() })
 	t.demoBtn.Importance = widget.LowImportance
 
-	t.args = widget.NewEntry()
+	t.args = keys.NewEntry()
 	t.args.SetPlaceHolder("arguments (optional)")
-	t.timeout = widget.NewEntry()
+	t.timeout = keys.NewEntry()
 	t.timeout.SetText(prefs.StringWithFallback(prefTimeout, "10m"))
 	t.timeout.Validator = func(s string) error { _, err := parseTimeout(s); return err }
 
@@ -735,7 +737,7 @@ func ms(d time.Duration) string {
 }
 
 // remember puts v first in the recent list under key.
-func (t *runTab) remember(key, v string, e *widget.SelectEntry) {
+func (t *runTab) remember(key, v string, e *keys.SelectEntry) {
 	prefs := t.u.app.Preferences()
 	list := []string{v}
 	for _, x := range prefs.StringList(key) {

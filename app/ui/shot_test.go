@@ -48,6 +48,7 @@ func TestShots(t *testing.T) {
 	shot("run-done.png")
 	runScript(t, u, l, ws, "echo 'debug = true' > f1\nrm f2\nmkdir -p logs && echo x > logs/a\n", []string{"logs/"})
 	approveButton(t, u.Review()).OnTapped()
+	approveAnyway(t, u)
 	u.Tabs.Select(u.historyItem)
 	l.settle(300 * time.Millisecond)
 	shot("history.png")

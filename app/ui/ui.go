@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -14,12 +15,12 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/assets"
@@ -47,6 +48,9 @@ type Options struct {
 	// do runs a function on the UI goroutine; fyne.Do unless a test
 	// supplies its own event loop.
 	do func(func())
+	// folderOpener is the command that shows a folder in the file
+	// manager; nil means the platform's (xdg-open, open, explorer).
+	folderOpener func(dir string) *exec.Cmd
 }
 
 // UI is the window's content and state.
@@ -74,15 +78,21 @@ type UI struct {
 
 	demoData *assets.Demo
 
+	keys  *keys.Map
+	openN int           // generation of the report being opened
+	sheet dialog.Dialog // the cheat sheet while it is open
+
 	exitCode int
 	do       func(func())
 	// onRunDone, when set, is called after a run ends (screenshot mode).
 	onRunDone func(r *report.Report, err error)
 }
 
-// Create builds the window and its content: it sets the theme and icon, the tabs,
-// the shortcuts (Ctrl+R run, Alt+1..3 tabs) and the drop target, preloads
-// the last workspace or the demo, and starts --screenshot or --report mode.
+// Create builds the window and its content: it sets the theme and icon, the
+// tabs, the menu and the keys (keys.go: Ctrl+R run, Ctrl+O open a report,
+// Alt+1..3 tabs, ? the cheat sheet, from every field) and the drop target,
+// preloads the last workspace or the demo, and starts --screenshot or
+// --report mode.
 func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 	u := &UI{app: a, win: w, log: opts.Log, opts: opts, do: opts.do}
 	if u.do == nil {
@@ -108,6 +118,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		OnDraftChanged: func([]string) { u.updateTitle() },
 		OnApply:        u.applyStage,
 		OnDiscard:      u.discardStage,
+		OpenFolder:     u.openFolder,
 	})
 	u.history = newHistoryTab(u)
 
@@ -121,11 +132,10 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		}
 	}
 
-	u.shortcuts()
-	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) {
-		u.Tabs.Select(u.runItem)
-		u.run.dropped(uris)
-	})
+	u.keys = u.keyMap()
+	u.keys.Install(w.Canvas())
+	w.SetMainMenu(u.mainMenu())
+	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.dropped(uris) })
 	a.Lifecycle().SetOnStopped(u.Close)
 
 	u.notice = container.NewVBox()
@@ -146,6 +156,7 @@ func (u *UI) Close() {
 		return
 	}
 	u.closed = true
+	keys.Uninstall(u.win.Canvas())
 	if u.hist != nil {
 		if err := u.hist.Close(); err != nil {
 			u.log.Warn().Err(err).Msg("close history")
@@ -248,21 +259,6 @@ func exists(p string) bool {
 	}
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// openReportFile shows a JSON report from disk in the review tab.
-func (u *UI) openReportFile(path string) {
-	data, err := os.ReadFile(path)
-	var r *report.Report
-	if err == nil {
-		r, err = report.Parse(data)
-	}
-	if err != nil {
-		dialog.ShowError(err, u.win)
-		return
-	}
-	u.reviewID = 0
-	u.showReview(r)
 }
 
 // showResult opens a finished run (recorded in the history as run id, 0
@@ -391,49 +387,6 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-func (u *UI) export(r *report.Report, f review.Format) {
-	saveFile(u.win, f.FileName(r), string(f), "Export report as "+f.Label(), func(path string) error {
-		file, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := f.Write(r, file); err != nil {
-			file.Close()
-			return err
-		}
-		return file.Close()
-	})
-}
-
-// shortcuts: Ctrl+R runs, Alt+1..3 switch tabs; keys no widget claims go
-// to the review view (up/down, n/p, Enter) while it is shown.
-func (u *UI) shortcuts() {
-	c := u.win.Canvas()
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
-		u.Tabs.Select(u.runItem)
-		u.run.start()
-	})
-	keys := []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3}
-	for i, item := range []*container.TabItem{u.runItem, u.reviewItem, u.historyItem} {
-		c.AddShortcut(&desktop.CustomShortcut{KeyName: keys[i], Modifier: fyne.KeyModifierAlt}, func(fyne.Shortcut) {
-			u.Tabs.Select(item)
-			if item == u.historyItem {
-				c.Focus(u.history.list) // up/down and Enter work at once
-			}
-		})
-	}
-	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
-		if u.Tabs.Selected() == u.reviewItem && u.reviewItem.Content == u.review {
-			u.review.TypedKey(ev)
-		}
-	})
-	c.SetOnTypedRune(func(r rune) {
-		if u.Tabs.Selected() == u.reviewItem && u.reviewItem.Content == u.review {
-			u.review.TypedRune(r)
-		}
-	})
 }
 
 // framed draws o on the input background with a rounded border.

@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
@@ -30,6 +31,7 @@ import (
 
 func TestMain(m *testing.M) {
 	proc.Supervise() // the gate re-executes this binary as its supervisor
+	noNative = true  // a test never blocks on a GTK dialog
 	os.Exit(m.Run())
 }
 
@@ -266,6 +268,7 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	v.Allow("changed:config.json")
 	test.Type(noteEntry(t, v), "debug on is fine for the demo")
 	approveButton(t, v).OnTapped()
+	approveAnyway(t, u) // the leftover sleep still fails the run
 	if d := v.Decision(); !strings.Contains(d, "allowlist version 1 ") {
 		t.Errorf("decision line %q does not give the version", d)
 	}
@@ -304,11 +307,11 @@ func sameRGBA(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
 
 // noteEntry and approveButton find the review's note entry and Approve
 // button in the rendered view.
-func noteEntry(t *testing.T, v *review.View) *widget.Entry {
+func noteEntry(t *testing.T, v *review.View) *keys.Entry {
 	t.Helper()
-	var found *widget.Entry
+	var found *keys.Entry
 	walk(v, func(o fyne.CanvasObject) {
-		if e, ok := o.(*widget.Entry); ok && strings.HasPrefix(e.PlaceHolder, "Note for the record") {
+		if e, ok := o.(*keys.Entry); ok && strings.HasPrefix(e.PlaceHolder, "Note for the record") {
 			found = e
 		}
 	})
@@ -316,6 +319,13 @@ func noteEntry(t *testing.T, v *review.View) *widget.Entry {
 		t.Fatal("no note entry")
 	}
 	return found
+}
+
+// approveAnyway answers the question asked before approving an allowlist
+// the run still fails with.
+func approveAnyway(t *testing.T, u *UI) {
+	t.Helper()
+	test.Tap(buttonNamed(t, approvalDialog(t, u.win), "Approve anyway"))
 }
 
 func approveButton(t *testing.T, v *review.View) *widget.Button {
@@ -433,7 +443,8 @@ func TestReportFlagOpensReview(t *testing.T) {
 	}
 	p := filepath.Join(dir, "r.json")
 	os.WriteFile(p, buf.Bytes(), 0o644)
-	u, _, _ := newTestUI(t, Options{Flags: Flags{Report: p}})
+	u, l, _ := newTestUI(t, Options{Flags: Flags{Report: p}})
+	l.until(t, "the report", 20*time.Second, func() bool { return u.Review().Report() != nil })
 	if u.Tabs.Selected() != u.reviewItem {
 		t.Fatal("--report did not open the review tab")
 	}

@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 	"syscall/js"
+
+	"github.com/diffgate/diffgate/app/keys"
 )
 
 // maxFile is the largest file the app reads (a report of a few million
@@ -363,6 +365,8 @@ func (h *jsHost) rect(name string) any {
 		out["text"] = w.Text
 		out["disabled"] = w.Disabled()
 	case *widget.Entry:
+		out["text"] = w.Text
+	case *keys.Entry:
 		out["text"] = w.Text
 	}
 	return out
