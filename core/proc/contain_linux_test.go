@@ -104,17 +104,12 @@ func testContainment(t *testing.T) {
 		!e.Observed || !e.StandIns || !e.Privileges || !e.Admin {
 		t.Fatalf("Contained = %+v, want every layer at ABI >= 6", e)
 	}
-	want := []proc.Blocked{
-		{Kind: "write", Target: filepath.Join(f.home, ".bashrc"), Op: "openat"},
-		{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519"), Op: "openat"},
-		{Kind: "net", Target: "127.0.0.1:" + strconv.Itoa(port), Op: "connect"},
-		{Kind: "net", Target: "[::1]:" + strconv.Itoa(port), Op: "sendto"},
-	}
-	for _, w := range want {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "write", Target: filepath.Join(f.home, ".bashrc"), Op: "openat"},
+		proc.Blocked{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519"), Op: "openat"},
+		proc.Blocked{Kind: "net", Target: "127.0.0.1:" + strconv.Itoa(port), Op: "connect"},
+		proc.Blocked{Kind: "net", Target: "[::1]:" + strconv.Itoa(port), Op: "sendto"},
+	)
 	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "UDP-SENT", "STOPPED-SUPERVISOR"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("stdout has %s:\n%s", bad, out)
@@ -130,6 +125,17 @@ func testContainment(t *testing.T) {
 	}
 	if accepted != 0 {
 		t.Errorf("the listener accepted %d connections", accepted)
+	}
+}
+
+// wantBlocked fails t for each of want that list does not hold (see
+// hasBlocked).
+func wantBlocked(t *testing.T, list []proc.Blocked, want ...proc.Blocked) {
+	t.Helper()
+	for _, w := range want {
+		if !hasBlocked(list, w) {
+			t.Errorf("Blocked lacks %+v:\n%+v", w, list)
+		}
 	}
 }
 
@@ -370,15 +376,11 @@ PY
 	if _, _, err := rx.ReadFrom(make([]byte, 16)); err == nil {
 		t.Error("the outside datagram socket received a datagram")
 	}
-	for _, w := range []proc.Blocked{
-		{Kind: "net", Target: outside, Op: "connect"},
-		{Kind: "net", Target: abstract, Op: "connect"},
-		{Kind: "net", Target: gram, Op: "sendto"},
-	} {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "net", Target: outside, Op: "connect"},
+		proc.Blocked{Kind: "net", Target: abstract, Op: "connect"},
+		proc.Blocked{Kind: "net", Target: gram, Op: "sendto"},
+	)
 }
 
 // TestContainmentUnixSockets: an AF_UNIX socket in the workspace works; one
@@ -445,19 +447,15 @@ echo done
 	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
 		t.Error("a hook was planted")
 	}
-	for _, w := range []proc.Blocked{
-		{Kind: "create", Target: filepath.Join(hooks, "pre-commit")},
-		{Kind: "write", Target: config},
-		{Kind: "delete", Target: filepath.Join(hooks, "pre-commit.sample")},
-		{Kind: "rename", Target: filepath.Join(f.ws, ".git") + " -> " + filepath.Join(f.ws, ".git-old")},
-		{Kind: "create", Target: filepath.Join(hooks, "sub")},
-		{Kind: "write", Target: link},
-		{Kind: "metadata", Target: link},
-	} {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "create", Target: filepath.Join(hooks, "pre-commit")},
+		proc.Blocked{Kind: "write", Target: config},
+		proc.Blocked{Kind: "delete", Target: filepath.Join(hooks, "pre-commit.sample")},
+		proc.Blocked{Kind: "rename", Target: filepath.Join(f.ws, ".git") + " -> " + filepath.Join(f.ws, ".git-old")},
+		proc.Blocked{Kind: "create", Target: filepath.Join(hooks, "sub")},
+		proc.Blocked{Kind: "write", Target: link},
+		proc.Blocked{Kind: "metadata", Target: link},
+	)
 }
 
 // TestContainmentReadOnlyInWorkspace: inside the writable workspace,

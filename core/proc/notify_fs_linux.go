@@ -94,14 +94,27 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 			w.fail(n.ID, unix.EACCES)
 			return
 		}
-	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
-		w.rec.add(tid, kindWrite, t.path, op)
-	case w.readOnly(t):
-		w.rec.add(tid, kindWrite, t.path, op)
-		w.fail(n.ID, unix.EACCES)
-		return
+	default:
+		if w.refuseWrite(n, t, op) {
+			return
+		}
 	}
 	w.cont(n.ID)
+}
+
+// refuseWrite records a write to an existing file outside the writable
+// directories (Landlock refuses it) and refuses, itself, one to a
+// read-only path or hard link of the workspace (true: answered).
+func (w *watcher) refuseWrite(n *seccompNotif, t target, op string) bool {
+	switch {
+	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
+		w.rec.add(int(n.PID), kindWrite, t.path, op)
+	case w.readOnly(t):
+		w.rec.add(int(n.PID), kindWrite, t.path, op)
+		w.fail(n.ID, unix.EACCES)
+		return true
+	}
+	return false
 }
 
 // onCreate handles mkdir, mknod, symlink and link (and their *at forms):
@@ -246,15 +259,9 @@ func (w *watcher) checkFile(n *seccompNotif, op, kind string, dirfd int32, pathA
 		return
 	}
 	if kind == kindWrite {
-		switch {
-		case !w.inDirs(t.path) && !within(t.path, w.pol.files):
-			w.rec.add(tid, kind, t.path, op)
-		case w.readOnly(t):
-			w.rec.add(tid, kind, t.path, op)
-			w.fail(n.ID, unix.EACCES)
-			return
+		if !w.refuseWrite(n, t, op) {
+			w.cont(n.ID)
 		}
-		w.cont(n.ID)
 		return
 	}
 	// A metadata change: Landlock does not restrict it, the watcher does.
