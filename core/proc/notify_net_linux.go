@@ -45,8 +45,7 @@ func (w *watcher) onSocket(n *seccompNotif, op string) {
 		return
 	}
 	if !w.addfd {
-		w.rec.add(tid, kindNet, familyName(family)+" socket", op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kindNet, familyName(family)+" socket", op, unix.EACCES)
 		return
 	}
 	flags := unix.SOCK_STREAM | unix.SOCK_CLOEXEC
@@ -118,8 +117,7 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 		}
 		if named {
 			if fake {
-				w.rec.add(tid, kindNet, "addresses of a sendmmsg", op)
-				w.fail(n.ID, unix.EACCES)
+				w.deny(n, kindNet, "addresses of a sendmmsg", op, unix.EACCES)
 			} else {
 				w.fail(n.ID, unix.EPERM) // not carried out by the supervisor (see README)
 			}
@@ -246,8 +244,7 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
-		w.rec.add(tid, kindNet, formatAddr(addr), op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
 	}
 	addr, closeFn, errno := w.reachable(tid, addr, op)
