@@ -38,7 +38,6 @@ const maxSend = 4 << 20
 
 // onSocket handles socket(AF_INET|AF_INET6, ...) with the network off.
 func (w *watcher) onSocket(n *seccompNotif, op string) {
-	tid := int(n.PID)
 	family, typ := int(arg32(n.Data.Args[0])), int(arg32(n.Data.Args[1]))
 	if !w.pol.noNet {
 		w.cont(n.ID)
