@@ -2,11 +2,10 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/diffgate/diffgate/core/diff"
 )
@@ -74,8 +73,11 @@ func TextDiff(before, after []byte, name string) (string, bool) {
 		return "", false
 	}
 	label := diffLabel(name)
-	d := udiff.Unified("a/"+label, "b/"+label, string(before), string(after))
-	return CutDiff(d, MaxTextDiffOutput), true
+	u, err := unifiedDiff(context.Background(), "a/"+label, "b/"+label, string(before), string(after))
+	if err != nil { // cannot happen: the edits are consistent and nothing cancels
+		return "", false
+	}
+	return CutDiff(u.String(), MaxTextDiffOutput), true
 }
 
 // diffLabel makes a path safe for a diff header line: a name with a newline,
