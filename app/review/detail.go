@@ -38,6 +38,7 @@ type detail struct {
 	meta     *fyne.Container
 	body     *fyne.Container // the diff view or a message card
 	diff     *DiffView
+	bar      *diffBar // unified / side by side, Load full diff
 	card     *fyne.Container
 	root     *fyne.Container
 	top      *fyne.Container
@@ -45,10 +46,12 @@ type detail struct {
 	change  int // shown change, -1 for none
 	folder  string
 	suggest []Suggestion
+	// do runs a function on the UI goroutine (fyne.Do).
+	do func(func())
 }
 
 func newDetail(v *View) *detail {
-	d := &detail{v: v, change: -1}
+	d := &detail{v: v, change: -1, do: fyne.Do}
 	d.icon = widget.NewIcon(nil)
 	d.title = widget.NewRichText()
 	d.title.Wrapping = fyne.TextWrapBreak
@@ -60,6 +63,7 @@ func newDetail(v *View) *detail {
 	d.diff = NewDiffView()
 	d.diff.OnEscape = v.focusChanges
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
+	d.bar = newDiffBar(d)
 	d.card = container.NewVBox()
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
@@ -81,6 +85,7 @@ func (d *detail) clear() {
 	d.status.Refresh()
 	d.allowBtn.Hide()
 	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
 	d.setBody(nil)
 	d.root.Refresh()
 }
@@ -199,6 +204,7 @@ func (d *detail) showFolder(id string) {
 		d.allowBtn.Hide()
 	}
 	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
 	d.setBody(nil)
 	d.root.Refresh()
 }
@@ -221,12 +227,16 @@ func (d *detail) showAllowMenu() {
 	widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", items...), c, pos)
 }
 
-// content is the body under the metadata: the diff, or a card saying why
-// there is none.
+// content is the body under the metadata: the diff (the full diff once
+// loaded), or a card saying why there is none; above either, the diff bar.
 func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
+	if full := d.bar.fullDiff(d.change); full != "" {
+		d.diff.SetDiff(full)
+		return d.bar.wrap(d.diff, true)
+	}
 	if c.TextDiff != "" {
 		d.diff.SetDiff(c.TextDiff)
-		return d.diff
+		return d.bar.wrap(d.diff, true)
 	}
 	d.diff.SetLines(nil)
 	b, a := c.Before, c.After
@@ -288,10 +298,17 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
 			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
 	}
+	if d.v.opts.LoadContents == nil && isFileChange(c) && (c.DiffNote == diff.NoteTooLarge || c.DiffNote == diff.NoteNotKept || c.DiffNote == diff.NoteBudget) {
+		add(para(seg(noFullDiff, style.Muted, fyne.TextStyle{})))
+	}
 	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))
 	bg.CornerRadius = 4
-	return container.NewStack(bg, container.NewPadded(container.NewVBox(lines...)))
+	return d.bar.wrap(container.NewStack(bg, container.NewPadded(container.NewVBox(lines...))), false)
 }
+
+// noFullDiff says why a view without contents (the browser's: a report
+// only) offers no Load full diff.
+var noFullDiff = fmt.Sprintf("A full diff needs the files themselves, which a report does not hold: open the run in the desktop app, which diffs files up to %d MiB.", FullDiffMax>>20)
 
 // metaRows builds the before/after table.
 func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {

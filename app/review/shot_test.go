@@ -15,7 +15,9 @@ import (
 )
 
 // TestShot renders the view with the demo report to $DIFFGATE_SHOT (a PNG)
-// with the software painter; it is a quick look, skipped unless asked for.
+// with the software painter; it is a quick look, skipped unless asked for
+// (DIFFGATE_SHOT_SELECT names the change to show, DIFFGATE_SHOT_SPLIT shows
+// its diff side by side).
 func TestShot(t *testing.T) {
 	out := os.Getenv("DIFFGATE_SHOT")
 	if out == "" {
@@ -38,6 +40,9 @@ func TestShot(t *testing.T) {
 				v.Select(i)
 			}
 		}
+	}
+	if os.Getenv("DIFFGATE_SHOT_SPLIT") != "" {
+		v.detail.bar.setSplit(true)
 	}
 	f, _ := os.Create(out)
 	defer f.Close()

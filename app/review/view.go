@@ -53,6 +53,11 @@ type Options struct {
 	// StageDiscarded.
 	OnApply   func(r *report.Report, req ApplyRequest, done func(state string, err error))
 	OnDiscard func(r *report.Report, done func(state string, err error))
+	// LoadContents, when set, offers Load full diff for a change whose
+	// text diff the run cut short or did not compute (a large file, a
+	// before-content not kept): the diff is computed in the background
+	// from the contents it returns. The browser has only the report: nil.
+	LoadContents ContentLoader
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
