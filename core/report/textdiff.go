@@ -295,11 +295,11 @@ func DiffNoteText(note string) string {
 	case diff.NoteBinary:
 		return "no text diff: binary content"
 	case diff.NoteTooLarge:
-		return fmt.Sprintf("no text diff: over the %d KiB limit", MaxTextDiffInput>>10)
+		return fmt.Sprintf("no text diff: over the %d KiB limit for kept copies (a staged run diffs files up to %d MiB)", MaxTextDiffInput>>10, MaxFullDiffInput>>20)
 	case diff.NoteNotKept:
 		return "no text diff: the before-content was not kept"
 	case diff.NoteBudget:
-		return "no text diff: the budget for kept contents was spent"
+		return "no text diff: the run's budget for kept contents and diffs was spent (violations get theirs first)"
 	}
 	return "no text diff: " + note
 }
