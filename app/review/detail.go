@@ -51,7 +51,10 @@ type detail struct {
 }
 
 func newDetail(v *View) *detail {
-	d := &detail{v: v, change: -1, do: fyne.Do}
+	d := &detail{v: v, change: -1, do: v.opts.Do}
+	if d.do == nil {
+		d.do = fyne.Do
+	}
 	d.icon = widget.NewIcon(nil)
 	d.title = widget.NewRichText()
 	d.title.Wrapping = fyne.TextWrapBreak

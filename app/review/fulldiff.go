@@ -249,3 +249,12 @@ func (b *diffBar) abort() {
 		b.note, b.noteColor = "Cancelled.", style.Muted
 	}
 }
+
+// LoadFullDiffButton is the detail's Load full diff button.
+func (v *View) LoadFullDiffButton() *widget.Button { return v.detail.bar.load }
+
+// DiffStatus is what the bar above the detail's diff says ("" for nothing).
+func (v *View) DiffStatus() string { return v.detail.bar.Status() }
+
+// DiffLines are the lines of the diff in the detail.
+func (v *View) DiffLines() []DiffLine { return v.detail.diff.Lines() }

@@ -58,6 +58,9 @@ type Options struct {
 	// before-content not kept): the diff is computed in the background
 	// from the contents it returns. The browser has only the report: nil.
 	LoadContents ContentLoader
+	// Do runs a function on the UI goroutine, for work done in the
+	// background (Load full diff); nil means fyne.Do.
+	Do func(func())
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
