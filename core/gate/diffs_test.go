@@ -189,3 +189,41 @@ func TestDiffBudgetViolationsFirst(t *testing.T) {
 		t.Errorf("allowed changes: %d with a diff, %d past the budget", allowedDiffs, budget)
 	}
 }
+
+// A file moved with an edit, and one moved as it is: the report pairs each
+// removed path with its added one (renamed_from / renamed_to), the edited
+// one with its similarity and diff from the old content; the allowlist
+// judges both paths.
+func TestRenamesInTheReport(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&b, "line %d of the utility module\n", i)
+	}
+	for name, body := range map[string]string{"src/util.txt": b.String(), "src/same.txt": "moved as it is\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _ := gateRunIn(t, ws, `mkdir lib && sed 's/^line 7 of/line seven of/' src/util.txt > lib/util.txt && rm src/util.txt && mv src/same.txt lib/same.txt`,
+		gate.Config{Allow: []string{"lib/"}})
+	r := res.Report
+	util, same := change(t, r, "lib/util.txt"), change(t, r, "lib/same.txt")
+	if util.RenamedFrom != "src/util.txt" || util.Similarity < 90 || util.Similarity == 100 || !strings.Contains(util.RenameDiff, "+line seven of the utility module") {
+		t.Errorf("lib/util.txt: from %q, similarity %d, diff %q", util.RenamedFrom, util.Similarity, util.RenameDiff)
+	}
+	if same.RenamedFrom != "src/same.txt" || same.Similarity != 100 || same.RenameDiff != "" {
+		t.Errorf("lib/same.txt: from %q, similarity %d", same.RenamedFrom, same.Similarity)
+	}
+	for _, p := range []string{"src/util.txt", "src/same.txt"} {
+		if c := change(t, r, p); c.Kind != diff.Removed || c.RenamedTo == "" || c.Allowed {
+			t.Errorf("%s: %s to %q allowed %v", p, c.Kind, c.RenamedTo, c.Allowed)
+		}
+	}
+	if r.Verdict != report.Fail {
+		t.Error("the removed paths of the renames passed")
+	}
+}

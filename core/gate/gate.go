@@ -237,6 +237,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	g.pol.Apply(rep.Changes)
 	// After the policy: the diffs' budgets go to violations first.
 	g.addTextDiffs(rep.Changes)
+	report.MarkRenames(rep.Changes, g.renameContent)
 	p := &rep.Process
 	p.ExitCode, p.Signal, p.TimedOut, p.Cancelled = pr.ExitCode, pr.Signal, pr.TimedOut, pr.Cancelled
 	p.Supervisor = pr.SupervisorLost
@@ -459,6 +460,26 @@ func (g *run) afterContent(c *diff.Change, max int64) ([]byte, string) {
 		return nil, diff.NoteBinary
 	}
 	return data, ""
+}
+
+// renameContent returns the content of a removed file (its before) or an
+// added one (its after) for rename detection: small files only.
+func (g *run) renameContent(c *diff.Change) ([]byte, bool) {
+	switch c.Kind {
+	case diff.Removed:
+		if c.Before.Size <= g.kept.max {
+			return g.beforeContent(c, false)
+		}
+	case diff.Added:
+		if data, ok := g.kept.get(c.After.SHA256); ok {
+			return data, true
+		}
+		if c.After.Size <= g.kept.max {
+			data, note := g.afterContent(c, g.kept.max)
+			return data, note == ""
+		}
+	}
+	return nil, false
 }
 
 // beforeContent returns c's before-content: a kept or stored copy, or, in a

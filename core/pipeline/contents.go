@@ -22,8 +22,10 @@ import (
 // workspace as it is now. Every content is checked against the SHA-256 the
 // run recorded, so nothing else is ever shown as the file's content.
 type Contents struct {
-	// Report is the run.
-	Report *report.Report
+	// Workspace is the run's workspace (Report.Workspace).
+	Workspace string
+	// StageID names the run's stage while it is pending ("" for none).
+	StageID string
 	// Kept returns the run's kept copy of a content (gate.Result.Contents);
 	// nil for a run reopened from the history or a file.
 	Kept func(sha string) ([]byte, bool)
@@ -33,13 +35,23 @@ type Contents struct {
 	StageBase string
 }
 
+// ContentsOf returns the Contents of run r: its workspace and its stage
+// while pending. The values are copied: r may change afterwards.
+func ContentsOf(r *report.Report, kept func(sha string) ([]byte, bool), db *history.DB, stageBase string) *Contents {
+	c := &Contents{Workspace: r.Workspace, Kept: kept, History: db, StageBase: stageBase}
+	if st := r.Stage; st != nil && st.State == report.StagePending {
+		c.StageID = st.ID
+	}
+	return c
+}
+
 // Load returns the before and after contents of c (nil for a side the
 // change does not have), each at most max bytes, or an error saying which
 // side cannot be had and why. It stops when ctx is done.
 func (s *Contents) Load(ctx context.Context, c *diff.Change, max int64) (before, after []byte, err error) {
 	var st *stage.Stage
-	if rs := s.Report.Stage; rs != nil && rs.State == report.StagePending && rs.ID != "" {
-		st, _ = stage.Open(s.StageBase, rs.ID) // a stage that is gone is one place less to look
+	if s.StageID != "" {
+		st, _ = stage.Open(s.StageBase, s.StageID) // a stage applied or gone is one place less to look
 	}
 	if before, err = s.side(ctx, c.Before, c.Path, false, st, max); err != nil {
 		return nil, nil, err
@@ -78,7 +90,7 @@ func (s *Contents) side(ctx context.Context, e *snapshot.Entry, path string, aft
 		if b, err := db.Content(ctx, e.SHA256); err == nil && is(b) {
 			return b, nil
 		}
-		if key, err := history.WorkspaceKey(s.Report.Workspace); err == nil {
+		if key, err := history.WorkspaceKey(s.Workspace); err == nil {
 			if b, err := db.Text(ctx, key, e.SHA256); err == nil && is(b) {
 				return b, nil
 			}
@@ -88,7 +100,7 @@ func (s *Contents) side(ctx context.Context, e *snapshot.Entry, path string, aft
 	if after && st != nil {
 		dirs = append(dirs, st.Root())
 	}
-	dirs = append(dirs, s.Report.Workspace)
+	dirs = append(dirs, s.Workspace)
 	for _, dir := range dirs {
 		if err := ctx.Err(); err != nil {
 			return nil, err

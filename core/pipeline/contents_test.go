@@ -47,7 +47,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 	if c.Path != "big.log" || r.Stage == nil {
 		t.Fatalf("changes %v, stage %v", r.Changes, r.Stage)
 	}
-	src := &Contents{Report: r, History: db, StageBase: base}
+	src := ContentsOf(r, nil, db, base)
 	before, after, err := src.Load(context.Background(), c, report.MaxFullDiffInput)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src = &Contents{Report: out.Report, Kept: out.Contents, History: db}
+	src = ContentsOf(out.Report, out.Contents, db, "")
 	c = &out.Report.Changes[0]
 	_, _, err = src.Load(context.Background(), c, report.MaxFullDiffInput)
 	if err == nil || !strings.Contains(err.Error(), "the before-content (5.5 MiB) was not kept") || !strings.Contains(err.Error(), "a staged run keeps the workspace") {

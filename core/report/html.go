@@ -203,6 +203,7 @@ type htmlChange struct {
 	// Diff is the text diff as HTML (diffHTML), DiffLines its lines.
 	Diff      template.HTML
 	DiffLines int
+	DiffLabel string
 	DiffNote  string
 	DiffOpen  bool
 	// Brief leaves out the metadata and the diff (past htmlDetailed).
@@ -294,7 +295,7 @@ func quoteAll(ss []string) []string {
 // newHTMLChange makes the view of one change, its diff cut (an added file
 // to its first lines, any diff to htmlDiffMax) and taken from budget; a diff
 // the budget has no room for is left out, with a note saying so.
-func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) htmlChange {
+func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNote) htmlChange {
 	h := htmlChange{
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
@@ -324,9 +325,15 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) 
 	}
 	h.Aspects = strings.Join(aspects, ", ")
 	h.DiffNote = DiffNoteText(c.DiffNote)
-	if c.TextDiff != "" {
-		d := cleanDiff(c.TextDiff)
-		if c.Kind == diff.Added {
+	h.DiffLabel = "text diff"
+	td := c.TextDiff
+	if rn := notes[c.Path]; rn.diff != "" {
+		// A rename with edits: what changed from the old file.
+		td, h.DiffLabel = rn.diff, "text diff from the old file"
+	}
+	if td != "" {
+		d := cleanDiff(td)
+		if c.Kind == diff.Added && td == c.TextDiff {
 			d = HeadLines(d, htmlAddedLines)
 		}
 		d = CutDiff(d, htmlDiffMax)
