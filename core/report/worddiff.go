@@ -240,10 +240,10 @@ type Piece struct {
 }
 
 // Pieces splits text, the content of a changed line (its marker removed),
-// into pieces: spans are its word-level changes (Intraline); the
-// whitespace inside them, and the line's trailing whitespace and carriage
-// returns, are Space pieces. A line without spans and without trailing
-// whitespace is one piece.
+// into pieces: spans are its word-level changes (Intraline); a change of
+// whitespace only (indentation, spacing), the line's trailing whitespace
+// and its carriage returns are Space pieces. A line without spans and
+// without trailing whitespace is one piece.
 func Pieces(text string, spans []Span) []Piece {
 	trail := len(strings.TrimRight(text, " \t\r"))
 	var out []Piece
@@ -271,13 +271,16 @@ func Pieces(text string, spans []Span) []Piece {
 		} else if k < len(spans) {
 			end = spans[k].Start
 		}
+		// Whitespace is shown where it is the change: a span of whitespace
+		// only, or the line's end.
+		show := changed && strings.Trim(text[i:end], " \t\r") == ""
 		for i < end {
 			c := text[i]
-			space := (changed || i >= trail) && (c == ' ' || c == '\t') || c == '\r'
+			space := (show || i >= trail) && (c == ' ' || c == '\t') || c == '\r'
 			j := i + 1
 			for j < end {
 				cj := text[j]
-				sj := (changed || j >= trail) && (cj == ' ' || cj == '\t') || cj == '\r'
+				sj := (show || j >= trail) && (cj == ' ' || cj == '\t') || cj == '\r'
 				if sj != space {
 					break
 				}

@@ -132,6 +132,8 @@ func TestPiecesShowWhitespace(t *testing.T) {
 		{"\tif x {", []Span{{0, 1}}, "[→]if x {"}, // an indentation change
 		{"a  b", []Span{{1, 3}}, "a[··]b"},
 		{"crlf\r", nil, "crlf\\r"},
+		{"{ return }", []Span{{1, 9}}, "{[ return ]}"}, // a word added: its spaces stay spaces
+		{"x  ", []Span{{0, 3}}, "[x][··]"},             // trailing spaces are shown, changed or not
 	} {
 		if got := show(Pieces(tc.text, tc.spans)); got != tc.want {
 			t.Errorf("Pieces(%q, %v) = %q, want %q", tc.text, tc.spans, got, tc.want)
