@@ -118,6 +118,10 @@ func code(text string) *widget.TextSegment {
 
 // show displays change i of the report.
 func (d *detail) show(i int) {
+	if j, ok := d.v.m.ren.from[i]; ok {
+		d.showRename(i, j)
+		return
+	}
 	r := d.v.r
 	c := &r.Changes[i]
 	d.change, d.folder = i, ""

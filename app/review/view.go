@@ -331,6 +331,7 @@ func (v *View) Select(i int) {
 	if v.r == nil || i < 0 || i >= len(v.r.Changes) {
 		return
 	}
+	i = v.m.rowOf(i) // a rename's removed path: its row
 	if v.tree {
 		if id, ok := v.m.byIdx[i]; ok {
 			v.treeW.Select(id)
@@ -390,7 +391,7 @@ func (v *View) NextViolation(dir int) bool {
 	}
 	for step := 1; step <= n; step++ {
 		k := ((start+dir*step)%n + n) % n
-		if i := ord[k]; !v.r.Changes[i].Allowed {
+		if i := ord[k]; !v.m.allowed(i) {
 			v.Select(i)
 			return true
 		}
@@ -650,8 +651,8 @@ func (v *View) refilter() {
 	}
 	v.restoreSelection()
 
-	text := fmt.Sprintf("%d of %d changes shown", len(v.m.visible), len(r.Changes))
-	if len(v.m.visible) == len(r.Changes) {
+	text := fmt.Sprintf("%d of %d changes shown", len(v.m.visible), v.m.rows())
+	if len(v.m.visible) == v.m.rows() {
 		text = plural(len(r.Changes), "change")
 	}
 	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   Up/Down move   n/p next/previous violation   Enter open diff",
