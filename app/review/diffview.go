@@ -242,6 +242,10 @@ type DiffView struct {
 	// ColorFor, when set, overrides the text and background color names
 	// of a line ("" background for none).
 	ColorFor func(l DiffLine) (text, background fyne.ThemeColorName)
+	// OnSplitShown, when set, is called when side by side, asked for,
+	// starts or stops being shown (the view's width decides).
+	OnSplitShown func(shown bool)
+	splitShown   bool
 
 	lines   []DiffLine
 	maxCols int
@@ -724,6 +728,12 @@ func (r *diffContentRenderer) Refresh() {
 	}
 	off := v.scroll.Offset
 	split := v.SideBySideShown()
+	if split != v.splitShown {
+		v.splitShown = split
+		if v.OnSplitShown != nil {
+			v.OnSplitShown(split)
+		}
+	}
 	n := len(v.lines)
 	if split {
 		n = len(v.splitRows())

@@ -265,6 +265,8 @@ func TestDiffViewSideBySide(t *testing.T) {
 		t.Fatal("no diff")
 	}
 	v, w := newDiffWindow(t, d, 1000, 400)
+	var shown []bool
+	v.OnSplitShown = func(on bool) { shown = append(shown, on) }
 	v.SetSideBySide(true)
 	if !v.SideBySideShown() {
 		t.Fatal("1000 px: not side by side")
@@ -305,5 +307,34 @@ func TestDiffViewSideBySide(t *testing.T) {
 	}
 	if len(findText(v, "-removed only")) != 1 {
 		t.Errorf("narrow: not unified: %s", allText(v))
+	}
+	if !shown[0] || shown[1] {
+		t.Errorf("OnSplitShown calls %v, want shown, then not", shown)
+	}
+}
+
+// The diff bar's mode toggle: side by side is kept for the next change
+// shown, and where the pane is too narrow the button says so (the diff is
+// shown unified).
+func TestDiffBarSideBySide(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	v.Select(indexOf(t, v.Report(), "config.json"))
+	test.Tap(v.detail.bar.split)
+	if !v.detail.diff.SideBySideShown() || v.detail.bar.split.Text != "Side by side" {
+		t.Fatalf("1400 px: shown %v, button %q", v.detail.diff.SideBySideShown(), v.detail.bar.split.Text)
+	}
+	v.Select(indexOf(t, v.Report(), "src/app.py"))
+	v.Select(indexOf(t, v.Report(), "config.json"))
+	if !v.detail.diff.SideBySide() {
+		t.Error("side by side forgotten after another change was shown")
+	}
+	w.Resize(fyne.NewSize(800, 700))
+	v.detail.diff.Refresh()
+	if v.detail.diff.SideBySideShown() || v.detail.bar.split.Text != "Side by side: too narrow" {
+		t.Errorf("800 px: shown %v, button %q", v.detail.diff.SideBySideShown(), v.detail.bar.split.Text)
+	}
+	test.Tap(v.detail.bar.unified)
+	if v.detail.diff.SideBySide() || v.detail.bar.split.Text != "Side by side" {
+		t.Errorf("unified: %v %q", v.detail.diff.SideBySide(), v.detail.bar.split.Text)
 	}
 }

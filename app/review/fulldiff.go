@@ -65,6 +65,7 @@ func newDiffBar(d *detail) *diffBar {
 	b.status = widget.NewRichText()
 	b.status.Wrapping = fyne.TextWrapWord
 	b.modes = container.NewHBox(b.unified, b.split)
+	d.diff.OnSplitShown = func(bool) { b.splitLabel() }
 	b.root = container.NewBorder(nil, nil, b.modes, container.NewHBox(b.load, b.cancel), b.status)
 	b.setSplit(false)
 	return b
@@ -79,6 +80,19 @@ func (b *diffBar) setSplit(on bool) {
 	}
 	b.unified.Refresh()
 	b.split.Refresh()
+	b.splitLabel()
+}
+
+// splitLabel says on the side by side button when the pane is too narrow
+// for it (the diff is then shown unified).
+func (b *diffBar) splitLabel() {
+	text := "Side by side"
+	if b.d.diff.SideBySide() && !b.d.diff.SideBySideShown() && b.d.diff.Size().Width > 0 {
+		text = "Side by side: too narrow"
+	}
+	if b.split.Text != text {
+		b.split.SetText(text)
+	}
 }
 
 // canLoad reports whether Load full diff is offered for c: the host can
@@ -258,3 +272,7 @@ func (v *View) DiffStatus() string { return v.detail.bar.Status() }
 
 // DiffLines are the lines of the diff in the detail.
 func (v *View) DiffLines() []DiffLine { return v.detail.diff.Lines() }
+
+// SetSideBySide shows the detail's diffs side by side (or unified), as the
+// diff bar's toggle does.
+func (v *View) SetSideBySide(on bool) { v.detail.bar.setSplit(on) }

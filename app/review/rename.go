@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -105,19 +106,35 @@ func (m *model) rowChange(i int, tree bool) (*diff.Change, string) {
 	}
 	old := m.r.Changes[j]
 	cp := *c
+	cp.Kind = diff.Changed // drawn as a change of one file, in its colour
 	cp.Allowed = c.Allowed && old.Allowed
 	if !cp.Allowed && c.Allowed {
 		cp.Rule = old.Rule
 	}
 	switch {
 	case !tree:
-		label = report.QuotePath(old.Path) + " → " + report.QuotePath(c.Path)
+		label = report.QuotePath(old.Path) + renameArrow + report.QuotePath(c.Path)
 	case parentOf(old.Path) == parentOf(c.Path):
-		label = report.QuotePath(baseOf(old.Path)) + " → " + report.QuotePath(baseOf(c.Path))
+		label = report.QuotePath(baseOf(old.Path)) + renameArrow + report.QuotePath(baseOf(c.Path))
 	default:
-		label = report.QuotePath(old.Path) + " → " + report.QuotePath(baseOf(c.Path))
+		label = report.QuotePath(old.Path) + renameArrow + report.QuotePath(baseOf(c.Path))
 	}
 	return &cp, label
+}
+
+// renameArrow joins a rename's old and new names in its row label.
+const renameArrow = " → "
+
+// renameSegments draws a rename row's label ("old → new") in the style of
+// seg, the arrow in a segment of its own (see arrow: its font has no
+// space).
+func renameSegments(seg *widget.TextSegment, label string) []widget.RichTextSegment {
+	old, cur, ok := strings.Cut(label, renameArrow)
+	if !ok {
+		return []widget.RichTextSegment{&widget.TextSegment{Text: label, Style: seg.Style}}
+	}
+	part := func(s string) *widget.TextSegment { return &widget.TextSegment{Text: s, Style: seg.Style} }
+	return []widget.RichTextSegment{part(old), part(" "), part("→"), part(" "), part(cur)}
 }
 
 // renameBadge is a rename row's badge: "renamed", with its similarity when

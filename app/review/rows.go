@@ -56,6 +56,10 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 	r.seg.Text = report.QuotePath(label)
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{Bold: !c.Allowed}
+	r.name.Segments = []widget.RichTextSegment{r.seg}
+	if c.RenamedFrom != "" {
+		r.name.Segments = renameSegments(r.seg, label) // "old → new", quoted already
+	}
 	switch {
 	case c.Risk != diff.NoRisk && !c.Allowed:
 		r.badge.Text = "⚠ " + string(c.Risk)
@@ -87,6 +91,7 @@ func (r *changeRow) setFolder(th fyne.Theme, n *node) {
 	r.seg.Text = report.QuotePath(n.name)
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{}
+	r.name.Segments = []widget.RichTextSegment{r.seg}
 	r.badge.TextStyle.Bold = false
 	if n.belowViolations > 0 {
 		r.badge.Text = plural(n.belowViolations, "violation")
