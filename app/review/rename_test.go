@@ -112,3 +112,17 @@ func TestRenameIsOneRow(t *testing.T) {
 	v.Select(indexOf(t, r, "doc/b.txt"))
 	oneText(t, v.detail.body, "Same content: the file was moved from doc/a.txt to doc/b.txt.")
 }
+
+// The banner says how many content changes have a text diff when some
+// lack one for want of a copy, of room or for their size.
+func TestBannerSaysDiffCoverage(t *testing.T) {
+	r := DemoReport()
+	v, _ := newTestView(t, r, Options{})
+	if strings.Contains(allText(v.banner), "have a text diff") {
+		t.Error("the demo (a binary file without a diff) has a coverage line")
+	}
+	i := indexOf(t, r, "config.json")
+	r.Changes[i].TextDiff, r.Changes[i].DiffNote = "", diff.NoteBudget
+	v.SetReport(r)
+	oneText(t, v.banner, "0 of 4 content changes have a text diff; 1 past the run's budget, 3 without a reason recorded (an older report)")
+}

@@ -175,6 +175,9 @@ type htmlView struct {
 	Review     *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
+	// Diffs says how many content changes have a text diff and why the
+	// others do not ("" when all do).
+	Diffs string
 }
 
 // htmlReview is the report's Review, shown in a section of its own.
@@ -235,6 +238,7 @@ func (r *Report) htmlView() *htmlView {
 		Stdout:    outputText(r.Process.StdoutHead, r.Process.StdoutTail),
 		Stderr:    outputText(r.Process.StderrHead, r.Process.StderrTail),
 		Schema:    Schema,
+		Diffs:     r.DiffCoverage().Summary(),
 	}
 	verdict := "FAIL"
 	if v.Pass {

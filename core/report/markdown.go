@@ -154,6 +154,9 @@ func (r *Report) markdown(m *mdWriter) {
 	}
 	row("Changes", fmt.Sprintf("%d added, %d removed, %d changed: **%d %s**, %d allowed",
 		n.Added, n.Removed, n.Changed, n.Violations, pluralWord(n.Violations, "violation"), n.Allowed))
+	if s := r.DiffCoverage().Summary(); s != "" {
+		row("Text diffs", mdText(s))
+	}
 	m.line()
 
 	if rv := r.Review; rv != nil {
