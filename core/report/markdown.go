@@ -328,7 +328,7 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 			left.diffs++
 			continue
 		}
-		text := cleanText(td)
+		text := ShowTrailingSpace(cleanDiff(td))
 		if cut := CutDiff(text, room); cut != text {
 			text = cut
 			left.cutDiffs++

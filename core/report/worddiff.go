@@ -293,6 +293,30 @@ func Pieces(text string, spans []Span) []Piece {
 	return out
 }
 
+// ShowTrailingSpace makes the trailing whitespace and the carriage returns
+// of a unified diff's changed lines visible (VisibleSpace), for a plain-text
+// rendering (Markdown) where a trailing space or a CRLF -> LF change would
+// otherwise show as two identical lines.
+func ShowTrailingSpace(d string) string {
+	if !strings.ContainsAny(d, " \t\r") {
+		return d
+	}
+	lines := strings.Split(d, "\n")
+	inHunk := false
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case inHunk && isChangeLine(l):
+			body := strings.ReplaceAll(l[1:], "\r", "\x00") // a CR anywhere, shown below
+			keep := len(strings.TrimRight(body, " \t\x00"))
+			body = body[:keep] + VisibleSpace(strings.ReplaceAll(body[keep:], "\x00", "\r"))
+			lines[i] = l[:1] + strings.ReplaceAll(body, "\x00", `\r`)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // VisibleSpace shows whitespace: a space as "·", a tab as "→", a carriage
 // return as `\r` (no common font has the control picture ␍); any other
 // character stays as it is.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -122,5 +123,22 @@ func TestHTMLWordDiffAndWhitespace(t *testing.T) {
 		if len(byClass(n, "span", "ws"))+len(byClass(n, "span", "wd")) > 0 {
 			t.Errorf("context line %q is marked", textOf(n))
 		}
+	}
+}
+
+// In Markdown (plain text) the trailing whitespace and CRs of changed lines
+// are shown, so those edits never read as two identical lines.
+func TestMarkdownShowsTrailingSpace(t *testing.T) {
+	var md bytes.Buffer
+	if err := wordReport().WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n-name = x·\n+name = x\n", "\n-one\\r\n-two\\r\n+one\n+two\n"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if got := ShowTrailingSpace("@@ -1 +1 @@\n a \n-b\t \n+b"); got != "@@ -1 +1 @@\n a \n-b→·\n+b" {
+		t.Errorf("ShowTrailingSpace: %q", got)
 	}
 }
