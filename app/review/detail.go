@@ -116,6 +116,18 @@ func code(text string) *widget.TextSegment {
 	return &widget.TextSegment{Text: text, Style: widget.RichTextStyleCodeInline}
 }
 
+// decision says what the allowlist decided about c: allowed by an entry,
+// denied by one, or not covered.
+func decision(c *diff.Change) []widget.RichTextSegment {
+	switch {
+	case c.Allowed:
+		return []widget.RichTextSegment{seg("Allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule)}
+	case c.Rule != "":
+		return []widget.RichTextSegment{seg("Violation: denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule)}
+	}
+	return []widget.RichTextSegment{seg("Violation: no allowlist entry covers this change", style.FailColor, fyne.TextStyle{Bold: true})}
+}
+
 // show displays change i of the report.
 func (d *detail) show(i int) {
 	if j, ok := d.v.m.ren.from[i]; ok {
@@ -145,14 +157,7 @@ func (d *detail) show(i int) {
 		st = append(st, seg(" ("+strings.Join(as, ", ")+")", kindName, fyne.TextStyle{}))
 	}
 	st = append(st, seg("   ", "", fyne.TextStyle{}))
-	switch {
-	case c.Allowed:
-		st = append(st, seg("Allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule))
-	case c.Rule != "":
-		st = append(st, seg("Violation: denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule))
-	default:
-		st = append(st, seg("Violation: no allowlist entry covers this change", style.FailColor, fyne.TextStyle{Bold: true}))
-	}
+	st = append(st, decision(c)...)
 	if c.Risk != diff.NoRisk {
 		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph},
 			seg("⚠ "+string(c.Risk), style.Risk, fyne.TextStyle{Bold: true}),
@@ -166,11 +171,7 @@ func (d *detail) show(i int) {
 	if !c.Allowed {
 		d.suggest = Suggestions(c)
 	}
-	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
-		d.allowBtn.Show()
-	} else {
-		d.allowBtn.Hide()
-	}
+	d.showAllowButton()
 
 	d.meta.Objects = metaRows(th, c)
 	d.setBody(d.content(th, c))
@@ -205,15 +206,21 @@ func (d *detail) showFolder(id string) {
 		}
 		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}
 	}
+	d.showAllowButton()
+	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
+	d.setBody(nil)
+	d.root.Refresh()
+}
+
+// showAllowButton shows Allow… when there is an entry to suggest and the
+// view may edit the allowlist.
+func (d *detail) showAllowButton() {
 	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
 		d.allowBtn.Show()
 	} else {
 		d.allowBtn.Hide()
 	}
-	d.meta.Objects = nil
-	d.bar.update() // cancels a full diff under way
-	d.setBody(nil)
-	d.root.Refresh()
 }
 
 func (d *detail) showAllowMenu() {

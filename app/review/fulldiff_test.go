@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 func fileEntry(content []byte) *snapshot.Entry {
@@ -25,12 +26,9 @@ func fileEntry(content []byte) *snapshot.Entry {
 // largeEdit is a 5.5 MiB text file with one line changed, as the gate
 // reports it: no text diff, too large.
 func largeEdit() (before, after []byte, c diff.Change) {
-	var b strings.Builder
-	for i := 0; i < 110_000; i++ {
-		fmt.Fprintf(&b, "%07d the quick brown fox jumps over the lazy dog\n", i)
-	}
-	before = []byte(b.String())
-	after = []byte(strings.Replace(b.String(), "0061234 the quick", "0061234 the QUICK", 1))
+	text := testenv.NumberedLines(110_000)
+	before = []byte(text)
+	after = []byte(strings.Replace(text, "0061234 the quick", "0061234 the QUICK", 1))
 	return before, after, diff.Change{Path: "data/big.log", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: fileEntry(before), After: fileEntry(after), DiffNote: diff.NoteTooLarge}
 }

@@ -185,14 +185,7 @@ func (d *detail) showRename(i, j int) {
 		c    *diff.Change
 	}{{"removed", rem}, {"added", add}} {
 		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph}, code(report.QuotePath(side.c.Path)), seg(" ("+side.word+"): ", style.Muted, fyne.TextStyle{}))
-		switch c := side.c; {
-		case c.Allowed:
-			st = append(st, seg("allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule))
-		case c.Rule != "":
-			st = append(st, seg("violation, denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule))
-		default:
-			st = append(st, seg("violation, no allowlist entry covers it", style.FailColor, fyne.TextStyle{Bold: true}))
-		}
+		st = append(st, decision(side.c)...)
 	}
 	d.status.Segments = st
 	d.status.Refresh()
@@ -203,11 +196,7 @@ func (d *detail) showRename(i, j int) {
 			d.suggest = append(d.suggest, Suggestions(c)...)
 		}
 	}
-	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
-		d.allowBtn.Show()
-	} else {
-		d.allowBtn.Hide()
-	}
+	d.showAllowButton()
 	both := diff.Change{Path: add.Path, Kind: diff.Changed, Before: rem.Before, After: add.After}
 	d.meta.Objects = metaRows(th, &both)
 	if full := d.bar.fullDiff(i); full != "" {

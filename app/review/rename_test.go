@@ -84,7 +84,7 @@ func TestRenameIsOneRow(t *testing.T) {
 		t.Errorf("first violation %s", got)
 	}
 	status := allText(v.detail.status)
-	for _, want := range []string{"RENAMED (", "% alike)", "src/util.go", "violation, no allowlist entry covers it", "lib/util.go", "allowed by entry", "lib/"} {
+	for _, want := range []string{"RENAMED (", "% alike)", "src/util.go", "Violation: no allowlist entry covers this change", "lib/util.go", "Allowed by entry", "lib/"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("detail status %q lacks %q", status, want)
 		}

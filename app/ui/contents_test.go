@@ -11,16 +11,8 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
-
-// bigLog is a 5.5 MiB text file: 110,000 numbered lines.
-func bigLog() string {
-	var b strings.Builder
-	for i := 0; i < 110_000; i++ {
-		fmt.Fprintf(&b, "%07d the quick brown fox jumps over the lazy dog\n", i)
-	}
-	return b.String()
-}
 
 // Load full diff in the desktop app, on the real gate and pipeline: a
 // 5.5 MiB text file with one changed line. In a staged run (the desktop's
@@ -31,7 +23,7 @@ func bigLog() string {
 func TestLoadFullDiffInTheApp(t *testing.T) {
 	u, l, _ := newTestUI(t, Options{})
 	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "big.log"), []byte(bigLog()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, "big.log"), []byte(testenv.NumberedLines(110_000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := writeScript(t, t.TempDir(), "sed -i 's/^0061234 the quick/0061234 the QUICK/' big.log\n")

@@ -13,16 +13,11 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 // bigLog is a 5.5 MiB text file: 110,000 numbered lines.
-func bigLog() string {
-	var b strings.Builder
-	for i := 0; i < 110_000; i++ {
-		fmt.Fprintf(&b, "%07d the quick brown fox jumps over the lazy dog\n", i)
-	}
-	return b.String()
-}
+func bigLog() string { return testenv.NumberedLines(110_000) }
 
 // stagedGate runs script in a staged run of ws (a copy stage: it works
 // everywhere) and returns the result.

@@ -4,7 +4,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,16 +12,8 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
-
-// bigLog is a 5.5 MiB text file: 110,000 numbered lines.
-func bigLog() string {
-	var b strings.Builder
-	for i := 0; i < 110_000; i++ {
-		fmt.Fprintf(&b, "%07d the quick brown fox jumps over the lazy dog\n", i)
-	}
-	return b.String()
-}
 
 const bigEdit = "sed -i 's/^0061234 the quick/0061234 the QUICK/' big.log\n"
 
@@ -32,7 +23,7 @@ const bigEdit = "sed -i 's/^0061234 the quick/0061234 the QUICK/' big.log\n"
 // not.
 func TestContentsOfALargeFile(t *testing.T) {
 	ws, scripts, db := setup(t)
-	old := bigLog()
+	old := testenv.NumberedLines(110_000) // 5.5 MiB
 	if err := os.WriteFile(filepath.Join(ws, "big.log"), []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}

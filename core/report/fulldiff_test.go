@@ -7,16 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
-// bigText is n lines of about 55 bytes (n = 100,000: 5.4 MiB).
-func bigText(n int) []byte {
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "%07d the quick brown fox jumps over the lazy dog\n", i)
-	}
-	return []byte(b.String())
-}
+// bigText is n numbered lines of 52 bytes (n = 110,000: 5.5 MiB).
+func bigText(n int) []byte { return []byte(testenv.NumberedLines(n)) }
 
 // A 5.4 MiB file with one changed line: the diff shows that line, numbered.
 func TestFullDiffLargeFile(t *testing.T) {
