@@ -28,8 +28,11 @@ const (
 	// MinRenameSimilarity is the least similarity (percent) of a rename
 	// with edits.
 	MinRenameSimilarity = 90
-	// maxRenameCompares bounds the pairs of contents compared per run.
-	maxRenameCompares = 2000
+	// maxRenameCompares bounds the pairs of contents compared per run;
+	// maxRenameRecompares those compared again for a report without rename
+	// fields (Renames, each time a report is shown or written).
+	maxRenameCompares   = 2000
+	maxRenameRecompares = 200
 	// maxRenameText is the largest content compared for similarity.
 	maxRenameText = MaxTextDiffInput
 )
@@ -43,7 +46,7 @@ const (
 // counts). Candidates are paired best first, a same base name before
 // another; at most maxRenameCompares pairs are compared.
 func MarkRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool)) {
-	for _, rn := range findRenames(cs, content) {
+	for _, rn := range findRenames(cs, content, maxRenameCompares) {
 		from, to := indexOf(cs, rn.From, diff.Removed), indexOf(cs, rn.To, diff.Added)
 		cs[from].RenamedTo, cs[from].Similarity = rn.To, rn.Similarity
 		cs[to].RenamedFrom, cs[to].Similarity, cs[to].RenameDiff = rn.From, rn.Similarity, rn.Diff
@@ -80,15 +83,16 @@ func (r *Report) Renames() []Rename {
 	if out != nil {
 		return out
 	}
-	return findRenames(r.Changes, contentFromDiff)
+	return findRenames(r.Changes, contentFromDiff, maxRenameRecompares)
 }
 
 func isRenameFile(e *snapshot.Entry) bool {
 	return e != nil && e.Type == snapshot.File && e.SHA256 != "" && e.Size > 0
 }
 
-// findRenames is MarkRenames without recording.
-func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool)) []Rename {
+// findRenames is MarkRenames without recording, comparing at most
+// maxCompares pairs of contents.
+func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), maxCompares int) []Rename {
 	type key struct {
 		sum  string
 		size int64
@@ -154,24 +158,52 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool)) 
 	for _, i := range added {
 		byBase[path.Base(cs[i].Path)] = append(byBase[path.Base(cs[i].Path)], i)
 	}
-	for _, j := range left { // the same base name first
-		for _, i := range byBase[path.Base(cs[j].Path)] {
-			if fits(j, i) {
-				cands = append(cands, cand{j, i, true})
+	// Each removed file's likeliest partners: the same base name first,
+	// then (when the run is small enough to look at every pair) any other;
+	// among them those sharing the most trailing path segments, then the
+	// closest in size.
+	perFile := max(1, min(renameCandidates, maxCompares/max(1, len(left))))
+	every := len(left)*len(added) <= 50*maxCompares
+	type ranked struct {
+		cand
+		tail int
+		size int64
+	}
+	better := func(a, b ranked) bool {
+		if a.sameBase != b.sameBase {
+			return a.sameBase
+		}
+		if a.tail != b.tail {
+			return a.tail > b.tail
+		}
+		return a.size < b.size
+	}
+	for _, j := range left {
+		pool := byBase[path.Base(cs[j].Path)]
+		if every {
+			pool = added
+		}
+		var top []ranked // the best perFile so far, best first
+		for _, i := range pool {
+			if !fits(j, i) {
+				continue
+			}
+			r := ranked{cand{j, i, path.Base(cs[j].Path) == path.Base(cs[i].Path)}, sharedTail(cs[j].Path, cs[i].Path), absDiff(cs[i].After.Size, cs[j].Before.Size)}
+			k := len(top)
+			for k > 0 && better(r, top[k-1]) {
+				k--
+			}
+			if k < perFile {
+				top = append(top[:k], append([]ranked{r}, top[k:]...)...)
+				top = top[:min(len(top), perFile)]
 			}
 		}
-	}
-	if len(left)*len(added) <= 50*maxRenameCompares { // then any other pair
-		for _, j := range left {
-			for _, i := range added {
-				if path.Base(cs[j].Path) != path.Base(cs[i].Path) && fits(j, i) {
-					cands = append(cands, cand{j, i, false})
-				}
-			}
+		for _, r := range top {
+			cands = append(cands, r.cand)
 		}
-	}
-	if len(cands) > maxRenameCompares {
-		cands = cands[:maxRenameCompares]
+		if len(cands) >= maxCompares {
+			break
+		}
 	}
 	type scored struct {
 		cand
@@ -218,6 +250,34 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool)) 
 	}
 	sort.SliceStable(out, func(x, y int) bool { return out[x].To < out[y].To })
 	return out
+}
+
+// renameCandidates is how many partners of one removed file are compared
+// at most.
+const renameCandidates = 4
+
+// sharedTail counts the trailing path segments a and b have in common.
+func sharedTail(a, b string) int {
+	n := 0
+	for a != "" && b != "" {
+		i, k := strings.LastIndexByte(a, '/'), strings.LastIndexByte(b, '/')
+		if a[i+1:] != b[k+1:] {
+			break
+		}
+		n++
+		if i < 0 || k < 0 {
+			break
+		}
+		a, b = a[:i], b[:k]
+	}
+	return n
+}
+
+func absDiff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }
 
 // textSimilarity is the share (percent, rounded down) of the two texts'

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,5 +206,26 @@ func TestRenameFieldsRawBytes(t *testing.T) {
 	var back diff.Change
 	if err := json.Unmarshal(b, &back); err != nil || back.RenamedFrom != "old\xfe" {
 		t.Errorf("back %q %v", back.RenamedFrom, err)
+	}
+}
+
+// A folder moved with every file edited: each file pairs with its own
+// counterpart (the same name and the most trailing path segments), not
+// with the first file of the same name.
+func TestRenameFolderMovedWithEdits(t *testing.T) {
+	var cs []diff.Change
+	files := map[string]string{}
+	for i := 0; i < 30; i++ {
+		old, cur := fmt.Sprintf("src/pkg%02d/index.js", i), fmt.Sprintf("lib/pkg%02d/index.js", i)
+		body := goSource(40) + fmt.Sprintf("// package %d\n", i)
+		files[old], files[cur] = body, body+"// moved\n"
+		cs = append(cs, diff.Change{Path: cur, Kind: diff.Added, After: file(cur, 0o644, files[cur], t1)},
+			diff.Change{Path: old, Kind: diff.Removed, Before: file(old, 0o644, files[old], t0)})
+	}
+	MarkRenames(cs, contentsOf(files))
+	for _, c := range cs {
+		if c.Kind == diff.Added && c.RenamedFrom != strings.Replace(c.Path, "lib/", "src/", 1) {
+			t.Errorf("%s renamed from %q", c.Path, c.RenamedFrom)
+		}
 	}
 }
