@@ -34,17 +34,20 @@ func newRenames(r *report.Report) renames {
 	if len(rs) == 0 {
 		return rn
 	}
-	idx := func(p string, k diff.Kind) int {
-		for i := range r.Changes {
-			if r.Changes[i].Path == p && r.Changes[i].Kind == k {
-				return i
-			}
+	type key struct {
+		path string
+		kind diff.Kind
+	}
+	idx := make(map[key]int, len(r.Changes))
+	for i := range r.Changes {
+		if k := r.Changes[i].Kind; k == diff.Added || k == diff.Removed {
+			idx[key{r.Changes[i].Path, k}] = i
 		}
-		return -1
 	}
 	for _, x := range rs {
-		a, b := idx(x.To, diff.Added), idx(x.From, diff.Removed)
-		if a >= 0 && b >= 0 {
+		a, okA := idx[key{x.To, diff.Added}]
+		b, okB := idx[key{x.From, diff.Removed}]
+		if okA && okB {
 			rn.from[a], rn.to[b], rn.info[a] = b, a, x
 		}
 	}
