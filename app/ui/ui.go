@@ -73,6 +73,9 @@ type UI struct {
 	runItem, reviewItem, historyItem *container.TabItem
 
 	demoData *assets.Demo
+	// contents are the sources of the reviewed report's contents (Load
+	// full diff).
+	contents contentsPtr
 
 	exitCode int
 	do       func(func())
@@ -108,6 +111,8 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		OnDraftChanged: func([]string) { u.updateTitle() },
 		OnApply:        u.applyStage,
 		OnDiscard:      u.discardStage,
+		LoadContents:   u.loadContents,
+		Do:             u.do,
 	})
 	u.history = newHistoryTab(u)
 
@@ -269,6 +274,7 @@ func (u *UI) openReportFile(path string) {
 // when it was not) for review.
 func (u *UI) showResult(res *gate.Result, id int64) {
 	u.reviewID = id
+	u.contentsFor(res.Report, res)
 	u.showReview(res.Report)
 	if u.history != nil {
 		u.history.reload()
@@ -332,6 +338,9 @@ func (u *UI) updateTitle() {
 }
 
 func (u *UI) showReview(r *report.Report) {
+	if rc := u.contents.Load(); rc == nil || rc.r != r {
+		u.contentsFor(r, nil) // reopened from the history or a file
+	}
 	u.review.SetReport(r)
 	u.updateTitle()
 	if u.reviewItem.Content != u.review {
