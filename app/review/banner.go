@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -152,6 +153,12 @@ func (b *Banner) update() {
 		if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
 			rows = append(rows, reasonRow(th, c, ct.Why, false))
 		}
+	}
+	// Content changes left without a text diff for want of a copy, of
+	// room or for their size (not for being binary) are said: a diff for
+	// some files only must never look like all there is.
+	if cov := r.DiffCoverage(); cov.Without[diff.NoteBudget]+cov.Without[diff.NoteNotKept]+cov.Without[diff.NoteTooLarge] > 0 {
+		rows = append(rows, reasonRow(th, style.Color(th, style.Muted), cov.Summary(), false))
 	}
 	b.reasons.Objects = rows
 

@@ -39,6 +39,7 @@ type detail struct {
 	meta     *fyne.Container
 	body     *fyne.Container // the diff view or a message card
 	diff     *DiffView
+	bar      *diffBar // unified / side by side, Load full diff
 	card     *fyne.Container
 	root     *fyne.Container
 	top      *fyne.Container
@@ -46,10 +47,15 @@ type detail struct {
 	change  int // shown change, -1 for none
 	folder  string
 	suggest []Suggestion
+	// do runs a function on the UI goroutine (fyne.Do).
+	do func(func())
 }
 
 func newDetail(v *View) *detail {
-	d := &detail{v: v, change: -1}
+	d := &detail{v: v, change: -1, do: v.opts.Do}
+	if d.do == nil {
+		d.do = fyne.Do
+	}
 	d.icon = widget.NewIcon(nil)
 	d.title = widget.NewRichText()
 	d.title.Wrapping = fyne.TextWrapBreak
@@ -61,6 +67,7 @@ func newDetail(v *View) *detail {
 	d.diff = NewDiffView()
 	d.diff.OnEscape = v.focusChanges
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
+	d.bar = newDiffBar(d)
 	d.card = container.NewVBox()
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
@@ -82,6 +89,7 @@ func (d *detail) clear() {
 	d.status.Refresh()
 	d.allowBtn.Hide()
 	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
 	d.setBody(nil)
 	d.root.Refresh()
 }
@@ -109,8 +117,24 @@ func code(text string) *widget.TextSegment {
 	return &widget.TextSegment{Text: text, Style: widget.RichTextStyleCodeInline}
 }
 
+// decision says what the allowlist decided about c: allowed by an entry,
+// denied by one, or not covered.
+func decision(c *diff.Change) []widget.RichTextSegment {
+	switch {
+	case c.Allowed:
+		return []widget.RichTextSegment{seg("Allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule)}
+	case c.Rule != "":
+		return []widget.RichTextSegment{seg("Violation: denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule)}
+	}
+	return []widget.RichTextSegment{seg("Violation: no allowlist entry covers this change", style.FailColor, fyne.TextStyle{Bold: true})}
+}
+
 // show displays change i of the report.
 func (d *detail) show(i int) {
+	if j, ok := d.v.m.ren.from[i]; ok {
+		d.showRename(i, j)
+		return
+	}
 	r := d.v.r
 	c := &r.Changes[i]
 	d.change, d.folder = i, ""
@@ -134,14 +158,7 @@ func (d *detail) show(i int) {
 		st = append(st, seg(" ("+strings.Join(as, ", ")+")", kindName, fyne.TextStyle{}))
 	}
 	st = append(st, seg("   ", "", fyne.TextStyle{}))
-	switch {
-	case c.Allowed:
-		st = append(st, seg("Allowed by entry ", style.Muted, fyne.TextStyle{}), code(c.Rule))
-	case c.Rule != "":
-		st = append(st, seg("Violation: denied by entry ", style.FailColor, fyne.TextStyle{Bold: true}), code(c.Rule))
-	default:
-		st = append(st, seg("Violation: no allowlist entry covers this change", style.FailColor, fyne.TextStyle{Bold: true}))
-	}
+	st = append(st, decision(c)...)
 	if c.Risk != diff.NoRisk {
 		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph},
 			seg("⚠ "+string(c.Risk), style.Risk, fyne.TextStyle{Bold: true}),
@@ -155,11 +172,7 @@ func (d *detail) show(i int) {
 	if !c.Allowed {
 		d.suggest = Suggestions(c)
 	}
-	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
-		d.allowBtn.Show()
-	} else {
-		d.allowBtn.Hide()
-	}
+	d.showAllowButton()
 
 	d.meta.Objects = metaRows(th, c)
 	d.setBody(d.content(th, c))
@@ -194,14 +207,21 @@ func (d *detail) showFolder(id string) {
 		}
 		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}
 	}
+	d.showAllowButton()
+	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
+	d.setBody(nil)
+	d.root.Refresh()
+}
+
+// showAllowButton shows Allow… when there is an entry to suggest and the
+// view may edit the allowlist.
+func (d *detail) showAllowButton() {
 	if len(d.suggest) > 0 && !d.v.opts.ReadOnly {
 		d.allowBtn.Show()
 	} else {
 		d.allowBtn.Hide()
 	}
-	d.meta.Objects = nil
-	d.setBody(nil)
-	d.root.Refresh()
 }
 
 func (d *detail) showAllowMenu() {
@@ -222,12 +242,16 @@ func (d *detail) showAllowMenu() {
 	widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", items...), c, pos)
 }
 
-// content is the body under the metadata: the diff, or a card saying why
-// there is none.
+// content is the body under the metadata: the diff (the full diff once
+// loaded), or a card saying why there is none; above either, the diff bar.
 func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
+	if full := d.bar.fullDiff(d.change); full != "" {
+		d.diff.SetDiff(full)
+		return d.bar.wrap(d.diff, true)
+	}
 	if c.TextDiff != "" {
 		d.diff.SetDiff(c.TextDiff)
-		return d.diff
+		return d.bar.wrap(d.diff, true)
 	}
 	d.diff.SetLines(nil)
 	b, a := c.Before, c.After
@@ -289,10 +313,17 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
 			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
 	}
+	if d.v.opts.LoadContents == nil && isFileChange(c) && (c.DiffNote == diff.NoteTooLarge || c.DiffNote == diff.NoteNotKept || c.DiffNote == diff.NoteBudget) {
+		add(para(seg(noFullDiff, style.Muted, fyne.TextStyle{})))
+	}
 	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))
 	bg.CornerRadius = 4
-	return container.NewStack(bg, container.NewPadded(container.NewVBox(lines...)))
+	return d.bar.wrap(container.NewStack(bg, container.NewPadded(container.NewVBox(lines...))), false)
 }
+
+// noFullDiff says why a view without contents (the browser's: a report
+// only) offers no Load full diff.
+var noFullDiff = fmt.Sprintf("A full diff needs the files themselves, which a report does not hold: open the run in the desktop app, which diffs files up to %d MiB.", FullDiffMax>>20)
 
 // metaRows builds the before/after table.
 func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {

@@ -41,22 +41,53 @@ type DiffLine struct {
 	// Tag is free for the host's own use (e.g. to tell stderr from stdout
 	// in ColorFor).
 	Tag int
+	// pieces is how an added or removed line is drawn when it has
+	// word-level changes or whitespace to show (nil: Text as it is); mate
+	// is 1 + the index of the line it is paired with (0: none).
+	pieces []piece
+	mate   int
+}
+
+// piece is a part of a changed line after its marker, as drawn: its text
+// (tabs expanded, control characters escaped, whitespace to show as · →
+// \r), whether it is a changed word, whether it is shown whitespace, and
+// its width in columns.
+type piece struct {
+	text          string
+	changed, mark bool
+	cols          int
+}
+
+// cols is the width of a line in columns.
+func (l *DiffLine) cols() int {
+	if l.pieces == nil {
+		return utf8.RuneCountInString(l.Text)
+	}
+	n := 1 // the marker
+	for _, p := range l.pieces {
+		n += p.cols
+	}
+	return n
 }
 
 const tabWidth = 4
 
 // ParseUnified splits a unified diff into lines, numbering them from the
-// hunk headers.
+// hunk headers. The removed and added lines of each change are paired
+// (report.Intraline) and their changed words marked; the whitespace that
+// changed, and trailing whitespace and carriage returns, are made visible
+// in changed lines.
 func ParseUnified(s string) []DiffLine {
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return nil
 	}
 	raw := strings.Split(s, "\n")
+	marks, pair := report.Intraline(raw)
 	out := make([]DiffLine, 0, len(raw))
 	oldNo, newNo := 0, 0
 	inHunk := false
-	for _, l := range raw {
+	for i, l := range raw {
 		d := DiffLine{Text: printable(l)}
 		switch {
 		case strings.HasPrefix(l, "@@"):
@@ -82,7 +113,49 @@ func ParseUnified(s string) []DiffLine {
 			oldNo++
 			newNo++
 		}
+		if d.Kind == LineAdded || d.Kind == LineRemoved {
+			d.pieces = drawnPieces(report.Pieces(l[1:], marks[i]))
+			if pair[i] >= 0 {
+				d.mate = pair[i] + 1
+			}
+		}
 		out = append(out, d)
+	}
+	return out
+}
+
+// drawnPieces turns a changed line's report.Pieces into what is drawn, from
+// column 1 (after the marker); nil when there is nothing to mark.
+func drawnPieces(ps []report.Piece) []piece {
+	if len(ps) == 0 || len(ps) == 1 && !ps[0].Changed && !ps[0].Space {
+		return nil
+	}
+	out := make([]piece, 0, len(ps))
+	col := 1
+	for _, p := range ps {
+		var text string
+		start := col
+		if p.Space {
+			var b strings.Builder
+			for _, r := range p.Text {
+				switch r {
+				case '\t':
+					pad := tabWidth - col%tabWidth
+					b.WriteString("→" + strings.Repeat(" ", pad-1))
+					col += pad
+				case '\r':
+					b.WriteString(`\r`)
+					col += 2
+				default:
+					b.WriteString(report.VisibleSpace(string(r)))
+					col++
+				}
+			}
+			text = b.String()
+		} else {
+			text, col = printableFrom(p.Text, col)
+		}
+		out = append(out, piece{text: text, changed: p.Changed, mark: p.Space, cols: col - start})
 	}
 	return out
 }
@@ -116,8 +189,14 @@ func printable(s string) string {
 	if clean {
 		return s
 	}
+	p, _ := printableFrom(s, 0)
+	return p
+}
+
+// printableFrom is printable for text that starts at column col; it also
+// returns the column after it.
+func printableFrom(s string, col int) (string, int) {
 	var b strings.Builder
-	col := 0
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -138,13 +217,19 @@ func printable(s string) string {
 		}
 		i += n
 	}
-	return b.String()
+	return b.String(), col
 }
 
 // DiffView shows a unified diff in monospace with old and new line numbers:
-// added lines green, removed lines red, @@ hunk headers muted. Only the rows
-// in view are drawn, so long diffs scroll smoothly. It takes keyboard focus
-// (Enter in the change list): arrows and Page Up/Down scroll, Escape goes back.
+// added lines green, removed lines red, @@ hunk headers muted, the changed
+// words of an edited line in a stronger tint, and changed whitespace made
+// visible. It shows the diff unified, or side by side (SetSideBySide: old
+// on the left, new on the right, edited lines on one row), falling back to
+// unified where the view is too narrow for two panes. Only what is in view
+// is drawn, rows and columns: long diffs scroll smoothly, and a line of any
+// length scrolls horizontally, the line numbers staying in place. It takes
+// keyboard focus (Enter in the change list): arrows and Page Up/Down
+// scroll, Escape goes back.
 type DiffView struct {
 	widget.BaseWidget
 
@@ -157,13 +242,26 @@ type DiffView struct {
 	// ColorFor, when set, overrides the text and background color names
 	// of a line ("" background for none).
 	ColorFor func(l DiffLine) (text, background fyne.ThemeColorName)
+	// OnSplitShown, when set, is called when side by side, asked for,
+	// starts or stops being shown (the view's width decides).
+	OnSplitShown func(shown bool)
+	splitShown   bool
 
 	lines   []DiffLine
 	maxCols int
-	focused bool
-	scroll  *container.Scroll
-	content *diffContent
+	// split asks for side by side; rows are its rows and sideCols the
+	// widest line of one side (built on demand).
+	split    bool
+	rows     []splitRow
+	sideCols int
+	focused  bool
+	scroll   *container.Scroll
+	content  *diffContent
 }
+
+// minSplitCols is the narrowest text column (in characters) of a side by
+// side pane: below it the view shows the diff unified.
+const minSplitCols = 24
 
 // NewDiffView returns an empty diff view.
 func NewDiffView() *DiffView {
@@ -185,11 +283,10 @@ func (v *DiffView) SetDiff(unified string) {
 func (v *DiffView) SetLines(lines []DiffLine) {
 	v.lines = lines
 	v.maxCols = 0
-	for _, l := range lines {
-		if n := utf8.RuneCountInString(l.Text); n > v.maxCols {
-			v.maxCols = n
-		}
+	for i := range lines {
+		v.maxCols = max(v.maxCols, lines[i].cols())
 	}
+	v.rows = nil
 	v.scroll.ScrollToOffset(fyne.Position{})
 	v.content.Refresh()
 	v.scroll.Refresh()
@@ -197,6 +294,39 @@ func (v *DiffView) SetLines(lines []DiffLine) {
 
 // Lines returns the lines shown.
 func (v *DiffView) Lines() []DiffLine { return v.lines }
+
+// SetSideBySide switches between the unified view (false) and side by
+// side (true).
+func (v *DiffView) SetSideBySide(on bool) {
+	if v.split == on {
+		return
+	}
+	v.split = on
+	v.scroll.ScrollToOffset(fyne.Position{X: 0, Y: v.scroll.Offset.Y})
+	v.content.Refresh()
+	v.scroll.Refresh()
+}
+
+// SideBySide reports whether side by side was asked for.
+func (v *DiffView) SideBySide() bool { return v.split }
+
+// SideBySideShown reports whether the diff is shown side by side: asked
+// for, and the view wide enough for two panes of minSplitCols characters.
+func (v *DiffView) SideBySideShown() bool {
+	if !v.split || v.NoGutter {
+		return false
+	}
+	w := v.scroll.Size().Width
+	return w <= 0 || v.content.paneTextWidth(w) >= minSplitCols*v.content.charWidth()
+}
+
+// splitRows returns the side by side rows, building them on first use.
+func (v *DiffView) splitRows() []splitRow {
+	if v.rows == nil {
+		v.rows, v.sideCols = sideBySide(v.lines)
+	}
+	return v.rows
+}
 
 // Text returns the lines shown, joined by newlines.
 func (v *DiffView) Text() string {
@@ -221,11 +351,10 @@ func (v *DiffView) Append(lines []DiffLine, maxLines int) {
 	if over := len(v.lines) - maxLines; maxLines > 0 && over > 0 {
 		v.lines = append(v.lines[:0], v.lines[over:]...)
 	}
-	for _, l := range lines {
-		if n := utf8.RuneCountInString(l.Text); n > v.maxCols {
-			v.maxCols = n
-		}
+	for i := range lines {
+		v.maxCols = max(v.maxCols, lines[i].cols())
 	}
+	v.rows = nil
 	if follow {
 		v.ScrollToEnd()
 	} else {
@@ -352,8 +481,86 @@ func (v *DiffView) Tapped(*fyne.PointEvent) {
 	}
 }
 
-// diffContent is the scrolled area; its renderer keeps row objects only for
-// the rows in view.
+// splitRow is a row of the side by side view: the indices of the lines
+// on the left (old) and right (new), -1 for none; a hunk header, file
+// header, note or cut line spans both panes (full).
+type splitRow struct {
+	left, right int
+	full        bool
+}
+
+// sideBySide lays lines out in rows: context on both sides, each change's
+// removed lines on the left and added lines on the right, a removed and an
+// added line that were paired (ParseUnified) on one row; it also returns
+// the widest line of a side, in columns.
+func sideBySide(lines []DiffLine) ([]splitRow, int) {
+	var rows []splitRow
+	cols := 0
+	side := func(l, r int) {
+		rows = append(rows, splitRow{left: l, right: r})
+		for _, i := range []int{l, r} {
+			if i >= 0 {
+				cols = max(cols, lines[i].cols())
+			}
+		}
+	}
+	for i := 0; i < len(lines); {
+		switch lines[i].Kind {
+		case LineContext:
+			side(i, i)
+			i++
+			continue
+		case LineRemoved, LineAdded:
+		default:
+			rows = append(rows, splitRow{left: i, right: -1, full: true})
+			i++
+			continue
+		}
+		var del, add, other []int
+		j := i
+	block:
+		for ; j < len(lines); j++ {
+			switch lines[j].Kind {
+			case LineRemoved:
+				del = append(del, j)
+			case LineAdded:
+				add = append(add, j)
+			case LineCut, LineNote:
+				other = append(other, j)
+			default:
+				break block
+			}
+		}
+		a, b := 0, 0
+		for a < len(del) || b < len(add) {
+			switch {
+			case b >= len(add):
+				side(del[a], -1)
+				a++
+			case a >= len(del):
+				side(-1, add[b])
+				b++
+			case lines[del[a]].mate == add[b]+1 || lines[del[a]].mate == 0 && lines[add[b]].mate == 0:
+				side(del[a], add[b]) // paired, or two unpaired lines side by side
+				a, b = a+1, b+1
+			case lines[del[a]].mate > add[b]+1 || lines[del[a]].mate == 0:
+				side(-1, add[b]) // del[a] pairs with a later added line
+				b++
+			default:
+				side(del[a], -1)
+				a++
+			}
+		}
+		for _, o := range other {
+			rows = append(rows, splitRow{left: o, right: -1, full: true})
+		}
+		i = j
+	}
+	return rows, cols
+}
+
+// diffContent is the scrolled area; its renderer keeps objects only for the
+// rows and columns in view.
 type diffContent struct {
 	widget.BaseWidget
 	view *DiffView
@@ -380,15 +587,8 @@ func (c *diffContent) gutterCols() int {
 	return max(3, len(strconv.Itoa(maxNo)))
 }
 
-func (c *diffContent) MinSize() fyne.Size {
-	c.ExtendBaseWidget(c)
-	cw := c.charWidth()
-	pad := c.Theme().Size(theme.SizeNameInnerPadding)
-	w := float32(c.view.maxCols+2)*cw + pad + c.gutterWidth()
-	return fyne.NewSize(w, float32(len(c.view.lines))*c.lineHeight()+pad)
-}
-
-// gutterWidth is the width of the line-number columns (0 without them).
+// gutterWidth is the width of the unified view's two line-number columns
+// (0 without them).
 func (c *diffContent) gutterWidth() float32 {
 	if c.view.NoGutter {
 		return 0
@@ -396,19 +596,47 @@ func (c *diffContent) gutterWidth() float32 {
 	return float32(2*c.gutterCols()+1)*c.charWidth() + 2*c.Theme().Size(theme.SizeNameInnerPadding)
 }
 
+// sideGutterWidth is the width of a side by side pane's line numbers.
+func (c *diffContent) sideGutterWidth() float32 {
+	return float32(c.gutterCols())*c.charWidth() + 2*c.Theme().Size(theme.SizeNameInnerPadding)
+}
+
+// paneTextWidth is the width left for text in a side by side pane of a
+// view w wide.
+func (c *diffContent) paneTextWidth(w float32) float32 {
+	return w/2 - c.sideGutterWidth() - c.Theme().Size(theme.SizeNameInnerPadding)
+}
+
+// MinSize is the height of every row and the width that lets the longest
+// line scroll into view: the text scrolls by columns while the gutter
+// stays where it is, so the content is the view's width plus what the
+// text lacks.
+func (c *diffContent) MinSize() fyne.Size {
+	c.ExtendBaseWidget(c)
+	v := c.view
+	cw := c.charWidth()
+	pad := c.Theme().Size(theme.SizeNameInnerPadding)
+	rows := len(v.lines)
+	w := float32(v.maxCols+2)*cw + pad + c.gutterWidth()
+	if v.SideBySideShown() {
+		rows = len(v.splitRows())
+		view := v.scroll.Size().Width
+		w = view + fyne.Max(0, float32(v.sideCols+2)*cw-c.paneTextWidth(view))
+	}
+	return fyne.NewSize(w, float32(rows)*c.lineHeight()+pad)
+}
+
 func (c *diffContent) CreateRenderer() fyne.WidgetRenderer {
 	return &diffContentRenderer{c: c}
 }
 
-type diffRow struct {
-	bg            *canvas.Rectangle
-	old, new, txt *canvas.Text
-}
-
+// diffContentRenderer draws the rows in view from pools of rectangles and
+// texts, reused on every refresh.
 type diffContentRenderer struct {
 	c       *diffContent
-	rows    []*diffRow
-	gutter  *canvas.Rectangle
+	rects   []*canvas.Rectangle
+	texts   []*canvas.Text
+	nr, nt  int
 	objects []fyne.CanvasObject
 }
 
@@ -420,103 +648,237 @@ func (r *diffContentRenderer) Objects() []fyne.CanvasObject { return r.objects }
 
 func (r *diffContentRenderer) Destroy() {}
 
+// rect places the next pooled rectangle.
+func (r *diffContentRenderer) rect(c color.Color, x, y, w, h float32) {
+	if r.nr == len(r.rects) {
+		r.rects = append(r.rects, canvas.NewRectangle(color.Transparent))
+	}
+	o := r.rects[r.nr]
+	r.nr++
+	o.FillColor = c
+	o.Move(fyne.NewPos(x, y))
+	o.Resize(fyne.NewSize(w, h))
+	o.Refresh()
+	r.objects = append(r.objects, o)
+}
+
+// text places the next pooled monospace text.
+func (r *diffContentRenderer) text(s string, c color.Color, bold bool, align fyne.TextAlign, x, y, w, h float32) {
+	if r.nt == len(r.texts) {
+		t := canvas.NewText("", color.Black)
+		t.TextStyle.Monospace = true
+		r.texts = append(r.texts, t)
+	}
+	t := r.texts[r.nt]
+	r.nt++
+	t.Text, t.Color, t.TextStyle.Bold, t.Alignment = s, c, bold, align
+	t.TextSize = r.c.textSize()
+	t.Move(fyne.NewPos(x, y))
+	t.Resize(fyne.NewSize(w, h))
+	t.Refresh()
+	r.objects = append(r.objects, t)
+}
+
+// lineColors are the colors a line is drawn in.
+type lineColors struct {
+	text, bg, word color.Color // bg and word may be nil
+}
+
+func (r *diffContentRenderer) colorsOf(th fyne.Theme, l DiffLine) lineColors {
+	v := r.c.view
+	bgName, textName, wordName := fyne.ThemeColorName(""), fyne.ThemeColorName(theme.ColorNameForeground), fyne.ThemeColorName("")
+	switch l.Kind {
+	case LineAdded:
+		bgName, textName, wordName = style.ColorNameAddedBackground, style.Added, style.ColorNameAddedWordBackground
+	case LineRemoved:
+		bgName, textName, wordName = style.ColorNameRemovedBackground, style.Removed, style.ColorNameRemovedWordBackground
+	case LineHunk:
+		bgName, textName = style.ColorNameHunkBackground, style.Muted
+	case LineHeader, LineNote, LineCut:
+		textName = style.Muted
+	}
+	if v.ColorFor != nil {
+		textName, bgName = v.ColorFor(l)
+		if textName == "" {
+			textName = theme.ColorNameForeground
+		}
+	}
+	lc := lineColors{text: style.Color(th, textName)}
+	if bgName != "" {
+		lc.bg = style.Color(th, bgName)
+	}
+	if wordName != "" {
+		lc.word = style.Color(th, wordName)
+	}
+	return lc
+}
+
 func (r *diffContentRenderer) Refresh() {
 	c, v := r.c, r.c.view
 	th := c.Theme()
 	lh, cw := c.lineHeight(), c.charWidth()
 	pad := th.Size(theme.SizeNameInnerPadding)
-	ts := c.textSize()
 	size := c.Size()
-	viewH := v.scroll.Size().Height
+	viewW, viewH := v.scroll.Size().Width, v.scroll.Size().Height
+	if viewW <= 0 {
+		viewW = size.Width
+	}
 	if viewH <= 0 {
 		viewH = size.Height
 	}
-	first := int((v.scroll.Offset.Y - pad/2) / lh)
-	first = max(0, first)
-	last := min(len(v.lines), int((v.scroll.Offset.Y+viewH)/lh)+2)
-	n := max(0, last-first)
-
-	if r.gutter == nil {
-		r.gutter = canvas.NewRectangle(color.Transparent)
-	}
-	for len(r.rows) < n {
-		row := &diffRow{bg: canvas.NewRectangle(color.Transparent),
-			old: canvas.NewText("", color.Black), new: canvas.NewText("", color.Black), txt: canvas.NewText("", color.Black)}
-		for _, t := range []*canvas.Text{row.old, row.new, row.txt} {
-			t.TextStyle = fyne.TextStyle{Monospace: true}
+	off := v.scroll.Offset
+	split := v.SideBySideShown()
+	if split != v.splitShown {
+		v.splitShown = split
+		if v.OnSplitShown != nil {
+			v.OnSplitShown(split)
 		}
-		row.old.Alignment, row.new.Alignment = fyne.TextAlignTrailing, fyne.TextAlignTrailing
-		r.rows = append(r.rows, row)
 	}
+	n := len(v.lines)
+	if split {
+		n = len(v.splitRows())
+	}
+	first := max(0, int((off.Y-pad/2)/lh))
+	last := min(n, int((off.Y+viewH)/lh)+2)
+	// The lines' text scrolls by whole columns; everything else (the line
+	// numbers, and the lines that are not file content: headers, notes,
+	// cuts) stays in view.
+	col0 := max(0, int(off.X/cw))
+	x0 := off.X
 
-	gcols := c.gutterCols()
-	gutterW := c.gutterWidth()
-	width := fyne.Max(size.Width, v.scroll.Size().Width)
+	r.nr, r.nt = 0, 0
+	r.objects = r.objects[:0]
 	muted := style.Color(th, style.Muted)
-	fg := style.Color(th, theme.ColorNameForeground)
-
-	objs := make([]fyne.CanvasObject, 0, 1+4*n)
-	r.gutter.FillColor = style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
-	r.gutter.Move(fyne.NewPos(0, 0))
-	r.gutter.Resize(fyne.NewSize(gutterW, fyne.Max(size.Height, float32(len(v.lines))*lh+pad)))
-	if v.NoGutter {
-		r.gutter.Resize(fyne.Size{})
-	}
-	objs = append(objs, r.gutter)
-	for k := 0; k < n; k++ {
-		i := first + k
-		l := v.lines[i]
-		row := r.rows[k]
-		y := pad/2 + float32(i)*lh
-		bgName, textName := fyne.ThemeColorName(""), theme.ColorNameForeground
-		switch l.Kind {
-		case LineAdded:
-			bgName, textName = style.ColorNameAddedBackground, style.Added
-		case LineRemoved:
-			bgName, textName = style.ColorNameRemovedBackground, style.Removed
-		case LineHunk:
-			bgName, textName = style.ColorNameHunkBackground, style.Muted
-		case LineHeader, LineNote, LineCut:
-			textName = style.Muted
-		}
-		if v.ColorFor != nil {
-			textName, bgName = v.ColorFor(l)
-			if textName == "" {
-				textName = theme.ColorNameForeground
+	gutterBg := style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
+	height := fyne.Max(size.Height, float32(n)*lh+pad)
+	gcols := c.gutterCols()
+	if split {
+		half := viewW / 2
+		gw := c.sideGutterWidth()
+		textCols := int(c.paneTextWidth(viewW) / cw) // never into the right pane
+		r.rect(gutterBg, x0, 0, gw, height)
+		r.rect(gutterBg, x0+half, 0, gw, height)
+		for k := first; k < last; k++ {
+			row := v.rows[k]
+			y := pad/2 + float32(k)*lh
+			if row.full {
+				l := v.lines[row.left]
+				lc := r.colorsOf(th, l)
+				if lc.bg != nil {
+					r.rect(lc.bg, x0, y, viewW, lh)
+				}
+				r.drawLine(l, lc, x0+pad/2, y, 0, int((viewW-pad)/cw)+1)
+				continue
+			}
+			for s, i := range []int{row.left, row.right} {
+				if i < 0 {
+					continue
+				}
+				l := v.lines[i]
+				px := x0 + float32(s)*half
+				lc := r.colorsOf(th, l)
+				if lc.bg != nil {
+					r.rect(lc.bg, px+gw, y, half-gw, lh)
+				}
+				no := l.Old
+				if s == 1 {
+					no = l.New
+				}
+				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, px+pad/2, y+1, float32(gcols)*cw, lh)
+				r.drawLine(l, lc, px+gw+pad/2, y, col0, textCols)
 			}
 		}
-		row.bg.FillColor = color.Transparent
-		if bgName != "" {
-			row.bg.FillColor = style.Color(th, bgName)
-		}
-		row.bg.Move(fyne.NewPos(0, y))
-		row.bg.Resize(fyne.NewSize(width, lh))
-
-		row.old.Text, row.new.Text = lineNo(l.Old), lineNo(l.New)
-		if v.NoGutter {
-			row.old.Text, row.new.Text = "", ""
-		}
-		for j, t := range []*canvas.Text{row.old, row.new} {
-			t.Color, t.TextSize = muted, ts
-			t.Move(fyne.NewPos(pad/2+float32(j*(gcols+1))*cw, y+1))
-			t.Resize(fyne.NewSize(float32(gcols)*cw, lh))
-		}
-		row.txt.Text = l.Text
-		row.txt.Color = style.Color(th, textName)
-		if textName == theme.ColorNameForeground {
-			row.txt.Color = fg
-		}
-		row.txt.TextStyle.Bold = l.Kind == LineHeader
-		row.txt.TextSize = ts
-		row.txt.Move(fyne.NewPos(gutterW+pad/2, y+1))
-		row.txt.Resize(fyne.NewSize(float32(utf8.RuneCountInString(l.Text)+1)*cw, lh))
-		for _, o := range []fyne.CanvasObject{row.bg, row.old, row.new, row.txt} {
-			o.Refresh()
-		}
-		objs = append(objs, row.bg, row.old, row.new, row.txt)
+		return
 	}
-	// The gutter background is drawn first, the row tints over it.
-	r.objects = objs
+	gutterW := c.gutterWidth()
+	if !v.NoGutter {
+		r.rect(gutterBg, x0, 0, gutterW, height)
+	}
+	textCols := int((viewW-gutterW-pad/2)/cw) + 1
+	for i := first; i < last; i++ {
+		l := v.lines[i]
+		y := pad/2 + float32(i)*lh
+		lc := r.colorsOf(th, l)
+		if lc.bg != nil {
+			r.rect(lc.bg, x0, y, viewW, lh)
+		}
+		if !v.NoGutter {
+			for j, no := range []int{l.Old, l.New} {
+				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, x0+pad/2+float32(j*(gcols+1))*cw, y+1, float32(gcols)*cw, lh)
+			}
+		}
+		c0 := col0
+		if l.Kind != LineContext && l.Kind != LineAdded && l.Kind != LineRemoved && !v.NoGutter {
+			c0 = 0 // headers, hunk headers, notes and cuts stay in view
+		}
+		r.drawLine(l, lc, x0+gutterW+pad/2, y, c0, textCols)
+	}
+}
+
+// drawLine draws columns [col0, col0+cols) of line l with its first column
+// at x: the line as one text, or its marker and pieces, the changed words
+// on their tint and shown whitespace muted.
+func (r *diffContentRenderer) drawLine(l DiffLine, lc lineColors, x, y float32, col0, cols int) {
+	cw, lh := r.c.charWidth(), r.c.lineHeight()
+	bold := l.Kind == LineHeader
+	if l.pieces == nil {
+		if s := runeSlice(l.Text, col0, cols); s != "" {
+			r.text(s, lc.text, bold, fyne.TextAlignLeading, x, y+1, float32(utf8.RuneCountInString(s)+1)*cw, lh)
+		}
+		return
+	}
+	if col0 == 0 {
+		r.text(l.Text[:1], lc.text, false, fyne.TextAlignLeading, x, y+1, 2*cw, lh)
+	}
+	muted := style.Color(r.c.Theme(), style.Muted)
+	at := 1 // the column the piece starts at
+	for _, p := range l.pieces {
+		from, to := max(at, col0), min(at+p.cols, col0+cols)
+		if from < to {
+			px := x + float32(from-col0)*cw
+			if p.changed && lc.word != nil {
+				r.rect(lc.word, px, y, float32(to-from)*cw, lh)
+			}
+			if p.mark {
+				// One marker a text (a marker's columns are its runes): the
+				// arrow comes from a fallback font whose spaces would not
+				// keep to the columns.
+				k := at
+				for _, m := range p.text {
+					if k >= from && k < to && m != ' ' {
+						r.text(string(m), muted, false, fyne.TextAlignLeading, x+float32(k-col0)*cw, y+1, 2*cw, lh)
+					}
+					k++
+				}
+			} else {
+				s := runeSlice(p.text, from-at, to-from)
+				r.text(s, lc.text, false, fyne.TextAlignLeading, px, y+1, float32(to-from+1)*cw, lh)
+			}
+		}
+		at += p.cols
+	}
+}
+
+// runeSlice returns n runes of s from rune index i.
+func runeSlice(s string, i, n int) string {
+	if i == 0 && utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	start := -1
+	k := 0
+	for b := range s {
+		if k == i {
+			start = b
+		}
+		if k == i+n {
+			return s[start:b]
+		}
+		k++
+	}
+	if start < 0 {
+		return ""
+	}
+	return s[start:]
 }
 
 func lineNo(n int) string {

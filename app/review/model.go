@@ -56,10 +56,11 @@ type model struct {
 	pos     map[int]int
 	nodes   map[string]*node // by node id (the path; "" is the root)
 	byIdx   map[int]string   // change index -> node id
+	ren     renames          // one row a rename (rename.go)
 }
 
 func newModel(r *report.Report) *model {
-	m := &model{r: r}
+	m := &model{r: r, ren: newRenames(r)}
 	m.lower = make([]string, len(r.Changes))
 	for i := range r.Changes {
 		m.lower[i] = strings.ToLower(r.Changes[i].Path)
@@ -82,7 +83,7 @@ func (m *model) match(f *Filter, i int) bool {
 func (m *model) apply(f Filter, tree bool) {
 	m.visible = m.visible[:0]
 	for i := range m.r.Changes {
-		if m.match(&f, i) {
+		if !m.hidden(i) && m.matchRow(&f, i) {
 			m.visible = append(m.visible, i)
 		}
 	}
@@ -128,7 +129,7 @@ func (m *model) buildTree() {
 			parent := parentOf(child)
 			pn := get(parent)
 			pn.below++
-			if !c.Allowed {
+			if !m.allowed(i) {
 				pn.belowViolations++
 			}
 			if !linked[child] {

@@ -50,9 +50,16 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 	if c.IsDir() && c.Kind != diff.Changed {
 		r.icon.SetResource(style.Colored(theme.FolderIcon(), name))
 	}
+	if c.RenamedFrom != "" {
+		r.icon.SetResource(style.Colored(theme.ContentRedoIcon(), name))
+	}
 	r.seg.Text = report.QuotePath(label)
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{Bold: !c.Allowed}
+	r.name.Segments = []widget.RichTextSegment{r.seg}
+	if c.RenamedFrom != "" {
+		r.name.Segments = renameSegments(r.seg, label) // "old → new", quoted already
+	}
 	switch {
 	case c.Risk != diff.NoRisk && !c.Allowed:
 		r.badge.Text = "⚠ " + string(c.Risk)
@@ -60,6 +67,10 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 		r.badge.TextStyle.Bold = true
 	case c.Allowed:
 		r.badge.Text = "allowed · " + c.Rule
+		r.badge.Color = style.Color(th, style.Muted)
+		r.badge.TextStyle.Bold = false
+	case c.RenamedFrom != "":
+		r.badge.Text = renameBadge(c)
 		r.badge.Color = style.Color(th, style.Muted)
 		r.badge.TextStyle.Bold = false
 	default:
@@ -80,6 +91,7 @@ func (r *changeRow) setFolder(th fyne.Theme, n *node) {
 	r.seg.Text = report.QuotePath(n.name)
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{}
+	r.name.Segments = []widget.RichTextSegment{r.seg}
 	r.badge.TextStyle.Bold = false
 	if n.belowViolations > 0 {
 		r.badge.Text = plural(n.belowViolations, "violation")
@@ -164,8 +176,8 @@ func newChangeList(v *View) *changeList {
 	l.CreateItem = newChangeRow
 	l.UpdateItem = func(id widget.ListItemID, o fyne.CanvasObject) {
 		if id < len(v.m.visible) {
-			i := v.m.visible[id]
-			rowOf(o).setChange(l.Theme(), &v.r.Changes[i], v.r.Changes[i].Path)
+			c, label := v.m.rowChange(v.m.visible[id], false)
+			rowOf(o).setChange(l.Theme(), c, label)
 		}
 	}
 	l.OnSelected = func(id widget.ListItemID) {
@@ -242,7 +254,8 @@ func newChangeTree(v *View) *changeTree {
 			return
 		}
 		if n.change >= 0 {
-			rowOf(o).setChange(t.Theme(), &v.r.Changes[n.change], n.name)
+			c, label := v.m.rowChange(n.change, true)
+			rowOf(o).setChange(t.Theme(), c, label)
 		} else {
 			rowOf(o).setFolder(t.Theme(), n)
 		}

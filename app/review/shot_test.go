@@ -15,7 +15,10 @@ import (
 )
 
 // TestShot renders the view with the demo report to $DIFFGATE_SHOT (a PNG)
-// with the software painter; it is a quick look, skipped unless asked for.
+// with the software painter; it is a quick look, skipped unless asked for
+// (DIFFGATE_SHOT_REPORT names a JSON report to show instead of the demo,
+// DIFFGATE_SHOT_SELECT the change to show, DIFFGATE_SHOT_SPLIT shows its
+// diff side by side).
 func TestShot(t *testing.T) {
 	out := os.Getenv("DIFFGATE_SHOT")
 	if out == "" {
@@ -27,7 +30,17 @@ func TestShot(t *testing.T) {
 	} else {
 		a.Settings().SetTheme(style.Theme{})
 	}
-	v := New(DemoReport(), Options{OnApprove: func(*report.Report, []string, string) error { return nil },
+	r := DemoReport()
+	if p := os.Getenv("DIFFGATE_SHOT_REPORT"); p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = report.Parse(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := New(r, Options{OnApprove: func(*report.Report, []string, string) error { return nil },
 		OnReject: func(*report.Report, string) error { return nil }, Export: func(*report.Report, Format) {}})
 	w := test.NewTempWindow(t, v)
 	w.Resize(fyne.NewSize(1400, 860))
@@ -38,6 +51,9 @@ func TestShot(t *testing.T) {
 				v.Select(i)
 			}
 		}
+	}
+	if os.Getenv("DIFFGATE_SHOT_SPLIT") != "" {
+		v.detail.bar.setSplit(true)
 	}
 	f, _ := os.Create(out)
 	defer f.Close()

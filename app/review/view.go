@@ -59,6 +59,14 @@ type Options struct {
 	// StageDiscarded.
 	OnApply   func(r *report.Report, req ApplyRequest, done func(state string, err error))
 	OnDiscard func(r *report.Report, done func(state string, err error))
+	// LoadContents, when set, offers Load full diff for a change whose
+	// text diff the run cut short or did not compute (a large file, a
+	// before-content not kept): the diff is computed in the background
+	// from the contents it returns. The browser has only the report: nil.
+	LoadContents ContentLoader
+	// Do runs a function on the UI goroutine, for work done in the
+	// background (Load full diff); nil means fyne.Do.
+	Do func(func())
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
@@ -340,6 +348,7 @@ func (v *View) Select(i int) {
 	if v.r == nil || i < 0 || i >= len(v.r.Changes) {
 		return
 	}
+	i = v.m.rowOf(i) // a rename's removed path: its row
 	if v.tree {
 		if id, ok := v.m.byIdx[i]; ok {
 			v.treeW.Select(id)
@@ -399,7 +408,7 @@ func (v *View) NextViolation(dir int) bool {
 	}
 	for step := 1; step <= n; step++ {
 		k := ((start+dir*step)%n + n) % n
-		if i := ord[k]; !v.r.Changes[i].Allowed {
+		if i := ord[k]; !v.m.allowed(i) {
 			v.Select(i)
 			return true
 		}
@@ -719,8 +728,8 @@ func (v *View) refilter() {
 	}
 	v.restoreSelection()
 
-	text := fmt.Sprintf("%d of %d changes shown", len(v.m.visible), len(r.Changes))
-	if len(v.m.visible) == len(r.Changes) {
+	text := fmt.Sprintf("%d of %d changes shown", len(v.m.visible), v.m.rows())
+	if len(v.m.visible) == v.m.rows() {
 		text = plural(len(r.Changes), "change")
 	}
 	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   Up/Down move   n/p next/previous violation   Enter open diff",

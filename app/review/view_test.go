@@ -357,18 +357,22 @@ func TestDetailShowsColoredDiff(t *testing.T) {
 	if !d.Visible() || len(d.Lines()) == 0 {
 		t.Fatal("no diff shown for config.json")
 	}
-	wantColor(t, "added line", oneText(t, d, `+  "debug": true,`).Color, style.Added)
-	wantColor(t, "removed line", oneText(t, d, `-  "debug": false,`).Color, style.Removed)
-	wantColor(t, "hunk header", oneText(t, d, "@@ -1,9 +1,10 @@").Color, style.Muted)
-	wantColor(t, "context line", oneText(t, d, `   "name": "demo-service",`).Color, theme.ColorNameForeground)
-	if !greenish(oneText(t, d, `+  "debug": true,`).Color) || !reddish(oneText(t, d, `-  "debug": false,`).Color) {
-		t.Error("diff lines are not green / red")
-	}
-	for _, tx := range findText(d, `+  "debug": true,`) {
-		if !tx.TextStyle.Monospace {
-			t.Error("diff text is not monospace")
+	// An edited line is drawn in pieces (its changed words marked): every
+	// piece in the line's colour.
+	for _, tx := range drawnLine(t, d, `+  "debug": true,`) {
+		wantColor(t, "added line", tx.Color, style.Added)
+		if !greenish(tx.Color) || !tx.TextStyle.Monospace {
+			t.Error("added line not green monospace")
 		}
 	}
+	for _, tx := range drawnLine(t, d, `-  "debug": false,`) {
+		wantColor(t, "removed line", tx.Color, style.Removed)
+		if !reddish(tx.Color) {
+			t.Error("removed line not red")
+		}
+	}
+	wantColor(t, "hunk header", oneText(t, d, "@@ -1,9 +1,10 @@").Color, style.Muted)
+	wantColor(t, "context line", oneText(t, d, `   "name": "demo-service",`).Color, theme.ColorNameForeground)
 	// Line numbers: old 3 for the removed line, new 3 for the added one,
 	// and the tinted row backgrounds.
 	var tinted, reds int

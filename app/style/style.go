@@ -22,6 +22,10 @@ const (
 	ColorNameAddedBackground   fyne.ThemeColorName = "diffgate.addedBackground"
 	ColorNameRemovedBackground fyne.ThemeColorName = "diffgate.removedBackground"
 	ColorNameHunkBackground    fyne.ThemeColorName = "diffgate.hunkBackground"
+	// ColorNameAddedWordBackground and ColorNameRemovedWordBackground mark
+	// the words that changed inside an added or removed line.
+	ColorNameAddedWordBackground   fyne.ThemeColorName = "diffgate.addedWordBackground"
+	ColorNameRemovedWordBackground fyne.ThemeColorName = "diffgate.removedWordBackground"
 )
 
 // Semantic color names, as used across the UI.
@@ -107,6 +111,10 @@ func Color(th fyne.Theme, name fyne.ThemeColorName) color.Color {
 		return Tint(th.Color(theme.ColorNameError, v), 0x2a)
 	case ColorNameHunkBackground:
 		return Tint(th.Color(theme.ColorNamePrimary, v), 0x1c)
+	case ColorNameAddedWordBackground:
+		return Tint(th.Color(theme.ColorNameSuccess, v), 0x70)
+	case ColorNameRemovedWordBackground:
+		return Tint(th.Color(theme.ColorNameError, v), 0x70)
 	}
 	return th.Color(name, v)
 }

@@ -58,7 +58,8 @@ func TestThemeReadable(t *testing.T) {
 // Color falls back to tints for the diffgate names under other themes.
 func TestColorFallback(t *testing.T) {
 	test.NewTempApp(t)
-	for _, n := range []fyne.ThemeColorName{ColorNameAddedBackground, ColorNameRemovedBackground, ColorNameHunkBackground} {
+	for _, n := range []fyne.ThemeColorName{ColorNameAddedBackground, ColorNameRemovedBackground, ColorNameHunkBackground,
+		ColorNameAddedWordBackground, ColorNameRemovedWordBackground} {
 		if _, _, _, a := Color(theme.DefaultTheme(), n).RGBA(); a == 0 {
 			t.Errorf("%s is transparent under the default theme", n)
 		}

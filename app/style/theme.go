@@ -24,6 +24,8 @@ var palette = map[fyne.ThemeColorName]pair{
 	ColorNameAddedBackground:           {rgba(0xdafbe1ff), rgba(0x2ea04326)},
 	ColorNameRemovedBackground:         {rgba(0xffebe9ff), rgba(0xf8514926)},
 	ColorNameHunkBackground:            {rgba(0xddf4ffff), rgba(0x388bfd1a)},
+	ColorNameAddedWordBackground:       {rgba(0x8ce99aff), rgba(0x2ea04380)},
+	ColorNameRemovedWordBackground:     {rgba(0xffa19aff), rgba(0xf8514980)},
 	theme.ColorNameForegroundOnSuccess: {rgb(0xffffff), rgb(0x0d1117)},
 	theme.ColorNameForegroundOnError:   {rgb(0xffffff), rgb(0x0d1117)},
 	theme.ColorNameForegroundOnWarning: {rgb(0xffffff), rgb(0x0d1117)},

@@ -189,6 +189,9 @@ func TestRepeatedRunKeepsTheDiff(t *testing.T) {
 	cliRep := cliRun(t, cli, dbCLI, wsCLI, edit, "")
 
 	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db")})
+	// Direct, as the CLI's: a staged run also diffs big.log, from the
+	// untouched workspace (TestLoadFullDiffInTheApp).
+	u.run.stage.SetChecked(false)
 	for _, s := range []string{noop, edit} {
 		u.run.setInputs(wsApp, s, []string{})
 		runInputs(t, u, l)

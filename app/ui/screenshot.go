@@ -26,9 +26,13 @@ const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
 // containment line and what was enforced) instead of the review.
 const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
 
-// startScreenshot runs the demo through the gate once the window is up,
-// opens the result in the review view on the config.json diff, captures the
-// window to path and quits (exit code 0 on success).
+// screenshotSplitEnv, set, shows the diff side by side in --screenshot mode.
+const screenshotSplitEnv = "DIFFGATE_SCREENSHOT_SPLIT"
+
+// startScreenshot runs the demo through the gate once the window is up
+// (or, with --report, opens that report), opens the result in the review
+// view on the config.json diff, captures the window to path and quits
+// (exit code 0 on success).
 func (u *UI) startScreenshot(path string) {
 	u.exitCode = 1
 	fail := func(err error) {
@@ -57,6 +61,9 @@ func (u *UI) startScreenshot(path string) {
 		if os.Getenv(screenshotTabEnv) == "run" {
 			u.Tabs.SelectIndex(0)
 		}
+		if os.Getenv(screenshotSplitEnv) != "" {
+			u.review.SetSideBySide(true)
+		}
 		time.AfterFunc(900*time.Millisecond, func() {
 			u.do(func() {
 				if err := writePNG(path, u.win); err != nil {
@@ -69,6 +76,15 @@ func (u *UI) startScreenshot(path string) {
 		})
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
+		if f := u.opts.Flags.Report; f != "" {
+			u.openReportFile(f)
+			if r := u.review.Report(); r != nil {
+				u.onRunDone(r, nil)
+			} else {
+				fail(fmt.Errorf("cannot open %s", f))
+			}
+			return
+		}
 		d, err := u.demo()
 		if err != nil {
 			fail(err)

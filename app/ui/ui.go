@@ -77,6 +77,9 @@ type UI struct {
 	runItem, reviewItem, historyItem *container.TabItem
 
 	demoData *assets.Demo
+	// contents are the sources of the reviewed report's contents (Load
+	// full diff).
+	contents contentsPtr
 
 	keys  *keys.Map
 	openN int           // generation of the report being opened
@@ -119,6 +122,8 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		OnApply:        u.applyStage,
 		OnDiscard:      u.discardStage,
 		OpenFolder:     u.openFolder,
+		LoadContents:   u.loadContents,
+		Do:             u.do,
 	})
 	u.history = newHistoryTab(u)
 
@@ -265,6 +270,7 @@ func exists(p string) bool {
 // when it was not) for review.
 func (u *UI) showResult(res *gate.Result, id int64) {
 	u.reviewID = id
+	u.contentsFor(res.Report, res)
 	u.showReview(res.Report)
 	if u.history != nil {
 		u.history.reload()
@@ -328,6 +334,9 @@ func (u *UI) updateTitle() {
 }
 
 func (u *UI) showReview(r *report.Report) {
+	if rc := u.contents.Load(); rc == nil || rc.r != r {
+		u.contentsFor(r, nil) // reopened from the history or a file
+	}
 	u.review.SetReport(r)
 	u.updateTitle()
 	if u.reviewItem.Content != u.review {

@@ -819,6 +819,54 @@ func TestRunReportDiffNote(t *testing.T) {
 	}
 }
 
+// TestRunReportRenames pins the rename fields of the JSON report (an
+// extension of the changes): a file moved as it is pairs its removed path
+// (renamed_to) with its added one (renamed_from, similarity 100); one moved
+// with an edit also carries the similarity and rename_diff; stdout still
+// names both paths, each judged by the allowlist.
+func TestRunReportRenames(t *testing.T) {
+	ws, sh := fixture(t, "mkdir new && mv run.sh new/run.sh && sed 's/\"a\": 1/\"a\": 2/' config.json > new/config.json && rm config.json")
+	body := "{\"a\": 1}\n" + strings.Repeat("{\"padding\": \"so that one edit keeps it over 90% alike\"}\n", 20)
+	if err := os.WriteFile(filepath.Join(ws, "config.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", "new/", "--report", js, "--", sh)
+	if code != 1 || out != "REMOVED config.json\nREMOVED run.sh\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
+	}
+	data, _ := os.ReadFile(js)
+	var raw struct {
+		Changes []map[string]any `json:"changes"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]map[string]any{}
+	for _, c := range raw.Changes {
+		byPath[c["path"].(string)] = c
+	}
+	for _, w := range []struct {
+		path, field, want string
+		similarity        float64
+	}{
+		{"run.sh", "renamed_to", "new/run.sh", 100}, {"new/run.sh", "renamed_from", "run.sh", 100},
+		{"config.json", "renamed_to", "new/config.json", -1}, {"new/config.json", "renamed_from", "config.json", -1},
+	} {
+		c := byPath[w.path]
+		sim, _ := c["similarity"].(float64)
+		if c == nil || c[w.field] != w.want || (w.similarity > 0 && sim != w.similarity) || (w.similarity < 0 && (sim < 90 || sim >= 100)) {
+			t.Errorf("%s: %s %v, similarity %v; want %q", w.path, w.field, c[w.field], c["similarity"], w.want)
+		}
+	}
+	if d, _ := byPath["new/config.json"]["rename_diff"].(string); !strings.Contains(d, "--- a/config.json\n+++ b/new/config.json\n") || !strings.Contains(d, "\n+{\"a\": 2}\n") {
+		t.Errorf("rename_diff %q", d)
+	}
+	if _, ok := byPath["new/run.sh"]["rename_diff"]; ok {
+		t.Error("a rename of the same content has a rename_diff")
+	}
+}
+
 // TestStageContractSynopses pins the synopses of contract.md's "Staged
 // runs, apply and discard" (their lines and exits: stage_test.go).
 func TestStageContractSynopses(t *testing.T) {

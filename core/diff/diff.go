@@ -78,6 +78,19 @@ type Change struct {
 	// LinksInside is, for a HardlinkEscape, how many of the file's names
 	// (After.Nlink) the workspace holds; the others lie outside it.
 	LinksInside int `json:"links_inside,omitempty"`
+	// RenamedTo (on a removed file) and RenamedFrom (on an added file)
+	// pair the two changes of a rename: the same content, or text at least
+	// 90% alike (report.MarkRenames). Each stays a change of its own that
+	// the allowlist judges. In JSON a path that is not valid UTF-8 also
+	// carries a _b64 twin, as path does.
+	RenamedTo   string `json:"renamed_to,omitempty"`
+	RenamedFrom string `json:"renamed_from,omitempty"`
+	// Similarity is how alike a rename's contents are, in percent (100:
+	// the same content), on both of its changes.
+	Similarity int `json:"similarity,omitempty"`
+	// RenameDiff, on the added file of a rename with edits, is the text
+	// diff from the removed file's content to the added file's.
+	RenameDiff string `json:"rename_diff,omitempty"`
 }
 
 // Why a content change has no text diff (Change.DiffNote).
@@ -455,24 +468,30 @@ type changeAlias Change
 // MarshalJSON writes the change as in the report contract, adding path_b64
 // for a path that is not valid UTF-8.
 func (c Change) MarshalJSON() ([]byte, error) {
-	text, b64 := snapshot.EncodeString(c.Path)
 	a := changeAlias(c)
-	a.Path = text
+	var v changeJSON
+	a.Path, v.PathB64 = snapshot.EncodeString(c.Path)
+	a.RenamedTo, v.RenamedToB64 = snapshot.EncodeString(c.RenamedTo)
+	a.RenamedFrom, v.RenamedFromB64 = snapshot.EncodeString(c.RenamedFrom)
 	if a.Aspects == nil {
 		a.Aspects = []Aspect{}
 	}
-	return json.Marshal(struct {
-		changeAlias
-		PathB64 string `json:"path_b64,omitempty"`
-	}{a, b64})
+	v.changeAlias = a
+	return json.Marshal(v)
+}
+
+// changeJSON is a change as JSON: its fields and the _b64 twins of its
+// paths.
+type changeJSON struct {
+	changeAlias
+	PathB64        string `json:"path_b64,omitempty"`
+	RenamedToB64   string `json:"renamed_to_b64,omitempty"`
+	RenamedFromB64 string `json:"renamed_from_b64,omitempty"`
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
 func (c *Change) UnmarshalJSON(b []byte) error {
-	var v struct {
-		changeAlias
-		PathB64 string `json:"path_b64,omitempty"`
-	}
+	var v changeJSON
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
@@ -480,8 +499,16 @@ func (c *Change) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	to, err := snapshot.DecodeString(v.RenamedTo, v.RenamedToB64)
+	if err != nil {
+		return err
+	}
+	from, err := snapshot.DecodeString(v.RenamedFrom, v.RenamedFromB64)
+	if err != nil {
+		return err
+	}
 	*c = Change(v.changeAlias)
-	c.Path = p
+	c.Path, c.RenamedTo, c.RenamedFrom = p, to, from
 	if c.Before != nil {
 		c.Before.Path = p
 	}

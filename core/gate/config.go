@@ -59,6 +59,10 @@ type Config struct {
 	// the workspace) for text diffs (default 256 KiB); KeepBudget bounds the
 	// total kept (default 64 MiB).
 	KeepText, KeepBudget int64
+	// DiffBudget bounds the text diffs of the report together (default 64
+	// MiB), spent on violations first: a change past it has the DiffNote
+	// "budget".
+	DiffBudget int64
 	// OutputKeep is how much of each output stream's head and tail the
 	// report keeps (default 64 KiB each).
 	OutputKeep int

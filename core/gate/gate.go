@@ -304,10 +304,12 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 		n := len(before.Entries)
 		before = nil
 		release(n)
-		g.addTextDiffs(rep.Changes)
 	}
 	g.phase(Policy, snapshot.Progress{})
 	g.pol.Apply(rep.Changes)
+	// After the policy: the diffs' budgets go to violations first.
+	g.addTextDiffs(rep.Changes)
+	report.MarkRenames(rep.Changes, g.renameContent)
 	p := &rep.Process
 	p.ExitCode, p.Signal, p.TimedOut, p.Cancelled = pr.ExitCode, pr.Signal, pr.TimedOut, pr.Cancelled
 	p.Supervisor = pr.SupervisorLost
@@ -411,58 +413,181 @@ func splitCapture(c proc.Capture) (head, tail string) {
 	return strings.ToValidUTF8(string(c.Head), "\uFFFD"), strings.ToValidUTF8(string(c.Tail), "\uFFFD")
 }
 
-// addTextDiffs fills TextDiff for small text files, from the kept
-// before-contents and the after-contents read back from the workspace; a
-// content change left without one gets a DiffNote saying why.
+// Bounds of the text diffs a run computes: all its text diffs together
+// (DiffBudget's default), and the large files (over KeepText) read to diff
+// them.
+const (
+	defaultDiffBudget = 64 << 20
+	largeDiffBudget   = 256 << 20
+)
+
+// addTextDiffs fills TextDiff for text files, violations first, then the
+// allowed changes, so that the budgets (the keep budget for after-contents,
+// the run's diff budget, the bytes of large files read) go to violations
+// first. A content change left without a diff gets a DiffNote saying why.
+//
+// Before-contents come from the copies kept during the before-snapshot or
+// stored in the history, and, in a staged run, from the workspace itself,
+// which the script left as it was; after-contents are read back from the
+// workspace or the stage. A file over KeepText (too large to keep a copy
+// of) is diffed when both its contents can be read (up to
+// report.MaxFullDiffInput: in a staged run), its first report.ReportHunks
+// hunks kept.
 func (g *run) addTextDiffs(cs []diff.Change) {
-	for i := range cs {
+	order := make([]int, 0, len(cs))
+	for pass := 0; pass < 2; pass++ {
+		for i := range cs {
+			if cs[i].Allowed == (pass == 1) {
+				order = append(order, i)
+			}
+		}
+	}
+	budget := orDefault64(g.cfg.DiffBudget, defaultDiffBudget)
+	large := int64(largeDiffBudget)
+	for _, i := range order {
 		c := &cs[i]
 		b, a := c.Before, c.After
 		if (b != nil && b.Type != snapshot.File) || (a != nil && a.Type != snapshot.File) {
 			continue
 		}
-		var old, cur []byte
-		var oldOK, curOK, curBinary bool
-		tooLarge := false
-		if a != nil {
-			if a.Size > g.kept.max {
-				tooLarge = true
-			} else if data, err := snapshot.ReadContent(g.afterRoot, c.Path, g.kept.max); err == nil && sha(data) == a.SHA256 {
-				g.kept.keep(a, data)
-				cur, curOK, curBinary = data, true, !looksText(data)
-			}
-		}
-		if b != nil {
-			if b.Size > g.kept.max {
-				tooLarge = true
-			} else if old, oldOK = g.kept.get(b.SHA256); !oldOK && g.cfg.Stored != nil {
-				if old, oldOK = g.cfg.Stored(b.SHA256); oldOK {
-					g.kept.keep(b, old)
-				}
-			}
-		}
 		if b != nil && a != nil && !c.Has(diff.Content) {
 			continue
 		}
-		switch {
-		case tooLarge:
-			c.DiffNote = diff.NoteTooLarge
-		case curBinary:
-			c.DiffNote = diff.NoteBinary
-		case b != nil && !oldOK:
-			c.DiffNote = g.kept.why(b.SHA256)
-		case a != nil && !curOK:
-			c.DiffNote = diff.NoteNotKept
-		default:
-			if d, ok := report.TextDiff(old, cur, c.Path); ok {
-				c.TextDiff = d
-			} else if len(old) > report.MaxTextDiffInput || len(cur) > report.MaxTextDiffInput {
-				c.DiffNote = diff.NoteTooLarge
+		big := (b != nil && b.Size > g.kept.max) || (a != nil && a.Size > g.kept.max)
+		tooLarge := (b != nil && b.Size > report.MaxFullDiffInput) || (a != nil && a.Size > report.MaxFullDiffInput)
+		if big && !tooLarge {
+			var n int64
+			if b != nil {
+				n += b.Size
+			}
+			if a != nil {
+				n += a.Size
+			}
+			if n > large {
+				tooLarge = true
 			} else {
+				large -= n
+			}
+		}
+		if tooLarge {
+			c.DiffNote = diff.NoteTooLarge
+			continue
+		}
+		// A small file's after-content first (binary: no diff whatever the
+		// before), a large one's only once its before-content is there.
+		var cur []byte
+		if a != nil && !big {
+			if cur, c.DiffNote = g.afterContent(c, g.kept.max); c.DiffNote != "" {
+				continue
+			}
+			g.kept.keep(a, cur)
+		}
+		old, oldOK := g.beforeContent(c, big)
+		if b != nil && !oldOK {
+			c.DiffNote = g.kept.why(b.SHA256)
+			if big {
+				c.DiffNote = diff.NoteTooLarge // never kept: too large
+			}
+			continue
+		}
+		if a != nil && big {
+			if cur, c.DiffNote = g.afterContent(c, report.MaxFullDiffInput); c.DiffNote != "" {
+				continue
+			}
+		}
+		var d string
+		if big {
+			var err error
+			if d, _, err = report.FullDiff(context.Background(), old, cur, c.Path, report.ReportHunks, report.MaxTextDiffOutput); err != nil {
 				c.DiffNote = diff.NoteBinary
+				if !errors.Is(err, report.ErrNotText) {
+					c.DiffNote = diff.NoteTooLarge
+				}
+				continue
+			}
+		} else if td, ok := report.TextDiff(old, cur, c.Path); ok {
+			d = td
+		} else {
+			c.DiffNote = diff.NoteBinary
+			continue
+		}
+		if int64(len(d)) > budget {
+			c.DiffNote = diff.NoteBudget
+			continue
+		}
+		budget -= int64(len(d))
+		c.TextDiff = d
+	}
+}
+
+// afterContent reads c's after-content (at most max bytes) back from the
+// workspace or the stage, or says why it has none: not the content the
+// after-snapshot hashed (it changed again), or binary.
+func (g *run) afterContent(c *diff.Change, max int64) ([]byte, string) {
+	data, err := snapshot.ReadContent(g.afterRoot, c.Path, max)
+	if err != nil || sha(data) != c.After.SHA256 {
+		return nil, diff.NoteNotKept
+	}
+	if !looksText(data) {
+		return nil, diff.NoteBinary
+	}
+	return data, ""
+}
+
+// renameContent returns the content of a removed file (its before) or an
+// added one (its after) for rename detection: small files only.
+func (g *run) renameContent(c *diff.Change) ([]byte, bool) {
+	switch c.Kind {
+	case diff.Removed:
+		if c.Before.Size <= g.kept.max {
+			return g.beforeContent(c, false)
+		}
+	case diff.Added:
+		if data, ok := g.kept.get(c.After.SHA256); ok {
+			return data, true
+		}
+		if c.After.Size <= g.kept.max {
+			data, note := g.afterContent(c, g.kept.max)
+			return data, note == ""
+		}
+	}
+	return nil, false
+}
+
+// beforeContent returns c's before-content: a kept or stored copy, or, in a
+// staged run, the workspace's file (checked against its hash); big says
+// the file is too large for a copy to have been kept.
+func (g *run) beforeContent(c *diff.Change, big bool) ([]byte, bool) {
+	b := c.Before
+	if b == nil {
+		return nil, false
+	}
+	if !big {
+		if old, ok := g.kept.get(b.SHA256); ok {
+			return old, true
+		}
+		if g.cfg.Stored != nil {
+			if old, ok := g.cfg.Stored(b.SHA256); ok {
+				g.kept.keep(b, old)
+				return old, true
 			}
 		}
 	}
+	if g.cfg.Stage == nil {
+		return nil, false
+	}
+	max := g.kept.max
+	if big {
+		max = report.MaxFullDiffInput
+	}
+	data, err := snapshot.ReadContent(g.ws, c.Path, max)
+	if err != nil || sha(data) != b.SHA256 {
+		return nil, false
+	}
+	if !big {
+		g.kept.keep(b, data)
+	}
+	return data, true
 }
 
 func sha(b []byte) string {

@@ -104,17 +104,12 @@ func testContainment(t *testing.T) {
 		!e.Observed || !e.StandIns || !e.Privileges || !e.Admin {
 		t.Fatalf("Contained = %+v, want every layer at ABI >= 6", e)
 	}
-	want := []proc.Blocked{
-		{Kind: "write", Target: filepath.Join(f.home, ".bashrc"), Op: "openat"},
-		{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519"), Op: "openat"},
-		{Kind: "net", Target: "127.0.0.1:" + strconv.Itoa(port), Op: "connect"},
-		{Kind: "net", Target: "[::1]:" + strconv.Itoa(port), Op: "sendto"},
-	}
-	for _, w := range want {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "write", Target: filepath.Join(f.home, ".bashrc"), Op: "openat"},
+		proc.Blocked{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519"), Op: "openat"},
+		proc.Blocked{Kind: "net", Target: "127.0.0.1:" + strconv.Itoa(port), Op: "connect"},
+		proc.Blocked{Kind: "net", Target: "[::1]:" + strconv.Itoa(port), Op: "sendto"},
+	)
 	for _, bad := range []string{"WROTE-BASHRC", "READ-SSH", "SECRET-KEY", "CONNECTED", "UDP-SENT", "STOPPED-SUPERVISOR"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("stdout has %s:\n%s", bad, out)
@@ -130,6 +125,33 @@ func testContainment(t *testing.T) {
 	}
 	if accepted != 0 {
 		t.Errorf("the listener accepted %d connections", accepted)
+	}
+}
+
+// needMounts skips a test that needs the read-only mounts where this
+// machine cannot make them, and fails it where it can but they are
+// missing.
+func needMounts(t *testing.T, e *proc.Enforced) {
+	t.Helper()
+	switch {
+	case e == nil:
+		t.Fatal("not contained")
+	case e.Mounts:
+	case testenv.MountNamespaces():
+		t.Fatalf("no read-only mounts although this machine can make a private mount namespace: %s", e.MountsWhy)
+	default:
+		t.Skipf("no private mount namespace here: %s", e.MountsWhy)
+	}
+}
+
+// wantBlocked fails t for each of want that list does not hold (see
+// hasBlocked).
+func wantBlocked(t *testing.T, list []proc.Blocked, want ...proc.Blocked) {
+	t.Helper()
+	for _, w := range want {
+		if !hasBlocked(list, w) {
+			t.Errorf("Blocked lacks %+v:\n%+v", w, list)
+		}
 	}
 }
 
@@ -370,15 +392,11 @@ PY
 	if _, _, err := rx.ReadFrom(make([]byte, 16)); err == nil {
 		t.Error("the outside datagram socket received a datagram")
 	}
-	for _, w := range []proc.Blocked{
-		{Kind: "net", Target: outside, Op: "connect"},
-		{Kind: "net", Target: abstract, Op: "connect"},
-		{Kind: "net", Target: gram, Op: "sendto"},
-	} {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "net", Target: outside, Op: "connect"},
+		proc.Blocked{Kind: "net", Target: abstract, Op: "connect"},
+		proc.Blocked{Kind: "net", Target: gram, Op: "sendto"},
+	)
 }
 
 // TestContainmentUnixSockets: an AF_UNIX socket in the workspace works; one
@@ -445,19 +463,15 @@ echo done
 	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
 		t.Error("a hook was planted")
 	}
-	for _, w := range []proc.Blocked{
-		{Kind: "create", Target: filepath.Join(hooks, "pre-commit")},
-		{Kind: "write", Target: config},
-		{Kind: "delete", Target: filepath.Join(hooks, "pre-commit.sample")},
-		{Kind: "rename", Target: filepath.Join(f.ws, ".git") + " -> " + filepath.Join(f.ws, ".git-old")},
-		{Kind: "create", Target: filepath.Join(hooks, "sub")},
-		{Kind: "write", Target: link},
-		{Kind: "metadata", Target: link},
-	} {
-		if !hasBlocked(res.Blocked, w) {
-			t.Errorf("Blocked lacks %+v:\n%+v", w, res.Blocked)
-		}
-	}
+	wantBlocked(t, res.Blocked,
+		proc.Blocked{Kind: "create", Target: filepath.Join(hooks, "pre-commit")},
+		proc.Blocked{Kind: "write", Target: config},
+		proc.Blocked{Kind: "delete", Target: filepath.Join(hooks, "pre-commit.sample")},
+		proc.Blocked{Kind: "rename", Target: filepath.Join(f.ws, ".git") + " -> " + filepath.Join(f.ws, ".git-old")},
+		proc.Blocked{Kind: "create", Target: filepath.Join(hooks, "sub")},
+		proc.Blocked{Kind: "write", Target: link},
+		proc.Blocked{Kind: "metadata", Target: link},
+	)
 }
 
 // TestContainmentReadOnlyInWorkspace: inside the writable workspace,
@@ -699,9 +713,10 @@ python3 -c "import multiprocessing; multiprocessing.Semaphore(); print('SHM')"
 echo done
 `, proc.Containment{ReadOnly: []string{hooks, config}, HardLinks: []string{link}, NoNotify: true})
 	e := res.Contained
-	if e == nil || e.Observed || !e.Mounts {
-		t.Skipf("no read-only mounts here: %+v", e)
+	if e == nil || e.Observed {
+		t.Fatalf("Contained %+v", e)
 	}
+	needMounts(t, e)
 	out := string(res.Stdout.Head)
 	for _, bad := range []string{"CHMOD", "PLANTED", "CONFIG", "MOVED-GIT", "WROTE-LINK", "LINKED"} {
 		if strings.Contains(out, bad) {
@@ -763,9 +778,7 @@ stop = True; t.join()
 print("CHMODS", ok)
 PY
 `, rc), proc.Containment{})
-	if e := res.Contained; e == nil || !e.Mounts {
-		t.Skipf("no read-only mounts here: %+v", e)
-	}
+	needMounts(t, res.Contained)
 	fi, err := os.Stat(rc)
 	if err != nil || fi.Mode().Perm() != 0o644 {
 		t.Fatalf(".bashrc: %v %v (stdout %q stderr %q)", fi.Mode(), err, res.Stdout.Head, res.Stderr.Head)
@@ -783,9 +796,7 @@ func TestContainmentIPCNamespace(t *testing.T) {
 	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
 	f := newContainFixture(t)
 	res := runIn(t, f, fmt.Sprintf("python3 -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); print('ATTACH', l.shmat(%d, None, 0) != -1)\"\n", id), proc.Containment{})
-	if e := res.Contained; e == nil || !e.Mounts {
-		t.Skipf("no namespaces here: %+v", e)
-	}
+	needMounts(t, res.Contained)
 	if got := string(res.Stdout.Head); got != "ATTACH False\n" {
 		t.Fatalf("stdout %q stderr %q: the host's segment %d was reachable", got, res.Stderr.Head, id)
 	}

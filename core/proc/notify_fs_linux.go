@@ -90,18 +90,35 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		if !w.inDirs(t.path) {
 			w.rec.add(tid, kindCreate, t.path, op)
 		} else if w.readOnly(t) {
-			w.rec.add(tid, kindCreate, t.path, op)
-			w.fail(n.ID, unix.EACCES)
+			w.deny(n, kindCreate, t.path, op, unix.EACCES)
 			return
 		}
-	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
-		w.rec.add(tid, kindWrite, t.path, op)
-	case w.readOnly(t):
-		w.rec.add(tid, kindWrite, t.path, op)
-		w.fail(n.ID, unix.EACCES)
-		return
+	default:
+		if w.refuseWrite(n, t, op) {
+			return
+		}
 	}
 	w.cont(n.ID)
+}
+
+// deny records a blocked action of the caller and refuses the call with e.
+func (w *watcher) deny(n *seccompNotif, kind, path, op string, e unix.Errno) {
+	w.rec.add(int(n.PID), kind, path, op)
+	w.fail(n.ID, e)
+}
+
+// refuseWrite records a write to an existing file outside the writable
+// directories (Landlock refuses it) and refuses, itself, one to a
+// read-only path or hard link of the workspace (true: answered).
+func (w *watcher) refuseWrite(n *seccompNotif, t target, op string) bool {
+	switch {
+	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
+		w.rec.add(int(n.PID), kindWrite, t.path, op)
+	case w.readOnly(t):
+		w.deny(n, kindWrite, t.path, op, unix.EACCES)
+		return true
+	}
+	return false
 }
 
 // onCreate handles mkdir, mknod, symlink and link (and their *at forms):
@@ -144,8 +161,7 @@ func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathA
 	case !w.inDirs(filepath.Dir(t.path)):
 		w.rec.add(tid, kind, t.path, op)
 	case within(t.path, w.pol.readOnly) || holds(t.path, w.pol.readOnly):
-		w.rec.add(tid, kind, t.path, op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kind, t.path, op, unix.EACCES)
 		return
 	}
 	w.cont(n.ID)
@@ -204,8 +220,7 @@ func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint6
 		w.rec.add(tid, kindRename, what, op)
 	case holds(src.path, w.pol.readOnly) || holds(dst.path, w.pol.readOnly) ||
 		within(src.path, w.pol.readOnly) || within(dst.path, w.pol.readOnly):
-		w.rec.add(tid, kindRename, what, op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kindRename, what, op, unix.EACCES)
 		return
 	}
 	w.cont(n.ID)
@@ -246,21 +261,14 @@ func (w *watcher) checkFile(n *seccompNotif, op, kind string, dirfd int32, pathA
 		return
 	}
 	if kind == kindWrite {
-		switch {
-		case !w.inDirs(t.path) && !within(t.path, w.pol.files):
-			w.rec.add(tid, kind, t.path, op)
-		case w.readOnly(t):
-			w.rec.add(tid, kind, t.path, op)
-			w.fail(n.ID, unix.EACCES)
-			return
+		if !w.refuseWrite(n, t, op) {
+			w.cont(n.ID)
 		}
-		w.cont(n.ID)
 		return
 	}
 	// A metadata change: Landlock does not restrict it, the watcher does.
 	if !w.inDirs(t.path) || w.readOnly(t) {
-		w.rec.add(tid, kind, t.path, op)
-		w.fail(n.ID, unix.EPERM)
+		w.deny(n, kind, t.path, op, unix.EPERM)
 		return
 	}
 	w.cont(n.ID)

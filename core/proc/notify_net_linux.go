@@ -38,15 +38,13 @@ const maxSend = 4 << 20
 
 // onSocket handles socket(AF_INET|AF_INET6, ...) with the network off.
 func (w *watcher) onSocket(n *seccompNotif, op string) {
-	tid := int(n.PID)
 	family, typ := int(arg32(n.Data.Args[0])), int(arg32(n.Data.Args[1]))
 	if !w.pol.noNet {
 		w.cont(n.ID)
 		return
 	}
 	if !w.addfd {
-		w.rec.add(tid, kindNet, familyName(family)+" socket", op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kindNet, familyName(family)+" socket", op, unix.EACCES)
 		return
 	}
 	flags := unix.SOCK_STREAM | unix.SOCK_CLOEXEC
@@ -118,8 +116,7 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 		}
 		if named {
 			if fake {
-				w.rec.add(tid, kindNet, "addresses of a sendmmsg", op)
-				w.fail(n.ID, unix.EACCES)
+				w.deny(n, kindNet, "addresses of a sendmmsg", op, unix.EACCES)
 			} else {
 				w.fail(n.ID, unix.EPERM) // not carried out by the supervisor (see README)
 			}
@@ -246,8 +243,7 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
-		w.rec.add(tid, kindNet, formatAddr(addr), op)
-		w.fail(n.ID, unix.EACCES)
+		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
 	}
 	addr, closeFn, errno := w.reachable(tid, addr, op)

@@ -23,7 +23,7 @@ import (
 // screenshots.
 
 // writePage writes r's HTML into a fresh directory.
-func writePage(t *testing.T, r *Report) (page string) {
+func writePage(t testing.TB, r *Report) (page string) {
 	t.Helper()
 	page = filepath.Join(t.TempDir(), "report.html")
 	var buf bytes.Buffer

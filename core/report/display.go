@@ -234,7 +234,8 @@ func outputText(head, tail string) string {
 
 // changeDetail is ChangeDetail led by the change of a file's content: its
 // added and removed lines when it has a text diff, and its size, e.g.
-// "content +3 −1 (17 B -> 16 B), mode 0644 -> 0755".
+// "content +3 −1 (17 B -> 16 B), mode 0644 -> 0755"; a change without a
+// text diff ends with why ("no text diff: too large").
 func changeDetail(c *diff.Change) string {
 	var parts []string
 	if c.Kind == diff.Changed && c.Has(diff.Content) && c.Before != nil && c.After != nil &&
@@ -252,6 +253,9 @@ func changeDetail(c *diff.Change) string {
 	}
 	if d := ChangeDetail(c); d != "" {
 		parts = append(parts, d)
+	}
+	if c.TextDiff == "" && c.DiffNote != "" {
+		parts = append(parts, "no text diff: "+noteWordsOf(c.DiffNote))
 	}
 	return strings.Join(parts, ", ")
 }

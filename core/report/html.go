@@ -24,6 +24,8 @@ const (
 	colorDiffDel    = "#ffd7d5" // a "-" line of a text diff
 	colorBlockedRow = "#fbefff" // background of a blocked action's row
 	colorOutsideRow = "#fff1e5" // background of a change outside the workspace
+	colorAddWord    = "#8ce99a" // the changed words of a "+" line
+	colorDelWord    = "#ffa19a" // the changed words of a "-" line
 )
 
 // palette is the set of colours the stylesheet uses, as CSS custom
@@ -37,7 +39,7 @@ var lightPalette = palette{
 	{"removed-row", colorRemovedRow}, {"removed-accent", "#cf222e"},
 	{"changed-row", colorChangedRow}, {"changed-accent", "#9a6700"},
 	{"allowed-row", colorAllowedRow}, {"allowed-text", "#59636e"},
-	{"diff-add", colorDiffAdd}, {"diff-del", colorDiffDel}, {"diff-hunk", "#ddf4ff"}, {"diff-meta", "#eaeef2"},
+	{"diff-add", colorDiffAdd}, {"diff-del", colorDiffDel}, {"diff-add-word", colorAddWord}, {"diff-del-word", colorDelWord}, {"diff-hunk", "#ddf4ff"}, {"diff-meta", "#eaeef2"},
 	{"risk", "#bc4c00"}, {"code-bg", "#f6f8fa"}, {"badge-bg", "#eaeef2"},
 	{"blocked-row", colorBlockedRow}, {"blocked-accent", "#8250df"},
 	{"outside-row", colorOutsideRow}, {"outside-accent", "#bc4c00"},
@@ -50,7 +52,7 @@ var darkPalette = palette{
 	{"removed-row", "#3a1619"}, {"removed-accent", "#f85149"},
 	{"changed-row", "#33290f"}, {"changed-accent", "#d29922"},
 	{"allowed-row", "#151b23"}, {"allowed-text", "#9198a1"},
-	{"diff-add", "#1a4a29"}, {"diff-del", "#5c1e22"}, {"diff-hunk", "#0c2d6b"}, {"diff-meta", "#262c36"},
+	{"diff-add", "#1a4a29"}, {"diff-del", "#5c1e22"}, {"diff-add-word", "#2b7a3f"}, {"diff-del-word", "#9c2f35"}, {"diff-hunk", "#0c2d6b"}, {"diff-meta", "#262c36"},
 	{"risk", "#db6d28"}, {"code-bg", "#151b23"}, {"badge-bg", "#262c36"},
 	{"blocked-row", "#2a1d45"}, {"blocked-accent", "#a371f7"},
 	{"outside-row", "#3a220f"}, {"outside-accent", "#db6d28"},
@@ -82,7 +84,52 @@ var reportCSS string
 //go:embed report.html.tmpl
 var reportTemplate string
 
-var htmlTmpl = template.Must(template.New("report").Parse(reportTemplate))
+var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chunks": chunks}).Parse(reportTemplate))
+
+// htmlChunk is one table of a list of changes. A long list is split into
+// tables of htmlChunkSize changes, each in a block the browser lays out only
+// when it comes into view (content-visibility: auto), so that the page of a
+// 5,000-change run opens at once. Height estimates the block's height until
+// it is laid out (contain-intrinsic-size).
+type htmlChunk struct {
+	Changes     []htmlChange
+	First, Last bool
+	Height      int
+}
+
+// htmlChunkSize is the number of changes in one table of the HTML report.
+const htmlChunkSize = 40
+
+// chunks splits cs into htmlChunks.
+func chunks(cs []htmlChange) []htmlChunk {
+	var out []htmlChunk
+	for i := 0; i < len(cs); i += htmlChunkSize {
+		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs)}
+		for _, h := range c.Changes {
+			c.Height += h.height()
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// height estimates the height of a change's rows in pixels.
+func (h *htmlChange) height() int {
+	px := 40
+	if h.Brief {
+		return px
+	}
+	px += 28
+	switch {
+	case h.Diff != "" && h.DiffOpen:
+		px += 30 + 18*h.DiffLines
+	case h.Diff != "":
+		px += 26
+	case h.DiffNote != "":
+		px += 22
+	}
+	return px
+}
 
 // stylesheet is the report's complete CSS: the palettes, then report.css.
 var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.css() + "}\n" +
@@ -93,9 +140,12 @@ var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.cs
 // "banner pass" or "banner fail") with the reasons and counts, the run's
 // summary, the violations and then the allowed changes as colour-coded rows
 // (class "row added|removed|changed", plus "allowed"; attributes data-kind
-// and data-allowed) each with its before/after metadata and text diff, and
+// and data-allowed) each with its before/after metadata and text diff (the
+// changed words of each edited line marked, changed whitespace shown), and
 // the process: its status, leftovers and output. It follows the reader's
-// light or dark colour scheme; the filters use CSS only.
+// light or dark colour scheme; the filters use CSS only. Long lists of
+// changes are split into tables that the browser lays out only when they
+// come into view, so that a 5,000-change page opens at once.
 func (r *Report) WriteHTML(w io.Writer) error {
 	return htmlTmpl.Execute(w, r.htmlView())
 }
@@ -146,6 +196,9 @@ type htmlView struct {
 	Review      *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
+	// Diffs says how many content changes have a text diff and why the
+	// others do not ("" when all do).
+	Diffs string
 }
 
 // htmlReview is the report's Review, shown in a section of its own.
@@ -160,20 +213,23 @@ type htmlReview struct {
 }
 
 type htmlChange struct {
-	ID       string
-	Kind     string
-	Label    string
-	Path     string
-	Detail   string
-	Rule     string
-	Risk     string
-	Allowed  bool
-	Aspects  string
-	Summary  string
-	Meta     []metaRow
-	Diff     []diffLine
-	DiffNote string
-	DiffOpen bool
+	ID      string
+	Kind    string
+	Label   string
+	Path    string
+	Detail  string
+	Rule    string
+	Risk    string
+	Allowed bool
+	Aspects string
+	Summary string
+	Meta    []metaRow
+	// Diff is the text diff as HTML (diffHTML), DiffLines its lines.
+	Diff      template.HTML
+	DiffLines int
+	DiffLabel string
+	DiffNote  string
+	DiffOpen  bool
 	// Brief leaves out the metadata and the diff (past htmlDetailed).
 	Brief bool
 }
@@ -195,10 +251,6 @@ type metaRow struct {
 	Mono                 bool
 }
 
-type diffLine struct {
-	Class, Text string
-}
-
 func (r *Report) htmlView() *htmlView {
 	v := &htmlView{
 		Pass:      r.Verdict == Pass,
@@ -218,6 +270,7 @@ func (r *Report) htmlView() *htmlView {
 		Stdout:    outputText(r.Process.StdoutHead, r.Process.StdoutTail),
 		Stderr:    outputText(r.Process.StderrHead, r.Process.StderrTail),
 		Schema:    Schema,
+		Diffs:     r.DiffCoverage().Summary(),
 	}
 	verdict := "FAIL"
 	if v.Pass {
@@ -313,7 +366,7 @@ func quoteAll(ss []string) []string {
 // newHTMLChange makes the view of one change, its diff cut (an added file
 // to its first lines, any diff to htmlDiffMax) and taken from budget; a diff
 // the budget has no room for is left out, with a note saying so.
-func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) htmlChange {
+func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNote) htmlChange {
 	h := htmlChange{
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
@@ -343,9 +396,15 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) 
 	}
 	h.Aspects = strings.Join(aspects, ", ")
 	h.DiffNote = DiffNoteText(c.DiffNote)
-	if c.TextDiff != "" {
-		d := cleanText(c.TextDiff)
-		if c.Kind == diff.Added {
+	h.DiffLabel = "text diff"
+	td := c.TextDiff
+	if rn := notes[c.Path]; rn.diff != "" {
+		// A rename with edits: what changed from the old file.
+		td, h.DiffLabel = rn.diff, "text diff from the old file"
+	}
+	if td != "" {
+		d := cleanDiff(td)
+		if c.Kind == diff.Added && td == c.TextDiff {
 			d = HeadLines(d, htmlAddedLines)
 		}
 		d = CutDiff(d, htmlDiffMax)
@@ -353,7 +412,7 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]string) 
 			h.DiffNote = "text diff left out to keep this report small; the JSON report has it"
 		} else {
 			*budget -= len(d)
-			h.Diff = diffLines(d)
+			h.Diff, h.DiffLines = diffHTML(d)
 		}
 	}
 	return h
@@ -413,13 +472,22 @@ func orNone(v string, e *snapshot.Entry) string {
 	return v
 }
 
-// diffLines splits a unified diff into lines classed for colouring.
-func diffLines(d string) []diffLine {
-	d = strings.TrimSuffix(d, "\n")
-	lines := strings.Split(d, "\n")
-	out := make([]diffLine, 0, len(lines))
+// diffHTML renders a unified diff as the inside of a <pre>: one span per
+// line classed for colouring ("dl add", "dl del", "dl ctx", "dl hunk",
+// "dl file", "dl note", "dl cut"). In a changed line the words that changed
+// (Intraline) are spans of class "wd", and whitespace to make visible
+// (Pieces) spans of class "ws" whose data-ws holds its markers (· → \r),
+// drawn over it by the stylesheet: the text itself stays as it is. A
+// carriage return is never written into the page (a browser breaks the
+// line there): in a changed line it is an empty "ws cr" span, its marker
+// only; elsewhere it is left out.
+func diffHTML(d string) (template.HTML, int) {
+	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+	marks, _ := Intraline(lines)
+	var b strings.Builder
+	b.Grow(len(d) * 5 / 4)
 	inHunk := false
-	for _, l := range lines {
+	for i, l := range lines {
 		class := "ctx"
 		switch {
 		case strings.HasPrefix(l, "@@"):
@@ -435,7 +503,74 @@ func diffLines(d string) []diffLine {
 		case strings.HasPrefix(l, "-"):
 			class = "del"
 		}
-		out = append(out, diffLine{Class: class, Text: l})
+		b.WriteString(`<span class="dl `)
+		b.WriteString(class)
+		b.WriteString(`">`)
+		if class == "add" || class == "del" {
+			b.WriteString(l[:1])
+			for _, p := range Pieces(l[1:], marks[i]) {
+				writePiece(&b, p)
+			}
+		} else {
+			writeText(&b, l)
+		}
+		b.WriteString("</span>")
 	}
-	return out
+	return template.HTML(b.String()), len(lines)
+}
+
+// writePiece writes one Piece of a changed line; a carriage return is an
+// empty span of its own (class "cr") whose marker takes room of its own.
+func writePiece(b *strings.Builder, p Piece) {
+	switch {
+	case p.Space:
+		for rest := p.Text; rest != ""; {
+			part := rest
+			if i := strings.IndexByte(rest, '\r'); i > 0 {
+				part = rest[:i]
+			} else if i == 0 {
+				part = "\r"
+			}
+			rest = rest[len(part):]
+			b.WriteString(`<span class="ws`)
+			if p.Changed {
+				b.WriteString(" wd")
+			}
+			if part == "\r" {
+				b.WriteString(" cr")
+			}
+			b.WriteString(`" data-ws="`)
+			b.WriteString(VisibleSpace(part))
+			b.WriteString(`">`)
+			writeText(b, part) // nothing for "\r"
+			b.WriteString("</span>")
+		}
+	case p.Changed:
+		b.WriteString(`<span class="wd">`)
+		writeText(b, p.Text)
+		b.WriteString("</span>")
+	default:
+		writeText(b, p.Text)
+	}
+}
+
+// cleanDiff is cleanText for a diff: carriage returns stay, as part of
+// their lines (a CRLF -> LF change must show).
+func cleanDiff(d string) string {
+	if !strings.ContainsRune(d, '\r') {
+		return cleanText(d)
+	}
+	parts := strings.Split(d, "\r")
+	for i, p := range parts {
+		parts[i] = cleanText(p)
+	}
+	return strings.Join(parts, "\r")
+}
+
+// writeText writes s escaped for HTML text, without carriage returns.
+func writeText(b *strings.Builder, s string) {
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(s, "\r", "")
+	}
+	b.WriteString(template.HTMLEscapeString(s))
 }

@@ -172,6 +172,9 @@ func (r *Report) markdown(m *mdWriter) {
 	}
 	row("Changes", fmt.Sprintf("%d added, %d removed, %d changed: **%d %s**, %d allowed",
 		n.Added, n.Removed, n.Changed, n.Violations, pluralWord(n.Violations, "violation"), n.Allowed))
+	if s := r.DiffCoverage().Summary(); s != "" {
+		row("Text diffs", mdText(s))
+	}
 	m.line()
 
 	if rv := r.Review; rv != nil {
@@ -250,7 +253,7 @@ func (r *Report) markdown(m *mdWriter) {
 	}
 	r.mdBlocked(m, limit-allowedReserve, &left)
 	r.mdOutside(m, limit-allowedReserve, &left)
-	mdDiffs(m, violations, limit-allowedReserve, &left, true)
+	mdDiffs(m, violations, limit-allowedReserve, &left, true, notes)
 
 	// Allowed changes: a table for a few, roll-ups per folder for many.
 	m.linef("### Allowed changes (%d)", len(allowed))
@@ -265,7 +268,7 @@ func (r *Report) markdown(m *mdWriter) {
 			m.linef("… and %d more, not listed here.", len(allowed)-shown)
 			m.line()
 		}
-		mdDiffs(m, allowed, limit, &left, false)
+		mdDiffs(m, allowed, limit, &left, false, notes)
 	default:
 		m.line("Rolled up per folder:")
 		m.line()
@@ -388,14 +391,19 @@ func (r *Report) mdOutside(m *mdWriter, limit int, left *leftOut) {
 
 // mdDiffs writes the text diffs (or diff notes) of cs, each cut to
 // mdDiffMax, while the document stays under limit; open says whether the
-// <details> start open (violations).
-func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool) {
+// <details> start open (violations). The added file of a rename with edits
+// shows its diff from the old file (notes).
+func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool, notes map[string]renameNote) {
 	status, attr := "allowed", ""
 	if open {
 		status, attr = "violation", " open"
 	}
 	for _, c := range cs {
-		if c.TextDiff == "" {
+		td, from := c.TextDiff, ""
+		if rn := notes[c.Path]; rn.diff != "" {
+			td, from = rn.diff, ", from the old file" // a rename with edits
+		}
+		if td == "" {
 			if c.DiffNote != "" && m.len()+300 < limit {
 				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, DiffNoteText(c.DiffNote))
 				m.line()
@@ -407,12 +415,12 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 			left.diffs++
 			continue
 		}
-		text := cleanText(c.TextDiff)
+		text := ShowTrailingSpace(cleanDiff(td))
 		if cut := CutDiff(text, room); cut != text {
 			text = cut
 			left.cutDiffs++
 		}
-		m.linef("<details%s><summary><code>%s</code> (%s, %s)</summary>", attr, html.EscapeString(displayPath(c.Path)), c.Kind, status)
+		m.linef("<details%s><summary><code>%s</code> (%s, %s%s)</summary>", attr, html.EscapeString(displayPath(c.Path)), c.Kind, status, from)
 		m.line()
 		fenced(m, "diff", text)
 		m.line()
@@ -509,7 +517,7 @@ func rollUp(cs []*diff.Change) []*folderGroup {
 
 // changeTable writes a table of changes, its rows while the document stays
 // under limit, and returns how many rows it wrote.
-func changeTable(m *mdWriter, cs []*diff.Change, limit int, notes map[string]string) int {
+func changeTable(m *mdWriter, cs []*diff.Change, limit int, notes map[string]renameNote) int {
 	m.line("| Kind | Path | Detail | Rule | Risk |")
 	m.line("|---|---|---|---|---|")
 	shown := 0

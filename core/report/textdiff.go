@@ -2,11 +2,10 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/diffgate/diffgate/core/diff"
 )
@@ -74,8 +73,11 @@ func TextDiff(before, after []byte, name string) (string, bool) {
 		return "", false
 	}
 	label := diffLabel(name)
-	d := udiff.Unified("a/"+label, "b/"+label, string(before), string(after))
-	return CutDiff(d, MaxTextDiffOutput), true
+	u, err := unifiedDiff(context.Background(), "a/"+label, "b/"+label, string(before), string(after))
+	if err != nil { // cannot happen: the edits are consistent and nothing cancels
+		return "", false
+	}
+	return CutDiff(u.String(), MaxTextDiffOutput), true
 }
 
 // diffLabel makes a path safe for a diff header line: a name with a newline,
@@ -293,11 +295,11 @@ func DiffNoteText(note string) string {
 	case diff.NoteBinary:
 		return "no text diff: binary content"
 	case diff.NoteTooLarge:
-		return fmt.Sprintf("no text diff: over the %d KiB limit", MaxTextDiffInput>>10)
+		return fmt.Sprintf("no text diff: over the %d KiB limit for kept copies (a staged run diffs files up to %d MiB)", MaxTextDiffInput>>10, MaxFullDiffInput>>20)
 	case diff.NoteNotKept:
 		return "no text diff: the before-content was not kept"
 	case diff.NoteBudget:
-		return "no text diff: the budget for kept contents was spent"
+		return "no text diff: the run's budget for kept contents and diffs was spent (violations get theirs first)"
 	}
 	return "no text diff: " + note
 }

@@ -264,3 +264,26 @@ func regexpQuote(s string) string {
 	}
 	return b.String()
 }
+
+var (
+	nsOnce sync.Once
+	nsOK   bool
+)
+
+// MountNamespaces reports whether this machine lets the calling user make
+// a mount namespace (as a normal user, inside a user namespace) whose
+// mount tree can be made private: what a contained run's read-only mounts
+// and a staged run's overlay need. A chroot (the fresh-machine check) or
+// restricted user namespaces (Ubuntu 24.04) say no; tests then accept
+// those layers missing, and only then. The probe is util-linux's unshare,
+// independent of the code under test.
+func MountNamespaces() bool {
+	nsOnce.Do(func() {
+		args := []string{"--mount", "--propagation", "private", "true"}
+		if !IsRoot() {
+			args = append([]string{"--user", "--map-root-user"}, args...)
+		}
+		nsOK = exec.Command("unshare", args...).Run() == nil
+	})
+	return nsOK
+}

@@ -188,6 +188,11 @@ go test -run XXX -bench 'BenchmarkLargeAllowlist$' -benchtime 5x ./core/policy |
 	awk '/^BenchmarkLargeAllowlist/ {printf "%.6f\n", $3 / 1e9}' | tee "$RES/policy.txt"
 
 echo
+echo "== HTML report of a 5,000-change run: load in headless Chromium (median of 5 fresh tabs, BenchmarkHTMLLoad)"
+DIFFGATE_BENCH_HTML=1 go test -run XXX -bench 'BenchmarkHTMLLoad$' -benchtime 5x ./core/report |
+	awk '/^BenchmarkHTMLLoad/ {for (i = 2; i <= NF; i++) if ($i == "load-ms") printf "%.6f\n", $(i - 1) / 1000}' | tee "$RES/html_load.txt"
+
+echo
 echo "== peak memory (max RSS)"
 rss() { # NAME DIR
 	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
