@@ -369,6 +369,13 @@ func TestListFilterDecide(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", c.f, got, c.want)
 		}
 	}
+	// Workspaces: each once, the most recently run first (run 5 is /ws/0).
+	if ws, err := db.Workspaces(ctx, 0); err != nil || !reflect.DeepEqual(ws, []string{"/ws/0", "/ws/1"}) {
+		t.Errorf("workspaces %q, %v", ws, err)
+	}
+	if ws, err := db.Workspaces(ctx, 1); err != nil || !reflect.DeepEqual(ws, []string{"/ws/0"}) {
+		t.Errorf("workspaces, limit 1: %q, %v", ws, err)
+	}
 	if latest, err := db.Latest(ctx); err != nil || latest != 5 {
 		t.Errorf("latest %d, %v", latest, err)
 	}
@@ -395,6 +402,13 @@ func TestListFilterDecide(t *testing.T) {
 	// Decisions are not part of the chain.
 	if b, err := db.Verify(ctx); b != nil || err != nil {
 		t.Errorf("verify: %+v, %v", b, err)
+	}
+	// A workspace run last comes first, its bytes kept.
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/ws/odd\n\xff", 1)}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := db.Workspaces(ctx, 0); err != nil || !reflect.DeepEqual(ws, []string{"/ws/odd\n\xff", "/ws/0", "/ws/1"}) {
+		t.Errorf("workspaces after an odd one: %q, %v", ws, err)
 	}
 }
 

@@ -121,6 +121,33 @@ func (db *DB) Count(ctx context.Context, f Filter) (int, error) {
 	return n, nil
 }
 
+// Workspaces lists the workspaces that have runs, the most recently run
+// first, at most limit of them (0: all); one query, grouped by the index on
+// (workspace, id).
+func (db *DB) Workspaces(ctx context.Context, limit int) ([]string, error) {
+	q := "SELECT workspace FROM runs GROUP BY workspace ORDER BY max(id) DESC"
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := db.sql.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", errText(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ws []byte
+		if err := rows.Scan(&ws); err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", errText(err))
+		}
+		out = append(out, string(ws))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", errText(err))
+	}
+	return out, nil
+}
+
 // Latest returns the id of the newest run (0 if there is none).
 func (db *DB) Latest(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
