@@ -1,0 +1,115 @@
+//go:build !js
+
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+)
+
+// showDetail fills the selected-run card from its summary s and, once
+// loaded, the full run.
+func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
+	if s == nil {
+		t.openBtn.Disable()
+		hint := widget.NewRichText(&widget.TextSegment{
+			Text:  "Select a run to see its summary. Double-click it or press Enter to open it in the Review tab.",
+			Style: widget.RichTextStyle{ColorName: style.Muted}})
+		hint.Wrapping = fyne.TextWrapWord
+		t.detail.Objects = []fyne.CanvasObject{container.NewVBox(hint)}
+		t.detail.Refresh()
+		return
+	}
+	vc := style.VerdictColor(s.Verdict)
+	head := widget.NewRichText(
+		&widget.TextSegment{Text: verdictWord(s.Verdict) + "  ", Style: widget.RichTextStyle{ColorName: vc, Inline: true,
+			SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}}},
+		&widget.TextSegment{Text: fmt.Sprintf("Run %d", s.ID), Style: widget.RichTextStyle{Inline: true,
+			SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}}},
+		&widget.TextSegment{Text: "   " + s.StartedAt.Local().Format("Mon 2 Jan 2006, 15:04:05"), Style: widget.RichTextStyle{
+			ColorName: style.Muted, Inline: true}},
+	)
+	lines := []fyne.CanvasObject{container.NewBorder(nil, nil, nil, t.openBtn, head)}
+	if run != nil && len(run.Report.Reasons) > 0 {
+		lines = append(lines, wrapped(strings.Join(run.Report.Reasons, " · "), vc, true))
+	}
+	form := container.New(layout.NewFormLayout())
+	addRow := func(k string, v fyne.CanvasObject) {
+		form.Add(widget.NewLabelWithStyle(k, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}))
+		form.Add(v)
+	}
+	addRow("Script", wrapped(s.Script, "", false))
+	addRow("Workspace", wrapped(s.Workspace, "", false))
+	sep := func() widget.RichTextSegment {
+		return &widget.TextSegment{Text: ",  ", Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}}
+	}
+	counts := widget.NewRichText(
+		countSeg(s.Added, "+", " added", style.Added), sep(),
+		countSeg(s.Removed, "−", " removed", style.Removed), sep(),
+		countSeg(s.Changed, "~", " changed", style.Changed))
+	if s.Violations > 0 {
+		counts.Segments = append(counts.Segments, &widget.TextSegment{Text: "   " + plural(s.Violations, "violation", "violations"),
+			Style: widget.RichTextStyle{Inline: true, ColorName: style.FailColor, TextStyle: fyne.TextStyle{Bold: true}}})
+	}
+	addRow("Changes", counts)
+	if run != nil {
+		al := "entered by hand"
+		if run.AllowlistVersion > 0 {
+			al = fmt.Sprintf("approved version %d", run.AllowlistVersion)
+		}
+		segs := []widget.RichTextSegment{&widget.TextSegment{Text: al + ":  ", Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}}}
+		if len(run.Report.Allowlist) == 0 {
+			segs = append(segs, &widget.TextSegment{Text: "empty", Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}})
+		}
+		for _, e := range run.Report.Allowlist {
+			segs = append(segs, &widget.TextSegment{Text: e + "  ", Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Monospace: true}}})
+		}
+		alText := widget.NewRichText(segs...)
+		alText.Wrapping = fyne.TextWrapWord
+		addRow("Allowlist", alText)
+		if text, c := decisionText(run); text != "" {
+			addRow("Decision", wrapped(text, c, true))
+		} else {
+			addRow("Decision", wrapped("not reviewed yet", style.Muted, false))
+		}
+		if st := run.Report.Stage; st != nil {
+			text, c := st.Mechanism+" · "+st.State, style.Muted
+			switch st.State {
+			case report.StagePending:
+				text += ": nothing is in the workspace yet; open the run to apply or discard it"
+				c = theme.ColorNameWarning
+			case report.StageApplied, report.StagePartiallyApplied:
+				c = style.PassColor
+			}
+			addRow("Stage", wrapped(text, c, st.State == report.StagePending))
+		}
+	}
+	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), container.NewThemeOverride(form, style.Compact{})))
+	t.detail.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewVBox(lines...))}
+	t.detail.Refresh()
+}
+
+// countSeg is "+3 added" in the kind's color, or "0 added" muted.
+func countSeg(n int, sign, what string, c fyne.ThemeColorName) widget.RichTextSegment {
+	text := fmt.Sprintf("%s%d%s", sign, n, what)
+	if n == 0 {
+		text, c = "0"+what, style.Muted
+	}
+	return &widget.TextSegment{Text: text, Style: widget.RichTextStyle{Inline: true, ColorName: c}}
+}
+
+func wrapped(s string, c fyne.ThemeColorName, bold bool) *widget.RichText {
+	r := widget.NewRichText(&widget.TextSegment{Text: s, Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: bold}}})
+	r.Wrapping = fyne.TextWrapWord
+	return r
+}
