@@ -42,10 +42,15 @@ type historyTab struct {
 	sortCol  column
 	sortDesc bool
 	selected int64 // run id, 0 when none
-	detailN  int   // generation of the selected run's detail load
+	// Generations of the queries under way (see background): the runs,
+	// the workspaces, the selected run's detail and its allowlists;
+	// pending counts the queries not answered yet.
+	runsN, workspacesN, detailN, versionsN, pending int
 	// detailRun is the last run read for the detail card (reused while the
 	// same run stays selected across reloads, so the card does not flicker).
 	detailRun *history.Run
+	// versionsFor is the workspace whose allowlist versions are shown.
+	versionsFor string
 
 	wsFilter      string // "" = all
 	verdictFilter string // "" = all
@@ -111,7 +116,7 @@ func newHistoryTab(u *UI) *historyTab {
 	})
 	t.openBtn.Importance = widget.HighImportance
 	t.openBtn.Disable()
-	refresh := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), t.reload)
+	refresh := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), t.refresh)
 	refresh.Importance = widget.LowImportance
 	if u.hist == nil {
 		refresh.Hide()
@@ -143,36 +148,53 @@ func newHistoryTab(u *UI) *historyTab {
 	split.Offset = 0.62
 	t.body = container.NewStack(split)
 	t.root = container.NewBorder(top, nil, nil, nil, t.body)
-	t.reload()
+	t.refresh()
 	return t
 }
 
-// reload reads the runs the filters select (and the workspaces for the
-// filter) from the database, keeping the selection when it is still listed.
-func (t *historyTab) reload() {
+// background runs q off the UI goroutine, then done with its result on the
+// UI goroutine, unless another query counted by the same generation *gen
+// started since: a slow query never overwrites a newer result.
+func background[T any](t *historyTab, gen *int, q func() (T, error), done func(T, error)) {
+	*gen++
+	mine := *gen
+	t.pending++
+	go func() {
+		v, err := q()
+		t.u.do(func() {
+			t.pending--
+			if mine == *gen && !t.u.closed {
+				done(v, err)
+			}
+		})
+	}()
+}
+
+// idle reports whether no query of the tab is under way.
+func (t *historyTab) idle() bool { return t.pending == 0 }
+
+// refresh reloads what the tab shows after the history changed (a run
+// recorded, a decision, an apply) or when the tab is shown: the workspace
+// picker's choices and the runs the filters select.
+func (t *historyTab) refresh() {
+	t.loadWorkspaces()
+	t.reload()
+}
+
+// loadWorkspaces fills the workspace picker with the workspaces that have
+// runs (one SQL query; not on a filter change, which cannot add one).
+func (t *historyTab) loadWorkspaces() {
 	h := t.u.hist
 	if h == nil {
-		t.all, t.rows, t.total = nil, nil, 0
-		t.setStatus("", style.Muted)
-		msg := widget.NewRichText(
-			&widget.TextSegment{Text: "The history is unavailable", Style: widget.RichTextStyle{
-				SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}, Alignment: fyne.TextAlignCenter}},
-			&widget.TextSegment{Text: oneLine(t.u.histErr), Style: widget.RichTextStyle{
-				ColorName: theme.ColorNameWarning, Alignment: fyne.TextAlignCenter}},
-			&widget.TextSegment{Text: "Runs still work, but are not recorded. Fix or move the file (or set " + history.EnvDB + ") and restart.",
-				Style: widget.RichTextStyle{ColorName: style.Muted, Alignment: fyne.TextAlignCenter}})
-		msg.Wrapping = fyne.TextWrapWord
-		t.body.Objects = []fyne.CanvasObject{container.NewCenter(container.NewGridWrap(fyne.NewSize(720, 160), msg))}
-		t.body.Refresh()
-		t.wsSelect.Disable()
-		t.verdict.Disable()
 		return
 	}
-	ws, err := h.Workspaces()
-	if err == nil {
+	background(t, &t.workspacesN, h.Workspaces, func(ws []string, err error) {
+		if err != nil {
+			t.setStatus("Cannot read the history: "+oneLine(err), style.FailColor)
+			return
+		}
 		t.workspaces = ws
-		opts := append([]string{allWorkspaces}, ws...)
-		t.wsSelect.SetOptions(opts)
+		t.wsSelect.SetOptions(append([]string{allWorkspaces}, ws...))
 		sel := allWorkspaces
 		if t.wsFilter != "" {
 			sel = t.wsFilter
@@ -181,20 +203,62 @@ func (t *historyTab) reload() {
 			t.wsSelect.Selected = sel
 			t.wsSelect.Refresh()
 		}
-	}
-	f := history.Filter{Workspace: t.wsFilter, Verdict: t.verdictFilter, Limit: historyLimit}
-	var runs []history.Summary
-	if err == nil {
-		runs, err = h.List(f)
-	}
-	if err == nil {
-		t.total, err = h.Count(f)
-	}
-	if err != nil {
-		t.setStatus("Cannot read the history: "+oneLine(err), style.FailColor)
+	})
+}
+
+// runList is what reload reads: the runs a filter selects and their count.
+type runList struct {
+	runs  []history.Summary
+	total int
+}
+
+// reload reads the runs the filters select off the UI goroutine and shows
+// them, keeping the selection when it is still listed.
+func (t *historyTab) reload() {
+	h := t.u.hist
+	if h == nil {
+		t.showUnavailable()
 		return
 	}
-	// Follow the newest run when it was the one selected (or none was).
+	f := history.Filter{Workspace: t.wsFilter, Verdict: t.verdictFilter, Limit: historyLimit}
+	background(t, &t.runsN, func() (runList, error) {
+		runs, err := h.List(f)
+		if err != nil {
+			return runList{}, err
+		}
+		n, err := h.Count(f)
+		return runList{runs, n}, err
+	}, func(l runList, err error) {
+		if err != nil {
+			t.setStatus("Cannot read the history: "+oneLine(err), style.FailColor)
+			return
+		}
+		t.showRuns(l.runs, l.total)
+	})
+}
+
+// showUnavailable says in the tab why there is no history.
+func (t *historyTab) showUnavailable() {
+	t.all, t.rows, t.total = nil, nil, 0
+	t.setStatus("", style.Muted)
+	msg := widget.NewRichText(
+		&widget.TextSegment{Text: "The history is unavailable", Style: widget.RichTextStyle{
+			SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}, Alignment: fyne.TextAlignCenter}},
+		&widget.TextSegment{Text: oneLine(t.u.histErr), Style: widget.RichTextStyle{
+			ColorName: theme.ColorNameWarning, Alignment: fyne.TextAlignCenter}},
+		&widget.TextSegment{Text: "Runs still work, but are not recorded. Fix or move the file (or set " + history.EnvDB + ") and restart.",
+			Style: widget.RichTextStyle{ColorName: style.Muted, Alignment: fyne.TextAlignCenter}})
+	msg.Wrapping = fyne.TextWrapWord
+	t.body.Objects = []fyne.CanvasObject{container.NewCenter(container.NewGridWrap(fyne.NewSize(720, 160), msg))}
+	t.body.Refresh()
+	t.wsSelect.Disable()
+	t.verdict.Disable()
+}
+
+// showRuns shows runs (total: how many the filter selects), following the
+// newest run when it was the one selected (or none was).
+func (t *historyTab) showRuns(runs []history.Summary, total int) {
+	t.total = total
 	if t.selected == 0 || len(t.all) > 0 && t.selected == newestID(t.all) {
 		t.selected = newestID(runs)
 	}
@@ -301,23 +365,19 @@ func (t *historyTab) selectRow(i int) {
 	}
 	t.showDetail(s, known)
 	t.showVersions()
-	t.detailN++
-	gen, id, h := t.detailN, s.ID, t.u.hist
-	go func() {
-		run, err := h.Get(id)
+	id, h := s.ID, t.u.hist
+	background(t, &t.detailN, func() (*history.Run, error) { return h.Get(id) }, func(run *history.Run, err error) {
 		if err != nil {
 			t.u.log.Warn().Err(err).Int64("run", id).Msg("read run")
 			return
 		}
-		t.u.do(func() {
-			if gen == t.detailN && t.selected == id {
-				t.detailRun = run
-				if k := t.indexOf(id); k >= 0 {
-					t.showDetail(&t.rows[k], run)
-				}
+		if t.selected == id {
+			t.detailRun = run
+			if k := t.indexOf(id); k >= 0 {
+				t.showDetail(&t.rows[k], run)
 			}
-		})
-	}()
+		}
+	})
 }
 
 // open shows run id in the Review tab.

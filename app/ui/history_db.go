@@ -93,19 +93,9 @@ func (h *History) Count(f history.Filter) (int, error) {
 
 // Workspaces lists the workspaces that have runs, most recently used first.
 func (h *History) Workspaces() ([]string, error) {
-	all, err := h.List(history.Filter{})
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range all {
-		if !seen[s.Workspace] {
-			seen[s.Workspace] = true
-			out = append(out, s.Workspace)
-		}
-	}
-	return out, nil
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Workspaces(c, 0)
 }
 
 // Get returns a stored run, rebuilt from the database alone.

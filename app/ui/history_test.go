@@ -37,8 +37,24 @@ func openDB(t *testing.T, path string) *history.DB {
 	return db
 }
 
-// shownRows returns the History table's rendered rows, top to bottom.
-func shownRows(u *UI) []string {
+// showHistory selects the History tab and waits for its queries.
+func showHistory(t *testing.T, u *UI, l *loop) {
+	t.Helper()
+	u.Tabs.Select(u.historyItem)
+	historyIdle(t, u, l)
+}
+
+// historyIdle waits until the History tab has its queries' answers.
+func historyIdle(t *testing.T, u *UI, l *loop) {
+	t.Helper()
+	l.until(t, "the history's queries", 20*time.Second, u.history.idle)
+}
+
+// shownRows returns the History table's rendered rows, top to bottom, once
+// its queries are answered.
+func shownRows(t *testing.T, u *UI, l *loop) []string {
+	t.Helper()
+	historyIdle(t, u, l)
 	var rows []*historyRow
 	walk(u.history.list, func(o fyne.CanvasObject) {
 		if r, ok := o.(*historyRow); ok && r.i < len(u.history.rows) {
@@ -124,7 +140,7 @@ func TestHistoryTable(t *testing.T) {
 
 	u.Tabs.Select(u.historyItem)
 	l.settle(50 * time.Millisecond)
-	rows := shownRows(u)
+	rows := shownRows(t, u, l)
 	// The app stages by default: runs not reviewed are still to apply.
 	want := []string{
 		"3 | * | " + ws1 + " | script.sh | FAIL | +1 | 0 | ~1 | 1 | Rejected",
@@ -161,11 +177,11 @@ func TestHistoryTable(t *testing.T) {
 
 	// Verdict filter.
 	u.history.verdict.SetSelected(verdictFail)
-	if rows := shownRows(u); !match(rows, []string{want[0], want[2]}) {
+	if rows := shownRows(t, u, l); !match(rows, []string{want[0], want[2]}) {
 		t.Errorf("fail filter: %q", rows)
 	}
 	u.history.verdict.SetSelected(verdictPass)
-	if rows := shownRows(u); !match(rows, want[1:2]) {
+	if rows := shownRows(t, u, l); !match(rows, want[1:2]) {
 		t.Errorf("pass filter: %q", rows)
 	}
 	u.history.verdict.SetSelected(verdictAll)
@@ -175,11 +191,11 @@ func TestHistoryTable(t *testing.T) {
 		t.Fatalf("workspace choices %q", opts)
 	}
 	u.history.wsSelect.SetSelected(ws1)
-	if rows := shownRows(u); !match(rows, []string{want[0], want[2]}) {
+	if rows := shownRows(t, u, l); !match(rows, []string{want[0], want[2]}) {
 		t.Errorf("workspace filter: %q", rows)
 	}
 	u.history.verdict.SetSelected(verdictPass)
-	if rows := shownRows(u); len(rows) != 0 || richText(u.history.status) != "No run matches the filter" {
+	if rows := shownRows(t, u, l); len(rows) != 0 || richText(u.history.status) != "No run matches the filter" {
 		t.Errorf("ws1 and pass: %q, status %q", rows, richText(u.history.status))
 	}
 	u.history.verdict.SetSelected(verdictAll)
@@ -187,23 +203,23 @@ func TestHistoryTable(t *testing.T) {
 
 	// Sorting: click a header; click again to reverse.
 	test.Tap(header(u, "Violations"))
-	if rows := shownRows(u); !match(rows, []string{want[2], want[0], want[1]}) {
+	if rows := shownRows(t, u, l); !match(rows, []string{want[2], want[0], want[1]}) {
 		t.Errorf("by violations, most first: %q", rows)
 	}
 	test.Tap(header(u, "Violations"))
-	if rows := shownRows(u); !match(rows, []string{want[1], want[0], want[2]}) {
+	if rows := shownRows(t, u, l); !match(rows, []string{want[1], want[0], want[2]}) {
 		t.Errorf("by violations, fewest first: %q", rows)
 	}
 	test.Tap(header(u, "Verdict"))
-	if rows := shownRows(u); !strings.Contains(rows[0], "| FAIL |") || !strings.Contains(rows[2], "| PASS |") {
+	if rows := shownRows(t, u, l); !strings.Contains(rows[0], "| FAIL |") || !strings.Contains(rows[2], "| PASS |") {
 		t.Errorf("by verdict: %q", rows)
 	}
 	test.Tap(header(u, "Run"))
-	if rows := shownRows(u); !match(rows, want) {
+	if rows := shownRows(t, u, l); !match(rows, want) {
 		t.Errorf("by run, newest first: %q", rows)
 	}
 	test.Tap(header(u, "Run"))
-	if rows := shownRows(u); !match(rows, []string{want[2], want[1], want[0]}) {
+	if rows := shownRows(t, u, l); !match(rows, []string{want[2], want[1], want[0]}) {
 		t.Errorf("by run, oldest first: %q", rows)
 	}
 
@@ -281,7 +297,7 @@ func TestReopenRunFromHistory(t *testing.T) {
 
 	// Show something else, then double-click the run in the History tab.
 	openReport(t, u, l, writeDemoReport(t))
-	u.Tabs.Select(u.historyItem)
+	showHistory(t, u, l)
 	var row *historyRow
 	walk(u.history.list, func(o fyne.CanvasObject) {
 		if x, ok := o.(*historyRow); ok && x.id == 1 {
@@ -304,8 +320,8 @@ func TestReopenRunFromHistory(t *testing.T) {
 	}
 
 	// A second app on the same database: Enter on the selected row opens it.
-	u2, _, _ := newTestUI(t, Options{DBPath: dbPath})
-	u2.Tabs.Select(u2.historyItem)
+	u2, l2, _ := newTestUI(t, Options{DBPath: dbPath})
+	showHistory(t, u2, l2)
 	u2.history.list.Select(0)
 	u2.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if u2.Tabs.Selected() != u2.reviewItem || u2.reviewID != 1 || !slices.Equal(flatten(u2.Review().Report()), before) {
@@ -411,7 +427,7 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	// History tab: the run is approved; the versions panel shows v2 with
 	// + changed:config.ini (green) and − tmp/ (red), then v1.
 	u.Tabs.Select(u.historyItem)
-	if rows := shownRows(u); len(rows) != 1 || !strings.HasSuffix(rows[0], "| Approved") {
+	if rows := shownRows(t, u, l); len(rows) != 1 || !strings.HasSuffix(rows[0], "| Approved") {
 		t.Errorf("rows %q", rows)
 	}
 	vt := texts(u.history.versions)
@@ -547,5 +563,75 @@ func TestTabShortcuts(t *testing.T) {
 	}
 	if w.Canvas().Focused() != u.history.list {
 		t.Errorf("focus after Alt+3: %T", w.Canvas().Focused())
+	}
+}
+
+// recordRuns records n runs alternating between the workspaces ws (pass,
+// fail, pass, ...) straight into the database at path, as the CLI would.
+func recordRuns(t *testing.T, path string, n int, ws ...string) {
+	t.Helper()
+	db := openDB(t, path)
+	for i := range n {
+		verdict := report.Pass
+		if i%2 == 1 {
+			verdict = report.Fail
+		}
+		r := &report.Report{Schema: report.Schema, Workspace: ws[i%len(ws)], Verdict: verdict,
+			Script: report.Script{Path: ws[i%len(ws)] + "/gen.sh"}, StartedAt: time.Now(), FinishedAt: time.Now()}
+		if _, err := db.Record(context.Background(), &history.Run{Report: r}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestHistoryQueriesLeaveTheUIGoroutine: a filter change returns before
+// its query is answered; two quick filter changes show the later one's
+// runs whatever order the answers come in; the workspace picker lists the
+// workspaces once each, most recent first, and a filter change does not
+// query them again.
+func TestHistoryQueriesLeaveTheUIGoroutine(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	recordRuns(t, dbPath, 7, "/ws/a", "/ws/b", "/ws/c")
+	u, l, _ := newTestUI(t, Options{DBPath: dbPath})
+	showHistory(t, u, l)
+	h := u.history
+	if got := h.wsSelect.Options; !slices.Equal(got, []string{allWorkspaces, "/ws/a", "/ws/c", "/ws/b"}) {
+		t.Errorf("picker %q", got)
+	}
+	if len(shownRows(t, u, l)) != 7 {
+		t.Fatalf("rows %q", shownRows(t, u, l))
+	}
+	wsQueries := h.workspacesN
+	h.verdict.SetSelected(verdictPass)
+	h.verdict.SetSelected(verdictFail)
+	if h.idle() || len(h.rows) != 7 {
+		t.Fatalf("a filter change waited for its query: idle %v, %d rows", h.idle(), len(h.rows))
+	}
+	rows := shownRows(t, u, l)
+	if len(rows) != 3 || slices.ContainsFunc(rows, func(r string) bool { return !strings.Contains(r, "| FAIL |") }) {
+		t.Errorf("after Pass then Fail: %q", rows)
+	}
+	h.wsSelect.SetSelected("/ws/b")
+	if rows := shownRows(t, u, l); len(rows) != 1 || h.workspacesN != wsQueries {
+		t.Errorf("ws/b, fail: %q; workspaces queried %d more times", rows, h.workspacesN-wsQueries)
+	}
+}
+
+// TestBackgroundKeepsTheNewest: of two queries of one kind, the answer of
+// the older one is dropped even when it comes last.
+func TestBackgroundKeepsTheNewest(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	h := u.history
+	historyIdle(t, u, l)
+	release := make(chan struct{})
+	var gen int
+	var got []string
+	background(h, &gen, func() (string, error) { <-release; return "old", nil }, func(s string, _ error) { got = append(got, s) })
+	background(h, &gen, func() (string, error) { return "new", nil }, func(s string, _ error) { got = append(got, s) })
+	l.until(t, "the newer answer", 20*time.Second, func() bool { return len(got) == 1 })
+	close(release)
+	historyIdle(t, u, l)
+	if !slices.Equal(got, []string{"new"}) {
+		t.Errorf("answers shown: %q", got)
 	}
 }

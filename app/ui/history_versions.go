@@ -31,36 +31,48 @@ func (t *historyTab) versionsWorkspace() string {
 
 // showVersions lists the workspace's approved allowlist versions, newest
 // first, each with what it added (+, green) and removed (−, red) compared
-// with the version before.
+// with the version before; read off the UI goroutine (the cards of the
+// same workspace stay until the answer replaces them).
 func (t *historyTab) showVersions() {
 	ws := t.versionsWorkspace()
-	t.versions.Objects = nil
-	defer t.versions.Refresh()
 	if ws == "" || t.u.hist == nil {
+		t.versionsFor = ""
+		t.versionsN++ // an answer still under way is stale
+		t.versions.Objects = nil
+		t.versions.Refresh()
 		t.versionsWS.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: "Select a run or a workspace.",
 			Style: widget.RichTextStyle{ColorName: style.Muted}}}
 		t.versionsWS.Refresh()
 		return
 	}
-	t.versionsWS.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: ws,
-		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Monospace: true}}}}
-	t.versionsWS.Refresh()
-	list, err := t.u.hist.Allowlists(ws)
-	if err != nil {
-		t.versions.Add(wrapped("Cannot read the allowlists: "+oneLine(err), style.FailColor, false))
-		return
+	if ws != t.versionsFor {
+		t.versionsFor = ws
+		t.versions.Objects = nil
+		t.versions.Refresh()
+		t.versionsWS.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: ws,
+			Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText, TextStyle: fyne.TextStyle{Monospace: true}}}}
+		t.versionsWS.Refresh()
 	}
-	if len(list) == 0 {
-		t.versions.Add(wrapped("No allowlist approved for this workspace yet. Approve one from the Review tab.", style.Muted, false))
-		return
-	}
-	for i := len(list) - 1; i >= 0; i-- {
-		var prev *history.Allowlist
-		if i > 0 {
-			prev = &list[i-1]
+	h := t.u.hist
+	background(t, &t.versionsN, func() ([]history.Allowlist, error) { return h.Allowlists(ws) }, func(list []history.Allowlist, err error) {
+		t.versions.Objects = nil
+		defer t.versions.Refresh()
+		if err != nil {
+			t.versions.Add(wrapped("Cannot read the allowlists: "+oneLine(err), style.FailColor, false))
+			return
 		}
-		t.versions.Add(versionCard(prev, &list[i], i == len(list)-1))
-	}
+		if len(list) == 0 {
+			t.versions.Add(wrapped("No allowlist approved for this workspace yet. Approve one from the Review tab.", style.Muted, false))
+			return
+		}
+		for i := len(list) - 1; i >= 0; i-- {
+			var prev *history.Allowlist
+			if i > 0 {
+				prev = &list[i-1]
+			}
+			t.versions.Add(versionCard(prev, &list[i], i == len(list)-1))
+		}
+	})
 }
 
 // versionCard shows one allowlist version and its change from prev.

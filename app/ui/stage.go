@@ -64,7 +64,7 @@ func (u *UI) applyStage(r *report.Report, req review.ApplyRequest, done func(str
 				u.log.Info().Int64("run", id).Int("paths", len(res.Paths)).Str("decision", res.Decision).Msg("applied")
 				done(res.State, nil)
 			}
-			u.history.reload()
+			u.history.refresh()
 		})
 	}()
 }
@@ -89,7 +89,7 @@ func (u *UI) discardStage(r *report.Report, done func(string, error)) {
 			}
 			u.log.Info().Int64("run", id).Msg("discarded")
 			done(report.StageDiscarded, nil)
-			u.history.reload()
+			u.history.refresh()
 		})
 	}()
 }

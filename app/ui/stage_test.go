@@ -194,7 +194,7 @@ func TestStagedConflict(t *testing.T) {
 
 	// Reopened from the History tab: still pending, still decidable.
 	id := u.reviewID
-	u.Tabs.Select(u.historyItem)
+	showHistory(t, u, l)
 	u.history.list.Select(u.history.indexOf(id))
 	l.until(t, "the run's detail", 5*time.Second, func() bool {
 		return strings.Contains(texts(u.history.detail), "pending: nothing is in the workspace yet")

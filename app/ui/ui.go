@@ -133,7 +133,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 	u.Tabs = container.NewAppTabs(u.runItem, u.reviewItem, u.historyItem)
 	u.Tabs.OnSelected = func(t *container.TabItem) {
 		if t == u.historyItem {
-			u.history.reload()
+			u.history.refresh()
 		}
 	}
 
@@ -273,7 +273,7 @@ func (u *UI) showResult(res *gate.Result, id int64) {
 	u.contentsFor(res.Report, res)
 	u.showReview(res.Report)
 	if u.history != nil {
-		u.history.reload()
+		u.history.refresh()
 	}
 }
 
@@ -360,7 +360,7 @@ func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
 	if al != nil {
 		// The next run of this workspace starts from the approved allowlist.
 		u.run.approved(r.Workspace, allowlist, al)
-		u.history.reload()
+		u.history.refresh()
 	}
 	if err != nil {
 		return err
@@ -387,7 +387,7 @@ func (u *UI) reject(r *report.Report, note string) error {
 		return err
 	}
 	u.review.SetDecision(fmt.Sprintf("Rejected: recorded on run %d.", u.reviewID), style.FailColor)
-	u.history.reload()
+	u.history.refresh()
 	return nil
 }
 

@@ -285,7 +285,7 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 
 	// The History tab lists the run; opening it reopens it from the database.
 	u.Tabs.Select(u.historyItem)
-	rows := shownRows(u)
+	rows := shownRows(t, u, l)
 	if len(rows) != 1 || !strings.Contains(rows[0], "| FAIL |") || !strings.HasSuffix(rows[0], "| Approved") {
 		t.Fatalf("history rows %q", rows)
 	}
