@@ -37,6 +37,13 @@ func openDB(t *testing.T, path string) *history.DB {
 	return db
 }
 
+// lookedUp waits until the Run tab has looked up the allowlist approved
+// for the workspace in its field.
+func lookedUp(t *testing.T, u *UI, l *loop) {
+	t.Helper()
+	l.until(t, "the approved allowlist", 20*time.Second, u.run.lookupDone)
+}
+
 // showHistory selects the History tab and waits for its queries.
 func showHistory(t *testing.T, u *UI, l *loop) {
 	t.Helper()
@@ -369,6 +376,7 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	}
 
 	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Flags: Flags{Workspace: ws}})
+	lookedUp(t, u, l)
 	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,tmp/" || u.run.allowlistVersion() != 1 {
 		t.Fatalf("run tab allowlist %q (version %d)", got, u.run.allowlistVersion())
 	}
@@ -410,16 +418,19 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	// entries do not carry over; back to ws: version 2 again.
 	other := workspace(t)
 	u.run.workspace.SetText(other)
+	lookedUp(t, u, l)
 	if got := u.run.allow.Entries(); len(got) != 0 || u.run.allowlistVersion() != 0 {
 		t.Errorf("other workspace starts from %q", got)
 	}
 	u.run.workspace.SetText(ws)
+	lookedUp(t, u, l)
 	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" || u.run.allowlistVersion() != 2 {
 		t.Errorf("back to the workspace: %q", got)
 	}
 
 	// A fresh app preloads version 2 too.
-	u2, _, _ := newTestUI(t, Options{DBPath: dbPath, Flags: Flags{Workspace: ws}})
+	u2, l2, _ := newTestUI(t, Options{DBPath: dbPath, Flags: Flags{Workspace: ws}})
+	lookedUp(t, u2, l2)
 	if got := u2.run.allow.Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" || u2.run.allowlistVersion() != 2 {
 		t.Errorf("fresh app preloads %q (version %d)", got, u2.run.allowlistVersion())
 	}

@@ -79,6 +79,15 @@ type runTab struct {
 	running   bool
 	cancel    context.CancelFunc
 	lastWS    string
+	// lookupN counts the workspace field's changes (the approved
+	// allowlist lookup of an older one is dropped); lookedUp is the last
+	// one whose lookup was answered.
+	lookupN, lookedUp int
+	// presetWS is the workspace whose allowlist the editor was loaded with
+	// (the demo's preset, an approved version) and presetEntries those
+	// entries ("" and nil once edited away or dropped).
+	presetWS      string
+	presetEntries []string
 	// prior holds each workspace's last after-manifest, for hash reuse
 	// when there is no history (the history keeps a hash cache).
 	prior map[string]*snapshot.Manifest
@@ -210,18 +219,33 @@ func heading(s string) fyne.CanvasObject {
 	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
 
-// setInputs fills the inputs (used at start-up, by the demo and on drop).
+// setInputs fills the inputs (used at start-up, by the demo and on drop);
+// allow, when not nil, is the workspace's preset allowlist (the demo's).
 func (t *runTab) setInputs(workspace, script string, allow []string) {
-	if d := t.u.demoData; d == nil || d.Workspace != workspace {
-		t.showDemoHint(false)
-	}
 	t.workspace.SetText(workspace)
 	t.script.SetText(script)
 	if allow != nil {
-		t.allow.SetEntries(allow)
-		t.approvedVersion, t.approvedEntries = 0, nil
+		t.setPreset(workspace, allow, 0)
 		t.setAllowHint("Preset for this workspace. Entries allow a path, everything under a folder/, or a glob.")
 	}
+}
+
+// setPreset loads entries that come with a workspace (the demo's preset,
+// version > 0: an approved version) into the editor: they leave it again
+// when the workspace changes, unless the reviewer edited them.
+func (t *runTab) setPreset(workspace string, entries []string, version int) {
+	t.allow.SetEntries(entries)
+	t.presetWS, t.presetEntries = workspaceKey(workspace), slices.Clone(entries)
+	t.approvedVersion, t.approvedEntries = 0, nil
+	if version > 0 {
+		t.approvedVersion, t.approvedEntries = version, slices.Clone(entries)
+	}
+}
+
+// isDemo reports whether ws is the demo's workspace.
+func (t *runTab) isDemo(ws string) bool {
+	d := t.u.demoData
+	return d != nil && ws != "" && workspaceKey(ws) == workspaceKey(d.Workspace)
 }
 
 // loadDemo copies the bundled demo to a temporary folder and selects it.
@@ -236,6 +260,9 @@ func (t *runTab) loadDemo() {
 }
 
 func (t *runTab) showDemoHint(on bool) {
+	if shown := len(t.hint.(*fyne.Container).Objects) > 0; shown == on {
+		return
+	}
 	if !on {
 		if len(t.hint.(*fyne.Container).Objects) > 0 {
 			t.hint.(*fyne.Container).Objects = nil
@@ -273,7 +300,16 @@ func workspaceKey(ws string) string {
 	return k
 }
 
-// workspaceChanged preloads the newest allowlist approved for the workspace.
+// lookupDelay is how long the workspace field must rest before the
+// allowlist approved for it is looked up (not on every keystroke).
+const lookupDelay = 250 * time.Millisecond
+
+// workspaceChanged follows the workspace field. What came with the previous
+// workspace leaves at once: its preset or approved allowlist (unless the
+// reviewer edited it) and, away from the demo, the demo's hint; back in
+// the demo's workspace both return. Once the field rests, the newest
+// allowlist approved for the workspace is looked up off the UI goroutine
+// and loaded.
 func (t *runTab) workspaceChanged() {
 	ws := strings.TrimSpace(t.workspace.Text)
 	if ws == t.lastWS {
@@ -281,33 +317,51 @@ func (t *runTab) workspaceChanged() {
 	}
 	t.lastWS = ws
 	t.contain.refresh()
-	if t.u.hist == nil || ws == "" {
-		return
-	}
-	al, err := t.u.hist.LatestAllowlist(workspaceKey(ws))
-	if err != nil {
-		t.log.Warn().Err(err).Str("workspace", ws).Msg("read approved allowlist")
-		return
-	}
-	if al == nil {
-		// Entries approved for the previous workspace do not carry over.
-		if t.approvedVersion > 0 && slices.Equal(t.allow.Entries(), t.approvedEntries) {
-			t.allow.SetEntries(nil)
-			t.setAllowHint("No allowlist approved for this workspace yet: every change is a violation. Approve one after a review.")
-		}
+	key := workspaceKey(ws)
+	if t.presetWS != "" && key != t.presetWS && slices.Equal(t.allow.Entries(), t.presetEntries) {
+		t.allow.SetEntries(nil)
+		t.presetWS, t.presetEntries = "", nil
 		t.approvedVersion, t.approvedEntries = 0, nil
+		t.setAllowHint("Empty, every change is a violation. Start strict and allow paths after review.")
+	}
+	demo := t.isDemo(ws)
+	if demo && t.allow.Text() == "" {
+		t.setPreset(ws, t.u.demoData.Allowlist, 0)
+		t.setAllowHint("Preset for this workspace. Entries allow a path, everything under a folder/, or a glob.")
+	}
+	t.showDemoHint(demo)
+	t.lookupN++
+	gen, h := t.lookupN, t.u.hist
+	if h == nil || ws == "" {
 		return
 	}
-	t.setApproved(al)
-	t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace (%s, %s).",
-		al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), plural(len(al.Entries), "entry", "entries")))
+	time.AfterFunc(lookupDelay, func() {
+		al, err := h.LatestAllowlist(key)
+		t.u.do(func() {
+			if gen != t.lookupN || t.u.closed {
+				return // the field changed since
+			}
+			if err != nil {
+				t.log.Warn().Err(err).Str("workspace", ws).Msg("read approved allowlist")
+				return
+			}
+			t.lookedUp = gen
+			if al == nil {
+				if t.presetWS == "" && len(t.allow.Entries()) == 0 {
+					t.setAllowHint("No allowlist approved for this workspace yet: every change is a violation. Approve one after a review.")
+				}
+				return
+			}
+			t.setPreset(ws, al.Entries, al.Version)
+			t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace (%s, %s).",
+				al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), plural(len(al.Entries), "entry", "entries")))
+		})
+	})
 }
 
-// setApproved loads an approved allowlist version into the editor.
-func (t *runTab) setApproved(al *history.Allowlist) {
-	t.allow.SetEntries(al.Entries)
-	t.approvedVersion, t.approvedEntries = al.Version, append([]string(nil), al.Entries...)
-}
+// lookupDone reports whether the approved allowlist of the workspace in the
+// field has been looked up (tests wait on it).
+func (t *runTab) lookupDone() bool { return t.u.hist == nil || t.lookedUp == t.lookupN || t.lastWS == "" }
 
 // approved takes an allowlist just approved for workspace (al: the saved
 // version, nil when the history is unavailable) into the editor when the
@@ -317,12 +371,11 @@ func (t *runTab) approved(workspace string, entries []string, al *history.Allowl
 		return
 	}
 	if al == nil {
-		t.allow.SetEntries(entries)
-		t.approvedVersion, t.approvedEntries = 0, nil
+		t.setPreset(workspace, entries, 0)
 		t.setAllowHint("The allowlist you approved (for this session: the history is unavailable).")
 		return
 	}
-	t.setApproved(al)
+	t.setPreset(workspace, al.Entries, al.Version)
 	t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace, approved just now (%s).",
 		al.Version, plural(len(al.Entries), "entry", "entries")))
 }

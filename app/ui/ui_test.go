@@ -544,3 +544,37 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("stray argument: %v", err)
 	}
 }
+
+// TestSwitchingAwayFromTheDemo: another workspace (typed or dropped) drops
+// the demo's allowlist and its "Try the demo" hint; the demo's workspace
+// brings both back; entries the reviewer edited stay.
+func TestSwitchingAwayFromTheDemo(t *testing.T) {
+	u, l, _ := newTestUI(t, Options{})
+	r := u.run
+	demo := r.workspace.Text
+	hint := func() bool { return len(r.hint.(*fyne.Container).Objects) > 0 }
+	if !hint() || strings.Join(r.allow.Entries(), ",") != "logs/" {
+		t.Fatalf("the demo: hint %v, allowlist %q", hint(), r.allow.Entries())
+	}
+	other := t.TempDir()
+	r.workspace.SetText(other)
+	if hint() || r.allow.Text() != "" || !strings.HasPrefix(richText(r.allowHint), "Empty") {
+		t.Errorf("typed another workspace: hint %v, allowlist %q (%s)", hint(), r.allow.Text(), richText(r.allowHint))
+	}
+	lookedUp(t, u, l)
+	r.workspace.SetText(demo)
+	if !hint() || strings.Join(r.allow.Entries(), ",") != "logs/" {
+		t.Errorf("back to the demo: hint %v, allowlist %q", hint(), r.allow.Entries())
+	}
+	r.dropped([]fyne.URI{storage.NewFileURI(other)})
+	if r.workspace.Text != other || hint() || r.allow.Text() != "" {
+		t.Errorf("dropped another workspace: %q, hint %v, allowlist %q", r.workspace.Text, hint(), r.allow.Text())
+	}
+	r.workspace.SetText(demo)
+	r.allow.SetText("logs/\nbuild/\n")
+	r.workspace.SetText(other)
+	lookedUp(t, u, l)
+	if hint() || strings.Join(r.allow.Entries(), ",") != "logs/,build/" {
+		t.Errorf("edited entries: hint %v, allowlist %q", hint(), r.allow.Entries())
+	}
+}
