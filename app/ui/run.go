@@ -361,7 +361,9 @@ func (t *runTab) workspaceChanged() {
 
 // lookupDone reports whether the approved allowlist of the workspace in the
 // field has been looked up (tests wait on it).
-func (t *runTab) lookupDone() bool { return t.u.hist == nil || t.lookedUp == t.lookupN || t.lastWS == "" }
+func (t *runTab) lookupDone() bool {
+	return t.u.hist == nil || t.lookedUp == t.lookupN || t.lastWS == ""
+}
 
 // approved takes an allowlist just approved for workspace (al: the saved
 // version, nil when the history is unavailable) into the editor when the
