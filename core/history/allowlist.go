@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // Allowlist is one approved version of a workspace's allowlist.
@@ -108,6 +110,20 @@ func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, er
 // reviewer's note, and returns it. The workspace must be an absolute path;
 // earlier versions stay readable.
 func (db *DB) Approve(ctx context.Context, workspace string, entries []string, note string) (*Allowlist, error) {
+	return db.approve(ctx, 0, workspace, entries, note)
+}
+
+// ApproveRun approves entries, as Approve does, and records on run runID
+// that the reviewer approved it with that version, in one transaction:
+// both are written or neither.
+func (db *DB) ApproveRun(ctx context.Context, runID int64, workspace string, entries []string, note string) (*Allowlist, error) {
+	if runID <= 0 {
+		return nil, fmt.Errorf("approve run %d: %w", runID, ErrNotFound)
+	}
+	return db.approve(ctx, runID, workspace, entries, note)
+}
+
+func (db *DB) approve(ctx context.Context, runID int64, workspace string, entries []string, note string) (*Allowlist, error) {
 	if !filepath.IsAbs(workspace) {
 		return nil, fmt.Errorf("approve allowlist: workspace %q is not an absolute path", workspace)
 	}
@@ -116,6 +132,19 @@ func (db *DB) Approve(ctx context.Context, workspace string, entries []string, n
 	}
 	a := &Allowlist{Workspace: workspace, Entries: append([]string{}, entries...), Note: note, CreatedAt: time.Now().UTC().Round(0)}
 	err := db.write(ctx, "approve allowlist", func(tx *sql.Tx) error {
+		if runID != 0 {
+			var ws []byte
+			err := tx.QueryRowContext(ctx, "SELECT workspace FROM runs WHERE id = ?", runID).Scan(&ws)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("run %d: %w", runID, ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			if string(ws) != workspace {
+				return fmt.Errorf("run %d is a run of %s, not of %s", runID, report.QuotePath(string(ws)), report.QuotePath(workspace))
+			}
+		}
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) + 1 FROM allowlists WHERE workspace = ?",
 			blob(workspace)).Scan(&a.Version); err != nil {
 			return err
@@ -130,12 +159,18 @@ func (db *DB) Approve(ctx context.Context, workspace string, entries []string, n
 		if r.id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		return appendLink(ctx, tx, linkAllowlist, r.id, r.digest())
+		if err := appendLink(ctx, tx, linkAllowlist, r.id, r.digest()); err != nil {
+			return err
+		}
+		if runID == 0 {
+			return nil
+		}
+		return insertDecision(ctx, tx, &decisionRow{runID: runID, decision: Approve, note: note, allowlistVersion: int64(a.Version)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	db.log.Info().Str("workspace", workspace).Int("version", a.Version).Int("entries", len(entries)).Msg("allowlist approved")
+	db.log.Info().Str("workspace", workspace).Int("version", a.Version).Int("entries", len(entries)).Int64("run", runID).Msg("allowlist approved")
 	return a, nil
 }
 

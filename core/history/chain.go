@@ -59,6 +59,9 @@ func (r *allowlistRow) digest() []byte {
 type decisionRow struct {
 	id, runID                 int64
 	decision, note, decidedAt string
+	// allowlistVersion is the version an approval approved (0: none
+	// recorded); hashed only when set, so older decisions keep their links.
+	allowlistVersion int64
 }
 
 func (r *decisionRow) digest() []byte {
@@ -68,6 +71,9 @@ func (r *decisionRow) digest() []byte {
 	e.str(r.decision)
 	e.str(r.note)
 	e.str(r.decidedAt)
+	if r.allowlistVersion != 0 {
+		e.int(r.allowlistVersion)
+	}
 	s := sha256.Sum256(e.b)
 	return s[:]
 }
@@ -81,6 +87,15 @@ func scanAllowlistRow(sc interface{ Scan(...any) error }) (*allowlistRow, error)
 }
 
 func loadDecisionRow(ctx context.Context, q querier, id int64) (*decisionRow, error) {
+	r := decisionRow{id: id}
+	err := q.QueryRowContext(ctx, "SELECT run_id, decision, note, decided_at, allowlist_version FROM decisions WHERE id = ?", id).
+		Scan(&r.runID, &r.decision, &r.note, &r.decidedAt, &r.allowlistVersion)
+	return &r, err
+}
+
+// loadDecisionRowV1 reads a decision of a database older than migration
+// 0007 (no allowlist_version: its digest is that of version 0).
+func loadDecisionRowV1(ctx context.Context, q querier, id int64) (*decisionRow, error) {
 	r := decisionRow{id: id}
 	err := q.QueryRowContext(ctx, "SELECT run_id, decision, note, decided_at FROM decisions WHERE id = ?", id).
 		Scan(&r.runID, &r.decision, &r.note, &r.decidedAt)
@@ -182,7 +197,7 @@ func adoptIntoChain(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	for _, id := range ids {
-		d, err := loadDecisionRow(ctx, tx, id)
+		d, err := loadDecisionRowV1(ctx, tx, id) // migration 0002: before 0007's column
 		if err != nil {
 			return err
 		}

@@ -911,6 +911,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 5: the same (migration 5 added changes.diff_note, empty for
 	// them).
 	5: seedV2,
+	// Version 6: the same (migration 6 added changes.links_inside, 0 for
+	// them).
+	6: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1613,5 +1616,57 @@ func TestRoundTripGuarded(t *testing.T) {
 	plain.Containment = &report.Containment{Mode: "off", Layers: []report.Layer{}}
 	if b := encodeExtra(plain); len(b) == 0 || b[0] != extraV3 {
 		t.Errorf("a run without blocked actions or a watch is encoded as version %v", b)
+	}
+}
+
+// TestApproveRun: approving a run saves the next allowlist version and the
+// decision naming it in one transaction; the run reads back which version
+// it approved; the version is in the decision's hash-chain link; a run that
+// is missing or of another workspace approves nothing.
+func TestApproveRun(t *testing.T) {
+	db, _ := tempDB(t)
+	for _, ws := range []string{"/ws/a", "/ws/b"} {
+		if _, err := db.Record(ctx, &Run{Report: sampleReport(ws, 1)}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Approve(ctx, "/ws/a", []string{"x/"}, "by the CLI"); err != nil {
+		t.Fatal(err)
+	}
+	al, err := db.ApproveRun(ctx, 1, "/ws/a", []string{"x/", "y"}, "fine")
+	if err != nil || al.Version != 2 {
+		t.Fatalf("ApproveRun: %+v, %v", al, err)
+	}
+	r, err := db.Get(ctx, 1)
+	if err != nil || r.Decision != Approve || r.ApprovedVersion != 2 || r.DecisionNote != "fine" {
+		t.Fatalf("run 1: %+v, %v", r, err)
+	}
+	if err := db.Decide(ctx, 1, Reject, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := db.Get(ctx, 1); r.Decision != Reject || r.ApprovedVersion != 0 {
+		t.Errorf("after a rejection: %s, version %d", r.Decision, r.ApprovedVersion)
+	}
+	for _, c := range []struct {
+		run  int64
+		ws   string
+		want string
+	}{{7, "/ws/a", "run 7: not found"}, {2, "/ws/a", "run 2 is a run of /ws/b, not of /ws/a"}} {
+		if _, err := db.ApproveRun(ctx, c.run, c.ws, []string{"z"}, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ApproveRun(%d, %s): %v, want %q", c.run, c.ws, err, c.want)
+		}
+	}
+	if latest, _ := db.LatestAllowlist(ctx, "/ws/a"); latest.Version != 2 {
+		t.Errorf("a refused approval saved version %d", latest.Version)
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Fatalf("verify: %+v, %v", b, err)
+	}
+	// The version is hashed: changing it behind diffgate's back is caught.
+	if _, err := db.sql.Exec("UPDATE decisions SET allowlist_version = 1 WHERE allowlist_version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := db.Verify(ctx); err != nil || b == nil || !strings.Contains(b.What, "decision") || !strings.Contains(b.What, "on run 1") {
+		t.Errorf("verify after editing the approved version: %+v, %v", b, err)
 	}
 }

@@ -245,8 +245,8 @@ func (db *DB) Get(ctx context.Context, id int64) (*Run, error) {
 		return nil, err
 	}
 	var decided string
-	err = tx.QueryRowContext(ctx, "SELECT decision, note, decided_at FROM decisions WHERE run_id = ? ORDER BY id DESC LIMIT 1", id).
-		Scan(&run.Decision, &run.DecisionNote, &decided)
+	err = tx.QueryRowContext(ctx, "SELECT decision, note, decided_at, allowlist_version FROM decisions WHERE run_id = ? ORDER BY id DESC LIMIT 1", id).
+		Scan(&run.Decision, &run.DecisionNote, &decided, &run.ApprovedVersion)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -356,22 +356,27 @@ func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) er
 		return err
 	}
 	return db.write(ctx, "decide", func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", runID).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("run %d: %w", runID, ErrNotFound)
-		}
-		d := decisionRow{runID: runID, decision: decision, note: note, decidedAt: formatTime(time.Now().UTC())}
-		res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (?, ?, ?, ?)",
-			d.runID, d.decision, d.note, d.decidedAt)
-		if err != nil {
-			return err
-		}
-		if d.id, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		return appendLink(ctx, tx, linkDecision, d.id, d.digest())
+		return insertDecision(ctx, tx, &decisionRow{runID: runID, decision: decision, note: note})
 	})
+}
+
+// insertDecision writes decision d (its time is now) and its link.
+func insertDecision(ctx context.Context, tx *sql.Tx, d *decisionRow) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", d.runID).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("run %d: %w", d.runID, ErrNotFound)
+	}
+	d.decidedAt = formatTime(time.Now().UTC())
+	res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at, allowlist_version) VALUES (?, ?, ?, ?, ?)",
+		d.runID, d.decision, d.note, d.decidedAt, d.allowlistVersion)
+	if err != nil {
+		return err
+	}
+	if d.id, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	return appendLink(ctx, tx, linkDecision, d.id, d.digest())
 }

@@ -40,6 +40,10 @@ type Run struct {
 	DecisionNote string
 	// DecidedAt is when the latest decision was made.
 	DecidedAt time.Time
+	// ApprovedVersion is the workspace's allowlist version the latest
+	// decision approved (ApproveRun); 0 for a rejection or an approval
+	// recorded without it.
+	ApprovedVersion int
 }
 
 // runRow holds a runs row's columns exactly as stored (and hashed).
