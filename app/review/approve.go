@@ -22,22 +22,36 @@ func StillFails(r *report.Report) string {
 	if r == nil || r.Verdict != report.Fail {
 		return ""
 	}
-	// The reasons that are not about the workspace's changes: r's own
-	// outcome without its changes.
-	rest := *r
-	rest.Changes = nil
-	rest.Evaluate()
+	n, other := Uncovered(r)
 	var lines []string
-	if n := r.Count().Violations; n > 0 {
+	if n > 0 {
 		lines = append(lines, "• "+plural(n, "change")+" the draft does not allow.")
 	}
-	if len(rest.Reasons) > 0 {
-		lines = append(lines, "• "+strings.Join(rest.Reasons, ", ")+": no allowlist allows "+
-			map[bool]string{true: "this", false: "these"}[len(rest.Reasons) == 1]+
+	if len(other) > 0 {
+		lines = append(lines, "• "+strings.Join(other, ", ")+": no allowlist allows "+ThisOrThese(len(other))+
 			"; the run stays failed whatever is approved.")
 	}
 	return "The run fails with this allowlist:\n" + strings.Join(lines, "\n") +
 		"\n\nApproving saves the allowlist as the workspace's next version, which later runs start from."
+}
+
+// Uncovered splits why r fails (as evaluated with its allowlist): the
+// changes its allowlist does not allow, and the reasons no allowlist can
+// allow (the script's exit, leftover processes, blocked actions, changes
+// outside the workspace, unreadable entries), as the verdict words them.
+func Uncovered(r *report.Report) (changes int, other []string) {
+	rest := *r // r's own outcome without its changes
+	rest.Changes = nil
+	rest.Evaluate()
+	return r.Count().Violations, rest.Reasons
+}
+
+// ThisOrThese is "this" for one thing, "these" for more.
+func ThisOrThese(n int) string {
+	if n == 1 {
+		return "this"
+	}
+	return "these"
 }
 
 // confirmApproval calls approve at once when the draft makes the run pass,

@@ -382,7 +382,7 @@ func (t *historyTab) selectRow(i int) {
 
 // open shows run id in the Review tab.
 func (t *historyTab) open(id int64) {
-	if err := t.u.openRun(id); err != nil {
+	t.u.openRun(id, func(err error) {
 		t.setStatus("Cannot open run "+fmt.Sprint(id)+": "+oneLine(err), style.FailColor)
-	}
+	})
 }

@@ -98,6 +98,13 @@ func (h *History) Workspaces() ([]string, error) {
 	return h.db.Workspaces(c, 0)
 }
 
+// Allowlist returns one approved version of the workspace's allowlist.
+func (h *History) Allowlist(workspace string, version int) (*history.Allowlist, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Allowlist(c, workspace, version)
+}
+
 // Get returns a stored run, rebuilt from the database alone.
 func (h *History) Get(id int64) (*history.Run, error) {
 	c, cancel := dbCtx()
@@ -110,16 +117,10 @@ func (h *History) Get(id int64) (*history.Run, error) {
 func (h *History) Approve(runID int64, workspace string, entries []string, note string) (*history.Allowlist, error) {
 	c, cancel := dbCtx()
 	defer cancel()
-	al, err := h.db.Approve(c, workspace, entries, note)
-	if err != nil {
-		return nil, err
-	}
 	if runID > 0 {
-		if err := h.db.Decide(c, runID, history.Approve, note); err != nil {
-			return al, fmt.Errorf("allowlist version %d saved, but the decision on run %d was not: %w", al.Version, runID, err)
-		}
+		return h.db.ApproveRun(c, runID, workspace, entries, note)
 	}
-	return al, nil
+	return h.db.Approve(c, workspace, entries, note)
 }
 
 // Reject records that the reviewer rejected run runID.

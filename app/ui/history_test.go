@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
@@ -35,6 +37,28 @@ func openDB(t *testing.T, path string) *history.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// opened waits until the review shows another report than before (an open
+// started from the History tab).
+func opened(t *testing.T, u *UI, l *loop, before *report.Report) {
+	t.Helper()
+	l.until(t, "the run in the review", 20*time.Second, func() bool {
+		r := u.Review().Report()
+		return r != nil && r != before && u.Tabs.Selected() == u.reviewItem
+	})
+}
+
+// reopen opens run id from the history as the History tab does and waits
+// until the review shows it.
+func reopen(t *testing.T, u *UI, l *loop, id int64) *report.Report {
+	t.Helper()
+	before := u.Review().Report()
+	u.openRun(id, func(err error) { t.Fatalf("open run %d: %v", id, err) })
+	l.until(t, fmt.Sprintf("run %d in the review", id), 20*time.Second, func() bool {
+		return u.reviewID == id && u.Review().Report() != before && u.Tabs.Selected() == u.reviewItem
+	})
+	return u.Review().Report()
 }
 
 // lookedUp waits until the Run tab has looked up the allowlist approved
@@ -314,7 +338,9 @@ func TestReopenRunFromHistory(t *testing.T) {
 	if row == nil {
 		t.Fatal("run 1 not in the table")
 	}
+	shown := u.Review().Report()
 	row.DoubleTapped(&fyne.PointEvent{})
+	opened(t, u, l, shown)
 	if u.Tabs.Selected() != u.reviewItem || u.reviewID != 1 {
 		t.Fatal("double click did not open the run")
 	}
@@ -331,6 +357,7 @@ func TestReopenRunFromHistory(t *testing.T) {
 	showHistory(t, u2, l2)
 	u2.history.list.Select(0)
 	u2.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	opened(t, u2, l2, nil)
 	if u2.Tabs.Selected() != u2.reviewItem || u2.reviewID != 1 || !slices.Equal(flatten(u2.Review().Report()), before) {
 		t.Errorf("Enter in a fresh app: tab %v, run %d", u2.Tabs.Selected().Text, u2.reviewID)
 	}
@@ -462,6 +489,15 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	})
 	if plus != "success" || minus != "error" {
 		t.Errorf("added drawn in %q, removed in %q", plus, minus)
+	}
+
+	// Reopened, the run says it was approved with version 2, which covers it.
+	reopen(t, u, l, 1)
+	if d := v.Decision(); !strings.Contains(d, ", allowlist version 2: config edits are expected. Version 2 covers this run: every change is allowed.") {
+		t.Errorf("reopened decision %q", d)
+	}
+	if got := v.Decision(); !drawnIn(v, got[:20], style.PassColor) {
+		t.Errorf("the decision %q is not drawn in the pass color", got)
 	}
 }
 

@@ -133,9 +133,7 @@ func stagedApply(t *testing.T) {
 		t.Errorf("stage strip %q", v.StageText())
 	}
 	// Reopened from the history: applied, nothing left to decide.
-	if err := u.openRun(u.reviewID); err != nil {
-		t.Fatal(err)
-	}
+	reopen(t, u, l, u.reviewID)
 	if v.Report().Stage.State != report.StageApplied || !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
 		t.Errorf("reopened: %+v, Apply disabled %v", v.Report().Stage, v.ApplyButton().Disabled())
 	}
@@ -161,9 +159,7 @@ func TestStagedDiscard(t *testing.T) {
 	if !drawnIn(w.Content(), "Discarded: the stage", theme.ColorNameError) {
 		t.Errorf("no 'Discarded' line in the error color: %q", v.StageNote())
 	}
-	if err := u.openRun(u.reviewID); err != nil {
-		t.Fatal(err)
-	}
+	reopen(t, u, l, u.reviewID)
 	if v.Report().Stage.State != report.StageDiscarded || !v.ApplyButton().Disabled() {
 		t.Errorf("reopened: %+v", v.Report().Stage)
 	}
@@ -199,7 +195,9 @@ func TestStagedConflict(t *testing.T) {
 	l.until(t, "the run's detail", 5*time.Second, func() bool {
 		return strings.Contains(texts(u.history.detail), "pending: nothing is in the workspace yet")
 	})
+	shown := v.Report()
 	u.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	opened(t, u, l, shown)
 	if u.Tabs.Selected() != u.reviewItem || u.reviewID != id {
 		t.Fatalf("Enter on the run: tab %s, run %d", u.Tabs.Selected().Text, u.reviewID)
 	}

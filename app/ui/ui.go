@@ -277,24 +277,6 @@ func (u *UI) showResult(res *gate.Result, id int64) {
 	}
 }
 
-// openRun reopens run id from the history database alone and shows what
-// its review decided, if anything.
-func (u *UI) openRun(id int64) error {
-	if u.hist == nil {
-		return errNoHistory(u.histErr)
-	}
-	run, err := u.hist.Get(id)
-	if err != nil {
-		return err
-	}
-	u.reviewID = id
-	u.showReview(run.Report)
-	if text, c := decisionText(run); text != "" {
-		u.review.SetDecision(text, c)
-	}
-	return nil
-}
-
 // decisionText describes a run's latest review decision.
 func decisionText(run *history.Run) (string, fyne.ThemeColorName) {
 	when := run.DecidedAt.Local().Format("2006-01-02 15:04")
@@ -303,6 +285,9 @@ func decisionText(run *history.Run) (string, fyne.ThemeColorName) {
 	switch run.Decision {
 	case history.Approve:
 		text, c = "Approved on "+when, style.PassColor
+		if run.ApprovedVersion > 0 {
+			text += fmt.Sprintf(", allowlist version %d", run.ApprovedVersion)
+		}
 	case history.Reject:
 		text, c = "Rejected on "+when, style.FailColor
 	default:

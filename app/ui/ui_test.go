@@ -290,11 +290,17 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 		t.Fatalf("history rows %q", rows)
 	}
 	u.history.list.Select(0)
+	shown := u.Review().Report()
 	test.Tap(u.history.openBtn)
+	opened(t, u, l, shown)
 	if u.Tabs.Selected() != u.reviewItem || u.reviewID != 1 {
 		t.Error("Open does not reopen the run")
 	}
-	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved on ") || !strings.HasSuffix(d, ": debug on is fine for the demo") {
+	// It says which version was approved, and that the run still fails
+	// with it (the mode change and the removed lock file; the leftover
+	// sleep, which no allowlist allows).
+	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved on ") || !strings.Contains(d, ", allowlist version 1: debug on is fine for the demo") ||
+		!strings.HasSuffix(d, "demo. Version 1 does not cover this run: 2 changes it does not allow; 1 leftover process, which no allowlist allows.") {
 		t.Errorf("reopened run's decision line %q", d)
 	}
 }
