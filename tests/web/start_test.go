@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	bt "github.com/diffgate/diffgate/internal/browsertest"
@@ -63,9 +64,9 @@ type loadTimes struct {
 }
 
 func (l loadTimes) String() string {
-	return fmt.Sprintf("ready %.0f ms: download %.0f ms (%.1f MB %s), compile after the last byte %.0f ms, "+
+	return fmt.Sprintf("ready %.0f ms: page %.0f ms, download %.0f ms (%.1f MB %s), compile after the last byte %.0f ms, "+
 		"Go runtime and init %.0f ms, Fyne start %.0f ms, first frame %.0f ms",
-		l.Ready, l.Compile-l.Download, float64(l.Loaded)/1e6, l.Encoding, l.Start-l.Compile,
+		l.Ready, l.Download, l.Compile-l.Download, float64(l.Loaded)/1e6, l.Encoding, l.Start-l.Compile,
 		l.Main-l.Start, l.Started-l.Main, l.Ready-l.Started)
 }
 
@@ -216,6 +217,9 @@ func TestLoadingThenReadyAt1024(t *testing.T) {
 	})
 	sess := newSession(t)
 	p := sess.newPage(bt.TabOptions{Width: 1024, Height: 700})
+	// The compiled module and go.run wait for the test too, so that it sees
+	// the compiling and starting steps.
+	bt.Call(p.Tab, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: holdSteps})
 	p.Navigate(srv.URL + "/?report=fixtures/fail.json")
 
 	// The first MiB is in, the rest held: the page shows the download.
@@ -227,9 +231,10 @@ func TestLoadingThenReadyAt1024(t *testing.T) {
 		const l = window.diffgateLoad;
 		if (!l || l.loaded < (1 << 20) || l.states.at(-1) !== 'download') return null;
 		const detail = document.getElementById('diffgate-detail').textContent;
-		if (!/ of /.test(detail)) return null;
+		const width = document.querySelector('#diffgate-loading .bar').style.width;
+		if (!width || width === '0%') return null; // not painted since the first bytes
 		return {step: document.getElementById('diffgate-step').textContent, detail, loaded: l.loaded,
-			bar: document.querySelector('#diffgate-loading .bar').style.width,
+			bar: width,
 			scroll: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)};
 	})()`))
 	total, err := os.Stat(filepath.Join(dir, "diffgate.wasm"))
@@ -257,7 +262,32 @@ func TestLoadingThenReadyAt1024(t *testing.T) {
 		c.that(n > 8, "the loading page looks blank (%d colours)", n)
 	})
 
+	// The wasm through: compiling (held), then starting (held).
 	open()
+	for _, st := range []struct{ state, step, shot, release string }{
+		{"compile", "Compiling…", "compiling-1024", "__diffgateCompiled"},
+		{"start", "Starting…", "starting-1024", "__diffgateRun"},
+	} {
+		step := bt.Run(p.Tab, "the "+st.state+" step", pollJS[string](fmt.Sprintf(`window.diffgateLoad.states.at(-1) === %q && window.%s &&
+			document.getElementById('diffgate-step').textContent`, st.state, st.release)))
+		equal(t, "the page during "+st.state, step, st.step)
+		p.NextFrame()
+		p.look(st.shot, func(img image.Image, c *problems) {
+			// The bar is full: blue (pulsing, so at any opacity over white)
+			// up to its right end, not the grey track.
+			blue := 0
+			for y := 330; y < 390; y++ {
+				for x := 1024/2 + 416/2 - 7; x < 1024/2+416/2-1; x++ {
+					r, _, b, _ := img.At(x, y).RGBA()
+					if int(b>>8)-int(r>>8) > 40 {
+						blue++
+					}
+				}
+			}
+			c.that(blue > 20, "the progress bar is not full (%d blue pixels at its right end)", blue)
+		})
+		bt.Eval[bool](p.Tab, "window."+st.release+"(), true")
+	}
 	p.waitReady()
 	l := p.loadTimes()
 	t.Logf("held after 1 MiB: %s", l)
@@ -286,6 +316,22 @@ func TestLoadingThenReadyAt1024(t *testing.T) {
 		}
 	}
 }
+
+// holdSteps makes the page's compiled module and go.run wait until the test
+// calls window.__diffgateCompiled() and window.__diffgateRun().
+const holdSteps = `(() => {
+	const instantiate = WebAssembly.instantiateStreaming;
+	WebAssembly.instantiateStreaming = (...args) => instantiate(...args).then((r) =>
+		new Promise((resolve) => { window.__diffgateCompiled = () => resolve(r); }));
+	let held;
+	Object.defineProperty(globalThis, 'Go', {configurable: true, get: () => held, set(cls) {
+		const run = cls.prototype.run;
+		cls.prototype.run = function (inst) {
+			return new Promise((resolve) => { window.__diffgateRun = () => resolve(run.call(this, inst)); });
+		};
+		held = cls;
+	}});
+})()`
 
 // TestStartTime loads the app in a tab with an empty cache and logs where
 // the time to ready goes. The target (readyTarget) is a row of make bench;
@@ -334,6 +380,7 @@ func writeBench(t *testing.T, path string, runs []loadTimes) {
 		of   func(loadTimes) float64
 	}{
 		{"ready", func(l loadTimes) float64 { return l.Ready }},
+		{"page", func(l loadTimes) float64 { return l.Download }},
 		{"download", func(l loadTimes) float64 { return l.Compile - l.Download }},
 		{"compile", func(l loadTimes) float64 { return l.Start - l.Compile }},
 		{"runtime", func(l loadTimes) float64 { return l.Main - l.Start }},
@@ -419,13 +466,26 @@ func TestLoadingErrors(t *testing.T) {
 	broken := httpServer(t, site([]byte("\x00asm\x01\x00\x00\x00\x01\xff")), nil)
 	failed(broken+"/", "Could not compile diffgate.wasm:")
 
+	// No WebGL (a browser with it off): the app cannot draw, the page says so.
+	p := sess.newPage(bt.TabOptions{Width: 1024, Height: 700})
+	bt.Call(p.Tab, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+		const get = HTMLCanvasElement.prototype.getContext;
+		HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {
+			return /webgl/i.test(kind) ? null : get.call(this, kind, ...rest);
+		};
+	})()`})
+	p.Navigate(sess.url + "/")
+	msg := bt.Run(p.Tab, "the loader's error", pollJS[string](`window.diffgateLoad && window.diffgateLoad.error || null`))
+	equal(t, "without WebGL", msg, "This browser cannot run the app: WebGL is off or not supported.")
+	p.expectProblems() // Fyne's own complaints about the missing context
+
 	// application/octet-stream: no streaming compile, but the app starts.
 	untyped := httpServer(t, dir, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(&retyped{ResponseWriter: w}, r)
 		})
 	})
-	p := sess.newPage(bt.TabOptions{Width: width, Height: height})
+	p = sess.newPage(bt.TabOptions{Width: width, Height: height})
 	p.Navigate(untyped + "/")
 	p.waitReady()
 	if l := p.loadTimes(); l.Streaming || l.Error != "" {

@@ -139,6 +139,8 @@ type page struct {
 	t     *testing.T
 	shots string
 	size  bt.TabOptions
+	// problemsExpected: errors in the page's console are what the test is about.
+	problemsExpected bool
 }
 
 var badConsole = regexp.MustCompile(`(?i)panic|fatal error|Fyne call thread`)
@@ -159,7 +161,11 @@ func (s *session) newPage(o bt.TabOptions) *page {
 	t := s.t
 	t.Helper()
 	tab := s.browser.NewTab(t, o)
+	p := &page{Tab: tab, t: t, shots: s.shots, size: o}
 	t.Cleanup(func() {
+		if p.problemsExpected {
+			return
+		}
 		problems := tab.Problems()
 		for _, l := range tab.Console() {
 			if badConsole.MatchString(l) {
@@ -170,8 +176,11 @@ func (s *session) newPage(o bt.TabOptions) *page {
 			t.Errorf("the page logged problems:\n%s", strings.Join(problems, "\n"))
 		}
 	})
-	return &page{Tab: tab, t: t, shots: s.shots, size: o}
+	return p
 }
+
+// expectProblems tells the page's clean-up that the test provoked errors.
+func (p *page) expectProblems() { p.problemsExpected = true }
 
 // waitReady waits until the app is up (the diffgate-ready event).
 func (p *page) waitReady() {
