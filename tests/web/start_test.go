@@ -461,9 +461,9 @@ func TestLoadingErrors(t *testing.T) {
 			t.Errorf("%s: the page shows %q, not the error %q", url, shown, msg)
 		}
 	}
-	missing := httpServer(t, site(nil), nil)
+	missing := serveWith(t, site(nil), nil).URL
 	failed(missing+"/", "Could not download diffgate.wasm: HTTP 404 Not Found")
-	broken := httpServer(t, site([]byte("\x00asm\x01\x00\x00\x00\x01\xff")), nil)
+	broken := serveWith(t, site([]byte("\x00asm\x01\x00\x00\x00\x01\xff")), nil).URL
 	failed(broken+"/", "Could not compile diffgate.wasm:")
 
 	// No WebGL (a browser with it off): the app cannot draw, the page says so.
@@ -480,11 +480,11 @@ func TestLoadingErrors(t *testing.T) {
 	p.expectProblems() // Fyne's own complaints about the missing context
 
 	// application/octet-stream: no streaming compile, but the app starts.
-	untyped := httpServer(t, dir, func(h http.Handler) http.Handler {
+	untyped := serveWith(t, dir, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(&retyped{ResponseWriter: w}, r)
 		})
-	})
+	}).URL
 	p = sess.newPage(bt.TabOptions{Width: width, Height: height})
 	p.Navigate(untyped + "/")
 	p.waitReady()
@@ -512,12 +512,6 @@ func (r *retyped) Write(p []byte) (int, error) {
 		r.Header().Set("Content-Type", "application/octet-stream")
 	}
 	return r.ResponseWriter.Write(p)
-}
-
-// httpServer serves dir (through wrap) and returns its URL.
-func httpServer(t *testing.T, dir string, wrap func(http.Handler) http.Handler) string {
-	t.Helper()
-	return serveWith(t, dir, wrap).URL
 }
 
 // pollJS waits (frame by frame, at most waitTimeout) until expr is truthy
