@@ -479,6 +479,28 @@ func TestLoadingErrors(t *testing.T) {
 	equal(t, "without WebGL", msg, "This browser cannot run the app: WebGL is off or not supported.")
 	p.expectProblems() // Fyne's own complaints about the missing context
 
+	// The app ends after it was up (as on a panic): the page says so over it.
+	p = sess.newPage(bt.TabOptions{Width: 1024, Height: 700})
+	bt.Call(p.Tab, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+		let held;
+		Object.defineProperty(globalThis, 'Go', {configurable: true, get: () => held, set(cls) {
+			const run = cls.prototype.run;
+			cls.prototype.run = function (inst) { window.__diffgateGo = this; return run.call(this, inst); };
+			held = cls;
+		}});
+	})()`})
+	p.Navigate(sess.url + "/")
+	p.waitReady()
+	// What wasm_exec.js does when the Go program exits with status 2.
+	bt.Eval[bool](p.Tab, `window.__diffgateGo.exit(2), window.__diffgateGo._resolveExitPromise(), true`)
+	msg = bt.Run(p.Tab, "the loader's error", pollJS[string](`window.diffgateLoad.error || null`))
+	equal(t, "after the app stopped", msg, "The app stopped (exit code 2); the browser's console says why. Reload the page to start it again.")
+	equal(t, "the error shown over the app", bt.Eval[string](p.Tab, `(() => {
+		const el = document.getElementById('diffgate-loading');
+		return el && el.isConnected && getComputedStyle(el).display !== 'none' ? el.innerText.trim().replace(/\s+/g, ' ') : '';
+	})()`), "diffgate review "+msg)
+	p.expectProblems() // the exit code's warning
+
 	// application/octet-stream: no streaming compile, but the app starts.
 	untyped := serveWith(t, dir, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
