@@ -167,11 +167,14 @@ func TestBuildSizesAndServing(t *testing.T) {
 }
 
 // held holds the wasm's response after its first bytes until release is
-// closed: the test sees the page while it downloads, without timing luck.
+// closed (or the request is gone: a test that failed early must not leave
+// the server waiting): the test sees the page while it downloads, without
+// timing luck.
 type held struct {
 	http.ResponseWriter
 	after   int
 	release <-chan struct{}
+	gone    <-chan struct{} // the request's context
 	sent    int
 }
 
@@ -185,7 +188,11 @@ func (h *held) Write(p []byte) (int, error) {
 			return n, err
 		}
 		h.ResponseWriter.(http.Flusher).Flush()
-		<-h.release
+		select {
+		case <-h.release:
+		case <-h.gone:
+			return n, http.ErrAbortHandler
+		}
 		p = p[k:]
 	}
 	m, err := h.ResponseWriter.Write(p)
@@ -206,15 +213,15 @@ func TestLoadingThenReadyAt1024(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(open) // never leave the server blocked
 	srv := serveWith(t, dir, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/diffgate.wasm" {
-				w = &held{ResponseWriter: w, after: 1 << 20, release: release}
+				w = &held{ResponseWriter: w, after: 1 << 20, release: release, gone: r.Context().Done()}
 			}
 			h.ServeHTTP(w, r)
 		})
 	})
+	t.Cleanup(open) // before the server's Close (clean-ups run last first)
 	sess := newSession(t)
 	p := sess.newPage(bt.TabOptions{Width: 1024, Height: 700})
 	// The compiled module and go.run wait for the test too, so that it sees
