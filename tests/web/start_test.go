@@ -31,7 +31,7 @@ import (
 // Fyne and what Fyne links (README, "In the browser"), so the budget is the
 // size reached, and a change that makes the wasm larger has to say so here.
 const (
-	wasmBudget     = 34_000_000 // bytes; the target: 28_000_000
+	wasmBudget     = 35_000_000 // bytes; the target: 28_000_000
 	wasmGzipBudget = 9_000_000  // bytes, gzip -9 as make web writes it
 	pageBudget     = 16 << 10   // index.html: the page shown before the wasm
 )
