@@ -7,12 +7,16 @@
 package main
 
 import (
+	"syscall/js"
+
 	"fyne.io/fyne/v2/app"
 
 	"github.com/diffgate/diffgate/app/web"
 )
 
 func main() {
+	// The page's loader times the start from here (window.diffgateLoad.main).
+	js.Global().Get("performance").Call("mark", "diffgate-main")
 	a := app.NewWithID("io.github.diffgate")
 	w := a.NewWindow("diffgate review")
 	web.Start(a, w)

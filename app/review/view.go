@@ -140,6 +140,9 @@ func (v *View) build() {
 	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.SetTreeMode(true) })
 	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.SetTreeMode(false) })
 	v.shown = widget.NewRichText()
+	// Wrapped: on one line the count and key hints alone made the changes
+	// pane 400 px wide, and the review 1029 px (a 1024 px window cut it).
+	v.shown.Wrapping = fyne.TextWrapWord
 
 	v.list = newChangeList(v)
 	v.treeW = newChangeTree(v)

@@ -114,7 +114,7 @@ func New(a fyne.App, w fyne.Window, h Host, opts Options) *App {
 	if x.do == nil {
 		x.do = fyne.Do
 	}
-	a.Settings().SetTheme(style.Theme{})
+	a.Settings().SetTheme(Theme{})
 	a.SetIcon(assets.Icon)
 	x.build()
 	a.Settings().AddListener(func(fyne.Settings) { x.do(x.applyTheme) })

@@ -12,6 +12,8 @@
 #   BENCH_ROUNDS    rounds the runs are split into, alternating commands (5)
 #   BENCH_MAX_LOAD  if set, wait (up to 10 min) until the 1-minute load average
 #                   is below it before measuring: other jobs distort timings
+#   BENCH_WEB=0     skip the web app's start in headless Chromium (it needs
+#                   build/web: make bench builds it, make web otherwise)
 #   BENCH_FULL=0    skip the 200,000- and 1,000,000-entry trees (their generation
 #                   and memory peaks)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
@@ -29,6 +31,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/diffgate-bench}
 RUNS=${BENCH_RUNS:-10}
 BIG_RUNS=$(( RUNS / 2 > 3 ? RUNS / 2 : 3 ))
 BENCH_FULL=${BENCH_FULL:-1}
+BENCH_WEB=${BENCH_WEB:-1}
+WEB_DIR=$REPO/build/web
 DIFFGATE=${DIFFGATE:-$REPO/bin/diffgate}
 SEED=$REPO/cmd/diffgate/testdata
 OUT=$BENCH_DIR/out
@@ -40,6 +44,10 @@ for tool in go hyperfine python3 /usr/bin/time find xargs sha256sum; do
 	command -v "$tool" >/dev/null || die "$tool is required (make test-deps installs hyperfine and time)"
 done
 case "$BENCH_DIR" in "$REPO"|"$REPO"/*) die "BENCH_DIR must be outside the repository" ;; esac
+if [ "$BENCH_WEB" != 0 ]; then
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || die "${CHROMIUM:-/usr/bin/chromium} is required for the web app's start (make test-deps installs chromium; BENCH_WEB=0 skips it)"
+	[ -f "$WEB_DIR/diffgate.wasm" ] || die "$WEB_DIR is missing (make web builds it; BENCH_WEB=0 skips the web app's start)"
+fi
 
 mkdir -p "$BENCH_DIR/bin" "$OUT" "$RES"
 rm -f "$RES"/*.json "$RES"/*.txt
@@ -181,6 +189,15 @@ echo
 echo "== where a gated no-op run's time goes, small tree (in-process, ms; history cache from the runs above)"
 "$BENCH_DIR/bin/histprobe" -db "$DB" -runs 6 "$S" "$BENCH_DIR/noop.sh" | tee "$RES/phases.txt"
 "$BENCH_DIR/bin/histprobe" -no-history -runs 3 "$S" "$BENCH_DIR/noop.sh" | sed 's/^/no history: /' | tee -a "$RES/phases.txt"
+
+if [ "$BENCH_WEB" != 0 ]; then
+	echo
+	echo "== web app: navigation to ready in headless Chromium, empty cache, served gzipped from 127.0.0.1 ($RUNS loads, tests/web TestStartTime)"
+	DIFFGATE_WEB_DIR=$WEB_DIR DIFFGATE_WEB_BENCH=$RES/web_start.json DIFFGATE_WEB_RUNS=$RUNS \
+		go test -count=1 -run '^TestStartTime$' -v ./tests/web >"$OUT/web_start.log" 2>&1 ||
+		die "the web app's start failed: $(grep -E -m3 'start_test|FAIL|panic' "$OUT/web_start.log")"
+	grep -E '^ +start_test.go:[0-9]+: run ' "$OUT/web_start.log" | sed 's/^ *start_test.go:[0-9]*: /  /'
+fi
 
 echo
 echo "== policy: parse 100,000 glob entries and decide 2,000 changes (in-process, BenchmarkLargeAllowlist)"

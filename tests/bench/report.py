@@ -129,6 +129,10 @@ row("staged run's after-phase, 10 files changed", stage_after, "find -printf", t
 if stage_huge is not None:
     absolute("staged no-op run, 1M-entry tree, history", stage_huge, 0.5, is_stretch=True)
 
+web_start = load("web_start") if os.path.exists(os.path.join(res, "web_start.json")) else None
+if web_start is not None:
+    absolute("web app: navigation to ready, headless Chromium", web_start["ready"], 5.0)
+
 policy_txt = os.path.join(res, "policy.txt")
 if os.path.exists(policy_txt):
     words = open(policy_txt).read().split()
@@ -183,6 +187,16 @@ print()
 mw = [max(len(r[i]) for r in mem) for i in range(4)] if mem else []
 for r in mem:
     print("  ".join(r[i].ljust(mw[i]) for i in range(4)))
+if web_start is not None:
+    print()
+    print("where the web app's start goes (median of %d loads, ms from the navigation):" % len(web_start["ready"]["times"]))
+    for name, what in (("page", "the page and wasm_exec.js, to the wasm's fetch"),
+                       ("download", "download of the wasm (gzip), compiled as it streams"),
+                       ("compile", "compile after the last byte"),
+                       ("runtime", "Go runtime and package init, to main"),
+                       ("fyne-start", "Fyne: app, window, the UI built, to OnStarted"),
+                       ("first-frame", "first frame, to the ready event")):
+        print("  %-55s %7.0f" % (what, web_start[name]["median"] * 1e3))
 phases = os.path.join(res, "phases.txt")
 if os.path.exists(phases):
     print()

@@ -32,6 +32,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/web"
 	bt "github.com/diffgate/diffgate/internal/browsertest"
+	"github.com/diffgate/diffgate/internal/webserve"
 )
 
 const (
@@ -77,32 +78,30 @@ func webDir(t *testing.T) string {
 	return dir
 }
 
-// fileTypes are the Content-Types the server sends: the browser compiles
-// the wasm as it streams only when it comes as application/wasm.
-var fileTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".json": "application/json",
-	".wasm": "application/wasm",
-	".png":  "image/png",
-	".txt":  "text/plain; charset=utf-8",
-}
-
-// serve serves build/web at / and the fixtures at /fixtures/ on 127.0.0.1.
+// serve serves build/web at / and the fixtures at /fixtures/ on 127.0.0.1
+// (a free port), through internal/webserve as make serve does.
 func serve(t *testing.T, dir string) *httptest.Server {
 	t.Helper()
-	typed := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if ct, ok := fileTypes[filepath.Ext(r.URL.Path)]; ok {
-				w.Header().Set("Content-Type", ct)
-			}
-			h.ServeHTTP(w, r)
-		})
+	return serveWith(t, dir, nil)
+}
+
+// serveWith is serve with wrap around the site's handler (nil: none).
+func serveWith(t *testing.T, dir string, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	site, err := webserve.Handler(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := webserve.Handler(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrap != nil {
+		site = wrap(site)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", typed(http.FileServer(http.Dir(dir))))
-	mux.Handle("/fixtures/", typed(http.StripPrefix("/fixtures/", http.FileServer(http.Dir(fixtures)))))
+	mux.Handle("/", site)
+	mux.Handle("/fixtures/", http.StripPrefix("/fixtures/", fx))
 	srv := httptest.NewServer(mux) // 127.0.0.1, a free port
 	t.Cleanup(srv.Close)
 	return srv
@@ -139,6 +138,9 @@ type page struct {
 	*bt.Tab
 	t     *testing.T
 	shots string
+	size  bt.TabOptions
+	// problemsExpected: errors in the page's console are what the test is about.
+	problemsExpected bool
 }
 
 var badConsole = regexp.MustCompile(`(?i)panic|fatal error|Fyne call thread`)
@@ -146,11 +148,24 @@ var badConsole = regexp.MustCompile(`(?i)panic|fatal error|Fyne call thread`)
 // open loads the app (with an optional query) in a new tab and waits until
 // it is up (the diffgate-ready event).
 func (s *session) open(query string, darkScheme bool) *page {
+	s.t.Helper()
+	p := s.newPage(bt.TabOptions{Width: width, Height: height, Dark: darkScheme})
+	p.Navigate(s.url + "/" + query)
+	p.waitReady()
+	return p
+}
+
+// newPage opens a tab, in a browser context of its own (an empty cache), and
+// fails the test at its end if the page logged problems.
+func (s *session) newPage(o bt.TabOptions) *page {
 	t := s.t
 	t.Helper()
-	tab := s.browser.NewTab(t, bt.TabOptions{Width: width, Height: height, Dark: darkScheme})
-	p := &page{Tab: tab, t: t, shots: s.shots}
+	tab := s.browser.NewTab(t, o)
+	p := &page{Tab: tab, t: t, shots: s.shots, size: o}
 	t.Cleanup(func() {
+		if p.problemsExpected {
+			return
+		}
 		problems := tab.Problems()
 		for _, l := range tab.Console() {
 			if badConsole.MatchString(l) {
@@ -161,16 +176,24 @@ func (s *session) open(query string, darkScheme bool) *page {
 			t.Errorf("the page logged problems:\n%s", strings.Join(problems, "\n"))
 		}
 	})
-	tab.Navigate(s.url + "/" + query)
-	ctx, cancel := context.WithTimeout(tab.Ctx, startTimeout)
+	return p
+}
+
+// expectProblems tells the page's clean-up that the test provoked errors.
+func (p *page) expectProblems() { p.problemsExpected = true }
+
+// waitReady waits until the app is up (the diffgate-ready event).
+func (p *page) waitReady() {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.Ctx, startTimeout)
 	defer cancel()
 	ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.diffgateReady === true ||
 		new Promise((r) => document.addEventListener('diffgate-ready', () => r(true), {once: true}))`,
 		chromedp.EvalAwaitPromise))
 	if err != nil || !ready {
-		t.Fatalf("the app did not start within %s: %v\nconsole:\n%s", startTimeout, err, strings.Join(tab.Console(), "\n"))
+		p.t.Fatalf("the app did not start within %s: %v\nthe loader: %s\nconsole:\n%s", startTimeout, err,
+			bt.Eval[string](p.Tab, `JSON.stringify(window.diffgateLoad)`), strings.Join(p.Console(), "\n"))
 	}
-	return p
 }
 
 // status returns window.diffgate.
@@ -338,8 +361,8 @@ func (p *page) look(name string, check func(img image.Image, c *problems)) image
 			p.t.Fatal(err)
 		}
 		img := bt.DecodePNG(p.t, data)
-		if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
-			p.t.Fatalf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), width, height)
+		if b := img.Bounds(); b.Dx() != p.size.Width || b.Dy() != p.size.Height {
+			p.t.Fatalf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), p.size.Width, p.size.Height)
 		}
 		var c problems
 		check(img, &c)
@@ -622,29 +645,4 @@ func TestCompareSnapshotsWithAllowlist(t *testing.T) {
 	p.look("compare-pass", func(img image.Image, c *problems) {
 		c.that(bt.Count(img, light.pass, 10, banner) > 800, "PASS banner not green")
 	})
-}
-
-// TestServerTypes checks the test server itself: the wasm must come as
-// application/wasm, a missing file as 404.
-func TestServerTypes(t *testing.T) {
-	srv := serve(t, webDir(t))
-	for path, want := range map[string]string{
-		"/diffgate.wasm": "application/wasm", "/": "text/html; charset=utf-8",
-		"/fixtures/pass.json": "application/json", "/fixtures/missing.json": "",
-	} {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if want == "" {
-			if resp.StatusCode != http.StatusNotFound {
-				t.Errorf("%s: %s, want 404", path, resp.Status)
-			}
-			continue
-		}
-		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || got != want {
-			t.Errorf("%s: %s %q, want 200 %q", path, resp.Status, got, want)
-		}
-	}
 }
