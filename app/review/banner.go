@@ -29,7 +29,9 @@ type Banner struct {
 	bg, accent *canvas.Rectangle
 	icon       *widget.Icon
 	verdict    *canvas.Text
-	summary    *canvas.Text
+	// summary wraps: on a narrow window it takes two lines rather than
+	// widen the window.
+	summary *widget.RichText
 	// contained says, beside the verdict, whether the script was contained:
 	// "NOT CONTAINED" as loudly as a FAIL.
 	contained *canvas.Text
@@ -47,7 +49,8 @@ func NewBanner(r *report.Report) *Banner {
 	b.icon = widget.NewIcon(nil)
 	b.verdict = canvas.NewText("", color.Black)
 	b.verdict.TextStyle = fyne.TextStyle{Bold: true}
-	b.summary = canvas.NewText("", color.Black)
+	b.summary = widget.NewRichText()
+	b.summary.Wrapping = fyne.TextWrapWord
 	b.contained = canvas.NewText("", color.Black)
 	b.contained.TextStyle = fyne.TextStyle{Bold: true}
 	b.reasons = container.NewVBox()
@@ -74,14 +77,30 @@ func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
 	b.update()
 	th := b.Theme()
 	pad := th.Size(theme.SizeNamePadding)
-	head := container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
-		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.contained),
-		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.summary))
+	head := container.NewBorder(nil, nil, container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
+		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.contained)), nil,
+		container.NewVBox(layout.NewSpacer(), b.summary, layout.NewSpacer()))
 	left := container.NewVBox(head, b.reasons)
 	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
 	inner := container.New(layout.NewCustomPaddedLayout(pad, pad, 4*pad, 2*pad), body)
 	accent := container.New(&accentLayout{}, b.accent)
 	return widget.NewSimpleRenderer(container.NewStack(b.bg, accent, inner))
+}
+
+// setSummary sets the line beside the verdict.
+func (b *Banner) setSummary(_ fyne.Theme, text string) {
+	b.summary.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+		ColorName: theme.ColorNameForeground, SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}}}}
+	b.summary.Refresh()
+}
+
+// Summary is the line beside the verdict.
+func (b *Banner) Summary() string {
+	var s strings.Builder
+	for _, seg := range b.summary.Segments {
+		s.WriteString(seg.Textual())
+	}
+	return s.String()
 }
 
 // Refresh implements fyne.Widget.
@@ -95,7 +114,7 @@ func (b *Banner) update() {
 	r := b.r
 	if r == nil {
 		b.verdict.Text = ""
-		b.summary.Text = "No report"
+		b.setSummary(th, "No report")
 		b.reasons.Objects = nil
 		b.facts.Objects = nil
 		return
@@ -113,10 +132,7 @@ func (b *Banner) update() {
 	}
 	b.icon.SetResource(style.Colored(icon, name))
 
-	b.summary.Color = style.Color(th, theme.ColorNameForeground)
-	b.summary.TextStyle.Bold = true
-	b.summary.TextSize = th.Size(theme.SizeNameSubHeadingText)
-	b.summary.Text = summaryLine(r)
+	b.setSummary(th, summaryLine(r))
 	b.contained.Text, b.contained.Color = "", c
 	if ct := r.Containment; ct != nil && r.Script.Path != "" {
 		b.contained.TextSize = th.Size(theme.SizeNameSubHeadingText)

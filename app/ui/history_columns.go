@@ -35,17 +35,59 @@ var columns = [numColumns]struct {
 	title string
 	width float32 // 0: takes the remaining width
 	align fyne.TextAlign
+	// drop is the order in which a narrow table leaves the column out
+	// (1 first); 0: always shown.
+	drop int
 }{
-	colID:         {"Run", 52, fyne.TextAlignTrailing},
-	colDate:       {"Date", 140, fyne.TextAlignLeading},
-	colWorkspace:  {"Workspace", 0, fyne.TextAlignLeading},
-	colScript:     {"Script", 170, fyne.TextAlignLeading},
-	colVerdict:    {"Verdict", 74, fyne.TextAlignCenter},
-	colAdded:      {"Added", 66, fyne.TextAlignTrailing},
-	colRemoved:    {"Removed", 76, fyne.TextAlignTrailing},
-	colChanged:    {"Changed", 76, fyne.TextAlignTrailing},
-	colViolations: {"Violations", 86, fyne.TextAlignTrailing},
-	colDecision:   {"Decision", 112, fyne.TextAlignLeading},
+	colID:         {"Run", 52, fyne.TextAlignTrailing, 0},
+	colDate:       {"Date", 140, fyne.TextAlignLeading, 0},
+	colWorkspace:  {"Workspace", 0, fyne.TextAlignLeading, 0},
+	colScript:     {"Script", 170, fyne.TextAlignLeading, 4},
+	colVerdict:    {"Verdict", 74, fyne.TextAlignCenter, 0},
+	colAdded:      {"Added", 66, fyne.TextAlignTrailing, 3},
+	colRemoved:    {"Removed", 76, fyne.TextAlignTrailing, 1},
+	colChanged:    {"Changed", 76, fyne.TextAlignTrailing, 2},
+	colViolations: {"Violations", 86, fyne.TextAlignTrailing, 0},
+	colDecision:   {"Decision", 112, fyne.TextAlignLeading, 0},
+}
+
+// flexMin is the least width of the flexible column (the workspace).
+const flexMin = 120
+
+// shownColumns is which columns fit in width: all when they do, else
+// without the droppable ones, in their drop order, until the rest fits
+// (the flexible column keeps at least flexMin).
+func shownColumns(width float32) (shown [numColumns]bool) {
+	for c := range numColumns {
+		shown[c] = true
+	}
+	for drop := 0; ; drop++ {
+		if drop > 0 {
+			any := false
+			for c := range numColumns {
+				if columns[c].drop == drop {
+					shown[c], any = false, true
+				}
+			}
+			if !any {
+				return shown
+			}
+		}
+		if columnsWidth(shown) <= width {
+			return shown
+		}
+	}
+}
+
+// columnsWidth is the width the shown columns need, padding and gaps included.
+func columnsWidth(shown [numColumns]bool) float32 {
+	w := theme.Padding()*4 + flexMin - columnGap
+	for c := range numColumns {
+		if shown[c] {
+			w += columns[c].width + columnGap
+		}
+	}
+	return w
 }
 
 // less orders two runs by column c, ascending (ties: by run number).
@@ -78,20 +120,23 @@ func less(c column, a, b *history.Summary) int {
 }
 
 // columnsLayout places one object per column: fixed widths, the flexible
-// column takes what is left. The header and every row use it, so they line up.
+// column takes what is left. The header and every row use it, so they line
+// up; a table too narrow for every column leaves the least needed out
+// (shownColumns), so the window can be as narrow as 1024 px and narrower.
 type columnsLayout struct{}
 
 const columnGap = 10
 
 func (columnsLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
-	pad := theme.Padding() * 2
-	fixed := 2*pad + columnGap*float32(numColumns-1)
-	for c := range numColumns {
-		fixed += columns[c].width
-	}
-	flex := max(120, s.Width-fixed)
-	x := pad
+	shown := shownColumns(s.Width)
+	flex := max(flexMin, s.Width-columnsWidth(shown)+flexMin)
+	x := theme.Padding() * 2
 	for i, o := range objs {
+		if !shown[i] {
+			o.Hide()
+			continue
+		}
+		o.Show()
 		w := columns[i].width
 		if w == 0 {
 			w = flex
@@ -102,16 +147,18 @@ func (columnsLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	}
 }
 
+// MinSize is the height of the tallest cell and the width of the columns
+// that are always shown.
 func (columnsLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var h float32
 	for _, o := range objs {
 		h = max(h, o.MinSize().Height)
 	}
-	w := theme.Padding()*4 + 120 + columnGap*float32(numColumns-1)
+	var always [numColumns]bool
 	for c := range numColumns {
-		w += columns[c].width
+		always[c] = columns[c].drop == 0
 	}
-	return fyne.NewSize(w, h)
+	return fyne.NewSize(columnsWidth(always), h)
 }
 
 func verdictWord(v string) string {
