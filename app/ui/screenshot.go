@@ -22,9 +22,10 @@ const screenshotTimeout = 2 * time.Minute
 // 1024x700, to check that the smallest supported window shows everything).
 const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
 
-// startScreenshot runs the demo through the gate once the window is up,
-// opens the result in the review view on the config.json diff, captures the
-// window to path and quits (exit code 0 on success).
+// startScreenshot runs the demo (or, with --workspace and --script, that
+// script in that workspace, with an empty allowlist) through the gate once
+// the window is up, opens the result in the review view on its most telling
+// change, captures the window to path and quits (exit code 0 on success).
 func (u *UI) startScreenshot(path string) {
 	u.exitCode = 1
 	fail := func(err error) {
@@ -62,12 +63,16 @@ func (u *UI) startScreenshot(path string) {
 		})
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
-		d, err := u.demo()
-		if err != nil {
-			fail(err)
-			return
+		if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
+			u.run.setInputs(f.Workspace, f.Script, []string{})
+		} else {
+			d, err := u.demo()
+			if err != nil {
+				fail(err)
+				return
+			}
+			u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
 		}
-		u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
 		u.run.start()
 	})
 	time.AfterFunc(screenshotTimeout, func() {
