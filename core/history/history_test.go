@@ -878,6 +878,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	3: seedV2,
 	// Version 4: the same (migration 4 added stage events, none for them).
 	4: seedV2,
+	// Version 5: the same (migration 5 added changes.diff_note, empty for
+	// them).
+	5: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
