@@ -171,6 +171,14 @@ go test -run XXX -bench 'BenchmarkLargeAllowlist$' -benchtime 5x ./core/policy |
 	awk '/^BenchmarkLargeAllowlist/ {printf "%.6f\n", $3 / 1e9}' | tee "$RES/policy.txt"
 
 echo
+echo "== the app's review of 5,000-change runs (in-process, headless fyne/test, BenchmarkReviewScale)"
+# Three gated runs through the app's Run tab, then opening, reopening from
+# the history, re-evaluating and reviewing; metrics as "NAME VALUE" lines.
+go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui | tee "$RES/review.out" |
+	awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' >"$RES/review.txt"
+[ -s "$RES/review.txt" ] || die "BenchmarkReviewScale reported nothing: $(tail -5 "$RES/review.out")"
+
+echo
 echo "== peak memory (max RSS)"
 rss() { # NAME DIR
 	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
