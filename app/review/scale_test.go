@@ -246,6 +246,15 @@ func TestHiddenByFiltersBar(t *testing.T) {
 	test.Tap(v.added) // 3 added changes hidden
 	bar := oneText(t, v.hiddenBar, "3 changes hidden by filters —")
 	wantColor(t, "bar text", bar.Color, theme.ColorNameWarning)
+	// The bar has a row of its own, between the header and the list.
+	d := fyne.CurrentApp().Driver()
+	head := oneText(t, v.reviewed, "0 of 7 reviewed")
+	if by, hy := d.AbsolutePositionForObject(bar).Y, d.AbsolutePositionForObject(head).Y+head.Size().Height; by < hy {
+		t.Errorf("the bar (y %g) overlaps the header (bottom %g)", by, hy)
+	}
+	if by, ly := d.AbsolutePositionForObject(bar).Y+bar.Size().Height, d.AbsolutePositionForObject(v.list).Y; by > ly {
+		t.Errorf("the bar (bottom %g) overlaps the list (y %g)", by, ly)
+	}
 	oneText(t, v.hiddenBar, "Clear")
 	w.Canvas().Focus(v.search)
 	test.Type(v.search, "src") // of the 4 others, src/app.py and src/vendor/libfast.so are left

@@ -90,6 +90,7 @@ type View struct {
 	hiddenBar                                *fyne.Container
 	hiddenText                               *widget.RichText
 	clearBtn                                 *widget.Button
+	changesPane                              *fyne.Container
 	list                                     *changeList
 	changes                                  *fyne.Container
 	empty                                    *widget.RichText
@@ -199,6 +200,7 @@ func (v *View) build() {
 	toolbar := container.NewBorder(nil, nil, chips, modeBtns, v.search)
 	listHead := container.NewVBox(container.NewBorder(nil, nil, v.reviewed, v.violFirst), v.hiddenBar)
 	changesPane := container.NewBorder(listHead, v.shown, nil, nil, v.changes)
+	v.changesPane = changesPane
 
 	sideTitle := styledText("Allowlist", "", theme.SizeNameSubHeadingText, fyne.TextStyle{Bold: true})
 	sideHint := widget.NewRichText(&widget.TextSegment{Text: "Draft: one entry per line. Every edit re-evaluates the verdict; nothing is rerun.",
@@ -819,7 +821,10 @@ func (v *View) refilter() {
 	v.rebuildRows()
 
 	hidden := len(r.Changes) - len(v.m.visible)
-	v.hiddenBar.Hidden = hidden == 0
+	if v.hiddenBar.Hidden != (hidden == 0) {
+		v.hiddenBar.Hidden = hidden == 0
+		v.changesPane.Refresh() // the bar takes or gives back its row
+	}
 	v.hiddenText.Segments = []widget.RichTextSegment{&widget.TextSegment{
 		Text:  fmt.Sprintf("%s hidden by filters —", countOf(hidden, "change")),
 		Style: widget.RichTextStyle{ColorName: theme.ColorNameWarning, TextStyle: fyne.TextStyle{Bold: true}, Inline: true}}}
@@ -827,15 +832,11 @@ func (v *View) refilter() {
 	v.hiddenBar.Refresh()
 	v.updateReviewed()
 
-	text := fmt.Sprintf("%s of %s shown", GroupDigits(len(v.m.visible)), countOf(len(r.Changes), "change"))
-	if len(v.m.visible) == len(r.Changes) {
-		text = countOf(len(r.Changes), "change")
-	}
-	keys := "   ·   Up/Down PgUp/PgDn move   n/p violation   v viewed   Enter diff"
+	keys := "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff"
 	if v.tree {
-		keys = "   ·   Up/Down PgUp/PgDn move   Left/Right fold   n/p violation   v viewed   Enter open"
+		keys = "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter open"
 	}
-	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + keys,
+	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: keys,
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
 	v.shown.Refresh()
 	v.stage.update()

@@ -194,7 +194,8 @@ func TestTextFilter(t *testing.T) {
 	if len(findText(v.list, "config.json")) != 0 {
 		t.Error("config.json drawn despite the filter")
 	}
-	if got := richString(v.shown); got != "2 of 7 changes shown   ·   Up/Down PgUp/PgDn move   n/p violation   v viewed   Enter diff" {
+	oneText(t, v.hiddenBar, "5 changes hidden by filters —")
+	if got := richString(v.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
 		t.Errorf("footer %q", got)
 	}
 
