@@ -23,7 +23,8 @@ const screenshotTimeout = 2 * time.Minute
 const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
 
 // startScreenshot runs the demo (or, with --workspace and --script, that
-// script in that workspace, with an empty allowlist) through the gate once
+// script in that workspace, with the allowlist last approved for it in the
+// history, if any) through the gate once
 // the window is up, opens the result in the review view on its most telling
 // change, captures the window to path and quits (exit code 0 on success).
 func (u *UI) startScreenshot(path string) {
@@ -64,7 +65,7 @@ func (u *UI) startScreenshot(path string) {
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
 		if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
-			u.run.setInputs(f.Workspace, f.Script, []string{})
+			u.run.setInputs(f.Workspace, f.Script, nil)
 		} else {
 			d, err := u.demo()
 			if err != nil {
