@@ -45,9 +45,18 @@ const rollUpMin = 50
 // they hold; ".git/objects" is matched as a path.
 var vendorDirs = []string{"node_modules", ".venv", "venv", "__pycache__", "target", "dist", "build"}
 
-// isVendor reports whether the folder id is a vendor or cache tree.
+// isVendor reports whether the folder id is, or is inside, a vendor or
+// cache tree.
 func isVendor(id string) bool {
-	return slices.Contains(vendorDirs, baseOf(id)) || id == ".git/objects" || strings.HasSuffix(id, "/.git/objects")
+	if p := "/" + id + "/"; strings.Contains(p, "/.git/objects/") {
+		return true
+	}
+	for part := range strings.SplitSeq(id, "/") {
+		if slices.Contains(vendorDirs, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // counts tallies changes for a folder's row.

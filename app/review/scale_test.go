@@ -194,6 +194,7 @@ func TestRollUps(t *testing.T) {
 		"docs":            false, // all allowed
 		".git":            true,
 		".git/objects":    false,
+		".git/objects/ab": false, // inside a vendor tree
 	} {
 		if got := v.folderOpen(id); got != want {
 			t.Errorf("%s/ open %v, want %v", id, got, want)
@@ -385,4 +386,52 @@ func rowTextsDrawn(v *View) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// TestFoldKeysAndStops: n and p stop once at a collapsed folder holding
+// violations; Right and Left open and close folders and move in and out;
+// Enter opens and closes a folder.
+func TestFoldKeysAndStops(t *testing.T) {
+	v, w := newTestView(t, npmReport(100), Options{})
+	r := v.Report()
+	at := func() string { return v.selID }
+	v.FocusChanges()
+	key := func(k fyne.KeyName) { w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: k}) }
+	w.Canvas().Focused().TypedRune('n')
+	if at() != "node_modules" || v.Selected() != indexOf(t, r, "node_modules") {
+		t.Fatalf("n went to %q", at())
+	}
+	w.Canvas().Focused().TypedRune('n') // past the 110 changes inside
+	if at() != "src/app.js" {
+		t.Errorf("n from node_modules/ went to %q, want src/app.js", at())
+	}
+	w.Canvas().Focused().TypedRune('p')
+	if at() != "node_modules" {
+		t.Errorf("p went to %q", at())
+	}
+	key(fyne.KeyRight)
+	if !v.folderOpen("node_modules") || at() != "node_modules" {
+		t.Errorf("Right: open %v, at %q", v.folderOpen("node_modules"), at())
+	}
+	key(fyne.KeyRight)
+	if at() != "node_modules/pkg0" {
+		t.Errorf("Right on an open folder went to %q", at())
+	}
+	key(fyne.KeyLeft) // pkg0 is closed: to its parent
+	if at() != "node_modules" {
+		t.Errorf("Left on a closed folder went to %q", at())
+	}
+	key(fyne.KeyLeft)
+	if v.folderOpen("node_modules") {
+		t.Error("Left did not close node_modules/")
+	}
+	v.goRow(v.rowOf("src"))
+	key(fyne.KeyReturn)
+	if v.folderOpen("src") || slices.Contains(rowTexts(v), "src/app.js") {
+		t.Errorf("Enter on src/ left it open: rows %q", rowTexts(v))
+	}
+	key(fyne.KeyReturn)
+	if !v.folderOpen("src") || !slices.Contains(rowTexts(v), "src/app.js") {
+		t.Errorf("a second Enter did not open src/: rows %q", rowTexts(v))
+	}
 }

@@ -438,8 +438,9 @@ func (v *View) isOpen(id string, n *node) bool {
 
 // defaultOpen says whether a folder starts open: while a text filter is
 // on, every folder is; otherwise one that holds violations, unless it is
-// a vendor or cache tree (node_modules, .venv, ...) or a roll-up (at least
-// rollUpMin changes that share a kind or a verdict, none of them risky).
+// in a vendor or cache tree (node_modules, .venv, ...) or a roll-up (at
+// least rollUpMin changes that share a kind or a verdict, none of them
+// risky).
 func (v *View) defaultOpen(id string, n *node) bool {
 	switch {
 	case v.filter.Text != "":
@@ -551,36 +552,38 @@ func (v *View) move(dir int) {
 	v.goRow(k)
 }
 
+// selectedNode is the selected row of the tree, its node id and node;
+// k < 0 when there is none (or the list is flat).
+func (v *View) selectedNode() (k int, id string, n *node) {
+	if k = v.selectedRow(); !v.tree || k < 0 {
+		return -1, "", nil
+	}
+	id = v.rows[k].id
+	return k, id, v.m.nodes[id]
+}
+
 // left closes the selected folder, or goes to the folder holding the
 // selected row.
 func (v *View) left() {
-	k := v.selectedRow()
-	if !v.tree || k < 0 {
-		return
-	}
-	id := v.rows[k].id
-	if n := v.m.nodes[id]; n != nil && n.folder() && v.isOpen(id, n) {
+	k, id, n := v.selectedNode()
+	switch {
+	case k < 0:
+	case n != nil && n.folder() && v.isOpen(id, n):
 		v.toggleOpen(id)
-		return
-	}
-	if p := v.rowOf(parentOf(id)); p >= 0 {
-		v.goRow(p)
+	case v.rowOf(parentOf(id)) >= 0:
+		v.goRow(v.rowOf(parentOf(id)))
 	}
 }
 
 // right opens the selected folder, or goes to its first row when open.
 func (v *View) right() {
-	k := v.selectedRow()
-	if !v.tree || k < 0 {
-		return
-	}
-	id := v.rows[k].id
-	if n := v.m.nodes[id]; n != nil && n.folder() {
-		if !v.isOpen(id, n) {
-			v.toggleOpen(id)
-		} else if k+1 < len(v.rows) {
-			v.goRow(k + 1)
-		}
+	k, id, n := v.selectedNode()
+	switch {
+	case k < 0 || n == nil || !n.folder():
+	case !v.isOpen(id, n):
+		v.toggleOpen(id)
+	case k+1 < len(v.rows):
+		v.goRow(k + 1)
 	}
 }
 
@@ -604,11 +607,9 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	case fyne.KeyEnd:
 		v.move(len(v.rows))
 	case fyne.KeyReturn, fyne.KeyEnter:
-		if k := v.selectedRow(); k >= 0 && v.tree {
-			if n := v.m.nodes[v.rows[k].id]; n != nil && n.folder() && n.change < 0 {
-				v.toggleOpen(v.rows[k].id)
-				return true
-			}
+		if k, id, n := v.selectedNode(); k >= 0 && n != nil && n.folder() && n.change < 0 {
+			v.toggleOpen(id)
+			return true
 		}
 		v.FocusDetail()
 	default:
