@@ -363,7 +363,8 @@ func TestCancelKillsTheScript(t *testing.T) {
 	u, l, _ := newTestUI(t, Options{})
 	ws, scripts := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("x"), 0o644)
-	script := writeScript(t, scripts, "echo started\ntouch made-before-cancel\nsleep 30\ntouch never\n")
+	// "started" is printed once the file is made: the cancel comes after it.
+	script := writeScript(t, scripts, "touch made-before-cancel\necho started\nsleep 30\ntouch never\n")
 	u.run.setInputs(ws, script, []string{})
 	test.Tap(u.run.runBtn)
 	l.until(t, "the script to run", 20*time.Second, func() bool {
