@@ -174,8 +174,10 @@ echo
 echo "== the app's review of 5,000-change runs (in-process, headless fyne/test, BenchmarkReviewScale)"
 # Three gated runs through the app's Run tab, then opening, reopening from
 # the history, re-evaluating and reviewing; metrics as "NAME VALUE" lines.
-go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui | tee "$RES/review.out" |
-	awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' >"$RES/review.txt"
+go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui >"$RES/review.out" 2>&1 ||
+	die "BenchmarkReviewScale failed: $(tail -5 "$RES/review.out")"
+grep '^BenchmarkReviewScale' "$RES/review.out"
+awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' "$RES/review.out" >"$RES/review.txt"
 [ -s "$RES/review.txt" ] || die "BenchmarkReviewScale reported nothing: $(tail -5 "$RES/review.out")"
 
 echo
