@@ -397,10 +397,13 @@ func GroupDigits[T ~int | ~int64](n T) string {
 	return s
 }
 
-// countOf is "1 violation", "3,301 violations".
+// countOf is "1 violation", "3,301 violations", "2 entries".
 func countOf(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
+	}
+	if strings.HasSuffix(what, "y") {
+		return GroupDigits(n) + " " + what[:len(what)-1] + "ies"
 	}
 	return GroupDigits(n) + " " + what + "s"
 }

@@ -435,3 +435,14 @@ func TestFoldKeysAndStops(t *testing.T) {
 		t.Errorf("a second Enter did not open src/: rows %q", rowTexts(v))
 	}
 }
+
+func TestCountWords(t *testing.T) {
+	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries", 3301: "3,301 entries", 1234567: "1,234,567 entries"} {
+		if got := countOf(n, "entry"); got != want {
+			t.Errorf("countOf(%d) %q, want %q", n, got, want)
+		}
+	}
+	if got := GroupDigits(-1234); got != "-1,234" {
+		t.Errorf("GroupDigits(-1234) %q", got)
+	}
+}

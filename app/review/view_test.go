@@ -274,7 +274,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	if strings.Join(approved, ",") != want || note != "config tweak is intended" {
 		t.Errorf("OnApprove got %v %q", approved, note)
 	}
-	if !strings.HasPrefix(v.Decision(), "Approved at ") {
+	if !strings.HasPrefix(v.Decision(), "Approved at ") || !strings.HasSuffix(v.Decision(), ": allowlist with 5 entries saved.") {
 		t.Errorf("decision line %q", v.Decision())
 	}
 }
