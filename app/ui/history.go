@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
@@ -276,7 +277,7 @@ func (t *historyTab) reload() {
 	case t.total == 0:
 		t.setStatus("No run matches the filter", style.Muted)
 	case t.total > len(runs):
-		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", groupDigits(int64(len(runs))), groupDigits(int64(t.total))), style.Muted)
+		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", review.GroupDigits(len(runs)), review.GroupDigits(t.total)), style.Muted)
 	default:
 		t.setStatus(plural(t.total, "run", "runs"), style.Muted)
 	}
@@ -425,8 +426,8 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 	}
 	form := container.New(layout.NewFormLayout())
 	addRow := func(k string, v fyne.CanvasObject) {
-		form.Add(widget.NewLabelWithStyle(k, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}))
-		form.Add(v)
+		form.Add(style.Tight(widget.NewLabelWithStyle(k, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})))
+		form.Add(style.Tight(v))
 	}
 	addRow("Script", wrapped(s.Script, "", false))
 	addRow("Workspace", wrapped(s.Workspace, "", false))
@@ -474,7 +475,7 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 			addRow("Stage", wrapped(text, c, st.State == report.StagePending))
 		}
 	}
-	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), container.NewThemeOverride(form, style.Compact{})))
+	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), form))
 	t.detail.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewVBox(lines...))}
 	t.detail.Refresh()
 }

@@ -64,7 +64,7 @@ func runScript(t *testing.T, u *UI, l *loop, ws, body string, allow []string) *r
 
 // runInputs runs the Run tab's inputs as a tap on Run does and returns the
 // report the review shows.
-func runInputs(t *testing.T, u *UI, l *loop) *report.Report {
+func runInputs(t testing.TB, u *UI, l *loop) *report.Report {
 	t.Helper()
 	u.Tabs.Select(u.runItem)
 	test.Tap(u.run.runBtn)

@@ -329,12 +329,8 @@ func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) er
 		return err
 	}
 	return db.write(ctx, "decide", func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", runID).Scan(&n); err != nil {
+		if err := runExists(ctx, tx, runID); err != nil {
 			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("run %d: %w", runID, ErrNotFound)
 		}
 		d := decisionRow{runID: runID, decision: decision, note: note, decidedAt: formatTime(time.Now().UTC())}
 		res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (?, ?, ?, ?)",
