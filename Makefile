@@ -109,7 +109,7 @@ web-test: web
 smoke: build
 	DIFFGATE_SMOKE_BIN=$(CURDIR)/$(BIN)/diffgate-app $(GO) test -count=1 -run TestSmoke ./tests/smoke
 
-bench: cli web
+bench: deps cli web
 	$(GO) test -run XXX -bench . -benchmem ./core/...
 	./tests/bench/bench.sh
 

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"fmt"
 	"image/color"
 
 	"fyne.io/fyne/v2"
@@ -35,8 +34,8 @@ func NewChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *C
 	return c
 }
 
-// Text is the chip's text, e.g. "Added 3".
-func (c *Chip) Text() string { return fmt.Sprintf("%s %d", c.Label, c.Count) }
+// Text is the chip's text, e.g. "Added 3,301".
+func (c *Chip) Text() string { return c.Label + " " + GroupDigits(c.Count) }
 
 // SetCount updates the number shown.
 func (c *Chip) SetCount(n int) {
@@ -113,7 +112,7 @@ func (r *chipRenderer) Refresh() {
 	c := style.Color(th, r.c.ColorName)
 	r.bg.CornerRadius = th.Size(theme.SizeNameInputRadius) * 2
 	r.label.Text = r.c.Label
-	r.count.Text = fmt.Sprint(r.c.Count)
+	r.count.Text = GroupDigits(r.c.Count)
 	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
 	if r.c.On {
 		r.bg.FillColor = style.Tint(c, 0x30)

@@ -72,7 +72,7 @@ func newDetail(v *View) *detail {
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
 		container.NewVBox(layout.NewSpacer(), d.allowBtn, layout.NewSpacer()), d.title)
-	d.top = container.NewVBox(head, d.status, container.NewThemeOverride(d.meta, style.Compact{}), layout.NewSpacer())
+	d.top = container.NewVBox(head, d.status, d.meta, layout.NewSpacer())
 	d.root = container.NewBorder(d.top, nil, nil, nil, d.body)
 	d.clear()
 	return d
@@ -379,6 +379,9 @@ func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {
 	row("Target", func(e *snapshot.Entry) string { return report.QuotePath(e.Target) }, true)
 	row("SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true)
 	row("Error", func(e *snapshot.Entry) string { return e.Err }, false)
+	for i, o := range objs {
+		objs[i] = style.Tight(o)
+	}
 	return objs
 }
 

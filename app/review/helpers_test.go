@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
@@ -164,4 +165,19 @@ func tapMenuItem(t *testing.T, c fyne.Canvas, s string) {
 		t.Fatalf("no menu item %q in %q", s, labels)
 	}
 	test.Tap(hit)
+}
+
+// folderOpen reports whether folder id of the tree is open.
+func (v *View) folderOpen(id string) bool {
+	n := v.m.nodes[id]
+	return n != nil && v.isOpen(id, n)
+}
+
+// richString is the text of a RichText's segments.
+func richString(t *widget.RichText) string {
+	var b strings.Builder
+	for _, s := range t.Segments {
+		b.WriteString(s.Textual())
+	}
+	return b.String()
 }

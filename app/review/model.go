@@ -1,7 +1,8 @@
 package review
 
 import (
-	"sort"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -36,6 +37,90 @@ func (f *Filter) kindOn(k diff.Kind) bool {
 	return true
 }
 
+// rollUpMin is the number of changes from which a folder whose changes
+// share a kind or a verdict starts collapsed, as one row with its counts.
+const rollUpMin = 50
+
+// vendorDirs are the vendor and cache trees that start collapsed whatever
+// they hold; ".git/objects" is matched as a path.
+var vendorDirs = []string{"node_modules", ".venv", "venv", "__pycache__", "target", "dist", "build"}
+
+// isVendor reports whether the folder id is, or is inside, a vendor or
+// cache tree.
+func isVendor(id string) bool {
+	if p := "/" + id + "/"; strings.Contains(p, "/.git/objects/") {
+		return true
+	}
+	for part := range strings.SplitSeq(id, "/") {
+		if slices.Contains(vendorDirs, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// counts tallies changes for a folder's row.
+type counts struct {
+	added, removed, changed, violations, risky, viewed int
+}
+
+func (c *counts) total() int { return c.added + c.removed + c.changed }
+
+func (c *counts) add(ch *diff.Change, viewed bool) {
+	switch ch.Kind {
+	case diff.Added:
+		c.added++
+	case diff.Removed:
+		c.removed++
+	default:
+		c.changed++
+	}
+	if !ch.Allowed {
+		c.violations++
+		if ch.Risk != diff.NoRisk {
+			c.risky++
+		}
+	}
+	if viewed {
+		c.viewed++
+	}
+}
+
+// uniform reports whether the changes share a kind or a verdict.
+func (c *counts) uniform() bool {
+	n := c.total()
+	return c.added == n || c.removed == n || c.changed == n || c.violations == n || c.violations == 0
+}
+
+// String is a folder row's badge: "3,301 added, violations",
+// "12 changed, 2 removed, 3 violations, ⚠ 1 risky", "40 added, all allowed".
+func (c *counts) String() string {
+	var parts []string
+	for _, k := range []struct {
+		n    int
+		word string
+	}{{c.added, "added"}, {c.changed, "changed"}, {c.removed, "removed"}} {
+		if k.n > 0 {
+			parts = append(parts, GroupDigits(k.n)+" "+k.word)
+		}
+	}
+	n := c.total()
+	switch {
+	case c.violations == 0:
+		parts = append(parts, "all allowed")
+	case c.violations == n && n == 1:
+		parts = append(parts, "violation")
+	case c.violations == n:
+		parts = append(parts, "violations")
+	default:
+		parts = append(parts, countOf(c.violations, "violation"))
+	}
+	if c.risky > 0 {
+		parts = append(parts, "⚠ "+GroupDigits(c.risky)+" risky")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // node is a tree node: a folder, a change, or both (a changed directory).
 type node struct {
 	name     string
@@ -44,27 +129,49 @@ type node struct {
 	// below counts the visible changes in the subtree (itself excluded) and
 	// how many of them are violations.
 	below, belowViolations int
+	// sum tallies the visible changes of the subtree, itself included.
+	sum counts
 }
 
-// model is the filtered view of a report's changes: a flat list in path order
-// and a tree of folders. It is rebuilt on every filter or allowlist change;
-// with tens of thousands of changes that takes milliseconds.
+func (n *node) folder() bool { return len(n.children) > 0 }
+
+// row is one row of the change list: a node (its id is the path) at a
+// depth of the tree (0 in the flat list).
+type row struct {
+	id    string
+	depth int
+}
+
+// model is the filtered view of a report's changes: a flat list and a tree
+// of folders. It is rebuilt on every filter or allowlist change; with tens
+// of thousands of changes that takes milliseconds.
 type model struct {
-	r       *report.Report
-	lower   []string // lower-cased paths, for the text filter
-	visible []int    // indices into r.Changes, in path order
-	pos     map[int]int
+	r      *report.Report
+	lower  []string       // lower-cased paths, for the text filter
+	index  map[string]int // path -> change index
+	sorted []int          // every change index, in natural path order
+	// visible are the indices the filter shows, in list order: natural
+	// path order, violations first when asked for.
+	visible []int
+	pos     []int            // change index -> position in visible, -1 when hidden
 	nodes   map[string]*node // by node id (the path; "" is the root)
-	byIdx   map[int]string   // change index -> node id
-	ren     renames          // one row a rename (rename.go)
+	// violationsFirst puts violations (and folders holding one) first.
+	violationsFirst bool
+	ren             renames // one row a rename (rename.go)
 }
 
 func newModel(r *report.Report) *model {
-	m := &model{r: r, ren: newRenames(r)}
+	m := &model{r: r, violationsFirst: true, ren: newRenames(r)}
 	m.lower = make([]string, len(r.Changes))
+	m.sorted = make([]int, len(r.Changes))
+	m.index = make(map[string]int, len(r.Changes))
 	for i := range r.Changes {
 		m.lower[i] = strings.ToLower(r.Changes[i].Path)
+		m.sorted[i] = i
+		m.index[r.Changes[i].Path] = i
 	}
+	slices.SortStableFunc(m.sorted, func(a, b int) int { return comparePaths(r.Changes[a].Path, r.Changes[b].Path) })
+	m.pos = make([]int, len(r.Changes))
 	return m
 }
 
@@ -79,23 +186,37 @@ func (m *model) match(f *Filter, i int) bool {
 	return f.Text == "" || strings.Contains(m.lower[i], strings.ToLower(f.Text))
 }
 
-// apply recomputes the visible changes and, when tree is set, the tree.
-func (m *model) apply(f Filter, tree bool) {
+// apply recomputes the visible changes and, when tree is set, the tree;
+// viewed says which changes the reviewer marked viewed (nil: none).
+func (m *model) apply(f Filter, tree bool, viewed []bool) {
 	m.visible = m.visible[:0]
-	for i := range m.r.Changes {
-		if !m.hidden(i) && m.matchRow(&f, i) {
-			m.visible = append(m.visible, i)
+	for i := range m.pos {
+		m.pos[i] = -1
+	}
+	// A rename's removed path has no row of its own (rename.go): its
+	// added path's row stands for both.
+	pass := func(want func(i int) bool) {
+		for _, i := range m.sorted {
+			if !m.hidden(i) && (want == nil || want(i)) && m.matchRow(&f, i) {
+				m.pos[i] = len(m.visible)
+				m.visible = append(m.visible, i)
+			}
 		}
 	}
-	m.pos = make(map[int]int, len(m.visible))
-	for p, i := range m.visible {
-		m.pos[i] = p
+	if m.violationsFirst {
+		pass(func(i int) bool { return !m.allowed(i) })
+		pass(m.allowed)
+	} else {
+		pass(nil)
 	}
-	m.nodes, m.byIdx = nil, nil
+	m.nodes = nil
 	if tree {
-		m.buildTree()
+		m.buildTree(viewed)
 	}
 }
+
+// shown reports whether change i passes the filter.
+func (m *model) shown(i int) bool { return i >= 0 && i < len(m.pos) && m.pos[i] >= 0 }
 
 func parentOf(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
@@ -108,91 +229,154 @@ func baseOf(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
 }
 
-func (m *model) buildTree() {
+func (m *model) buildTree(viewed []bool) {
 	m.nodes = map[string]*node{"": {change: -1}}
-	m.byIdx = make(map[int]string, len(m.visible))
-	linked := make(map[string]bool, len(m.visible))
-	get := func(id string) *node {
+	get := func(id string) (*node, bool) {
 		if n, ok := m.nodes[id]; ok {
-			return n
+			return n, false
 		}
 		n := &node{name: baseOf(id), change: -1}
 		m.nodes[id] = n
-		return n
+		return n, true
 	}
 	for _, i := range m.visible {
-		c := &m.r.Changes[i]
-		id := c.Path
-		get(id).change = i
-		m.byIdx[i] = id
-		for child := id; child != ""; {
-			parent := parentOf(child)
-			pn := get(parent)
-			pn.below++
-			if !m.allowed(i) {
-				pn.belowViolations++
+		c, _ := m.rowChange(i, true) // a rename: allowed only when both paths are
+		v := i < len(viewed) && viewed[i]
+		n, created := get(c.Path)
+		n.change = i
+		n.sum.add(c, v)
+		// Link the nodes this change created to their parents.
+		for id := c.Path; created && id != ""; {
+			p, pc := get(parentOf(id))
+			p.children = append(p.children, id)
+			id, created = parentOf(id), pc
+		}
+		for a := c.Path; a != ""; {
+			a = parentOf(a)
+			an := m.nodes[a]
+			an.below++
+			if !c.Allowed {
+				an.belowViolations++
 			}
-			if !linked[child] {
-				linked[child] = true
-				pn.children = append(pn.children, child)
-			}
-			child = parent
+			an.sum.add(c, v)
 		}
 	}
 	for _, n := range m.nodes {
 		if len(n.children) > 1 {
-			kids := n.children
-			sort.Slice(kids, func(a, b int) bool {
-				fa, fb := len(m.nodes[kids[a]].children) > 0, len(m.nodes[kids[b]].children) > 0
-				if fa != fb {
-					return fa
-				}
-				return naturalLess(kids[a], kids[b])
-			})
+			slices.SortFunc(n.children, m.compareNodes)
 		}
 	}
 }
 
-// treeOrder lists the change indices in the order the tree shows them
-// (depth first, folders first), which is the order keyboard navigation and
-// n / p follow in tree mode.
-func (m *model) treeOrder() []int {
-	out := make([]int, 0, len(m.visible))
-	var walk func(id string)
-	walk = func(id string) {
-		n := m.nodes[id]
-		if n.change >= 0 {
-			out = append(out, n.change)
-		}
-		for _, k := range n.children {
-			walk(k)
+// compareNodes orders siblings: violations first (when asked for), then
+// folders, then by name in natural order.
+func (m *model) compareNodes(a, b string) int {
+	na, nb := m.nodes[a], m.nodes[b]
+	if m.violationsFirst {
+		if va, vb := na.sum.violations > 0, nb.sum.violations > 0; va != vb {
+			if va {
+				return -1
+			}
+			return 1
 		}
 	}
-	walk("")
+	if fa, fb := na.folder(), nb.folder(); fa != fb {
+		if fa {
+			return -1
+		}
+		return 1
+	}
+	return compareNames(na.name, nb.name)
+}
+
+// rows lists the rows the list shows: in tree mode the tree depth first,
+// into the folders open says are open; else the visible changes.
+func (m *model) rows(tree bool, open func(id string, n *node) bool) []row {
+	if !tree || m.nodes == nil {
+		out := make([]row, len(m.visible))
+		for k, i := range m.visible {
+			out[k] = row{id: m.r.Changes[i].Path}
+		}
+		return out
+	}
+	out := make([]row, 0, 64)
+	var walk func(id string, depth int)
+	walk = func(id string, depth int) {
+		for _, k := range m.nodes[id].children {
+			out = append(out, row{id: k, depth: depth})
+			if n := m.nodes[k]; n.folder() && open(k, n) {
+				walk(k, depth+1)
+			}
+		}
+	}
+	walk("", 0)
 	return out
 }
 
-// naturalLess orders names as people do: "mod2.o" before "mod10.o".
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
+// comparePaths orders paths folder by folder, each name in natural order,
+// a folder before what it holds.
+func comparePaths(a, b string) int {
+	for {
+		ia, ib := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		ca, cb := a, b
+		if ia >= 0 {
+			ca = a[:ia]
+		}
+		if ib >= 0 {
+			cb = b[:ib]
+		}
+		if c := compareNames(ca, cb); c != 0 {
+			return c
+		}
+		switch {
+		case ia < 0 && ib < 0:
+			return 0
+		case ia < 0:
+			return -1
+		case ib < 0:
+			return 1
+		}
+		a, b = a[ia+1:], b[ib+1:]
+	}
+}
+
+// compareNames orders names as people do: numbers by value ("mod2.o"
+// before "mod10.o") and letters regardless of case ("file" before "Zed");
+// names equal but for case or leading zeros in byte order.
+func compareNames(a, b string) int {
+	x, y := a, b
+	for x != "" && y != "" {
+		dx, dy := digits(x), digits(y)
+		if dx > 0 && dy > 0 {
+			nx, ny := strings.TrimLeft(x[:dx], "0"), strings.TrimLeft(y[:dy], "0")
+			if len(nx) != len(ny) {
+				return len(nx) - len(ny)
 			}
-			if na != nb {
-				return na < nb
+			if c := strings.Compare(nx, ny); c != 0 {
+				return c
 			}
-			a, b = a[da:], b[db:]
+			x, y = x[dx:], y[dy:]
 			continue
 		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
+		if cx, cy := lower(x[0]), lower(y[0]); cx != cy {
+			return int(cx) - int(cy)
 		}
-		a, b = a[1:], b[1:]
+		x, y = x[1:], y[1:]
 	}
-	return len(a) < len(b)
+	if len(x) != len(y) {
+		return len(x) - len(y)
+	}
+	return strings.Compare(a, b)
+}
+
+// naturalLess reports whether name a sorts before b in natural order.
+func naturalLess(a, b string) bool { return compareNames(a, b) < 0 }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func digits(s string) int {
@@ -201,4 +385,28 @@ func digits(s string) int {
 		n++
 	}
 	return n
+}
+
+// GroupDigits writes n with thousands separators: 3301 is "3,301".
+func GroupDigits[T ~int | ~int64](n T) string {
+	s := fmt.Sprint(n)
+	start := 0
+	if strings.HasPrefix(s, "-") {
+		start = 1
+	}
+	for i := len(s) - 3; i > start; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// countOf is "1 violation", "3,301 violations", "2 entries".
+func countOf(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "y") {
+		return GroupDigits(n) + " " + what[:len(what)-1] + "ies"
+	}
+	return GroupDigits(n) + " " + what + "s"
 }

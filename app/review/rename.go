@@ -90,8 +90,8 @@ func (m *model) matchRow(f *Filter, i int) bool {
 	return ok && m.match(f, j)
 }
 
-// rows is the number of rows the report's changes take.
-func (m *model) rows() int { return len(m.r.Changes) - len(m.ren.to) }
+// rowCount is the number of rows the report's changes take.
+func (m *model) rowCount() int { return len(m.r.Changes) - len(m.ren.to) }
 
 // rowChange is what row i shows: the change itself, or for a rename a copy
 // of its added change that is allowed only when both paths are, with label

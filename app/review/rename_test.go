@@ -59,10 +59,12 @@ func TestRenameIsOneRow(t *testing.T) {
 		_, label := v.m.rowChange(i, false)
 		rows = append(rows, label)
 	}
-	if got := strings.Join(rows, " | "); got != "doc/a.txt → doc/b.txt | src/util.go → lib/util.go | notes.txt" {
+	// Violations first (the rename is one: its removed path is), then in
+	// natural path order.
+	if got := strings.Join(rows, " | "); got != "src/util.go → lib/util.go | notes.txt | doc/a.txt → doc/b.txt" {
 		t.Errorf("rows %q", got)
 	}
-	oneText(t, v.shown, "5 changes   ·   Up/Down move   n/p next/previous violation   Enter open diff")
+	oneText(t, v.reviewed, "0 of 3 reviewed") // 5 changes, 3 rows
 	c, _ := v.m.rowChange(indexOf(t, r, "lib/util.go"), false)
 	if c.Allowed {
 		t.Error("the rename row is allowed though its removed path is a violation")

@@ -1,12 +1,12 @@
 package review
 
 import (
-	"fmt"
 	"image/color"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -15,25 +15,44 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 )
 
-// changeRow is one row of the change list or tree: a colored kind icon, the
-// path (or name) in the kind's color, and a badge on the right (risk,
-// detail or the allowing rule).
+// indentWidth is how far a tree level is indented.
+const indentWidth = 14
+
+// wheelRows is how many rows one step of the scroll wheel moves; wheelStep
+// is how far Fyne scrolls for one step (on Linux and Windows).
+const (
+	wheelRows = 3
+	wheelStep = 25
+)
+
+// changeRow is one row of the change list: the viewed check, the tree's
+// indentation and disclosure arrow, a colored kind icon, the path (or
+// name) in the kind's color, and a badge on the right (risk, detail, the
+// allowing rule, or a folder's counts).
 type changeRow struct {
 	widget.BaseWidget
-	icon  *widget.Icon
-	name  *widget.RichText
-	seg   *widget.TextSegment
-	badge *canvas.Text
-	box   *fyne.Container
+	l      *changeList
+	id     string // the node shown
+	check  *tapIcon
+	arrow  *tapIcon
+	icon   *widget.Icon
+	name   *widget.RichText
+	seg    *widget.TextSegment
+	badge  *canvas.Text
+	depth  int
+	folder bool
+	box    *fyne.Container
 }
 
-func newChangeRow() fyne.CanvasObject {
-	r := &changeRow{icon: widget.NewIcon(nil), badge: canvas.NewText("", color.Black)}
+func newChangeRow(l *changeList) *changeRow {
+	r := &changeRow{l: l, icon: widget.NewIcon(nil), badge: canvas.NewText("", color.Black)}
+	r.check = newTapIcon(func() { l.v.toggleViewed(r.id) })
+	r.arrow = newTapIcon(func() { l.v.toggleOpen(r.id) })
 	r.seg = &widget.TextSegment{Style: widget.RichTextStyleInline}
 	r.name = widget.NewRichText(r.seg)
 	r.name.Truncation = fyne.TextTruncateEllipsis
 	r.badge.TextSize = theme.SizeForWidget(theme.SizeNameCaptionText, r.name)
-	r.box = container.New(&rowLayout{}, r.icon, r.name, r.badge)
+	r.box = container.New(&rowLayout{r: r}, r.check, r.arrow, r.icon, style.Tight(r.name), r.badge)
 	r.ExtendBaseWidget(r)
 	return r
 }
@@ -41,7 +60,55 @@ func newChangeRow() fyne.CanvasObject {
 // CreateRenderer implements fyne.Widget.
 func (r *changeRow) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(r.box) }
 
-func rowOf(o fyne.CanvasObject) *changeRow { return o.(*changeRow) }
+// Scrolled implements fyne.Scrollable: a step of the wheel moves wheelRows
+// rows, not a third of one.
+func (r *changeRow) Scrolled(ev *fyne.ScrollEvent) {
+	l := r.l
+	l.ScrollToOffset(l.GetScrollOffset() - ev.Scrolled.DY/wheelStep*wheelRows*l.rowH)
+}
+
+// set shows node id of the model at depth (tree mode), or a change of the
+// flat list by its path (depth < 0).
+func (r *changeRow) set(v *View, id string, depth int) {
+	th := r.l.Theme()
+	r.id = id
+	r.depth = max(depth, 0)
+	n := v.m.nodes[id]
+	r.folder = depth >= 0 && n != nil && n.folder()
+	var viewedAll, viewedSome bool
+	switch {
+	case r.folder:
+		viewedAll, viewedSome = n.sum.viewed == n.sum.total(), n.sum.viewed > 0
+	default:
+		i := v.indexOf(id)
+		viewedAll = i >= 0 && v.viewed[i]
+	}
+	r.setCheck(viewedAll, viewedSome)
+	r.arrow.Hidden = !r.folder
+	if r.folder {
+		if v.isOpen(id, n) {
+			r.arrow.set(theme.MenuDropDownIcon())
+		} else {
+			r.arrow.set(theme.MenuExpandIcon())
+		}
+		r.setFolder(th, n, id)
+	} else if i := v.indexOf(id); i >= 0 {
+		c, label := v.m.rowChange(i, depth >= 0 && n != nil)
+		r.setChange(th, c, label)
+	}
+	r.box.Refresh()
+}
+
+func (r *changeRow) setCheck(all, some bool) {
+	switch {
+	case all:
+		r.check.setColored(theme.CheckButtonCheckedIcon(), style.PassColor)
+	case some:
+		r.check.setColored(theme.CheckButtonFillIcon(), style.Muted)
+	default:
+		r.check.setColored(theme.CheckButtonIcon(), style.Muted)
+	}
+}
 
 // setChange shows change c; label is the path (list) or base name (tree).
 func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
@@ -81,24 +148,28 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 	r.refresh()
 }
 
-// setFolder shows a folder that only contains changes.
-func (r *changeRow) setFolder(th fyne.Theme, n *node) {
+// setFolder shows a folder with the counts of what it holds
+// ("node_modules/", "3,301 added, violations"); a changed directory's
+// icon is drawn in its change's color.
+func (r *changeRow) setFolder(th fyne.Theme, n *node, id string) {
 	name := fyne.ThemeColorName(theme.ColorNameForeground)
-	if n.belowViolations == 0 {
+	if n.sum.violations == 0 {
 		name = style.Muted
 	}
-	r.icon.SetResource(style.Colored(theme.FolderIcon(), name))
-	r.seg.Text = report.QuotePath(n.name)
-	r.seg.Style.ColorName = name
-	r.seg.Style.TextStyle = fyne.TextStyle{}
+	icon := name
+	if n.change >= 0 {
+		icon = style.ChangeColor(&r.l.v.r.Changes[n.change])
+	}
+	r.icon.SetResource(style.Colored(theme.FolderIcon(), icon))
+	r.seg.Text = report.QuotePath(n.name) + "/"
 	r.name.Segments = []widget.RichTextSegment{r.seg}
-	r.badge.TextStyle.Bold = false
-	if n.belowViolations > 0 {
-		r.badge.Text = plural(n.belowViolations, "violation")
+	r.seg.Style.ColorName = name
+	r.seg.Style.TextStyle = fyne.TextStyle{Bold: n.sum.violations > 0}
+	r.badge.Text = n.sum.String()
+	r.badge.TextStyle.Bold = n.sum.violations > 0
+	r.badge.Color = style.Color(th, style.Muted)
+	if n.sum.violations > 0 {
 		r.badge.Color = style.Color(th, style.FailColor)
-	} else {
-		r.badge.Text = plural(n.below, "change") + " allowed"
-		r.badge.Color = style.Color(th, style.Muted)
 	}
 	r.refresh()
 }
@@ -106,7 +177,6 @@ func (r *changeRow) setFolder(th fyne.Theme, n *node) {
 func (r *changeRow) refresh() {
 	r.name.Refresh()
 	r.badge.Refresh()
-	r.box.Refresh()
 }
 
 // rowDetail is the short badge of a violation: what changed besides content.
@@ -133,69 +203,129 @@ func rowDetail(c *diff.Change) string {
 	return parts
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+func plural(n int, what string) string { return countOf(n, what) }
 
-// rowLayout: icon | name (takes the rest, truncated) | badge.
-type rowLayout struct{}
+// rowLayout: check | indent | arrow | icon | name (takes the rest,
+// truncated) | badge. The arrow's column is kept in tree mode so names
+// of folders and files line up.
+type rowLayout struct{ r *changeRow }
 
-func (rowLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
-	icon, name, badge := objs[0], objs[1], objs[2]
+func (l *rowLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	check, arrow, icon, name, badge := objs[0], objs[1], objs[2], objs[3], objs[4]
 	is := fyne.NewSquareSize(theme.IconInlineSize())
+	mid := func(h float32) float32 { return (s.Height - h) / 2 }
+	x := float32(0)
+	check.Resize(is)
+	check.Move(fyne.NewPos(x, mid(is.Height)))
+	x += is.Width + 2
+	if l.r.l.v.tree {
+		x += float32(l.r.depth) * indentWidth
+		arrow.Resize(is)
+		arrow.Move(fyne.NewPos(x, mid(is.Height)))
+		x += is.Width
+	}
 	icon.Resize(is)
-	icon.Move(fyne.NewPos(0, (s.Height-is.Height)/2))
+	icon.Move(fyne.NewPos(x, mid(is.Height)))
+	x += is.Width + 2
 	b := badge.MinSize()
 	bw := fyne.Min(b.Width, s.Width*0.45)
 	badge.Resize(fyne.NewSize(bw, b.Height))
-	badge.Move(fyne.NewPos(s.Width-bw-4, (s.Height-b.Height)/2))
+	badge.Move(fyne.NewPos(s.Width-bw-4, mid(b.Height)))
 	nm := name.MinSize()
-	x := is.Width + 2
 	name.Resize(fyne.NewSize(fyne.Max(0, s.Width-x-bw-8), nm.Height))
-	name.Move(fyne.NewPos(x, (s.Height-nm.Height)/2))
+	name.Move(fyne.NewPos(x, mid(nm.Height)))
 }
 
-func (rowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
-	h := fyne.Max(objs[1].MinSize().Height, theme.IconInlineSize())
-	return fyne.NewSize(theme.IconInlineSize()+80, h)
+func (l *rowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	h := fyne.Max(objs[3].MinSize().Height, theme.IconInlineSize())
+	return fyne.NewSize(3*theme.IconInlineSize()+80, h)
 }
 
-// changeList is the flat list; it routes keys to the view so up/down move
-// the selection, Enter opens the detail and n / p jump between violations.
+// tapIcon is an icon that does something when tapped (the row's viewed
+// check and disclosure arrow): a tap on it does not select the row.
+type tapIcon struct {
+	widget.BaseWidget
+	icon  *widget.Icon
+	onTap func()
+}
+
+func newTapIcon(onTap func()) *tapIcon {
+	t := &tapIcon{icon: widget.NewIcon(nil), onTap: onTap}
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+func (t *tapIcon) set(res fyne.Resource) { t.icon.SetResource(res) }
+
+func (t *tapIcon) setColored(res fyne.Resource, c fyne.ThemeColorName) {
+	t.icon.SetResource(style.Colored(res, c))
+}
+
+// CreateRenderer implements fyne.Widget.
+func (t *tapIcon) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.icon) }
+
+// Tapped implements fyne.Tappable.
+func (t *tapIcon) Tapped(*fyne.PointEvent) { t.onTap() }
+
+// Cursor implements desktop.Cursorable.
+func (t *tapIcon) Cursor() desktop.Cursor { return desktop.PointerCursor }
+
+// changeList shows the rows of the change list or tree and routes keys to
+// the view: up/down and page up/down move the selection, left/right close
+// and open folders, Enter opens the detail (or a folder), n / p jump
+// between violations, v marks the selected row viewed.
 type changeList struct {
 	widget.List
 	v *View
+	// quiet is set while the view selects a row itself, so OnSelected
+	// does not show it a second time.
+	quiet bool
+	rowH  float32 // a row's height with the gap below it
 }
 
 func newChangeList(v *View) *changeList {
 	l := &changeList{v: v}
-	l.Length = func() int { return len(v.m.visible) }
-	l.CreateItem = newChangeRow
+	l.Length = func() int { return len(v.rows) }
+	l.CreateItem = func() fyne.CanvasObject {
+		r := newChangeRow(l)
+		l.rowH = r.MinSize().Height + l.Theme().Size(theme.SizeNamePadding)
+		return r
+	}
 	l.UpdateItem = func(id widget.ListItemID, o fyne.CanvasObject) {
-		if id < len(v.m.visible) {
-			c, label := v.m.rowChange(v.m.visible[id], false)
-			rowOf(o).setChange(l.Theme(), c, label)
+		if id < len(v.rows) {
+			rw := v.rows[id]
+			depth := rw.depth
+			if !v.tree {
+				depth = -1
+			}
+			o.(*changeRow).set(v, rw.id, depth)
 		}
 	}
 	l.OnSelected = func(id widget.ListItemID) {
-		if id < len(v.m.visible) {
-			v.showChange(v.m.visible[id])
+		if !l.quiet && id < len(v.rows) {
+			v.showRow(id)
 		}
 	}
 	l.ExtendBaseWidget(l)
 	return l
 }
 
+// pageRows is how many rows a page up or down moves: the rows that fit,
+// less one kept in view.
+func (l *changeList) pageRows() int {
+	if l.rowH <= 0 {
+		return 1
+	}
+	return max(1, int(l.Size().Height/l.rowH)-1)
+}
+
 // TypedKey implements fyne.Focusable.
 func (l *changeList) TypedKey(ev *fyne.KeyEvent) {
 	switch ev.Name {
-	case fyne.KeyUp:
-		l.v.move(-1)
-	case fyne.KeyDown:
-		l.v.move(1)
+	case fyne.KeyLeft:
+		l.v.left()
+	case fyne.KeyRight:
+		l.v.right()
 	default:
 		if !l.v.TypedKey(ev) {
 			l.List.TypedKey(ev)
@@ -205,92 +335,3 @@ func (l *changeList) TypedKey(ev *fyne.KeyEvent) {
 
 // TypedRune implements fyne.Focusable.
 func (l *changeList) TypedRune(r rune) { l.v.TypedRune(r) }
-
-// changeTree is the folder tree, with the same keys as changeList (left and
-// right collapse and expand folders).
-type changeTree struct {
-	widget.Tree
-	v          *View
-	navigating bool
-	batch      bool
-}
-
-// openBranches opens the folders ids with a single refresh (Tree.OpenBranch
-// refreshes, i.e. walks the whole tree, on every call).
-func (t *changeTree) openBranches(ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	t.batch = true
-	for _, id := range ids {
-		t.OpenBranch(id)
-	}
-	t.batch = false
-	t.Refresh()
-}
-
-func newChangeTree(v *View) *changeTree {
-	t := &changeTree{v: v}
-	t.ChildUIDs = func(id widget.TreeNodeID) []widget.TreeNodeID {
-		if t.batch {
-			return nil // opening many branches: skip the walk each one triggers
-		}
-		if n := v.m.nodes[id]; n != nil {
-			return n.children
-		}
-		return nil
-	}
-	t.IsBranch = func(id widget.TreeNodeID) bool {
-		if id == "" {
-			return true
-		}
-		n := v.m.nodes[id]
-		return n != nil && len(n.children) > 0
-	}
-	t.CreateNode = func(bool) fyne.CanvasObject { return newChangeRow() }
-	t.UpdateNode = func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) {
-		n := v.m.nodes[id]
-		if n == nil {
-			return
-		}
-		if n.change >= 0 {
-			c, label := v.m.rowChange(n.change, true)
-			rowOf(o).setChange(t.Theme(), c, label)
-		} else {
-			rowOf(o).setFolder(t.Theme(), n)
-		}
-	}
-	t.OnSelected = func(id widget.TreeNodeID) {
-		if n := v.m.nodes[id]; n != nil {
-			if n.change >= 0 {
-				v.showChange(n.change)
-			} else {
-				v.showFolder(id)
-			}
-		}
-	}
-	t.OnHighlighted = func(id widget.TreeNodeID) {
-		if t.navigating {
-			t.Select(id)
-		}
-	}
-	t.ExtendBaseWidget(t)
-	return t
-}
-
-// TypedKey implements fyne.Focusable.
-func (t *changeTree) TypedKey(ev *fyne.KeyEvent) {
-	switch ev.Name {
-	case fyne.KeyUp, fyne.KeyDown, fyne.KeyLeft, fyne.KeyRight:
-		t.navigating = true
-		t.Tree.TypedKey(ev)
-		t.navigating = false
-	default:
-		if !t.v.TypedKey(ev) {
-			t.Tree.TypedKey(ev)
-		}
-	}
-}
-
-// TypedRune implements fyne.Focusable.
-func (t *changeTree) TypedRune(r rune) { t.v.TypedRune(r) }

@@ -107,8 +107,10 @@ func (p *stagePane) request() ApplyRequest {
 			}
 		}
 	case ScopeShown:
-		for _, i := range p.v.m.visible {
-			req.Paths = append(req.Paths, r.Changes[i].Path)
+		for i := range r.Changes { // in the run's order, not the list's
+			if p.v.m.shown(i) {
+				req.Paths = append(req.Paths, r.Changes[i].Path)
+			}
 		}
 	default:
 		req.Paths = make([]string, 0, len(r.Changes))

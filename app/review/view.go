@@ -30,7 +30,7 @@ import (
 
 // TreeLimit is the number of changes above which the view starts in the flat
 // list rather than the tree.
-const TreeLimit = 5000
+const TreeLimit = 50000
 
 // Options connect the view to its host. Every callback may be nil, which
 // hides the matching control.
@@ -67,6 +67,10 @@ type Options struct {
 	// Do runs a function on the UI goroutine, for work done in the
 	// background (Load full diff); nil means fyne.Do.
 	Do func(func())
+	// OnViewed is called after the reviewer marked the changes at paths
+	// viewed (or not viewed), so the host can keep the marks with the
+	// review (SetViewed restores them). Nil keeps them for the session.
+	OnViewed func(r *report.Report, paths []string, viewed bool)
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
@@ -81,15 +85,27 @@ type View struct {
 	m        *model
 	filter   Filter
 	tree     bool
-	sel      int
+	sel      int    // the selected change, -1 for none
+	selID    string // the selected row's node (a path), "" for none
+	rows     []row
+	// open holds the folders the reviewer (or navigation) opened or
+	// closed; the others are open or closed by default (defaultOpen).
+	open    map[string]bool
+	viewed  []bool // by change index: marked viewed by the reviewer
+	nViewed int
 
 	banner                                   *Banner
 	added, removed, changed, violations, all *Chip
 	search                                   *keys.Entry
 	treeBtn, listBtn                         *widget.Button
 	shown                                    *widget.RichText
+	reviewed                                 *widget.RichText
+	violFirst                                *widget.Check
+	hiddenBar                                *fyne.Container
+	hiddenText                               *widget.RichText
+	clearBtn                                 *widget.Button
+	changesPane                              *fyne.Container
 	list                                     *changeList
-	treeW                                    *changeTree
 	changes                                  *fyne.Container
 	empty                                    *widget.RichText
 	detail                                   *detail
@@ -140,12 +156,20 @@ func (v *View) build() {
 	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.SetTreeMode(true) })
 	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.SetTreeMode(false) })
 	v.shown = widget.NewRichText()
-	// Wrapped: on one line the count and key hints alone made the changes
-	// pane 400 px wide, and the review 1029 px (a 1024 px window cut it).
 	v.shown.Wrapping = fyne.TextWrapWord
+	v.reviewed = widget.NewRichText()
+	v.violFirst = widget.NewCheck("Violations first", func(on bool) {
+		v.m.violationsFirst = on
+		v.refilter()
+	})
+	v.violFirst.Checked = true
+	v.hiddenText = widget.NewRichText()
+	v.clearBtn = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() { v.SetFilter(DefaultFilter()) })
+	v.clearBtn.Importance = widget.LowImportance
+	v.hiddenBar = container.NewBorder(nil, nil, nil, v.clearBtn, v.hiddenText)
+	v.hiddenBar.Hide()
 
 	v.list = newChangeList(v)
-	v.treeW = newChangeTree(v)
 	v.empty = widget.NewRichText()
 	v.changes = container.NewStack()
 
@@ -194,7 +218,9 @@ func (v *View) build() {
 	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all)
 	modeBtns := container.NewHBox(v.treeBtn, v.listBtn)
 	toolbar := container.NewBorder(nil, nil, chips, modeBtns, v.search)
-	changesPane := container.NewBorder(nil, v.shown, nil, nil, v.changes)
+	listHead := container.NewVBox(container.NewBorder(nil, nil, v.reviewed, v.violFirst), v.hiddenBar)
+	changesPane := container.NewBorder(listHead, v.shown, nil, nil, v.changes)
+	v.changesPane = changesPane
 
 	sideTitle := styledText("Allowlist", "", theme.SizeNameSubHeadingText, fyne.TextStyle{Bold: true})
 	sideHint := widget.NewRichText(&widget.TextSegment{Text: "Draft: one entry per line. Every edit re-evaluates the verdict; nothing is rerun.",
@@ -254,7 +280,10 @@ func (v *View) SetReport(r *report.Report) {
 	v.original = append([]string(nil), r.Allowlist...)
 	v.run, v.decided = r.Clone(), ""
 	v.m = newModel(r)
+	v.m.violationsFirst = v.violFirst.Checked
 	v.tree = len(r.Changes) <= TreeLimit
+	v.selID, v.open = "", map[string]bool{}
+	v.viewed, v.nViewed = make([]bool, len(r.Changes)), 0
 	v.banner.SetReport(v.r)
 	v.editor.OnChanged = nil
 	v.editor.SetEntries(r.Allowlist)
@@ -266,11 +295,13 @@ func (v *View) SetReport(r *report.Report) {
 	v.exported.clear()
 	v.note.SetText("")
 	v.detail.clear()
+	v.list.quiet = true
 	v.list.UnselectAll()
-	v.treeW.UnselectAll()
-	v.treeW.CloseAllBranches()
+	v.list.quiet = false
+	v.list.ScrollToOffset(0)
+	// A new report starts with every change shown.
+	v.setFilter(DefaultFilter())
 	v.refilter()
-	v.openDefaultBranches()
 	v.updateButtons()
 }
 
@@ -306,6 +337,13 @@ func (v *View) Filter() Filter { return v.filter }
 
 // SetFilter replaces the filter (and updates the counters and search entry).
 func (v *View) SetFilter(f Filter) {
+	v.setFilter(f)
+	v.refilter()
+}
+
+// setFilter sets the filter and the controls that show it, without
+// refiltering.
+func (v *View) setFilter(f Filter) {
 	v.filter = f
 	v.added.SetOn(f.Added)
 	v.removed.SetOn(f.Removed)
@@ -317,11 +355,11 @@ func (v *View) SetFilter(f Filter) {
 		v.search.SetText(f.Text)
 		v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
 	}
-	v.refilter()
 }
 
 // Shown returns the indices (into Report().Changes) the filter lets
-// through, in path order.
+// through, in the flat list's order: natural path order, violations first
+// unless that is switched off.
 func (v *View) Shown() []int { return append([]int(nil), v.m.visible...) }
 
 // TreeMode reports whether the changes show as a tree.
@@ -334,9 +372,6 @@ func (v *View) SetTreeMode(tree bool) {
 	}
 	v.tree = tree
 	v.refilter()
-	if tree {
-		v.openDefaultBranches()
-	}
 	if v.sel >= 0 {
 		v.Select(v.sel)
 	}
@@ -346,26 +381,25 @@ func (v *View) SetTreeMode(tree bool) {
 func (v *View) Selected() int { return v.sel }
 
 // Select selects change i (an index into Report().Changes) in the list or
-// tree and shows it. A change the filter hides is shown in the detail only.
+// tree, opening the folders on its way, and shows it. A change the filter
+// hides is shown in the detail only.
 func (v *View) Select(i int) {
 	if v.r == nil || i < 0 || i >= len(v.r.Changes) {
 		return
 	}
 	i = v.m.rowOf(i) // a rename's removed path: its row
-	if v.tree {
-		if id, ok := v.m.byIdx[i]; ok {
-			v.treeW.Select(id)
-			if v.sel == i {
-				return
-			}
+	id := v.r.Changes[i].Path
+	if v.m.shown(i) {
+		if v.tree && v.openTo(id) {
+			v.rebuildRows()
 		}
-	} else if p, ok := v.m.pos[i]; ok {
-		v.list.Select(p)
-		v.list.Highlight(p)
-		if v.sel == i {
-			return
-		}
+		v.selectRow(v.rowOf(id))
+	} else {
+		v.list.quiet = true
+		v.list.UnselectAll()
+		v.list.quiet = false
 	}
+	v.selID = id
 	v.showChange(i)
 }
 
@@ -379,80 +413,230 @@ func (v *View) showFolder(id string) {
 	v.detail.showFolder(id)
 }
 
-// order is the sequence keyboard navigation follows: the tree's order in
-// tree mode, path order in the list.
-func (v *View) order() []int {
-	if v.tree && v.m.nodes != nil {
-		return v.m.treeOrder()
+// showRow shows row k of the list in the detail.
+func (v *View) showRow(k int) {
+	id := v.rows[k].id
+	v.selID = id
+	if n := v.m.nodes[id]; v.tree && n != nil && n.change < 0 {
+		v.showFolder(id)
+		return
 	}
-	return v.m.visible
+	if i := v.indexOf(id); i >= 0 {
+		v.showChange(i)
+	}
+}
+
+// selectRow selects row k (scrolling to it) without showing it.
+func (v *View) selectRow(k int) {
+	if k < 0 || k >= len(v.rows) {
+		return
+	}
+	v.list.quiet = true
+	v.list.Select(k)
+	v.list.quiet = false
+}
+
+// indexOf is the index of the change at path id, -1 for a pure folder.
+func (v *View) indexOf(id string) int {
+	if i, ok := v.m.index[id]; ok {
+		return i
+	}
+	return -1
+}
+
+// rowOf is the row showing node id, -1 when none does.
+func (v *View) rowOf(id string) int {
+	for k := range v.rows {
+		if v.rows[k].id == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// isOpen reports whether folder id of the tree is open.
+func (v *View) isOpen(id string, n *node) bool {
+	if o, ok := v.open[id]; ok {
+		return o
+	}
+	return v.defaultOpen(id, n)
+}
+
+// defaultOpen says whether a folder starts open: while a text filter is
+// on, every folder is; otherwise one that holds violations, unless it is
+// in a vendor or cache tree (node_modules, .venv, ...) or a roll-up (at
+// least rollUpMin changes that share a kind or a verdict, none of them
+// risky).
+func (v *View) defaultOpen(id string, n *node) bool {
+	switch {
+	case v.filter.Text != "":
+		return true
+	case isVendor(id), n.sum.violations == 0:
+		return false
+	}
+	return !(n.sum.total() >= rollUpMin && n.sum.uniform() && n.sum.risky == 0)
+}
+
+// openTo opens the closed folders above id and reports whether there
+// were any.
+func (v *View) openTo(id string) bool {
+	opened := false
+	for p := parentOf(id); p != ""; p = parentOf(p) {
+		if n := v.m.nodes[p]; n != nil && !v.isOpen(p, n) {
+			v.open[p] = true
+			opened = true
+		}
+	}
+	return opened
+}
+
+// toggleOpen opens or closes folder id.
+func (v *View) toggleOpen(id string) {
+	n := v.m.nodes[id]
+	if !v.tree || n == nil || !n.folder() {
+		return
+	}
+	v.open[id] = !v.isOpen(id, n)
+	v.rebuildRows()
+}
+
+// rebuildRows lays the rows out again (after a folder opened or closed)
+// and keeps the selection.
+func (v *View) rebuildRows() {
+	v.rows = v.m.rows(v.tree, v.isOpen)
+	v.list.Refresh()
+	v.restoreSelection()
+}
+
+// selectedRow is the row of the selection, -1 for none.
+func (v *View) selectedRow() int {
+	if v.selID == "" {
+		return -1
+	}
+	return v.rowOf(v.selID)
+}
+
+// isStop reports whether n and p stop at row k: a violation, or a closed
+// folder that holds one (it stands for what it holds).
+func (v *View) isStop(k int) bool {
+	id := v.rows[k].id
+	if v.tree {
+		if n := v.m.nodes[id]; n != nil && n.folder() && !v.isOpen(id, n) {
+			return n.sum.violations > 0
+		}
+	}
+	i := v.indexOf(id)
+	return i >= 0 && !v.m.allowed(i)
 }
 
 // NextViolation selects the next (dir > 0) or previous violation after the
-// selection, wrapping around. It reports whether there was one.
+// selection, wrapping around; in the tree a closed folder holding
+// violations is one stop. It reports whether there was one.
 func (v *View) NextViolation(dir int) bool {
 	if v.r == nil {
 		return false
 	}
-	ord := v.order()
-	n := len(ord)
+	n := len(v.rows)
 	if n == 0 {
 		return false
 	}
-	start := -1
-	for k, i := range ord {
-		if i == v.sel {
-			start = k
-			break
-		}
-	}
+	start := v.selectedRow()
 	if start < 0 && dir < 0 {
 		start = n
 	}
 	for step := 1; step <= n; step++ {
-		k := ((start+dir*step)%n + n) % n
-		if i := ord[k]; !v.m.allowed(i) {
-			v.Select(i)
+		if k := ((start+dir*step)%n + n) % n; v.isStop(k) {
+			v.goRow(k)
 			return true
 		}
 	}
 	return false
 }
 
-// move selects the change next to the selection in navigation order.
+// goRow selects row k and shows it.
+func (v *View) goRow(k int) {
+	v.selectRow(k)
+	v.showRow(k)
+}
+
+// move selects the row dir rows from the selection (the first or last row
+// when there is none).
 func (v *View) move(dir int) {
-	ord := v.order()
-	if len(ord) == 0 {
+	n := len(v.rows)
+	if n == 0 {
 		return
 	}
-	k := -1
-	for x, i := range ord {
-		if i == v.sel {
-			k = x
-			break
-		}
-	}
+	k := v.selectedRow()
 	switch {
 	case k < 0 && dir > 0:
 		k = 0
 	case k < 0:
-		k = len(ord) - 1
+		k = n - 1
 	default:
-		k = max(0, min(len(ord)-1, k+dir))
+		k = max(0, min(n-1, k+dir))
 	}
-	v.Select(ord[k])
+	v.goRow(k)
+}
+
+// selectedNode is the selected row of the tree, its node id and node;
+// k < 0 when there is none (or the list is flat).
+func (v *View) selectedNode() (k int, id string, n *node) {
+	if k = v.selectedRow(); !v.tree || k < 0 {
+		return -1, "", nil
+	}
+	id = v.rows[k].id
+	return k, id, v.m.nodes[id]
+}
+
+// left closes the selected folder, or goes to the folder holding the
+// selected row.
+func (v *View) left() {
+	k, id, n := v.selectedNode()
+	switch {
+	case k < 0:
+	case n != nil && n.folder() && v.isOpen(id, n):
+		v.toggleOpen(id)
+	case v.rowOf(parentOf(id)) >= 0:
+		v.goRow(v.rowOf(parentOf(id)))
+	}
+}
+
+// right opens the selected folder, or goes to its first row when open.
+func (v *View) right() {
+	k, id, n := v.selectedNode()
+	switch {
+	case k < 0 || n == nil || !n.folder():
+	case !v.isOpen(id, n):
+		v.toggleOpen(id)
+	case k+1 < len(v.rows):
+		v.goRow(k + 1)
+	}
 }
 
 // TypedKey handles the review keys when neither list nor detail has focus
 // (the host routes the canvas' unclaimed keys here): up/down move through
-// the changes, Enter opens the detail. It reports whether it used the key.
+// the rows, page up/down by a page, Home and End to the first and last,
+// Enter opens the detail (or opens and closes a folder). It reports
+// whether it used the key.
 func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	switch ev.Name {
 	case fyne.KeyUp:
 		v.move(-1)
 	case fyne.KeyDown:
 		v.move(1)
+	case fyne.KeyPageUp:
+		v.move(-v.list.pageRows())
+	case fyne.KeyPageDown:
+		v.move(v.list.pageRows())
+	case fyne.KeyHome:
+		v.move(-len(v.rows))
+	case fyne.KeyEnd:
+		v.move(len(v.rows))
 	case fyne.KeyReturn, fyne.KeyEnter:
+		if k, id, n := v.selectedNode(); k >= 0 && n != nil && n.folder() && n.change < 0 {
+			v.toggleOpen(id)
+			return true
+		}
 		v.FocusDetail()
 	default:
 		return false
@@ -460,9 +644,13 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	return true
 }
 
-// TypedRune handles n / p (next / previous violation), / (filter) and a
-// (Allow… for the selected change); any other character goes to the
-// window's keys ('?': the cheat sheet). It reports whether it was used.
+// ViewedKey is the key that marks the selected row viewed (or not).
+const ViewedKey = 'v'
+
+// TypedRune handles n / p (next / previous violation), / (filter), v (the
+// selected row viewed or not) and a (Allow… for the selected change); any
+// other character goes to the window's keys ('?': the cheat sheet). It
+// reports whether it was used.
 func (v *View) TypedRune(r rune) bool {
 	switch r {
 	case 'n':
@@ -471,6 +659,10 @@ func (v *View) TypedRune(r rune) bool {
 		v.NextViolation(-1)
 	case '/':
 		v.focus(v.search)
+	case ViewedKey:
+		if v.selID != "" {
+			v.toggleViewed(v.selID)
+		}
 	case 'a':
 		return v.OpenAllow()
 	default:
@@ -501,9 +693,11 @@ func (v *View) Bindings() []keys.Binding {
 			Shortcut: &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}, Run: approve},
 		{Group: g, Shortcut: &desktop.CustomShortcut{KeyName: fyne.KeyEnter, Modifier: fyne.KeyModifierShortcutDefault}, Run: approve},
 		{Group: g, Keys: "Up, Down", What: "Previous or next change"},
+		{Group: g, Keys: "PgUp, PgDn, Home, End", What: "A page up or down, the first or last change"},
+		{Group: g, Keys: "Left, Right", What: "Close or open a folder"},
 		{Group: g, Keys: "n, p", What: "Next or previous violation"},
-		{Group: g, Keys: "Enter", What: "Open the diff (Escape comes back)"},
-		{Group: g, Keys: "Left, Right", What: "Close or open a folder (tree)"},
+		{Group: g, Keys: "Enter", What: "Open the diff, or open or close a folder (Escape comes back from the diff)"},
+		{Group: g, Keys: "v", What: "Mark the selected change or folder viewed, or not"},
 		{Group: g, Keys: "a", What: "Allow… the selected change"},
 		{Group: g, Keys: "/", What: "Filter the paths"},
 	}
@@ -526,25 +720,14 @@ func (v *View) FocusDetail() {
 	}
 }
 
-// ChangesWidget is the change list or tree, whichever is shown: what
-// FocusChanges focuses.
-func (v *View) ChangesWidget() fyne.Focusable {
-	if v.tree {
-		return v.treeW
-	}
-	return v.list
-}
+// ChangesWidget is the change list (the tree and the flat list alike):
+// what FocusChanges focuses.
+func (v *View) ChangesWidget() fyne.Focusable { return v.list }
 
 // FocusChanges gives keyboard focus to the change list or tree.
 func (v *View) FocusChanges() { v.focusChanges() }
 
-func (v *View) focusChanges() {
-	if v.tree {
-		v.focus(v.treeW)
-	} else {
-		v.focus(v.list)
-	}
-}
+func (v *View) focusChanges() { v.focus(v.list) }
 
 // SuggestAllowlist adds to the draft the fewest entries that allow every
 // violation left (policy.Suggest, as "diffgate allowlist suggest" prints
@@ -575,9 +758,6 @@ func (v *View) applyDraft(entries []string) {
 	v.r.Apply(p, entries)
 	v.banner.Refresh()
 	v.refilter()
-	if v.tree {
-		v.openDefaultBranches()
-	}
 	if v.sel >= 0 {
 		v.detail.show(v.sel)
 	}
@@ -693,7 +873,7 @@ func (v *View) refilter() {
 	if r == nil {
 		r = &report.Report{}
 	}
-	v.m.apply(v.filter, v.tree)
+	v.m.apply(v.filter, v.tree, v.viewed)
 	n := r.Count()
 	v.added.SetCount(n.Added)
 	v.removed.SetCount(n.Removed)
@@ -702,16 +882,14 @@ func (v *View) refilter() {
 	v.all.SetCount(n.Allowed)
 
 	v.treeBtn.Importance, v.listBtn.Importance = widget.LowImportance, widget.LowImportance
-	var w fyne.CanvasObject
 	if v.tree {
 		v.treeBtn.Importance = widget.HighImportance
-		w = v.treeW
 	} else {
 		v.listBtn.Importance = widget.HighImportance
-		w = v.list
 	}
 	v.treeBtn.Refresh()
 	v.listBtn.Refresh()
+	var w fyne.CanvasObject = v.list
 	switch {
 	case len(r.Changes) == 0:
 		v.setEmpty("No changes: the workspace is exactly as it was before the run.")
@@ -724,21 +902,44 @@ func (v *View) refilter() {
 		v.changes.Objects = []fyne.CanvasObject{w}
 		v.changes.Refresh()
 	}
-	if v.tree {
-		v.treeW.Refresh()
-	} else {
-		v.list.Refresh()
-	}
-	v.restoreSelection()
+	v.rebuildRows()
 
-	text := fmt.Sprintf("%d of %d changes shown", len(v.m.visible), v.m.rows())
-	if len(v.m.visible) == v.m.rows() {
-		text = plural(len(r.Changes), "change")
+	hidden := v.m.rowCount() - len(v.m.visible)
+	if v.hiddenBar.Hidden != (hidden == 0) {
+		v.hiddenBar.Hidden = hidden == 0
+		v.changesPane.Refresh() // the bar takes or gives back its row
 	}
-	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text + "   ·   Up/Down move   n/p next/previous violation   Enter open diff",
+	v.hiddenText.Segments = []widget.RichTextSegment{&widget.TextSegment{
+		Text:  fmt.Sprintf("%s hidden by filters —", countOf(hidden, "change")),
+		Style: widget.RichTextStyle{ColorName: theme.ColorNameWarning, TextStyle: fyne.TextStyle{Bold: true}, Inline: true}}}
+	v.hiddenText.Refresh()
+	v.hiddenBar.Refresh()
+	v.updateReviewed()
+
+	keys := "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff"
+	if v.tree {
+		keys = "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter open"
+	}
+	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: keys,
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
 	v.shown.Refresh()
 	v.stage.update()
+}
+
+// updateReviewed shows "x of N reviewed" above the list.
+func (v *View) updateReviewed() {
+	total := 0
+	if v.r != nil {
+		total = v.m.rowCount() // a rename is one row, and one mark
+	}
+	c := style.Muted
+	if total > 0 && v.nViewed == total {
+		c = style.PassColor
+	}
+	v.reviewed.Segments = []widget.RichTextSegment{&widget.TextSegment{
+		Text:  fmt.Sprintf("%s of %s reviewed", GroupDigits(v.nViewed), GroupDigits(total)),
+		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: v.nViewed > 0}, Inline: true}}}
+	v.reviewed.Refresh()
 }
 
 func (v *View) setEmpty(text string) {
@@ -747,38 +948,117 @@ func (v *View) setEmpty(text string) {
 	v.empty.Refresh()
 }
 
-// restoreSelection re-selects the selected change in the rebuilt list/tree.
+// restoreSelection re-selects the selected row in the rebuilt list.
 func (v *View) restoreSelection() {
-	if v.sel < 0 {
+	if k := v.selectedRow(); k >= 0 {
+		v.selectRow(k)
 		return
 	}
-	if v.tree {
-		if id, ok := v.m.byIdx[v.sel]; ok {
-			v.treeW.Select(id)
-		} else {
-			v.treeW.UnselectAll()
+	v.list.quiet = true
+	v.list.UnselectAll()
+	v.list.quiet = false
+}
+
+// toggleViewed marks the change at row id viewed, or not viewed if it was;
+// for a folder of the tree, every change it holds (viewed when any of them
+// was not).
+func (v *View) toggleViewed(id string) {
+	if v.r == nil {
+		return
+	}
+	var idx []int
+	if n := v.m.nodes[id]; v.tree && n != nil && n.folder() {
+		var walk func(id string)
+		walk = func(id string) {
+			n := v.m.nodes[id]
+			if n.change >= 0 {
+				idx = append(idx, n.change)
+			}
+			for _, k := range n.children {
+				walk(k)
+			}
 		}
+		walk(id)
+	} else if i := v.indexOf(id); i >= 0 {
+		idx = []int{i}
+	}
+	if len(idx) == 0 {
 		return
 	}
-	if p, ok := v.m.pos[v.sel]; ok {
-		v.list.UnselectAll()
-		v.list.Select(p)
-	} else {
-		v.list.UnselectAll()
+	slices.Sort(idx)
+	on := false
+	for _, i := range idx {
+		if !v.viewed[i] {
+			on = true
+		}
+	}
+	var paths []string
+	for _, i := range idx {
+		if v.viewed[i] != on {
+			v.setViewed(i, on)
+			paths = append(paths, v.r.Changes[i].Path)
+		}
+	}
+	v.list.Refresh()
+	v.updateReviewed()
+	if v.opts.OnViewed != nil {
+		v.opts.OnViewed(v.r, paths, on)
 	}
 }
 
-// openDefaultBranches opens the folders that hold violations (all folders
-// while a text filter is active), leaving fully allowed folders collapsed.
-func (v *View) openDefaultBranches() {
-	if !v.tree || v.m.nodes == nil {
+// setViewed marks change i, keeping the folders' counts.
+func (v *View) setViewed(i int, on bool) {
+	d := 1
+	if !on {
+		d = -1
+	}
+	v.viewed[i] = on
+	v.nViewed += d
+	if v.m.nodes == nil || !v.m.shown(i) {
 		return
 	}
-	var ids []string
-	for id, n := range v.m.nodes {
-		if id != "" && len(n.children) > 0 && (n.belowViolations > 0 || v.filter.Text != "") && !v.treeW.IsBranchOpen(id) {
-			ids = append(ids, id)
+	for a := v.r.Changes[i].Path; ; a = parentOf(a) {
+		if n := v.m.nodes[a]; n != nil {
+			n.sum.viewed += d
+		}
+		if a == "" {
+			return
 		}
 	}
-	v.treeW.openBranches(ids)
 }
+
+// SetViewed marks the changes at paths viewed (and no other), as a review
+// kept by the host left them; paths that are not changes of the report
+// are ignored.
+func (v *View) SetViewed(paths []string) {
+	if v.r == nil {
+		return
+	}
+	clear(v.viewed)
+	v.nViewed = 0
+	for _, p := range paths {
+		if i, ok := v.m.index[p]; ok && !v.viewed[i] {
+			v.viewed[i] = true
+			v.nViewed++
+		}
+	}
+	v.refilter()
+}
+
+// Viewed returns the paths of the changes marked viewed, in the report's
+// order.
+func (v *View) Viewed() []string {
+	var out []string
+	for i, on := range v.viewed {
+		if on {
+			out = append(out, v.r.Changes[i].Path)
+		}
+	}
+	return out
+}
+
+// Reviewed returns how many changes are marked viewed, of how many.
+func (v *View) Reviewed() (viewed, total int) { return v.nViewed, len(v.viewed) }
+
+// HiddenByFilter is how many changes the filter hides.
+func (v *View) HiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }

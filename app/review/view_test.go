@@ -118,16 +118,19 @@ func TestTreeRows(t *testing.T) {
 	if !v.TreeMode() {
 		t.Fatal("a small report should open as a tree")
 	}
-	tree := v.treeW
+	tree := v.list
 	// Folders holding violations are open, the fully allowed logs/ is not.
-	if !tree.IsBranchOpen("src") || !tree.IsBranchOpen("cache") {
+	if !v.folderOpen("src") || !v.folderOpen("cache") {
 		t.Error("folders with violations should start open")
 	}
-	if tree.IsBranchOpen("logs") {
+	if v.folderOpen("logs") {
 		t.Error("a folder of allowed changes should start collapsed")
 	}
 	wantColor(t, "tree leaf app.py", oneText(t, tree, "app.py").Color, style.Changed)
-	wantColor(t, "folder badge", oneText(t, tree, "2 violations").Color, style.FailColor)
+	wantColor(t, "folder badge", oneText(t, tree, "2 changed, violations").Color, style.FailColor)
+	wantColor(t, "allowed folder badge", oneText(t, tree, "2 added, all allowed").Color, style.Muted)
+	oneText(t, tree, "1 added, violation, ⚠ 1 risky")
+	oneText(t, tree, "src/")
 	if len(findText(tree, "run.log")) != 0 {
 		t.Error("run.log is inside the collapsed logs/ and must not be drawn")
 	}
@@ -191,17 +194,17 @@ func TestTextFilter(t *testing.T) {
 	if len(findText(v.list, "config.json")) != 0 {
 		t.Error("config.json drawn despite the filter")
 	}
-	// The line wraps in a narrow pane: its text, not one rendered line.
-	if got, want := v.shown.String(), "2 of 7 changes shown   ·   Up/Down move   n/p next/previous violation   Enter open diff"; got != want {
-		t.Errorf("the changes' count line: %q, want %q", got, want)
+	oneText(t, v.hiddenBar, "5 changes hidden by filters —")
+	if got := richString(v.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
+		t.Errorf("footer %q", got)
 	}
 
 	// The tree shows the same subset, with the folders on the way open.
 	v.SetTreeMode(true)
-	if !v.treeW.IsBranchOpen("src/vendor") {
+	if !v.folderOpen("src/vendor") {
 		t.Error("a text filter should open the matching folders")
 	}
-	oneText(t, v.treeW, "libfast.so")
+	oneText(t, v.list, "libfast.so")
 }
 
 func TestAllowViolationFlipsVerdict(t *testing.T) {
@@ -232,7 +235,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 		t.Error("the Allow button stays for an allowed change")
 	}
 	oneText(t, v.detail.status, "Allowed by entry ")
-	wantColor(t, "allowed row", oneText(t, v.treeW, "config.json").Color, style.Allowed)
+	wantColor(t, "allowed row", oneText(t, v.list, "config.json").Color, style.Allowed)
 	oneText(t, v.Banner(), "FAIL")
 
 	// Allow the folder of src/ changes via the menu, then the rest.
@@ -271,7 +274,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	if strings.Join(approved, ",") != want || note != "config tweak is intended" {
 		t.Errorf("OnApprove got %v %q", approved, note)
 	}
-	if !strings.HasPrefix(v.Decision(), "Approved at ") {
+	if !strings.HasPrefix(v.Decision(), "Approved at ") || !strings.HasSuffix(v.Decision(), ": allowlist with 5 entries saved.") {
 		t.Errorf("decision line %q", v.Decision())
 	}
 }
@@ -502,7 +505,7 @@ func TestTreeKeyboard(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
 	r := v.Report()
 	v.FocusChanges()
-	if w.Canvas().Focused() != v.treeW {
+	if w.Canvas().Focused() != v.list {
 		t.Fatal("the tree does not take focus")
 	}
 	// n follows the tree's order: folders first, depth first.
@@ -516,7 +519,7 @@ func TestTreeKeyboard(t *testing.T) {
 	}
 	// Down from config.json's predecessor moves the selection.
 	v.Select(indexOf(t, r, "build.lock"))
-	w.Canvas().Focus(v.treeW)
+	w.Canvas().Focus(v.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
 	if p := r.Changes[v.Selected()].Path; p != "config.json" {
 		t.Errorf("Down in the tree selected %s", p)
@@ -626,8 +629,8 @@ func TestThousandsOfChanges(t *testing.T) {
 	r := bigReport(20000)
 	start := time.Now()
 	v, w := newTestView(t, r, Options{})
-	if v.TreeMode() {
-		t.Error("20000 changes should open as a flat list")
+	if !v.TreeMode() {
+		t.Errorf("20000 changes should open as a tree (up to %d)", TreeLimit)
 	}
 	v.SetTreeMode(true)
 	v.SetTreeMode(false)
@@ -651,7 +654,7 @@ func BenchmarkRefilter(b *testing.B) {
 	f.Text = "mod1"
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m.apply(f, true)
+		m.apply(f, true, nil)
 	}
 }
 

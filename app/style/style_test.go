@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -86,4 +89,39 @@ func contrast(a, b color.Color) float64 {
 		la, lb = lb, la
 	}
 	return (la + 0.05) / (lb + 0.05)
+}
+
+// TestTight: a tight label is as tall as its text plus 2 px on each side,
+// and its text is drawn 2 px inside its bounds.
+func TestTight(t *testing.T) {
+	test.NewTempApp(t)
+	l := widget.NewLabel("SHA-256")
+	plain := l.MinSize()
+	tl := Tight(l)
+	w := test.NewTempWindow(t, container.NewVBox(tl))
+	w.Resize(fyne.NewSize(300, 200))
+	pad := theme.InnerPadding()
+	if got, want := tl.MinSize().Height, plain.Height-2*(pad-2); got != want {
+		t.Errorf("tight height %g, want %g (plain %g)", got, want, plain.Height)
+	}
+	var text *canvas.Text
+	for _, o := range test.WidgetRenderer(l).Objects() {
+		if r, ok := o.(fyne.Widget); ok {
+			for _, c := range test.WidgetRenderer(r).Objects() {
+				if tx, ok := c.(*canvas.Text); ok {
+					text = tx
+				}
+			}
+		}
+		if tx, ok := o.(*canvas.Text); ok {
+			text = tx
+		}
+	}
+	if text == nil {
+		t.Fatal("no text drawn")
+	}
+	abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(text)
+	if d := abs.Y - fyne.CurrentApp().Driver().AbsolutePositionForObject(tl).Y; d != 2 {
+		t.Errorf("text drawn %g px below the tight box's top, want 2", d)
+	}
 }

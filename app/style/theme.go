@@ -4,6 +4,7 @@ import (
 	"image/color"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 )
 
@@ -59,8 +60,50 @@ func rgba(v uint32) color.NRGBA {
 	return color.NRGBA{R: uint8(v >> 24), G: uint8(v >> 16), B: uint8(v >> 8), A: uint8(v)}
 }
 
-// Compact is the current app theme with tighter padding, for dense tables
-// (wrap an object with container.NewThemeOverride(o, style.Compact{})).
+// Tight returns the text widget o (a Label or a RichText) drawn with 2 px
+// of inner padding around its text instead of the theme's InnerPadding, for
+// dense tables.
+//
+// It stands in for a container.ThemeOverride with a compact theme, which
+// must not be used for content that is rebuilt or refreshed: Fyne gives a
+// ThemeOverride a new theme scope whenever it is created or refreshed, and
+// loads and keeps every font again for each scope it draws (10–20 MB each
+// time). The review's detail, refreshed on every selection, grew the app by
+// that much per change looked at.
+func Tight(o fyne.CanvasObject) fyne.CanvasObject { return container.New(tightLayout{}, o) }
+
+// tightLayout draws its objects over its bounds grown by the inner padding
+// they would waste, less tightPad.
+type tightLayout struct{}
+
+const tightPad = 2
+
+func (tightLayout) bleed(o fyne.CanvasObject) float32 {
+	return max(0, theme.CurrentForWidget(o).Size(theme.SizeNameInnerPadding)-tightPad)
+}
+
+func (l tightLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		d := l.bleed(o)
+		o.Move(fyne.NewPos(-d, -d))
+		o.Resize(fyne.NewSize(s.Width+2*d, s.Height+2*d))
+	}
+}
+
+func (l tightLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		d := l.bleed(o)
+		ms := o.MinSize()
+		m = m.Max(fyne.NewSize(max(0, ms.Width-2*d), max(0, ms.Height-2*d)))
+	}
+	return m
+}
+
+// Compact is the current app theme with tighter padding.
+//
+// Deprecated: do not wrap content that is rebuilt or refreshed in a
+// container.ThemeOverride with it (see Tight, which replaces it).
 type Compact struct{}
 
 func (Compact) base() fyne.Theme { return fyne.CurrentApp().Settings().Theme() }
@@ -79,10 +122,8 @@ func (c Compact) Icon(n fyne.ThemeIconName) fyne.Resource { return c.base().Icon
 // Size implements fyne.Theme.
 func (c Compact) Size(n fyne.ThemeSizeName) float32 {
 	switch n {
-	case theme.SizeNameInnerPadding:
-		return 2
-	case theme.SizeNamePadding:
-		return 2
+	case theme.SizeNameInnerPadding, theme.SizeNamePadding:
+		return tightPad
 	}
 	return c.base().Size(n)
 }

@@ -10,8 +10,9 @@ import (
 
 // Flags are the desktop app's command-line flags.
 type Flags struct {
-	// Screenshot runs the demo through the gate, captures the review view to
-	// this PNG file and exits.
+	// Screenshot runs the demo (or Script in Workspace, when both are
+	// given) through the gate, captures the review view to this PNG file
+	// and exits.
 	Screenshot string
 	// Report opens a JSON report in the review view (hidden; handy for
 	// looking at reports written by the CLI).
@@ -26,7 +27,7 @@ func ParseFlags(args []string, out io.Writer) (Flags, error) {
 	var f Flags
 	fs := flag.NewFlagSet("diffgate-app", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&f.Screenshot, "screenshot", "", "run the demo, save a PNG of the review view to `FILE` and exit")
+	fs.StringVar(&f.Screenshot, "screenshot", "", "run the demo (or --script in --workspace), save a PNG of the review view to `FILE` and exit")
 	fs.StringVar(&f.Report, "report", "", "open a JSON report `FILE` in the review view")
 	fs.StringVar(&f.Workspace, "workspace", "", "preselect the workspace `DIR`")
 	fs.StringVar(&f.Script, "script", "", "preselect the `SCRIPT` to run")

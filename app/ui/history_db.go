@@ -5,6 +5,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -21,6 +22,12 @@ const dbTimeout = 15 * time.Second
 // any goroutine.
 type History struct {
 	db *history.DB
+	// marks carries viewed-mark writes to the goroutine that performs
+	// them one at a time, in the order they were made (started by the
+	// first one); marksDone closes when it has finished.
+	marksOnce sync.Once
+	marks     chan func()
+	marksDone chan struct{}
 }
 
 // OpenHistory opens the history database at path; "" means
@@ -45,8 +52,51 @@ func OpenHistory(path string, log zerolog.Logger) (*History, error) {
 // Path is the database file's absolute path.
 func (h *History) Path() string { return h.db.Path() }
 
-// Close closes the database.
-func (h *History) Close() error { return h.db.Close() }
+// Close waits for the viewed-mark writes queued so far and closes the
+// database.
+func (h *History) Close() error {
+	h.marksOnce.Do(func() {}) // no writer may start after this
+	if h.marks != nil {
+		close(h.marks)
+		<-h.marksDone
+		h.marks = nil
+	}
+	return h.db.Close()
+}
+
+// Viewed returns the paths of run runID's changes marked viewed.
+func (h *History) Viewed(runID int64) ([]string, error) {
+	c, cancel := dbCtx()
+	defer cancel()
+	return h.db.Viewed(c, runID)
+}
+
+// SetViewedLater marks (or clears) the viewed marks of paths of run runID
+// off the calling goroutine; writes happen one at a time, in the order of
+// the calls. failed, when the write fails, is called with the error (on
+// the writer's goroutine). Calls after Close are dropped. Like Close, it
+// is called from the UI goroutine only.
+func (h *History) SetViewedLater(runID int64, paths []string, viewed bool, failed func(error)) {
+	h.marksOnce.Do(func() {
+		h.marks, h.marksDone = make(chan func(), 256), make(chan struct{})
+		go func() {
+			defer close(h.marksDone)
+			for f := range h.marks {
+				f()
+			}
+		}()
+	})
+	if h.marks == nil {
+		return
+	}
+	h.marks <- func() {
+		c, cancel := dbCtx()
+		defer cancel()
+		if err := h.db.SetViewed(c, runID, paths, viewed); err != nil && failed != nil {
+			failed(err)
+		}
+	}
+}
 
 func dbCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), dbTimeout)

@@ -45,8 +45,8 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 	}
 	form := container.New(layout.NewFormLayout())
 	addRow := func(k string, v fyne.CanvasObject) {
-		form.Add(widget.NewLabelWithStyle(k, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}))
-		form.Add(v)
+		form.Add(style.Tight(widget.NewLabelWithStyle(k, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})))
+		form.Add(style.Tight(v))
 	}
 	addRow("Script", wrapped(s.Script, "", false))
 	addRow("Workspace", wrapped(s.Workspace, "", false))
@@ -94,7 +94,7 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 			addRow("Stage", wrapped(text, c, st.State == report.StagePending))
 		}
 	}
-	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), container.NewThemeOverride(form, style.Compact{})))
+	lines = append(lines, container.New(layout.NewCustomPaddedLayout(0, 0, theme.Padding()*2, 0), form))
 	t.detail.Objects = []fyne.CanvasObject{container.NewVScroll(container.NewVBox(lines...))}
 	t.detail.Refresh()
 }

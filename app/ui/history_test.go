@@ -51,7 +51,7 @@ func opened(t *testing.T, u *UI, l *loop, before *report.Report) {
 
 // reopen opens run id from the history as the History tab does and waits
 // until the review shows it.
-func reopen(t *testing.T, u *UI, l *loop, id int64) *report.Report {
+func reopen(t testing.TB, u *UI, l *loop, id int64) *report.Report {
 	t.Helper()
 	before := u.Review().Report()
 	u.openRun(id, func(err error) { t.Fatalf("open run %d: %v", id, err) })
@@ -111,7 +111,7 @@ func runScript(t *testing.T, u *UI, l *loop, ws, body string, allow []string) *r
 
 // runInputs runs the Run tab's inputs as a tap on Run does and returns the
 // report the review shows.
-func runInputs(t *testing.T, u *UI, l *loop) *report.Report {
+func runInputs(t testing.TB, u *UI, l *loop) *report.Report {
 	t.Helper()
 	u.Tabs.Select(u.runItem)
 	test.Tap(u.run.runBtn)
@@ -365,7 +365,7 @@ func TestReopenRunFromHistory(t *testing.T) {
 
 // openReport opens the report at path as File ▸ Open report… does and waits
 // until the review shows it.
-func openReport(t *testing.T, u *UI, l *loop, path string) *report.Report {
+func openReport(t testing.TB, u *UI, l *loop, path string) *report.Report {
 	t.Helper()
 	before := u.Review().Report()
 	u.openReportFile(path)
@@ -376,7 +376,7 @@ func openReport(t *testing.T, u *UI, l *loop, path string) *report.Report {
 	return u.Review().Report()
 }
 
-func writeDemoReport(t *testing.T) string {
+func writeDemoReport(t testing.TB) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := review.DemoReport().WriteJSON(&buf); err != nil {

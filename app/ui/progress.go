@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
@@ -218,13 +219,5 @@ func phaseIndex(ph gate.Phase) int {
 }
 
 func snapInfo(ev gate.Progress) string {
-	return fmt.Sprintf("%s entries · %s", groupDigits(ev.Entries), report.Size(ev.Bytes))
-}
-
-func groupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s entries · %s", review.GroupDigits(ev.Entries), report.Size(ev.Bytes))
 }

@@ -28,6 +28,10 @@ type reopened struct {
 	// (review.Uncovered).
 	uncovered int
 	other     []string
+	// viewed are the paths the reviewer marked viewed (nil when they
+	// could not be read: viewedErr).
+	viewed    []string
+	viewedErr error
 }
 
 // openRun reopens run id from the history database alone, off the UI
@@ -59,18 +63,24 @@ func (u *UI) openRun(id int64, failed func(error)) {
 			if text, c := o.decision(); text != "" {
 				u.review.SetDecision(text, c)
 			}
+			if o.viewedErr != nil {
+				u.log.Warn().Err(o.viewedErr).Int64("run", id).Msg("viewed marks")
+			} else {
+				u.review.SetViewed(o.viewed)
+			}
 		})
 	}()
 }
 
-// readRun reads run id and, for an approved run, the approved version and
-// the run evaluated with it (on a copy: the review shows the run as it was).
+// readRun reads run id, its viewed marks and, for an approved run, the
+// approved version and the run evaluated with it (on a copy: the review shows the run as it was).
 func readRun(h *History, id int64) (*reopened, error) {
 	run, err := h.Get(id)
 	if err != nil {
 		return nil, err
 	}
 	o := &reopened{run: run}
+	o.viewed, o.viewedErr = h.Viewed(id)
 	if run.Decision != history.Approve || run.ApprovedVersion == 0 {
 		return o, nil
 	}

@@ -684,8 +684,13 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 	r := res.Report
 	t.setStageInfo(stageLine(out))
 	t.contain.setEnforced(r.Containment)
-	if res.After != nil {
+	// Keep the manifest for the next run's hash reuse only when the history
+	// does not hold it (no history, or the record failed): a manifest of a
+	// large tree is tens of MB.
+	if res.After != nil && id == 0 {
 		t.prior[key] = res.After
+	} else {
+		delete(t.prior, key)
 	}
 	msg := fmt.Sprintf("%s: %s", strings.ToUpper(r.Verdict), strings.Join(r.Reasons, ", "))
 	if len(r.Reasons) == 0 {

@@ -29,10 +29,12 @@ const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
 // screenshotSplitEnv, set, shows the diff side by side in --screenshot mode.
 const screenshotSplitEnv = "DIFFGATE_SCREENSHOT_SPLIT"
 
-// startScreenshot runs the demo through the gate once the window is up
-// (or, with --report, opens that report), opens the result in the review
-// view on the config.json diff, captures the window to path and quits
-// (exit code 0 on success).
+// startScreenshot runs the demo (or, with --workspace and --script, that
+// script in that workspace, with the allowlist last approved for it in the
+// history, if any; or, with --report, opens that report) through the gate
+// once the window is up, opens the result in the review view on its most
+// telling change, captures the window to path and quits (exit code 0 on
+// success).
 func (u *UI) startScreenshot(path string) {
 	u.exitCode = 1
 	fail := func(err error) {
@@ -85,12 +87,16 @@ func (u *UI) startScreenshot(path string) {
 			}
 			return
 		}
-		d, err := u.demo()
-		if err != nil {
-			fail(err)
-			return
+		if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
+			u.run.setInputs(f.Workspace, f.Script, nil)
+		} else {
+			d, err := u.demo()
+			if err != nil {
+				fail(err)
+				return
+			}
+			u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
 		}
-		u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
 		u.run.start()
 	})
 	time.AfterFunc(screenshotTimeout, func() {

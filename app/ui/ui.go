@@ -124,6 +124,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		OpenFolder:     u.openFolder,
 		LoadContents:   u.loadContents,
 		Do:             u.do,
+		OnViewed:       u.viewed,
 	})
 	u.history = newHistoryTab(u)
 
@@ -275,6 +276,19 @@ func (u *UI) showResult(res *gate.Result, id int64) {
 	if u.history != nil {
 		u.history.refresh()
 	}
+}
+
+// viewed keeps the reviewer's viewed marks with the run under review in
+// the history (a report opened from a file keeps them for the session).
+func (u *UI) viewed(_ *report.Report, paths []string, on bool) {
+	if u.hist == nil || u.reviewID == 0 {
+		return
+	}
+	id := u.reviewID
+	u.hist.SetViewedLater(id, paths, on, func(err error) {
+		u.log.Warn().Err(err).Int64("run", id).Msg("save viewed marks")
+		u.do(func() { u.showNotice("Viewed marks of run " + fmt.Sprint(id) + " not saved: " + oneLine(err) + ".") })
+	})
 }
 
 // decisionText describes a run's latest review decision.

@@ -45,7 +45,7 @@ func newLoop() *loop { return &loop{ch: make(chan func(), 1024)} }
 func (l *loop) do(f func()) { l.ch <- f }
 
 // until runs queued UI work until cond holds.
-func (l *loop) until(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func (l *loop) until(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.After(timeout)
 	for !cond() {
@@ -72,7 +72,7 @@ func (l *loop) settle(d time.Duration) {
 	}
 }
 
-func newTestUI(t *testing.T, opts Options) (*UI, *loop, fyne.Window) {
+func newTestUI(t testing.TB, opts Options) (*UI, *loop, fyne.Window) {
 	t.Helper()
 	a := test.NewTempApp(t)
 	w := test.NewTempWindow(t, nil)
@@ -366,7 +366,7 @@ func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
 }
 
 // writeScript writes an executable shell script into dir.
-func writeScript(t *testing.T, dir, body string) string {
+func writeScript(t testing.TB, dir, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, "script.sh")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
@@ -379,7 +379,8 @@ func TestCancelKillsTheScript(t *testing.T) {
 	u, l, _ := newTestUI(t, Options{})
 	ws, scripts := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("x"), 0o644)
-	script := writeScript(t, scripts, "echo started\ntouch made-before-cancel\nsleep 30\ntouch never\n")
+	// "started" is printed once the file is made: the cancel comes after it.
+	script := writeScript(t, scripts, "touch made-before-cancel\necho started\nsleep 30\ntouch never\n")
 	u.run.setInputs(ws, script, []string{})
 	test.Tap(u.run.runBtn)
 	l.until(t, "the script to run", 20*time.Second, func() bool {

@@ -94,7 +94,7 @@ func loadDecisionRow(ctx context.Context, q querier, id int64) (*decisionRow, er
 }
 
 // loadDecisionRowV1 reads a decision of a database older than migration
-// 0007 (no allowlist_version: its digest is that of version 0).
+// 0008 (no allowlist_version: its digest is that of version 0).
 func loadDecisionRowV1(ctx context.Context, q querier, id int64) (*decisionRow, error) {
 	r := decisionRow{id: id}
 	err := q.QueryRowContext(ctx, "SELECT run_id, decision, note, decided_at FROM decisions WHERE id = ?", id).
@@ -197,7 +197,7 @@ func adoptIntoChain(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	for _, id := range ids {
-		d, err := loadDecisionRowV1(ctx, tx, id) // migration 0002: before 0007's column
+		d, err := loadDecisionRowV1(ctx, tx, id) // migration 0002: before 0008's column
 		if err != nil {
 			return err
 		}

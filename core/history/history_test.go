@@ -911,9 +911,12 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 5: the same (migration 5 added changes.diff_note, empty for
 	// them).
 	5: seedV2,
-	// Version 6: the same (migration 6 added changes.links_inside, 0 for
-	// them).
+	// Version 6: the same (migration 6 added changes.links_inside, empty
+	// for them; migration 7, the viewed marks, none for them).
 	6: seedV2,
+	// Version 7: the same (migration 8 added decisions.allowlist_version,
+	// 0 for them).
+	7: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.

@@ -362,12 +362,8 @@ func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) er
 
 // insertDecision writes decision d (its time is now) and its link.
 func insertDecision(ctx context.Context, tx *sql.Tx, d *decisionRow) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", d.runID).Scan(&n); err != nil {
+	if err := runExists(ctx, tx, d.runID); err != nil {
 		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("run %d: %w", d.runID, ErrNotFound)
 	}
 	d.decidedAt = formatTime(time.Now().UTC())
 	res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at, allowlist_version) VALUES (?, ?, ?, ?, ?)",

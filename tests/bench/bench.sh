@@ -210,6 +210,16 @@ DIFFGATE_BENCH_HTML=1 go test -run XXX -bench 'BenchmarkHTMLLoad$' -benchtime 5x
 	awk '/^BenchmarkHTMLLoad/ {for (i = 2; i <= NF; i++) if ($i == "load-ms") printf "%.6f\n", $(i - 1) / 1000}' | tee "$RES/html_load.txt"
 
 echo
+echo "== the app's review of 5,000-change runs (in-process, headless fyne/test, BenchmarkReviewScale)"
+# Three gated runs through the app's Run tab, then opening, reopening from
+# the history, re-evaluating and reviewing; metrics as "NAME VALUE" lines.
+go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui >"$RES/review.out" 2>&1 ||
+	die "BenchmarkReviewScale failed: $(tail -5 "$RES/review.out")"
+grep '^BenchmarkReviewScale' "$RES/review.out"
+awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' "$RES/review.out" >"$RES/review.txt"
+[ -s "$RES/review.txt" ] || die "BenchmarkReviewScale reported nothing: $(tail -5 "$RES/review.out")"
+
+echo
 echo "== peak memory (max RSS)"
 rss() { # NAME DIR
 	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |

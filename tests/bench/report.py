@@ -151,6 +151,24 @@ if os.path.exists(html_txt):
     rows.append(("HTML report, 5,000 changes, load in Chromium", "%8.3f s" % secs if secs is not None else "failed",
                  "", "", "", "≤ 1 s", "yes" if met else "NO"))
 
+review_txt = os.path.join(res, "review.txt")
+if os.path.exists(review_txt):
+    review = {}
+    for line in open(review_txt):
+        k, v = line.split()
+        review[k] = float(v)
+    for key, label, target, unit in (
+            ("open-s", "review: open a 5,000-change report (app, headless, rendered)", 1.0, "s"),
+            ("reopen-s", "review: reopen a 5,000-change run from the history", 1.0, "s"),
+            ("reeval-s", "review: re-evaluate after an allowlist edit, 5,000 changes", 0.3, "s"),
+            ("heap-MiB", "review: app heap in use after 3 runs and reviews, after GC", 300, "MiB"),
+            ("rss-MiB", "review: app RSS after 3 runs and reviews, after GC", 300, "MiB")):
+        val = review.get(key)
+        met = val is not None and val <= target
+        results.append(met)
+        shown = "failed" if val is None else ("%8.3f s" % val if unit == "s" else "%.1f MiB" % val)
+        rows.append((label, shown, "", "", "", "≤ %g %s" % (target, unit), "yes" if met else "NO"))
+
 MiB = 1024
 mem = []
 for name, label, target in (

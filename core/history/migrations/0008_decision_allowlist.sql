@@ -1,4 +1,4 @@
--- 0007_decision_allowlist: the allowlist version an approval approved, so a
+-- 0008_decision_allowlist: the allowlist version an approval approved, so a
 -- reopened run says which version that was (0: a rejection, or a decision
 -- from before this column). Hashed with the decision only when set: older
 -- decisions keep their links.
