@@ -29,8 +29,8 @@ type Banner struct {
 	bg, accent *canvas.Rectangle
 	icon       *widget.Icon
 	verdict    *canvas.Text
-	// summary wraps: on a narrow window it takes two lines rather than
-	// widen the window.
+	// summary is cut with an ellipsis on a narrow window rather than widen
+	// it (the reasons below say it all again).
 	summary *widget.RichText
 	// contained says, beside the verdict, whether the script was contained:
 	// "NOT CONTAINED" as loudly as a FAIL.
@@ -50,7 +50,7 @@ func NewBanner(r *report.Report) *Banner {
 	b.verdict = canvas.NewText("", color.Black)
 	b.verdict.TextStyle = fyne.TextStyle{Bold: true}
 	b.summary = widget.NewRichText()
-	b.summary.Wrapping = fyne.TextWrapWord
+	b.summary.Truncation = fyne.TextTruncateEllipsis
 	b.contained = canvas.NewText("", color.Black)
 	b.contained.TextStyle = fyne.TextStyle{Bold: true}
 	b.reasons = container.NewVBox()
