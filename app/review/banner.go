@@ -185,7 +185,7 @@ func (b *Banner) update() {
 		l.Truncation = fyne.TextTruncateEllipsis
 		l.TextStyle.Monospace = mono
 		l.SizeName = theme.SizeNameCaptionText
-		b.facts.Objects = append(b.facts.Objects, k, container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l))
+		b.facts.Objects = append(b.facts.Objects, style.Tight(k), style.Tight(container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l)))
 	}
 	fact("Workspace", r.Workspace, false)
 	script := r.Script.Path

@@ -181,13 +181,13 @@ func (v *View) build() {
 	v.note = keys.NewMultiLineEntry()
 	v.note.OnEscape = v.focusChanges
 	v.note.SetPlaceHolder("Note for the record (why these changes are fine)")
-	v.note.SetMinRowsVisible(2)
+	v.note.SetMinRowsVisible(1) // it scrolls; the window must fit 1024×700
 	v.note.Wrapping = fyne.TextWrapWord
 	v.approveBtn = widget.NewButtonWithIcon("Approve allowlist", theme.ConfirmIcon(), v.approve)
 	v.approveBtn.Importance = widget.SuccessImportance
 	v.rejectBtn = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), v.reject)
 	v.rejectBtn.Importance = widget.DangerImportance
-	v.resetBtn = widget.NewButtonWithIcon("Reset to the run's allowlist", theme.ContentUndoIcon(), func() {
+	v.resetBtn = widget.NewButtonWithIcon("Reset", theme.ContentUndoIcon(), func() { // to the run's allowlist
 		v.editor.SetEntries(v.original)
 	})
 	v.resetBtn.Importance = widget.LowImportance
@@ -232,7 +232,9 @@ func (v *View) build() {
 	if v.opts.ReadOnly {
 		sideBottom = container.NewVBox()
 	} else {
-		sideBottom = container.NewVBox(v.suggestBtn, v.resetBtn)
+		// Reset (to the run's allowlist) shares Suggest's row: the
+		// window must fit 1024×700.
+		sideBottom = container.NewVBox(container.NewBorder(nil, nil, nil, v.resetBtn, v.suggestBtn))
 		if v.opts.OnApprove != nil || v.opts.OnReject != nil {
 			sideBottom.Add(v.note)
 			sideBottom.Add(decide)
@@ -243,11 +245,11 @@ func (v *View) build() {
 				v.rejectBtn.Hide()
 			}
 		}
-		sideBottom.Add(v.decision)
+		sideBottom.Add(style.Tight(v.decision))
 	}
 	if v.opts.Export != nil {
 		sideBottom.Add(widget.NewSeparator())
-		sideBottom.Add(exportTitle)
+		sideBottom.Add(style.Tight(exportTitle))
 		sideBottom.Add(container.NewGridWithColumns(3, exports...))
 		sideBottom.Add(v.exported.root)
 	}
@@ -256,7 +258,7 @@ func (v *View) build() {
 		sideCenter = layout.NewSpacer()
 		v.editor.Disable()
 	}
-	sidebar := container.NewBorder(container.NewVBox(sideTitle, sideHint), sideBottom, nil, nil, sideCenter)
+	sidebar := container.NewBorder(container.NewVBox(style.Tight(sideTitle), style.Tight(sideHint)), sideBottom, nil, nil, sideCenter)
 
 	inner := container.NewHSplit(container.NewPadded(v.detail.root), container.NewPadded(sidebar))
 	inner.Offset = 0.68

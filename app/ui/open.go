@@ -75,6 +75,16 @@ func isReportFile(path string) bool {
 // file that cannot be read or is not a report is one line in an error
 // dialog.
 func (u *UI) openReportFile(path string) {
+	u.loadReport(path, func(_ *report.Report, err error) {
+		if err != nil {
+			dialog.ShowError(errors.New(oneLine(err)), u.win)
+		}
+	})
+}
+
+// loadReport is openReportFile with what to do once the report is shown
+// (or why it is not), on the UI goroutine; a superseded open calls nothing.
+func (u *UI) loadReport(path string, done func(*report.Report, error)) {
 	u.openN++
 	gen := u.openN
 	go func() {
@@ -85,12 +95,13 @@ func (u *UI) openReportFile(path string) {
 			}
 			if err != nil {
 				u.log.Warn().Err(err).Str("path", path).Msg("open report")
-				dialog.ShowError(errors.New(oneLine(err)), u.win)
+				done(nil, err)
 				return
 			}
 			u.app.Preferences().SetString(prefReportDir, filepath.Dir(path))
 			u.reviewID = 0
 			u.showReview(r)
+			done(r, nil)
 		})
 	}()
 }

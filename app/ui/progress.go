@@ -69,8 +69,8 @@ func newPhaseProgress() *phaseProgress {
 		r.info.SizeName = theme.SizeNameCaptionText
 		r.info.Truncation = fyne.TextTruncateEllipsis
 		p.rows[ph] = r
-		head := container.NewBorder(nil, nil, container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon)), nil, r.name)
-		objs = append(objs, container.NewVBox(head, container.New(&thinBar{}, r.bar, r.inf), r.info))
+		head := container.NewBorder(nil, nil, container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon)), nil, style.Tight(r.name))
+		objs = append(objs, container.NewVBox(head, container.New(&thinBar{}, r.bar, r.inf), style.Tight(r.info)))
 	}
 	p.root = container.NewGridWithColumns(len(gate.Phases), objs...)
 	p.reset(0)

@@ -215,8 +215,10 @@ func (shrinkLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	}
 }
 
+// heading is a pane's bold title, without the label's inner padding (the
+// window must fit 1024×700).
 func heading(s string) fyne.CanvasObject {
-	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	return style.Tight(widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 }
 
 // setInputs fills the inputs (used at start-up, by the demo and on drop);
@@ -570,6 +572,7 @@ func (t *runTab) start() {
 	}
 	t.remember(prefWorkspaces, ws, t.workspace)
 	t.remember(prefScripts, script, t.script)
+	t.showDemoHint(false) // tried: the hint has said what it had to
 	t.u.app.Preferences().SetString(prefTimeout, t.timeout.Text)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/software"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -23,7 +27,8 @@ const screenshotTimeout = 2 * time.Minute
 const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
 
 // screenshotTabEnv=run captures the Run tab after the run (its
-// containment line and what was enforced) instead of the review.
+// containment line and what was enforced) instead of the review; =history
+// the History tab.
 const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
 
 // screenshotSplitEnv, set, shows the diff side by side in --screenshot mode.
@@ -60,8 +65,11 @@ func (u *UI) startScreenshot(path string) {
 		if i := tellingChange(r); i >= 0 {
 			u.review.Select(i)
 		}
-		if os.Getenv(screenshotTabEnv) == "run" {
-			u.Tabs.SelectIndex(0)
+		switch os.Getenv(screenshotTabEnv) {
+		case "run":
+			u.Tabs.Select(u.runItem)
+		case "history":
+			u.Tabs.Select(u.historyItem)
 		}
 		if os.Getenv(screenshotSplitEnv) != "" {
 			u.review.SetSideBySide(true)
@@ -79,12 +87,13 @@ func (u *UI) startScreenshot(path string) {
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
 		if f := u.opts.Flags.Report; f != "" {
-			u.openReportFile(f)
-			if r := u.review.Report(); r != nil {
+			u.loadReport(f, func(r *report.Report, err error) {
+				if err != nil {
+					fail(err)
+					return
+				}
 				u.onRunDone(r, nil)
-			} else {
-				fail(fmt.Errorf("cannot open %s", f))
-			}
+			})
 			return
 		}
 		if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
@@ -106,7 +115,9 @@ func (u *UI) startScreenshot(path string) {
 
 // capture grabs the window. Where the GL front buffer cannot be read back
 // (Xvfb with software GL returns a blank image) it renders the window's
-// content again with Fyne's software painter, at the window's size.
+// content again with Fyne's software painter, at the window's size and
+// where the window lays it out: below the menu bar, which the software
+// canvas cannot draw, so a stand-in with the menus' titles takes its place.
 func capture(w fyne.Window) image.Image {
 	img := w.Canvas().Capture()
 	if !blank(img) {
@@ -114,10 +125,23 @@ func capture(w fyne.Window) image.Image {
 	}
 	size := w.Canvas().Size()
 	content := w.Content()
+	pos, csize := content.Position(), content.Size()
+	var titles []fyne.CanvasObject
+	if mm := w.MainMenu(); mm != nil {
+		for _, m := range mm.Items {
+			titles = append(titles, widget.NewLabel(m.Label))
+		}
+	}
+	bar := container.NewStack(canvas.NewRectangle(theme.Color(theme.ColorNameHeaderBackground)), container.NewHBox(titles...))
 	c := software.NewCanvas()
 	c.SetPadded(false)
-	c.SetContent(content)
+	c.SetScale(w.Canvas().Scale()) // FYNE_SCALE=1.5: the window's pixels
+	c.SetContent(container.NewWithoutLayout(bar, content))
 	c.Resize(size)
+	bar.Move(fyne.Position{})
+	bar.Resize(fyne.NewSize(size.Width, max(0, pos.Y-theme.Padding())))
+	content.Move(pos)
+	content.Resize(csize)
 	return c.Capture()
 }
 
