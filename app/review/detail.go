@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"image/color"
 	"io/fs"
 	"strings"
 
@@ -325,60 +326,81 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 // only) offers no Load full diff.
 var noFullDiff = fmt.Sprintf("A full diff needs the files themselves, which a report does not hold: open the run in the desktop app, which diffs files up to %d MiB.", FullDiffMax>>20)
 
-// metaRows builds the before/after table.
-func metaRows(th fyne.Theme, c *diff.Change) []fyne.CanvasObject {
-	b, a := c.Before, c.After
-	kind := style.KindColor(c.Kind)
+// metaRows builds the before/after table of change c.
+func metaRows(_ fyne.Theme, c *diff.Change) []fyne.CanvasObject {
+	return entryRows(c.Before, c.After, style.KindColor(c.Kind), false)
+}
+
+// metaRow is a row of the before/after table: its label, the value of an
+// entry ("" leaves it out), and whether it is drawn monospace.
+type metaRow struct {
+	label string
+	get   func(e *snapshot.Entry) string
+	mono  bool
+}
+
+// entryRows builds the before/after table of entries b and a (either may
+// be nil), a value that differs drawn in changed; stat adds the rows of a
+// stat-only record (times, inode, links: a change outside the workspace).
+func entryRows(b, a *snapshot.Entry, changed fyne.ThemeColorName, stat bool) []fyne.CanvasObject {
 	head := func(t string) fyne.CanvasObject {
 		return styledText(t, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{Bold: true})
 	}
 	objs := []fyne.CanvasObject{head(""), head("BEFORE"), head("AFTER")}
-	row := func(label string, get func(e *snapshot.Entry) string, mono bool) {
+	add := func(r metaRow) {
 		bv, av := "—", "—"
 		if b != nil {
-			bv = get(b)
+			bv = r.get(b)
 		}
 		if a != nil {
-			av = get(a)
+			av = r.get(a)
 		}
 		if bv == "" && av == "" || bv == "—" && av == "" || bv == "" && av == "—" {
 			return
 		}
-		changed := b != nil && a != nil && bv != av
+		differs := b != nil && a != nil && bv != av
 		cell := func(v string) fyne.CanvasObject {
 			colorName := fyne.ThemeColorName(theme.ColorNameForeground)
-			if changed {
-				colorName = kind
+			if differs {
+				colorName = changed
 			}
 			t := widget.NewRichText(&widget.TextSegment{Text: v, Style: widget.RichTextStyle{
-				ColorName: colorName, Inline: true, TextStyle: fyne.TextStyle{Monospace: mono, Bold: changed}}})
+				ColorName: colorName, Inline: true, TextStyle: fyne.TextStyle{Monospace: r.mono, Bold: differs}}})
 			t.Truncation = fyne.TextTruncateEllipsis
 			return t
 		}
-		objs = append(objs, styledText(label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
+		objs = append(objs, styledText(r.label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
 	}
-	row("Type", func(e *snapshot.Entry) string { return string(e.Type) }, false)
-	row("Mode", func(e *snapshot.Entry) string {
-		if !e.ModeKnown() {
-			return ""
-		}
-		return e.ModeString() + "  " + symbolic(e)
-	}, true)
-	row("Size", func(e *snapshot.Entry) string {
-		if e.Type == snapshot.Dir {
-			return ""
-		}
-		return report.Size(e.Size)
-	}, false)
-	row("Owner", func(e *snapshot.Entry) string {
-		if e.UID < 0 {
-			return ""
-		}
-		return fmt.Sprintf("%d:%d", e.UID, e.GID)
-	}, true)
-	row("Target", func(e *snapshot.Entry) string { return report.QuotePath(e.Target) }, true)
-	row("SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true)
-	row("Error", func(e *snapshot.Entry) string { return e.Err }, false)
+	rows := []metaRow{
+		{"Type", func(e *snapshot.Entry) string { return string(e.Type) }, false},
+		{"Mode", func(e *snapshot.Entry) string {
+			if !e.ModeKnown() {
+				return ""
+			}
+			return e.ModeString() + "  " + symbolic(e)
+		}, true},
+		{"Size", func(e *snapshot.Entry) string {
+			if e.Type == snapshot.Dir {
+				return ""
+			}
+			return report.Size(e.Size)
+		}, false},
+		{"Owner", func(e *snapshot.Entry) string {
+			if e.UID < 0 {
+				return ""
+			}
+			return fmt.Sprintf("%d:%d", e.UID, e.GID)
+		}, true},
+		{"Target", func(e *snapshot.Entry) string { return report.QuotePath(e.Target) }, true},
+		{"SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true},
+	}
+	if stat {
+		rows = append(rows, statRows()...)
+	}
+	rows = append(rows, metaRow{"Error", func(e *snapshot.Entry) string { return e.Err }, false})
+	for _, r := range rows {
+		add(r)
+	}
 	for i, o := range objs {
 		objs[i] = style.Tight(o)
 	}
@@ -432,6 +454,12 @@ func signedBytes(n int64) string {
 // as its widest label, then two equal value columns.
 type tableLayout struct{}
 
+// spanMark in a row's third cell lets its second cell take both columns
+// (a fact, not a before/after pair).
+type spanMark struct{ *canvas.Rectangle }
+
+func newSpanMark() spanMark { return spanMark{canvas.NewRectangle(color.Transparent)} }
+
 func (tableLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	const pad = 8
 	lw := float32(0)
@@ -446,6 +474,9 @@ func (tableLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 		objs[i].Resize(fyne.NewSize(lw, h))
 		objs[i+1].Move(fyne.NewPos(lw+pad, y))
 		objs[i+1].Resize(fyne.NewSize(cw, h))
+		if _, ok := objs[i+2].(spanMark); ok { // one value across both columns
+			objs[i+1].Resize(fyne.NewSize(2*cw+pad, h))
+		}
 		objs[i+2].Move(fyne.NewPos(lw+pad+cw+pad, y))
 		objs[i+2].Resize(fyne.NewSize(cw, h))
 		y += h

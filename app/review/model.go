@@ -16,13 +16,16 @@ type Filter struct {
 	Added, Removed, Changed bool
 	// Violations and Allowed show changes the allowlist does not / does allow.
 	Violations, Allowed bool
+	// Blocked and Outside show the actions containment blocked and the
+	// changes outside the workspace (findings.go).
+	Blocked, Outside bool
 	// Text keeps only paths containing it (case-insensitive).
 	Text string
 }
 
 // DefaultFilter shows every change.
 func DefaultFilter() Filter {
-	return Filter{Added: true, Removed: true, Changed: true, Violations: true, Allowed: true}
+	return Filter{Added: true, Removed: true, Changed: true, Violations: true, Allowed: true, Blocked: true, Outside: true}
 }
 
 func (f *Filter) kindOn(k diff.Kind) bool {
@@ -157,7 +160,8 @@ type model struct {
 	nodes   map[string]*node // by node id (the path; "" is the root)
 	// violationsFirst puts violations (and folders holding one) first.
 	violationsFirst bool
-	ren             renames // one row a rename (rename.go)
+	ren             renames  // one row a rename (rename.go)
+	fd              findings // the blocked actions and outside changes shown (findings.go)
 }
 
 func newModel(r *report.Report) *model {
@@ -213,6 +217,7 @@ func (m *model) apply(f Filter, tree bool, viewed []bool) {
 	if tree {
 		m.buildTree(viewed)
 	}
+	m.applyFindings(&f)
 }
 
 // shown reports whether change i passes the filter.
@@ -289,17 +294,17 @@ func (m *model) compareNodes(a, b string) int {
 	return compareNames(na.name, nb.name)
 }
 
-// rows lists the rows the list shows: in tree mode the tree depth first,
-// into the folders open says are open; else the visible changes.
+// rows lists the rows the list shows: the findings' groups first
+// (findingRows), then in tree mode the tree depth first, into the folders
+// open says are open; else the visible changes.
 func (m *model) rows(tree bool, open func(id string, n *node) bool) []row {
+	out := m.findingRows(tree && m.nodes != nil, func(id string) bool { return open(id, nil) })
 	if !tree || m.nodes == nil {
-		out := make([]row, len(m.visible))
-		for k, i := range m.visible {
-			out[k] = row{id: m.r.Changes[i].Path}
+		for _, i := range m.visible {
+			out = append(out, row{id: m.r.Changes[i].Path})
 		}
 		return out
 	}
-	out := make([]row, 0, 64)
 	var walk func(id string, depth int)
 	walk = func(id string, depth int) {
 		for _, k := range m.nodes[id].children {

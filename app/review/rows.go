@@ -73,6 +73,13 @@ func (r *changeRow) set(v *View, id string, depth int) {
 	th := r.l.Theme()
 	r.id = id
 	r.depth = max(depth, 0)
+	if isFinding(id) {
+		r.folder = v.tree && isGroup(id)
+		r.setFinding(th, v, id)
+		r.box.Refresh()
+		return
+	}
+	r.check.Hidden = false
 	n := v.m.nodes[id]
 	r.folder = depth >= 0 && n != nil && n.folder()
 	var viewedAll, viewedSome bool

@@ -96,6 +96,7 @@ type View struct {
 
 	banner                                   *Banner
 	added, removed, changed, violations, all *Chip
+	blockedChip, outsideChip                 *Chip // shown when the report has any
 	search                                   *keys.Entry
 	treeBtn, listBtn                         *widget.Button
 	shown                                    *widget.RichText
@@ -146,6 +147,10 @@ func (v *View) build() {
 	v.changed = NewChip("Changed", style.Changed, toggle(func(b bool) { v.filter.Changed = b }))
 	v.violations = NewChip("Violations", style.FailColor, toggle(func(b bool) { v.filter.Violations = b }))
 	v.all = NewChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
+	v.blockedChip = NewChip("Blocked", style.Blocked, toggle(func(b bool) { v.filter.Blocked = b }))
+	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
+	v.blockedChip.Hide() // until a report has blocked actions
+	v.outsideChip.Hide()
 
 	v.search = keys.NewEntry()
 	v.search.OnEscape = v.focusChanges
@@ -215,7 +220,7 @@ func (v *View) build() {
 	}
 
 	// Layout.
-	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all)
+	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all, v.blockedChip, v.outsideChip)
 	modeBtns := container.NewHBox(v.treeBtn, v.listBtn)
 	toolbar := container.NewBorder(nil, nil, chips, modeBtns, v.search)
 	listHead := container.NewVBox(container.NewBorder(nil, nil, v.reviewed, v.violFirst), v.hiddenBar)
@@ -352,6 +357,8 @@ func (v *View) setFilter(f Filter) {
 	v.changed.SetOn(f.Changed)
 	v.violations.SetOn(f.Violations)
 	v.all.SetOn(f.Allowed)
+	v.blockedChip.SetOn(f.Blocked)
+	v.outsideChip.SetOn(f.Outside)
 	if v.search.Text != f.Text {
 		v.search.OnChanged = nil
 		v.search.SetText(f.Text)
@@ -419,6 +426,10 @@ func (v *View) showFolder(id string) {
 func (v *View) showRow(k int) {
 	id := v.rows[k].id
 	v.selID = id
+	if isFinding(id) {
+		v.showFinding(id)
+		return
+	}
 	if n := v.m.nodes[id]; v.tree && n != nil && n.change < 0 {
 		v.showFolder(id)
 		return
@@ -461,8 +472,27 @@ func (v *View) isOpen(id string, n *node) bool {
 	if o, ok := v.open[id]; ok {
 		return o
 	}
+	if n == nil { // a findings group: open
+		return isGroup(id)
+	}
 	return v.defaultOpen(id, n)
 }
+
+// isBranch reports whether row id opens and closes in the tree: a folder
+// or a findings group.
+func (v *View) isBranch(id string) bool {
+	if !v.tree {
+		return false
+	}
+	if isGroup(id) {
+		return true
+	}
+	n := v.m.nodes[id]
+	return n != nil && n.folder()
+}
+
+// branchOpen reports whether branch id is open.
+func (v *View) branchOpen(id string) bool { return v.isOpen(id, v.m.nodes[id]) }
 
 // defaultOpen says whether a folder starts open: while a text filter is
 // on, every folder is; otherwise one that holds violations, unless it is
@@ -494,11 +524,10 @@ func (v *View) openTo(id string) bool {
 
 // toggleOpen opens or closes folder id.
 func (v *View) toggleOpen(id string) {
-	n := v.m.nodes[id]
-	if !v.tree || n == nil || !n.folder() {
+	if !v.isBranch(id) {
 		return
 	}
-	v.open[id] = !v.isOpen(id, n)
+	v.open[id] = !v.branchOpen(id)
 	v.rebuildRows()
 }
 
@@ -522,6 +551,9 @@ func (v *View) selectedRow() int {
 // folder that holds one (it stands for what it holds).
 func (v *View) isStop(k int) bool {
 	id := v.rows[k].id
+	if isFinding(id) { // each finding is a violation
+		return !isGroup(id) || v.tree && !v.branchOpen(id)
+	}
 	if v.tree {
 		if n := v.m.nodes[id]; n != nil && n.folder() && !v.isOpen(id, n) {
 			return n.sum.violations > 0
@@ -593,11 +625,15 @@ func (v *View) selectedNode() (k int, id string, n *node) {
 // left closes the selected folder, or goes to the folder holding the
 // selected row.
 func (v *View) left() {
-	k, id, n := v.selectedNode()
+	k, id, _ := v.selectedNode()
 	switch {
 	case k < 0:
-	case n != nil && n.folder() && v.isOpen(id, n):
+	case v.isBranch(id) && v.branchOpen(id):
 		v.toggleOpen(id)
+	case isFinding(id):
+		if g, _, ok := parseFinding(id); ok {
+			v.goRow(v.rowOf(g))
+		}
 	case v.rowOf(parentOf(id)) >= 0:
 		v.goRow(v.rowOf(parentOf(id)))
 	}
@@ -605,10 +641,10 @@ func (v *View) left() {
 
 // right opens the selected folder, or goes to its first row when open.
 func (v *View) right() {
-	k, id, n := v.selectedNode()
+	k, id, _ := v.selectedNode()
 	switch {
-	case k < 0 || n == nil || !n.folder():
-	case !v.isOpen(id, n):
+	case k < 0 || !v.isBranch(id):
+	case !v.branchOpen(id):
 		v.toggleOpen(id)
 	case k+1 < len(v.rows):
 		v.goRow(k + 1)
@@ -635,7 +671,7 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	case fyne.KeyEnd:
 		v.move(len(v.rows))
 	case fyne.KeyReturn, fyne.KeyEnter:
-		if k, id, n := v.selectedNode(); k >= 0 && n != nil && n.folder() && n.change < 0 {
+		if k, id, n := v.selectedNode(); k >= 0 && (isGroup(id) || n != nil && n.folder() && n.change < 0) {
 			v.toggleOpen(id)
 			return true
 		}
@@ -882,6 +918,16 @@ func (v *View) refilter() {
 	v.changed.SetCount(n.Changed)
 	v.violations.SetCount(n.Violations)
 	v.all.SetCount(n.Allowed)
+	for _, c := range []struct {
+		chip *Chip
+		n    int
+	}{{v.blockedChip, len(r.Blocked)}, {v.outsideChip, len(r.Outside)}} {
+		c.chip.SetCount(c.n)
+		if c.chip.Visible() != (c.n > 0) {
+			c.chip.Hidden = c.n == 0
+			c.chip.Refresh()
+		}
+	}
 
 	v.treeBtn.Importance, v.listBtn.Importance = widget.LowImportance, widget.LowImportance
 	if v.tree {
@@ -893,10 +939,10 @@ func (v *View) refilter() {
 	v.listBtn.Refresh()
 	var w fyne.CanvasObject = v.list
 	switch {
-	case len(r.Changes) == 0:
+	case len(r.Changes) == 0 && len(r.Blocked)+len(r.Outside) == 0:
 		v.setEmpty("No changes: the workspace is exactly as it was before the run.")
 		w = container.NewCenter(v.empty)
-	case len(v.m.visible) == 0:
+	case len(v.m.visible) == 0 && len(v.m.fd.blocked)+len(v.m.fd.outside) == 0:
 		v.setEmpty("No change matches the filter.")
 		w = container.NewCenter(v.empty)
 	}
@@ -907,12 +953,23 @@ func (v *View) refilter() {
 	v.rebuildRows()
 
 	hidden := v.m.rowCount() - len(v.m.visible)
+	var what []string
+	if hidden > 0 || v.m.fd.hiddenBlocked+v.m.fd.hiddenOutside == 0 {
+		what = append(what, countOf(hidden, "change"))
+	}
+	if n := v.m.fd.hiddenBlocked; n > 0 {
+		what = append(what, countOf(n, "blocked action"))
+	}
+	if n := v.m.fd.hiddenOutside; n > 0 {
+		what = append(what, countOf(n, "change")+" outside the workspace")
+	}
+	hidden += v.m.fd.hiddenBlocked + v.m.fd.hiddenOutside
 	if v.hiddenBar.Hidden != (hidden == 0) {
 		v.hiddenBar.Hidden = hidden == 0
 		v.changesPane.Refresh() // the bar takes or gives back its row
 	}
 	v.hiddenText.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s hidden by filters —", countOf(hidden, "change")),
+		Text:  fmt.Sprintf("%s hidden by filters —", strings.Join(what, ", ")),
 		Style: widget.RichTextStyle{ColorName: theme.ColorNameWarning, TextStyle: fyne.TextStyle{Bold: true}, Inline: true}}}
 	v.hiddenText.Refresh()
 	v.hiddenBar.Refresh()

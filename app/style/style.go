@@ -26,6 +26,11 @@ const (
 	// the words that changed inside an added or removed line.
 	ColorNameAddedWordBackground   fyne.ThemeColorName = "diffgate.addedWordBackground"
 	ColorNameRemovedWordBackground fyne.ThemeColorName = "diffgate.removedWordBackground"
+	// Blocked draws the actions containment refused (violet, as in the
+	// HTML report); Outside the changes found outside the workspace
+	// (orange).
+	Blocked fyne.ThemeColorName = "diffgate.blocked"
+	Outside fyne.ThemeColorName = "diffgate.outside"
 )
 
 // Semantic color names, as used across the UI.
@@ -115,6 +120,10 @@ func Color(th fyne.Theme, name fyne.ThemeColorName) color.Color {
 		return Tint(th.Color(theme.ColorNameSuccess, v), 0x70)
 	case ColorNameRemovedWordBackground:
 		return Tint(th.Color(theme.ColorNameError, v), 0x70)
+	case Blocked:
+		return Theme{}.Color(Blocked, v)
+	case Outside:
+		return Theme{}.Color(Outside, v)
 	}
 	return th.Color(name, v)
 }

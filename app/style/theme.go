@@ -27,6 +27,8 @@ var palette = map[fyne.ThemeColorName]pair{
 	ColorNameHunkBackground:            {rgba(0xddf4ffff), rgba(0x388bfd1a)},
 	ColorNameAddedWordBackground:       {rgba(0x8ce99aff), rgba(0x2ea04380)},
 	ColorNameRemovedWordBackground:     {rgba(0xffa19aff), rgba(0xf8514980)},
+	Blocked:                            {rgb(0x8250df), rgb(0xa371f7)},
+	Outside:                            {rgb(0xbc4c00), rgb(0xdb6d28)},
 	theme.ColorNameForegroundOnSuccess: {rgb(0xffffff), rgb(0x0d1117)},
 	theme.ColorNameForegroundOnError:   {rgb(0xffffff), rgb(0x0d1117)},
 	theme.ColorNameForegroundOnWarning: {rgb(0xffffff), rgb(0x0d1117)},

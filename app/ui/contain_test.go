@@ -55,6 +55,16 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	if !found {
 		t.Errorf("blocked %+v", r.Blocked)
 	}
+	// The review lists it in its Blocked group, first, and opens on it.
+	drawn := drawnText(u.Review())
+	escaped := "create " + base // the row cuts the path short
+	if !strings.Contains(drawn, "Blocked actions\n") || !strings.Contains(drawn, "\n"+escaped) ||
+		strings.Index(drawn, escaped) > strings.Index(drawn, "\ninside\n") {
+		t.Errorf("the review's list:\n%s", drawn)
+	}
+	if !strings.Contains(drawn, "\nBLOCKED CREATE\n") || !strings.Contains(drawn, "\n"+filepath.Join(outside, "escaped")+"\n") || u.Review().Selected() != -1 {
+		t.Errorf("the review does not open on the blocked action (change %d selected)", u.Review().Selected())
+	}
 	if c.enforced.Hidden || !strings.HasPrefix(richText(c.enforced), "Enforced: ") {
 		t.Errorf("enforced line %q hidden %v", richText(c.enforced), c.enforced.Hidden)
 	}

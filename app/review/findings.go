@@ -1,0 +1,327 @@
+package review
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
+)
+
+// The change list shows, besides the workspace's changes, the run's other
+// findings in groups of their own, first: the actions containment blocked
+// (report.Blocked, violet) and the changes found outside the workspace in
+// the watched paths (report.Outside, orange). Each is a violation no
+// allowlist allows. Their rows' ids start with a NUL byte, which no path
+// holds: "\x00blocked" is the group, "\x00blocked\x003" its fourth action.
+const (
+	groupBlocked = "\x00blocked"
+	groupOutside = "\x00outside"
+)
+
+// isFinding reports whether row id is a finding's group or one of its items.
+func isFinding(id string) bool { return strings.HasPrefix(id, "\x00") }
+
+// isGroup reports whether row id is a findings group.
+func isGroup(id string) bool { return id == groupBlocked || id == groupOutside }
+
+func findingID(group string, k int) string { return group + "\x00" + strconv.Itoa(k) }
+
+// parseFinding splits an item's id into its group and index (ok false for
+// anything else).
+func parseFinding(id string) (group string, k int, ok bool) {
+	for _, g := range []string{groupBlocked, groupOutside} {
+		if rest, found := strings.CutPrefix(id, g+"\x00"); found {
+			k, err := strconv.Atoi(rest)
+			return g, k, err == nil
+		}
+	}
+	return "", 0, false
+}
+
+// findings are the finding rows the filter lets through.
+type findings struct {
+	blocked, outside []int // indices into Report.Blocked / Report.Outside
+	// hiddenBlocked and hiddenOutside count those the filter hides.
+	hiddenBlocked, hiddenOutside int
+}
+
+// applyFindings picks the blocked actions and outside changes f shows:
+// their group's chip on, Violations on (each is one), an outside change's
+// kind on, and the text filter in the target, command or path.
+func (m *model) applyFindings(f *Filter) {
+	m.fd = findings{}
+	text := strings.ToLower(f.Text)
+	has := func(ss ...string) bool {
+		if text == "" {
+			return true
+		}
+		for _, s := range ss {
+			if strings.Contains(strings.ToLower(s), text) {
+				return true
+			}
+		}
+		return false
+	}
+	for k := range m.r.Blocked {
+		b := &m.r.Blocked[k]
+		if f.Blocked && f.Violations && has(b.Target, b.Cmd, b.Kind, b.Op) {
+			m.fd.blocked = append(m.fd.blocked, k)
+		} else {
+			m.fd.hiddenBlocked++
+		}
+	}
+	for k := range m.r.Outside {
+		o := &m.r.Outside[k]
+		if f.Outside && f.Violations && f.kindOn(o.Kind) && has(o.Path) {
+			m.fd.outside = append(m.fd.outside, k)
+		} else {
+			m.fd.hiddenOutside++
+		}
+	}
+}
+
+// findingRows are the findings' rows, before the changes': each group
+// that shows anything, then (when open, and always in the flat list) its
+// items.
+func (m *model) findingRows(tree bool, open func(id string) bool) []row {
+	var out []row
+	for _, g := range []struct {
+		id    string
+		items []int
+	}{{groupBlocked, m.fd.blocked}, {groupOutside, m.fd.outside}} {
+		if len(g.items) == 0 {
+			continue
+		}
+		out = append(out, row{id: g.id})
+		if tree && !open(g.id) {
+			continue
+		}
+		for _, k := range g.items {
+			out = append(out, row{id: findingID(g.id, k), depth: 1})
+		}
+	}
+	return out
+}
+
+// groupTitle and groupColor are how a group's row reads and is drawn.
+func groupTitle(id string) string {
+	if id == groupBlocked {
+		return "Blocked actions"
+	}
+	return "Outside the workspace"
+}
+
+func groupColor(id string) fyne.ThemeColorName {
+	if id == groupBlocked {
+		return style.Blocked
+	}
+	return style.Outside
+}
+
+func groupIcon(id string) fyne.Resource {
+	if id == groupBlocked {
+		return theme.CancelIcon()
+	}
+	return theme.WarningIcon()
+}
+
+// setFinding shows a findings group or one of its items.
+func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
+	r.check.Hidden = true // viewed marks are for the workspace's changes
+	g, k, item := parseFinding(id)
+	if !item {
+		g = id
+	}
+	c := groupColor(g)
+	r.seg.Style.ColorName = c
+	r.seg.Style.TextStyle = fyne.TextStyle{Bold: true}
+	r.badge.Color = style.Color(th, c)
+	r.badge.TextStyle.Bold = false
+	if !item {
+		r.arrow.Hidden = !v.tree
+		if v.isOpen(id, nil) {
+			r.arrow.set(theme.MenuDropDownIcon())
+		} else {
+			r.arrow.set(theme.MenuExpandIcon())
+		}
+		r.icon.SetResource(style.Colored(groupIcon(g), c))
+		r.seg.Text = groupTitle(g)
+		n := len(v.m.fd.blocked)
+		what := "blocked action"
+		if g == groupOutside {
+			n, what = len(v.m.fd.outside), "change"
+		}
+		r.badge.Text = countOf(n, what) + ", no allowlist allows them"
+		if n == 1 {
+			r.badge.Text = countOf(n, what) + ", no allowlist allows it"
+		}
+		r.badge.TextStyle.Bold = true
+	} else {
+		r.arrow.Hidden = true
+		r.icon.SetResource(style.Colored(groupIcon(g), c))
+		switch {
+		case v.r == nil || g == groupBlocked && k >= len(v.r.Blocked) || g == groupOutside && k >= len(v.r.Outside):
+			// a row of the report shown before, until the rows are rebuilt
+			r.seg.Text, r.badge.Text = "", ""
+		case g == groupBlocked:
+			b := &v.r.Blocked[k]
+			r.seg.Text = report.Printable(b.Kind) + " " + report.QuotePath(b.Target)
+			r.badge.Text = blockedBadge(b)
+		default:
+			o := &v.r.Outside[k]
+			r.seg.Text = string(o.Kind) + " " + report.QuotePath(o.Path)
+			r.badge.Text = o.Detail()
+		}
+	}
+	r.name.Segments = []widget.RichTextSegment{r.seg}
+	r.refresh()
+}
+
+// blockedBadge is "openat · 3 times" for a blocked action's row.
+func blockedBadge(b *report.Blocked) string {
+	var parts []string
+	if b.Op != "" {
+		parts = append(parts, report.Printable(b.Op))
+	}
+	if b.Count > 1 {
+		parts = append(parts, fmt.Sprintf("%s times", GroupDigits(b.Count)))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// showFinding shows a findings group or item in the detail.
+func (v *View) showFinding(id string) {
+	v.sel = -1
+	v.detail.showFinding(id)
+}
+
+// showFinding displays a blocked action, a change outside the workspace,
+// or what one of their groups holds.
+func (d *detail) showFinding(id string) {
+	r := d.v.r
+	g, k, item := parseFinding(id)
+	if !item {
+		g = id
+	}
+	if r == nil || item && (g == groupBlocked && k >= len(r.Blocked) || g == groupOutside && k >= len(r.Outside)) {
+		d.clear()
+		return
+	}
+	d.change, d.folder = -1, ""
+	c := groupColor(g)
+	d.icon.SetResource(style.Colored(groupIcon(g), c))
+	title := func(text string, mono bool) {
+		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+			SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}}}
+		d.title.Refresh()
+	}
+	status := func(segs ...widget.RichTextSegment) {
+		d.status.Segments = segs
+		d.status.Refresh()
+	}
+	d.suggest = nil // no allowlist entry allows a finding
+	d.showAllowButton()
+	d.meta.Objects = nil
+	d.bar.update() // cancels a full diff under way
+	switch {
+	case !item && g == groupBlocked:
+		title(groupTitle(g), false)
+		status(seg(countOf(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
+			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
+	case !item:
+		title(groupTitle(g), false)
+		status(seg(countOf(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
+			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
+	case g == groupBlocked:
+		b := &r.Blocked[k]
+		title(report.QuotePath(b.Target), true)
+		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(report.Printable(b.Kind)), c, fyne.TextStyle{Bold: true})}
+		if b.Count > 1 {
+			st = append(st, seg(fmt.Sprintf(" (%s times)", GroupDigits(b.Count)), c, fyne.TextStyle{}))
+		}
+		st = append(st, seg("   ", "", fyne.TextStyle{}),
+			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
+		status(st...)
+		d.meta.Objects = factRows([][2]string{
+			{"Kind", report.Printable(b.Kind)},
+			{"Target", report.QuotePath(b.Target)},
+			{"Process", processText(b)},
+			{"System call", report.Printable(b.Op)},
+			{"Count", GroupDigits(max(b.Count, 1))},
+		})
+	default:
+		o := &r.Outside[k]
+		title(report.QuotePath(o.Path), true)
+		status(seg("OUTSIDE "+strings.ToUpper(string(o.Kind)), c, fyne.TextStyle{Bold: true}),
+			seg(" ("+o.Detail()+")", c, fyne.TextStyle{}), seg("   ", "", fyne.TextStyle{}),
+			seg("Violation: a change outside the workspace; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
+		d.meta.Objects = entryRows(o.Before, o.After, c, true)
+	}
+	d.setBody(nil)
+	d.root.Refresh()
+}
+
+// processText is "pid 4211  curl http://…" for a blocked action.
+func processText(b *report.Blocked) string {
+	switch {
+	case b.PID > 0 && b.Cmd != "":
+		return fmt.Sprintf("pid %d  %s", b.PID, report.Printable(b.Cmd))
+	case b.PID > 0:
+		return fmt.Sprintf("pid %d", b.PID)
+	}
+	return report.Printable(b.Cmd)
+}
+
+// factRows is a two-column table of label and value (each value across
+// the detail's two value columns), rows with an empty value left out.
+func factRows(facts [][2]string) []fyne.CanvasObject {
+	var objs []fyne.CanvasObject
+	for _, f := range facts {
+		if f[1] == "" {
+			continue
+		}
+		t := widget.NewRichText(&widget.TextSegment{Text: f[1], Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Monospace: true}}})
+		t.Truncation = fyne.TextTruncateEllipsis
+		objs = append(objs, style.Tight(styledText(f[0], style.Muted, "", fyne.TextStyle{})), style.Tight(t), newSpanMark())
+	}
+	return objs
+}
+
+// statRows are the rows a stat-only record adds to the before/after table:
+// its times, inode and link count.
+func statRows() []metaRow {
+	ns := func(t int64) string {
+		if t == 0 {
+			return ""
+		}
+		return formatNanos(t)
+	}
+	return []metaRow{
+		{"Modified", func(e *snapshot.Entry) string { return ns(e.MTime) }, false},
+		{"Status changed", func(e *snapshot.Entry) string { return ns(e.CTime) }, false},
+		{"Inode", func(e *snapshot.Entry) string {
+			if e.Ino == 0 {
+				return ""
+			}
+			return strconv.FormatUint(e.Ino, 10)
+		}, true},
+		{"Links", func(e *snapshot.Entry) string {
+			if e.Nlink == 0 {
+				return ""
+			}
+			return strconv.FormatUint(uint64(e.Nlink), 10)
+		}, true},
+	}
+}
+
+// formatNanos is a time in nanoseconds since the epoch, local, to the
+// millisecond.
+func formatNanos(t int64) string { return time.Unix(0, t).Local().Format("2006-01-02 15:04:05.000") }
