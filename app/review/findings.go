@@ -154,15 +154,11 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		}
 		r.icon.SetResource(style.Colored(groupIcon(g), c))
 		r.seg.Text = groupTitle(g)
-		n := len(v.m.fd.blocked)
-		what := "blocked action"
+		n, what := len(v.m.fd.blocked), "action"
 		if g == groupOutside {
 			n, what = len(v.m.fd.outside), "change"
 		}
-		r.badge.Text = countOf(n, what) + ", no allowlist allows them"
-		if n == 1 {
-			r.badge.Text = countOf(n, what) + ", no allowlist allows it"
-		}
+		r.badge.Text = countOf(n, what) // short: the title must show
 		r.badge.TextStyle.Bold = true
 	} else {
 		r.arrow.Hidden = true

@@ -56,7 +56,7 @@ func TestFindingsGroups(t *testing.T) {
 	wantColor(t, "the Outside group", oneText(t, v.list, "Outside the workspace").Color, style.Outside)
 	wantColor(t, "an outside change", oneText(t, v.list, "changed /home/u/.profile").Color, style.Outside)
 	oneText(t, v.list, "connect · 3 times")
-	oneText(t, v.list, "2 blocked actions, no allowlist allows them")
+	oneText(t, v.list, "2 actions")
 	oneText(t, v.list, "size 3771 B -> 3791 B") // 3.7 KiB both: the bytes are shown
 	if c := themeColor(style.Blocked); !(func() bool { r, g, b, _ := c.RGBA(); return b > g && r > g })() {
 		t.Errorf("Blocked is not violet: %v", c)
