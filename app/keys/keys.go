@@ -79,40 +79,31 @@ func (m *Map) Bindings() []Binding {
 
 // Shortcut runs the binding of shortcut s and reports whether there was one.
 func (m *Map) Shortcut(s fyne.Shortcut) bool {
-	if m == nil || s == nil {
+	if s == nil {
 		return false
 	}
 	name := s.ShortcutName()
-	for _, b := range m.list {
-		if b.Shortcut != nil && b.Run != nil && b.Shortcut.ShortcutName() == name {
-			b.Run()
-			return true
-		}
-	}
-	return false
+	return m.run(func(b *Binding) bool { return b.Shortcut != nil && b.Shortcut.ShortcutName() == name })
 }
 
 // Key runs the binding of plain key k and reports whether there was one.
 func (m *Map) Key(k fyne.KeyName) bool {
-	if m == nil || k == "" {
-		return false
-	}
-	for _, b := range m.list {
-		if b.Key == k && b.Run != nil {
-			b.Run()
-			return true
-		}
-	}
-	return false
+	return k != "" && m.run(func(b *Binding) bool { return b.Key == k })
 }
 
 // Rune runs the binding of character r and reports whether there was one.
 func (m *Map) Rune(r rune) bool {
-	if m == nil || r == 0 {
+	return r != 0 && m.run(func(b *Binding) bool { return b.Rune == r })
+}
+
+// run runs the first binding that is and does something, and reports
+// whether there was one.
+func (m *Map) run(is func(*Binding) bool) bool {
+	if m == nil {
 		return false
 	}
 	for _, b := range m.list {
-		if b.Rune == r && b.Run != nil {
+		if b.Run != nil && is(b) {
 			b.Run()
 			return true
 		}

@@ -95,9 +95,12 @@ func (b *Banner) setSummary(_ fyne.Theme, text string) {
 }
 
 // Summary is the line beside the verdict.
-func (b *Banner) Summary() string {
+func (b *Banner) Summary() string { return segmentsText(b.summary) }
+
+// segmentsText is the text of a RichText's segments, as shown.
+func segmentsText(t *widget.RichText) string {
 	var s strings.Builder
-	for _, seg := range b.summary.Segments {
+	for _, seg := range t.Segments {
 		s.WriteString(seg.Textual())
 	}
 	return s.String()

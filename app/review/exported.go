@@ -101,10 +101,7 @@ func (v *View) Exported() (text string, canOpen bool) {
 	if !v.exported.root.Visible() {
 		return "", false
 	}
-	for _, s := range v.exported.text.Segments {
-		text += s.Textual()
-	}
-	return text, v.exported.open != nil && v.exported.open.Visible()
+	return segmentsText(v.exported.text), v.exported.open != nil && v.exported.open.Visible()
 }
 
 // OpenFolderButton is the export line's Open folder button (nil when the

@@ -174,10 +174,4 @@ func (v *View) folderOpen(id string) bool {
 }
 
 // richString is the text of a RichText's segments.
-func richString(t *widget.RichText) string {
-	var b strings.Builder
-	for _, s := range t.Segments {
-		b.WriteString(s.Textual())
-	}
-	return b.String()
-}
+func richString(t *widget.RichText) string { return segmentsText(t) }

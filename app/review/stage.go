@@ -261,11 +261,7 @@ func (v *View) StageText() string {
 	if !v.stage.root.Visible() {
 		return ""
 	}
-	var b strings.Builder
-	for _, s := range v.stage.info.Segments {
-		b.WriteString(s.Textual())
-	}
-	return b.String()
+	return segmentsText(v.stage.info)
 }
 
 // ApplyButton and DiscardButton are the stage block's buttons.

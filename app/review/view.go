@@ -897,13 +897,7 @@ func (v *View) setDecision(text string, c fyne.ThemeColorName) {
 }
 
 // Decision is the last approve/reject status line shown ("" if none).
-func (v *View) Decision() string {
-	var b strings.Builder
-	for _, s := range v.decision.Segments {
-		b.WriteString(s.Textual())
-	}
-	return b.String()
-}
+func (v *View) Decision() string { return segmentsText(v.decision) }
 
 // refilter recomputes the visible changes and refreshes counters and list.
 func (v *View) refilter() {

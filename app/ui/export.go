@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,11 +47,17 @@ func (u *UI) export(r *report.Report, f review.Format) {
 }
 
 func writeExport(path string, r *report.Report, f review.Format) error {
+	return createFile(path, func(w io.Writer) error { return f.Write(r, w) })
+}
+
+// createFile creates (or truncates) the file at path and writes it with
+// write; a write or close that fails is the error.
+func createFile(path string, write func(io.Writer) error) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := f.Write(r, file); err != nil {
+	if err := write(file); err != nil {
 		file.Close()
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"time"
 
@@ -166,15 +167,7 @@ func blank(img image.Image) bool {
 
 func writePNG(path string, w fyne.Window) error {
 	img := capture(w)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return createFile(path, func(f io.Writer) error { return png.Encode(f, img) })
 }
 
 // tellingChange picks the change a first look should land on: a violation

@@ -6,7 +6,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -28,34 +27,24 @@ type placed struct {
 	inScroll bool
 }
 
-// buttonsIn lists the visible buttons under o with their window positions.
+// buttonsIn lists the visible buttons under o with their window positions
+// (an entry's drop-down button, the entry's to lay out, left out).
 func buttonsIn(o fyne.CanvasObject) []placed {
-	var out []placed
-	var visit func(o fyne.CanvasObject, inScroll bool)
-	visit = func(o fyne.CanvasObject, inScroll bool) {
-		if o == nil || !o.Visible() {
-			return
-		}
-		if b, ok := o.(*widget.Button); ok {
-			out = append(out, placed{b, fyne.CurrentApp().Driver().AbsolutePositionForObject(b), inScroll})
-			return
-		}
-		switch x := o.(type) {
-		case *keys.Entry, *keys.SelectEntry:
-			return // a text field (its drop-down button is the entry's to lay out)
+	scrolled, dropDowns := map[fyne.CanvasObject]bool{}, map[fyne.CanvasObject]bool{}
+	walk(o, func(x fyne.CanvasObject) {
+		switch x := x.(type) {
 		case *container.Scroll:
-			visit(x.Content, true)
-		case *fyne.Container:
-			for _, c := range x.Objects {
-				visit(c, inScroll)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(x).Objects() {
-				visit(c, inScroll)
-			}
+			walk(x.Content, func(y fyne.CanvasObject) { scrolled[y] = true })
+		case *keys.SelectEntry:
+			dropDowns[x.ActionItem] = true
 		}
-	}
-	visit(o, false)
+	})
+	var out []placed
+	walk(o, func(x fyne.CanvasObject) {
+		if b, ok := x.(*widget.Button); ok && !dropDowns[b] {
+			out = append(out, placed{b, fyne.CurrentApp().Driver().AbsolutePositionForObject(b), scrolled[b]})
+		}
+	})
 	return out
 }
 
