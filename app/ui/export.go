@@ -77,8 +77,9 @@ func (u *UI) openFolder(path string) {
 	if opener == nil {
 		opener = folderCommand
 	}
+	cmd := opener(dir)
 	go func() {
-		err := runOpener(opener(dir))
+		err := runOpener(cmd)
 		if err == nil {
 			return
 		}
