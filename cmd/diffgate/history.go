@@ -69,14 +69,20 @@ func (c *cli) historyList(args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTARTED\tVERDICT\tADDED\tREMOVED\tCHANGED\tVIOLATIONS\tSTAGE\tWORKSPACE\tSCRIPT")
-	for _, r := range runs {
-		st := r.Stage // a staged run's state; "pending" marks one still to apply or discard
-		if st == "" {
-			st = "-"
+	fmt.Fprintln(tw, "ID\tSTARTED\tVERDICT\tCONTAINED\tADDED\tREMOVED\tCHANGED\tVIOLATIONS\tBLOCKED\tOUTSIDE\tSTAGE\tWORKSPACE\tSCRIPT")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			r.Verdict, r.Added, r.Removed, r.Changed, r.Violations, st, tabSafe(r.Workspace), tabSafe(r.Script))
+		return s
+	}
+	for _, r := range runs {
+		// A staged run's state: "pending" marks one still to apply or
+		// discard. CONTAINED: yes, NO (a layer missing), off, - (recorded
+		// before containment).
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			r.Verdict, dash(r.Contained), r.Added, r.Removed, r.Changed, r.Violations, r.Blocked, r.Outside, dash(r.Stage),
+			tabSafe(r.Workspace), tabSafe(r.Script))
 	}
 	return tw.Flush()
 }

@@ -91,11 +91,11 @@ func TestHistoryList(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("output:\n%s", out)
 	}
-	header := regexp.MustCompile(`^ID +STARTED +VERDICT +ADDED +REMOVED +CHANGED +VIOLATIONS +STAGE +WORKSPACE +SCRIPT$`)
+	header := regexp.MustCompile(`^ID +STARTED +VERDICT +CONTAINED +ADDED +REMOVED +CHANGED +VIOLATIONS +BLOCKED +OUTSIDE +STAGE +WORKSPACE +SCRIPT$`)
 	if !header.MatchString(lines[0]) {
 		t.Errorf("header %q", lines[0])
 	}
-	row := regexp.MustCompile(`^3 +2026-03-01 \d\d:\d\d:00 +fail +2 +0 +1 +2 +- +` + regexp.QuoteMeta(ws2) + ` +/scripts/gen.sh$`)
+	row := regexp.MustCompile(`^3 +2026-03-01 \d\d:\d\d:00 +fail +- +2 +0 +1 +2 +0 +0 +- +` + regexp.QuoteMeta(ws2) + ` +/scripts/gen.sh$`)
 	if !row.MatchString(lines[1]) {
 		t.Errorf("row %q", lines[1])
 	}

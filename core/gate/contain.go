@@ -170,6 +170,8 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			}
 		case requested && name == "sockets" && e.ObserveWhy != "":
 			l.Why = e.ObserveWhy
+		case requested && name == "secrets" && e.Filesystem && e.Observed:
+			l.Why = layerWhy(why, name) + "; the supervisor refuses reads there, best effort"
 		case requested:
 			l.Why = layerWhy(why, name)
 		}

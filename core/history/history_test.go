@@ -1673,3 +1673,37 @@ func TestApproveRun(t *testing.T) {
 		t.Errorf("verify after editing the approved version: %+v, %v", b, err)
 	}
 }
+
+// TestListContainment: List says how each run was contained and counts its
+// blocked actions and changes outside the workspace, so a run that was not
+// contained never looks like one that was.
+func TestListContainment(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "history.db"))
+	for _, c := range []*report.Containment{
+		nil,
+		{Mode: "off"},
+		{Mode: "auto", Contained: true},
+		{Mode: "auto", Layers: []report.Layer{{Name: "filesystem", Requested: true}}},
+	} {
+		r := sampleReport("/ws", 0)
+		r.Containment = c
+		if c != nil && c.Contained {
+			r.Blocked = []report.Blocked{{Kind: "write", Target: "/home/u/.bashrc", PID: 1, Cmd: "sh", Op: "openat", Count: 1}}
+			r.Outside = []report.Outside{{Kind: "changed", Path: "/home/u/.profile"}}
+		}
+		if _, err := db.Record(ctx, &Run{Report: r}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := db.List(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range runs {
+		got = append(got, fmt.Sprintf("%s/%d/%d", s.Contained, s.Blocked, s.Outside))
+	}
+	if want := "NO/0/0 yes/1/1 off/0/0 /0/0"; strings.Join(got, " ") != want {
+		t.Fatalf("List: %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -38,6 +38,33 @@ type Summary struct {
 	// Stage is a staged run's stage state (report.StagePending, ...); ""
 	// for a direct run.
 	Stage string
+	// Contained says how the run was contained: ContainedYes, ContainedNo
+	// (asked for, a layer missing), ContainedOff, or "" for a run recorded
+	// before containment existed.
+	Contained string
+	// Blocked and Outside count the run's blocked actions and changes
+	// outside the workspace (findings that fail a run as violations do).
+	Blocked, Outside int
+}
+
+// Values of Summary.Contained.
+const (
+	ContainedYes = "yes"
+	ContainedNo  = "NO"
+	ContainedOff = "off"
+)
+
+// containedOf says how a report's run was contained (Summary.Contained).
+func containedOf(c *report.Containment) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Mode == "off" || c.Mode == "":
+		return ContainedOff
+	case c.Contained:
+		return ContainedYes
+	}
+	return ContainedNo
 }
 
 // Filter selects runs for List and Count; zero fields select everything.
@@ -93,11 +120,14 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 		}
 		if len(extra) > 0 {
 			var rep report.Report
-			if decodeExtra(extra, &rep) == nil && rep.Stage != nil {
-				s.Stage = report.StagePending
-				if event != "" {
-					s.Stage = event
+			if decodeExtra(extra, &rep) == nil {
+				if rep.Stage != nil {
+					s.Stage = report.StagePending
+					if event != "" {
+						s.Stage = event
+					}
 				}
+				s.Contained, s.Blocked, s.Outside = containedOf(rep.Containment), len(rep.Blocked), len(rep.Outside)
 			}
 		}
 		if s.StartedAt, err = parseTime(started); err != nil {

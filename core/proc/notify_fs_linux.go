@@ -83,12 +83,14 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		return
 	case !t.ok:
 	case !write:
-		if within(t.path, w.pol.deny) {
-			w.rec.add(tid, kindRead, t.path, op)
+		if within(t.path, w.pol.deny) && w.outside(n, kindRead, t, op) {
+			return
 		}
 	case !t.exists || flags&oTmpfile != 0:
 		if !w.inDirs(t.path) {
-			w.rec.add(tid, kindCreate, t.path, op)
+			if w.outside(n, kindCreate, t, op) {
+				return
+			}
 		} else if w.readOnly(t) {
 			w.deny(n, kindCreate, t.path, op, unix.EACCES)
 			return
@@ -107,13 +109,31 @@ func (w *watcher) deny(n *seccompNotif, kind, path, op string, e unix.Errno) {
 	w.fail(n.ID, e)
 }
 
+// outside records an action the layers refuse outside the writable
+// directories (or a read of a secret store), and reports whether the
+// watcher answered the call itself. The kernel refuses the action where
+// Landlock's rules hold (reads: with the secret stores hidden), or, for a
+// change to a regular file, a directory or a symlink outside, where the
+// read-only mounts do: the call goes on to be refused there. Without
+// either the watcher refuses it (best effort: it reads the path before the
+// kernel does, see the top of notify_linux.go).
+func (w *watcher) outside(n *seccompNotif, kind string, t target, op string) bool {
+	mounted := kind != kindRead && w.pol.mounts && (!t.exists || t.mode == unix.S_IFREG || t.mode == unix.S_IFDIR || t.mode == unix.S_IFLNK)
+	if kind == kindRead && w.pol.landlockReads || kind != kindRead && w.pol.landlockWrites || mounted {
+		w.rec.add(int(n.PID), kind, t.path, op)
+		return false
+	}
+	w.deny(n, kind, t.path, op, unix.EACCES)
+	return true
+}
+
 // refuseWrite records a write to an existing file outside the writable
-// directories (Landlock refuses it) and refuses, itself, one to a
-// read-only path or hard link of the workspace (true: answered).
+// directories (see outside) and refuses, itself, one to a read-only path
+// or hard link of the workspace (true: answered).
 func (w *watcher) refuseWrite(n *seccompNotif, t target, op string) bool {
 	switch {
 	case !w.inDirs(t.path) && !within(t.path, w.pol.files):
-		w.rec.add(int(n.PID), kindWrite, t.path, op)
+		return w.outside(n, kindWrite, t, op)
 	case w.readOnly(t):
 		w.deny(n, kindWrite, t.path, op, unix.EACCES)
 		return true
@@ -159,7 +179,9 @@ func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathA
 	case kind == kindCreate && t.exists || kind == kindDelete && !t.exists:
 		// It fails on its own (EEXIST, ENOENT).
 	case !w.inDirs(filepath.Dir(t.path)):
-		w.rec.add(tid, kind, t.path, op)
+		if w.outside(n, kind, t, op) {
+			return
+		}
 	case within(t.path, w.pol.readOnly) || holds(t.path, w.pol.readOnly):
 		w.deny(n, kind, t.path, op, unix.EACCES)
 		return
@@ -217,7 +239,9 @@ func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint6
 	what := src.path + " -> " + dst.path
 	switch {
 	case !w.inDirs(filepath.Dir(src.path)) || !w.inDirs(filepath.Dir(dst.path)):
-		w.rec.add(tid, kindRename, what, op)
+		if w.outside(n, kindRename, target{path: what, exists: true, mode: src.mode}, op) {
+			return
+		}
 	case holds(src.path, w.pol.readOnly) || holds(dst.path, w.pol.readOnly) ||
 		within(src.path, w.pol.readOnly) || within(dst.path, w.pol.readOnly):
 		w.deny(n, kindRename, what, op, unix.EACCES)

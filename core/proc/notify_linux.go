@@ -89,6 +89,10 @@ type watchPolicy struct {
 	inodes map[devIno]bool
 	// noNet: the network is off (AF_INET/AF_INET6 get stand-ins).
 	noNet bool
+	// What the kernel enforces (see watcher.outside): Landlock's write
+	// rules, its read rules with every secret store hidden, the
+	// read-only mounts.
+	landlockWrites, landlockReads, mounts bool
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -274,6 +278,7 @@ type target struct {
 	path   string // absolute, in the supervisor's (the script's) mount namespace
 	exists bool
 	id     devIno // of an existing target
+	mode   uint32 // its type (S_IFMT bits)
 	ok     bool   // false: it could not be resolved; err says why
 	err    unix.Errno
 }
@@ -330,7 +335,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		t := target{path: fdPath(fd), exists: true}
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil {
-			t.id = devIno{uint64(st.Dev), st.Ino}
+			t.id, t.mode = devIno{uint64(st.Dev), st.Ino}, st.Mode&unix.S_IFMT
 		}
 		t.ok = t.path != ""
 		if !t.ok {
@@ -381,7 +386,7 @@ func fdTarget(tid, fd int) target {
 	t := target{path: strings.TrimSuffix(p, " (deleted)"), exists: true, ok: true}
 	var st unix.Stat_t
 	if unix.Stat(link, &st) == nil {
-		t.id = devIno{uint64(st.Dev), st.Ino}
+		t.id, t.mode = devIno{uint64(st.Dev), st.Ino}, st.Mode&unix.S_IFMT
 	}
 	return t
 }

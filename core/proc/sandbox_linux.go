@@ -128,7 +128,9 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 			enf.ObserveWhy = "seccomp user notification: " + err.Error()
 			break
 		}
-		w := newWatcher(fd, a, watchPolicyOf(c), rec)
+		pol := watchPolicyOf(c)
+		pol.landlockWrites, pol.landlockReads, pol.mounts = enf.Filesystem, enf.Filesystem && enf.Secrets, enf.Mounts
+		w := newWatcher(fd, a, pol, rec)
 		w.start()
 		enf.Observed = true
 		enf.StandIns = c.NoNet && w.addfd
