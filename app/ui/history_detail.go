@@ -82,6 +82,20 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 		} else {
 			addRow("Decision", wrapped("not reviewed yet", style.Muted, false))
 		}
+		if ct := run.Report.Containment; ct != nil {
+			// As loud as the verdict when the script was not contained.
+			text, c := ct.Summary(), style.PassColor
+			if !ct.Contained {
+				c = style.FailColor
+			}
+			if n := len(run.Report.Blocked); n > 0 {
+				text += " · " + plural(n, "blocked action", "blocked actions")
+			}
+			if n := len(run.Report.Outside); n > 0 {
+				text += " · " + plural(n, "change outside the workspace", "changes outside the workspace")
+			}
+			addRow("Containment", wrapped(text, c, !ct.Contained))
+		}
 		if st := run.Report.Stage; st != nil {
 			text, c := st.Mechanism+" · "+st.State, style.Muted
 			switch st.State {

@@ -263,6 +263,10 @@ func TestHistoryTable(t *testing.T) {
 	if d := texts(u.history.detail); !strings.Contains(d, "Run 3") || !strings.Contains(d, "1 unexpected change") || !strings.Contains(d, "Rejected on ") {
 		t.Errorf("detail %q", d)
 	}
+	// The app contains its runs: the detail says how.
+	if d := texts(u.history.detail); !strings.Contains(d, "Containment") || !strings.Contains(d, "contained: landlock") && !strings.Contains(d, "NOT CONTAINED: ") {
+		t.Errorf("detail without the containment: %q", d)
+	}
 }
 
 // texts joins the text of every label and rich text inside o.
