@@ -252,7 +252,15 @@ func summaryLine(r *report.Report) string {
 	return fmt.Sprintf("%d of %d changes are not covered by the allowlist.", n.Violations, len(r.Changes))
 }
 
+// maxSubRow bounds a reason's detail row (a leftover's or blocked action's
+// command line), in characters: the banner must not grow wider than the
+// window for a long one.
+const maxSubRow = 48
+
 func reasonRow(th fyne.Theme, c color.Color, text string, sub bool) fyne.CanvasObject {
+	if r := []rune(text); sub && len(r) > maxSubRow {
+		text = string(r[:maxSubRow-1]) + "…"
+	}
 	t := canvas.NewText(text, style.Color(th, theme.ColorNameForeground))
 	dot := canvas.NewText("•", c)
 	dot.TextStyle.Bold = true
