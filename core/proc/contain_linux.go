@@ -239,9 +239,15 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
 			if under(p, deny) == 0 {
-				// Neither denied nor on the way to a denied path.
-				if e.Type()&os.ModeSymlink == 0 {
-					add(p, readDirRights, readFileRights)
+				// Neither denied nor on the way to a denied path. The
+				// entry's type comes from the listing: no stat for each
+				// of a large directory's entries (a /tmp of hundreds).
+				switch {
+				case e.Type()&os.ModeSymlink != 0:
+				case e.IsDir():
+					rules = append(rules, pathRule{p, readDirRights})
+				default:
+					rules = append(rules, pathRule{p, readFileRights})
 				}
 				continue
 			}
