@@ -1,6 +1,9 @@
 package review
 
 import (
+	"fmt"
+	"strings"
+
 	"image/color"
 
 	"fyne.io/fyne/v2"
@@ -197,8 +200,20 @@ func rowDetail(c *diff.Change) string {
 		}
 		return ""
 	}
+	lines := ""
+	if c.Has(diff.Content) && c.TextDiff != "" {
+		// The size alone says nothing of an edit: its line counts do.
+		add, del, partial := report.DiffCounts(c.TextDiff)
+		lines = fmt.Sprintf("+%d −%d", add, del)
+		if partial {
+			lines += "…"
+		}
+	}
 	if d := report.ChangeDetail(c); d != "" {
-		return d
+		return strings.TrimPrefix(lines+", "+d, ", ")
+	}
+	if lines != "" {
+		return lines
 	}
 	parts := ""
 	for i, a := range c.Aspects {

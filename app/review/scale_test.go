@@ -105,8 +105,8 @@ func TestRealEditsOnTheFirstScreen(t *testing.T) {
 	want := []string{
 		"node_modules/  3,300 added, violations",
 		"src/  1 changed, violation",
-		"app.js  content",
-		"config.json  content",
+		"app.js  +1 −1",
+		"config.json  +1 −1",
 	}
 	if !slices.Equal(rows, want) {
 		t.Errorf("first screen rows %q, want %q", rows, want)
