@@ -207,6 +207,9 @@ func required(c *Containment, why string) error {
 func pathRules(c *Containment) (rules []pathRule, open []string) {
 	var deny []string
 	for _, d := range c.DenyRead {
+		if c.hidden {
+			break // covered by the read-only mounts (hideSecrets)
+		}
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			deny = append(deny, r)
 		}

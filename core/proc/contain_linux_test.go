@@ -841,9 +841,8 @@ func TestContainmentKillAllAsUser(t *testing.T) {
 	if res.SupervisorLost != "" || bystander.Process.Signal(syscall.Signal(0)) != nil {
 		t.Fatalf("supervisor lost %q, bystander alive: %v", res.SupervisorLost, bystander.Process.Signal(syscall.Signal(0)))
 	}
-	if len(res.Leftovers) != 0 {
-		t.Errorf("the script's own sleep was not among what kill -1 reached: leftovers %+v", res.Leftovers)
-	}
+	// (Whether the script's own sleep is reported as a leftover depends on
+	// how far its death got when the supervisor looked: not asserted.)
 }
 
 // TestContainmentWatcherWithoutLandlock: where neither Landlock nor the
@@ -877,4 +876,47 @@ echo ok > inside && echo INSIDE
 		proc.Blocked{Kind: "read", Target: filepath.Join(f.home, ".ssh", "id_ed25519")},
 		proc.Blocked{Kind: "create", Target: filepath.Join(f.home, "new")},
 	)
+}
+
+// TestContainmentSecretRace: a script racing the watcher on a read (one
+// thread opens a file of its own while another keeps rewriting the path,
+// in the same buffer, to the SSH key) never reads the key: the read-only
+// mounts cover the secret stores (and Landlock would refuse them where
+// they do not), whatever the watcher let through.
+func TestContainmentSecretRace(t *testing.T) {
+	f := newContainFixture(t)
+	key := filepath.Join(f.home, ".ssh", "id_ed25519")
+	os.WriteFile(filepath.Join(f.ws, "in"), []byte("mine\n"), 0o644)
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, fmt.Sprintf(`python3 - <<'PY'
+import ctypes, threading, os
+libc = ctypes.CDLL(None, use_errno=True)
+inside, outside = b"in".ljust(256, b"\0"), %q.encode().ljust(256, b"\0")
+buf = ctypes.create_string_buffer(inside, 256)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, outside, 256)
+        ctypes.memmove(buf, inside, 256)
+t = threading.Thread(target=flip); t.start()
+leaked = 0
+data = ctypes.create_string_buffer(64)
+for i in range(20000):
+    fd = libc.open(buf, 0)
+    if fd >= 0:
+        n = libc.read(fd, data, 64)
+        if n > 0 and b"SECRET" in data.raw[:n]:
+            leaked += 1
+        libc.close(fd)
+stop = True; t.join()
+print("LEAKED", leaked)
+PY
+`, key), proc.Containment{DenyRead: []string{filepath.Join(f.home, ".ssh")}})
+	needMounts(t, res.Contained)
+	if e := res.Contained; !e.Secrets {
+		t.Fatalf("secrets not enforced: %+v", e)
+	}
+	if got := string(res.Stdout.Head); got != "LEAKED 0\n" {
+		t.Fatalf("stdout %q stderr %q", got, res.Stderr.Head)
+	}
 }

@@ -167,6 +167,10 @@ type Containment struct {
 	NoNotify   bool `json:"no_notify,omitempty"`
 	// NoMounts pretends no mount namespace can be made (tests).
 	NoMounts bool `json:"no_mounts,omitempty"`
+	// hidden is set in the supervisor when the read-only mounts covered
+	// every DenyRead path (hideSecrets): Landlock then needs no rule to
+	// keep them unreadable.
+	hidden bool
 }
 
 // Default caps (Containment.NProc, FSize): far above what a build needs.

@@ -129,7 +129,9 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 			break
 		}
 		pol := watchPolicyOf(c)
-		pol.landlockWrites, pol.landlockReads, pol.mounts = enf.Filesystem, enf.Filesystem && enf.Secrets, enf.Mounts
+		// Secrets the mounts cover read as empty: the watcher refuses
+		// their opens itself, so the script sees EACCES as with Landlock.
+		pol.landlockWrites, pol.landlockReads, pol.mounts = enf.Filesystem, enf.Filesystem && enf.Secrets && !c.hidden, enf.Mounts
 		w := newWatcher(fd, a, pol, rec)
 		w.start()
 		enf.Observed = true
