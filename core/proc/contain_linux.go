@@ -269,9 +269,11 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 	ws := append([]string{}, c.Writable...)
 	sort.Strings(ws)
 	for _, w := range ws {
-		// A writable directory is readable too, unless a denied path
-		// lies below it: then its reads come from the walk above.
-		if under(w, deny) == 0 {
+		// A writable directory is readable too (also inside a denied
+		// one: --deny-read of the workspace's parent leaves the
+		// workspace usable), unless a denied path lies below it: then its
+		// reads come from the walk above.
+		if under(w, deny) != 2 {
 			add(w, writeDir|readDirRights, writeFileRights|readFileRights)
 		} else {
 			add(w, writeDir, writeFileRights)

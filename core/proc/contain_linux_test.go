@@ -920,3 +920,32 @@ PY
 		t.Fatalf("stdout %q stderr %q", got, res.Stderr.Head)
 	}
 }
+
+// TestContainmentDenyReadAboveWorkspace: --deny-read of a directory that
+// holds the workspace leaves the workspace usable (it is not covered by a
+// mount) and everything else in that directory unreadable.
+func TestContainmentDenyReadAboveWorkspace(t *testing.T) {
+	f := newContainFixture(t)
+	base := filepath.Dir(f.ws)
+	os.WriteFile(filepath.Join(base, "sibling"), []byte("S\n"), 0o644)
+	testenv.Chown(t, base)
+	res := runIn(t, f, "echo ok > mine && cat mine\ncat ../sibling 2>/dev/null && echo READ-SIBLING\n",
+		proc.Containment{DenyRead: []string{base}})
+	if got := string(res.Stdout.Head); got != "ok\n" {
+		t.Fatalf("stdout %q stderr %q Contained %+v", got, res.Stderr.Head, res.Contained)
+	}
+}
+
+// TestContainmentDenyReadInsideWorkspace: --deny-read of a file inside the
+// workspace keeps it unreadable although the workspace is writable.
+func TestContainmentDenyReadInsideWorkspace(t *testing.T) {
+	f := newContainFixture(t)
+	secret := filepath.Join(f.ws, ".env")
+	os.WriteFile(secret, []byte("TOKEN=x\n"), 0o644)
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, "cat .env 2>/dev/null && echo READ\necho ok\n", proc.Containment{DenyRead: []string{secret}})
+	if got := string(res.Stdout.Head); got != "ok\n" {
+		t.Fatalf("stdout %q stderr %q", got, res.Stderr.Head)
+	}
+	wantBlocked(t, res.Blocked, proc.Blocked{Kind: "read", Target: secret})
+}

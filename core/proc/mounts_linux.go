@@ -94,7 +94,7 @@ func readOnlyMounts(c *Containment) error {
 			c.Writable = append(c.Writable, "/dev/shm")
 		}
 	}
-	c.hidden = hideSecrets(c.DenyRead)
+	c.hidden = hideSecrets(c.DenyRead, dirs)
 	return nil
 }
 
@@ -103,12 +103,19 @@ func readOnlyMounts(c *Containment) error {
 // read-only. What lies below stays out of sight however the script gets
 // there, and Landlock needs no rule for it (its "allow every sibling" walk
 // of the directories on the way, a /tmp of hundreds of entries, is
-// spared). It reports whether every path that exists was covered.
-func hideSecrets(deny []string) bool {
+// spared). It reports whether every path that exists was covered; one that
+// holds a writable directory (--deny-read of the workspace's parent) is
+// not covered, and Landlock's rules stand in.
+func hideSecrets(deny, writable []string) bool {
+	all := true
 	for _, d := range deny {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
 			continue // not there: nothing to read, and nothing can be made there
+		}
+		if holds(r, writable) {
+			all = false
+			continue
 		}
 		fi, err := os.Stat(r)
 		if err != nil {
@@ -126,7 +133,7 @@ func hideSecrets(deny []string) bool {
 			return false
 		}
 	}
-	return true
+	return all
 }
 
 // writableMounts lists the mount points, as they are now, that are

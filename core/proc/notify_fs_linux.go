@@ -29,6 +29,25 @@ const oTmpfile = 0o20000000 // __O_TMPFILE, without O_DIRECTORY
 
 func arg32(a uint64) int32 { return int32(uint32(a)) }
 
+// denied reports whether p may not be read: it lies in a denied path,
+// and in no writable directory deeper than that path (the workspace
+// inside a denied parent stays readable; a denied path inside the
+// workspace does not).
+func (w *watcher) denied(p string) bool {
+	return deepest(p, w.pol.deny) > deepest(p, w.pol.dirs)
+}
+
+// deepest is the length of the longest of roots that holds p (-1: none).
+func deepest(p string, roots []string) int {
+	n := -1
+	for _, r := range roots {
+		if len(r) > n && within(p, []string{r}) {
+			n = len(r)
+		}
+	}
+	return n
+}
+
 // inDirs reports whether p is inside a writable directory (or is one).
 func (w *watcher) inDirs(p string) bool { return within(p, w.pol.dirs) }
 
@@ -83,7 +102,7 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		return
 	case !t.ok:
 	case !write:
-		if within(t.path, w.pol.deny) && w.outside(n, kindRead, t, op) {
+		if w.denied(t.path) && w.outside(n, kindRead, t, op) {
 			return
 		}
 	case !t.exists || flags&oTmpfile != 0:
