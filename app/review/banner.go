@@ -166,8 +166,17 @@ func (b *Banner) update() {
 		}
 	}
 	if ct := r.Containment; ct != nil && r.Script.Path != "" {
-		if miss := ct.Missing(); len(miss) > 0 || ct.Mode == "off" {
+		if miss := ct.Missing(); ct.Mode == "off" {
 			rows = append(rows, reasonRow(th, c, ct.Summary(), false))
+		} else if len(miss) > 0 {
+			// The layers only: why each is missing is the report's (and
+			// the Run tab's) to say, a line of its own would widen the
+			// banner past the window.
+			names := make([]string, len(miss))
+			for i, l := range miss {
+				names[i] = l.Name
+			}
+			rows = append(rows, reasonRow(th, c, "NOT CONTAINED: "+strings.Join(names, ", "), false))
 		}
 		if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
 			rows = append(rows, reasonRow(th, c, ct.Why, false))
@@ -252,24 +261,57 @@ func summaryLine(r *report.Report) string {
 	return fmt.Sprintf("%d of %d changes are not covered by the allowlist.", n.Violations, len(r.Changes))
 }
 
-// maxSubRow bounds a reason's detail row (a leftover's or blocked action's
-// command line), in characters: the banner must not grow wider than the
-// window for a long one.
-const maxSubRow = 48
+// maxRow and maxSubRow bound a reason line and a detail row (a leftover's
+// or blocked action's command line, monospace), in characters: the banner
+// must not grow wider than a 1024 px window. A longer reason wraps onto
+// more lines (at spaces); a longer detail row is cut.
+const (
+	maxRow    = 80
+	maxSubRow = 48
+)
 
 func reasonRow(th fyne.Theme, c color.Color, text string, sub bool) fyne.CanvasObject {
-	if r := []rune(text); sub && len(r) > maxSubRow {
-		text = string(r[:maxSubRow-1]) + "…"
-	}
-	t := canvas.NewText(text, style.Color(th, theme.ColorNameForeground))
 	dot := canvas.NewText("•", c)
 	dot.TextStyle.Bold = true
 	if sub {
+		if r := []rune(text); len(r) > maxSubRow {
+			text = string(r[:maxSubRow-1]) + "…"
+		}
+		t := canvas.NewText(text, style.Color(th, style.Muted))
 		t.TextStyle.Monospace = true
-		t.Color = style.Color(th, style.Muted)
 		dot.Text = "   "
+		return container.NewHBox(dot, t)
 	}
-	return container.NewHBox(dot, t)
+	lines := container.NewVBox()
+	for _, l := range wrapWords(text, maxRow) {
+		lines.Add(canvas.NewText(l, style.Color(th, theme.ColorNameForeground)))
+	}
+	return container.NewHBox(container.NewVBox(dot), style.Tight(lines))
+}
+
+// wrapWords breaks text into lines of at most n characters at spaces (a
+// word longer than n is cut).
+func wrapWords(text string, n int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if r := []rune(w); len(r) > n {
+			w = string(r[:n-1]) + "…"
+		}
+		switch {
+		case line == "":
+			line = w
+		case len([]rune(line))+1+len([]rune(w)) <= n:
+			line += " " + w
+		default:
+			out = append(out, line)
+			line = w
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
 }
 
 // accentLayout draws its object as a thin bar along the left edge.

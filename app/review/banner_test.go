@@ -1,6 +1,7 @@
 package review
 
 import (
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2/theme"
@@ -45,6 +46,12 @@ func TestBannerContainment(t *testing.T) {
 	if mark := oneText(t, b, "NOT CONTAINED"); mark.TextSize != verdict.TextSize || !mark.TextStyle.Bold {
 		t.Errorf("NOT CONTAINED at %v (bold %v), the verdict at %v", mark.TextSize, mark.TextStyle.Bold, verdict.TextSize)
 	}
-	oneText(t, b, "NOT CONTAINED: filesystem (landlock: not supported by this kernel)")
+	oneText(t, b, "NOT CONTAINED: filesystem")
 	oneText(t, b, "blocked actions not observable: seccomp user notification turned off for a test")
+	// However long the reasons, the banner fits a 1024 px window.
+	r.Containment.Why = "blocked actions not observable: " + strings.Repeat("a very long reason ", 40)
+	v.SetReport(r)
+	if w := b.MinSize().Width; w > 1000 {
+		t.Errorf("the banner needs %v px", w)
+	}
 }
