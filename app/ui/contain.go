@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Preference keys of the containment controls.
@@ -160,8 +161,8 @@ func shortPath(p, ws string) string {
 	if !filepath.IsAbs(p) {
 		return p
 	}
-	if ws != "" {
-		if rel, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(rel, "..") {
+	if ws != "" && fspath.Within(p, ws) {
+		if rel, err := filepath.Rel(ws, p); err == nil {
 			return rel
 		}
 	}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path"
@@ -13,6 +14,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // notObservable starts containment.why while blocked actions are not
@@ -97,8 +99,7 @@ func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
 		gitDir := filepath.Join(dir, filepath.FromSlash(e.Path))
 		lifted := false
 		for _, w := range writable {
-			lifted = lifted || w == gitDir || strings.HasPrefix(w, gitDir+"/") ||
-				w != dir && strings.HasPrefix(gitDir, strings.TrimSuffix(w, "/")+"/")
+			lifted = lifted || fspath.Within(w, gitDir) || w != dir && fspath.Within(gitDir, w)
 		}
 		if !lifted {
 			out = append(out, filepath.Join(gitDir, "hooks"), filepath.Join(gitDir, "config"))
@@ -162,9 +163,9 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 		case requested && name == "limits" && runtime.GOOS == "linux":
 			l.Why = limitsWhy(e, pol.Memory)
 		case requested && name == "ipc":
-			l.Why = "no namespaces (" + orText(e.MountsWhy, why) + ")"
+			l.Why = "no namespaces (" + cmp.Or(e.MountsWhy, why) + ")"
 		case requested && (name == "metadata" || name == "workspace"):
-			l.Why = "no read-only mounts (" + orText(e.MountsWhy, why) + ")"
+			l.Why = "no read-only mounts (" + cmp.Or(e.MountsWhy, why) + ")"
 			if e.Observed {
 				l.Why += "; the supervisor refuses them, best effort: a racing thread can defeat it"
 			}
@@ -196,13 +197,6 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c
-}
-
-func orText(s, alt string) string {
-	if s != "" {
-		return s
-	}
-	return alt
 }
 
 // socketsHow says how AF_UNIX sockets outside the workspace were kept out of

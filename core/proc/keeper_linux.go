@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -154,19 +153,9 @@ func removeStaleCgroups(parent string) {
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted ("" if nowhere).
 func cgroup2Mount() string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent maj:min root mountpoint options ... - fstype source super
-		fields := strings.Fields(sc.Text())
-		for i, fl := range fields {
-			if fl == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 && fields[3] == "/" {
-				return fields[4]
-			}
+	for _, m := range mountInfo() {
+		if m.fsType == "cgroup2" && m.root == "/" {
+			return m.point
 		}
 	}
 	return ""

@@ -1,11 +1,11 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,34 +91,15 @@ func limitDir(cg *cgroup, controller string) (string, bool) {
 
 func hasController(dir, controller string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-	return err == nil && containsWord(string(b), controller)
-}
-
-func containsWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
+	return err == nil && slices.Contains(strings.Fields(string(b)), controller)
 }
 
 // cgroupV1 returns the mount point of the v1 hierarchy that has
 // controller, and this process's cgroup in it ("" when there is none).
 func cgroupV1(controller string) (mnt, rel string) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		for i, fl := range fields {
-			if fl == "-" && i+3 < len(fields) && fields[i+1] == "cgroup" && fields[3] == "/" &&
-				containsWord(strings.ReplaceAll(fields[i+3], ",", " "), controller) {
-				mnt = fields[4]
-			}
+	for _, m := range mountInfo() {
+		if m.fsType == "cgroup" && m.root == "/" && slices.Contains(strings.Split(m.superOptions, ","), controller) {
+			mnt = m.point
 		}
 	}
 	if mnt == "" {
@@ -130,7 +111,7 @@ func cgroupV1(controller string) (mnt, rel string) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && containsWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), controller) {
 			return mnt, parts[2]
 		}
 	}

@@ -1,11 +1,10 @@
 package proc
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -42,14 +41,7 @@ func readOnlyMounts(c *Containment) error {
 		}
 		return nil
 	}
-	var dirs []string
-	for _, w := range c.Writable {
-		if r, err := filepath.EvalSymlinks(w); err == nil {
-			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
-				dirs = append(dirs, r)
-			}
-		}
-	}
+	dirs, _ := resolveWritable(c.Writable)
 	for _, d := range dirs {
 		if err := bind(d); err != nil {
 			return err
@@ -139,56 +131,14 @@ func hideSecrets(deny, writable []string) bool {
 // writableMounts lists the mount points, as they are now, that are
 // writable and lie in (or are) one of dirs, except the protected ones.
 func writableMounts(dirs, protect []string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return dirs
-	}
-	defer f.Close()
 	var out []string
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent maj:min root mountpoint options ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
+	for _, m := range mountInfo() {
+		if !strings.HasPrefix(m.options, "rw") || seen[m.point] || !within(m.point, dirs) || slices.Contains(protect, m.point) {
 			continue
 		}
-		mp := unescapeMount(fields[4])
-		rw := strings.HasPrefix(fields[5], "rw")
-		if !rw || seen[mp] || !within(mp, dirs) || contains(protect, mp) {
-			continue
-		}
-		seen[mp] = true
-		out = append(out, mp)
+		seen[m.point] = true
+		out = append(out, m.point)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMount decodes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -3,6 +3,8 @@ package proc
 import (
 	"path/filepath"
 
+	"github.com/diffgate/diffgate/internal/fspath"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +43,7 @@ func (w *watcher) denied(p string) bool {
 func deepest(p string, roots []string) int {
 	n := -1
 	for _, r := range roots {
-		if len(r) > n && within(p, []string{r}) {
+		if len(r) > n && fspath.Within(p, r) {
 			n = len(r)
 		}
 	}

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
@@ -410,22 +412,12 @@ func fdPath(fd int) string {
 
 // within reports whether p is one of roots or below one.
 func within(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || r == "/" || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(r string) bool { return fspath.Within(p, r) })
 }
 
 // holds reports whether p is an ancestor of (or is) one of paths.
 func holds(p string, paths []string) bool {
-	for _, q := range paths {
-		if q == p || p == "/" || strings.HasPrefix(q, p+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(paths, func(q string) bool { return fspath.Within(q, p) })
 }
 
 // tgid returns the process (thread group) of task tid, or tid.

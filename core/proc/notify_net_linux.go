@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 	"strconv"
@@ -301,7 +302,7 @@ func (w *watcher) reachable(tid int, addr []byte, op string) ([]byte, func(), un
 		w.rec.add(tid, kindNet, formatAddr(addr), op)
 		return nil, none, unix.EACCES
 	}
-	if i := indexNUL(path); i >= 0 {
+	if i := bytes.IndexByte(path, 0); i >= 0 {
 		path = path[:i]
 	}
 	t := resolve(tid, unix.AT_FDCWD, string(path), true, false)
@@ -326,15 +327,6 @@ func (w *watcher) reachable(tid int, addr []byte, op string) ([]byte, func(), un
 	binary.NativeEndian.PutUint16(out, unix.AF_UNIX)
 	copy(out[2:], via)
 	return out, func() { unix.Close(fd) }, 0
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // readIovecs reads a struct iovec array of task tid.
@@ -429,7 +421,7 @@ func formatAddr(b []byte) string {
 		if len(p) > 0 && p[0] == 0 {
 			return "@" + strings.ReplaceAll(string(p[1:]), "\x00", "@")
 		}
-		if i := indexNUL(p); i >= 0 {
+		if i := bytes.IndexByte(p, 0); i >= 0 {
 			p = p[:i]
 		}
 		return string(p)

@@ -174,6 +174,23 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 	return nil
 }
 
+// resolveWritable resolves the writable paths that exist into the
+// directories and the files (device nodes) among them.
+func resolveWritable(paths []string) (dirs, files []string) {
+	for _, w := range paths {
+		r, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+			dirs = append(dirs, r)
+		} else if err == nil {
+			files = append(files, r)
+		}
+	}
+	return dirs, files
+}
+
 // watchPolicyOf turns the containment's paths into the watcher's, resolved
 // (the kernel reports, and Landlock checks, resolved paths).
 func watchPolicyOf(c *Containment) watchPolicy {
@@ -186,15 +203,7 @@ func watchPolicyOf(c *Containment) watchPolicy {
 		fi, err := os.Stat(r)
 		return r, fi, err == nil
 	}
-	for _, w := range c.Writable {
-		if r, fi, ok := real(w); ok {
-			if fi.IsDir() {
-				p.dirs = append(p.dirs, r)
-			} else {
-				p.files = append(p.files, r)
-			}
-		}
-	}
+	p.dirs, p.files = resolveWritable(c.Writable)
 	for _, d := range c.DenyRead {
 		if r, _, ok := real(d); ok {
 			p.deny = append(p.deny, r)
