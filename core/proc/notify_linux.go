@@ -163,7 +163,11 @@ func (w *watcher) serve() {
 		default:
 			return
 		}
-		if n.Data.Arch != uint32(w.arch.ID) {
+		if foreignABI(w.arch, &n.Data) {
+			// Refused whatever it is (see foreignAction): its numbers
+			// are not the native ones the handlers know.
+			abi, tgt := foreignName(&n.Data)
+			w.rec.add(int(n.PID), kindABI, tgt, abi)
 			w.fail(n.ID, unix.ENOSYS)
 			continue
 		}

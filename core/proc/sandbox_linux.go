@@ -118,11 +118,11 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 		enf.ObserveWhy = "seccomp user notification turned off for a test"
 	default:
 		flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
-		fd, err := loadPolicy(notifyPolicy(a, c.NoNet), flags)
+		fd, err := loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), flags)
 		if err == unix.EINVAL {
 			// Before Linux 5.19: no killable wait (a signal then restarts
 			// the call, which is notified again).
-			fd, err = loadPolicy(notifyPolicy(a, c.NoNet), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+			fd, err = loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
 		}
 		if err != nil {
 			enf.ObserveWhy = "seccomp user notification: " + err.Error()
@@ -145,7 +145,7 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 	}
 	// After the notification filter: this one refuses the script a
 	// listener of its own.
-	if _, err := loadPolicy(adminPolicy(a), 0); err != nil {
+	if _, err := loadPolicy(adminPolicy(a), a, foreignAction(false, enf.Observed), 0); err != nil {
 		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
 			return e
 		}
@@ -155,7 +155,7 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 	// With the network off, AF_INET/AF_INET6 may reach the kernel only
 	// as far as the watcher (which answers them with stand-ins, or refuses
 	// and records them).
-	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed, c.NoNet && !enf.Observed), 0); err != nil {
+	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed, c.NoNet && !enf.Observed), a, foreignAction(false, enf.Observed), 0); err != nil {
 		if e := miss("seccomp: " + err.Error()); e != nil {
 			return e
 		}

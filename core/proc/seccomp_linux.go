@@ -31,8 +31,17 @@ import (
 //     see watcher): it records what Landlock will refuse, refuses what
 //     Landlock cannot express, and performs connects itself.
 //
-// Every filter refuses the system calls of another ABI than the
-// process's own (x32, the 32-bit compat layer), whose numbers differ.
+// A call of another ABI than the native one (on x86_64: i386 through
+// INT $0x80, and x32, the native arch with bit 30 of the number set) has
+// other numbers, which no rule of the library's would match: go-seccomp-bpf
+// sends a foreign arch to the policy's default action (Allow). So every
+// filter starts with abiGuard, which answers such a call before any other
+// rule, with foreignAction: the notify filter hands it to the supervisor,
+// which refuses it (ENOSYS) and records "syscall-abi"; the other filters
+// then allow it, as an errno of theirs would beat the notification and
+// nothing would be recorded. Without the watcher every filter refuses it
+// with ENOSYS itself. Should the supervisor be gone, the kernel answers a
+// notification with ENOSYS too: no path lets a foreign call through.
 
 // adminNames are the host-administration calls adminFilter refuses.
 var adminNames = []string{
@@ -158,17 +167,97 @@ func notifyPolicy(a *arch.Info, standIns bool) seccomp.Policy {
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}}
 }
 
-// loadPolicy installs p on the calling thread (which has no_new_privs)
-// with the given SECCOMP_FILTER_FLAG_* flags; with NEW_LISTENER it
-// returns the listener (close-on-exec), otherwise -1.
-func loadPolicy(p seccomp.Policy, flags uintptr) (int, error) {
+// kindABI is the block kind of a system call of a foreign ABI.
+const kindABI = "syscall-abi"
+
+// x32Bit marks a system call of the x32 ABI on x86_64 (__X32_SYSCALL_BIT).
+const x32Bit = 0x40000000
+
+// foreignAction is what a filter answers a call of a foreign ABI: the
+// notify filter hands it to the supervisor (which refuses and records
+// it); with the notify filter loaded (watched) the other filters allow it,
+// since the kernel takes the strongest answer of all filters and an errno
+// beats a notification; without it each refuses it with ENOSYS, the
+// errno of a system call that does not exist.
+func foreignAction(notify, watched bool) uint32 {
+	switch {
+	case notify:
+		return unix.SECCOMP_RET_USER_NOTIF
+	case watched:
+		return unix.SECCOMP_RET_ALLOW
+	default:
+		return unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	}
+}
+
+// abiGuard is the prefix of every filter: a call whose arch is not a's,
+// or (x86_64) whose number has the x32 bit, gets foreign; every other
+// goes on to the library's program, which follows.
+func abiGuard(a *arch.Info, foreign uint32) []bpf.Instruction {
+	g := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(a.ID), SkipFalse: 3},
+		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: x32Bit, SkipTrue: 1},
+		bpf.Jump{Skip: 1},
+		bpf.RetConstant{Val: foreign},
+	}
+	if a.ID != arch.X86_64.ID {
+		g = []bpf.Instruction{
+			bpf.LoadAbsolute{Off: 4, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(a.ID), SkipTrue: 1},
+			bpf.RetConstant{Val: foreign},
+		}
+	}
+	return g
+}
+
+// foreignABI reports whether d is a call of a foreign ABI (see abiGuard).
+func foreignABI(a *arch.Info, d *seccompData) bool {
+	return d.Arch != uint32(a.ID) || a.ID == arch.X86_64.ID && uint32(d.Nr)&x32Bit != 0
+}
+
+// foreignName names a foreign call for the record: its ABI (the op), and
+// as the target the ABI, the call's name when the library knows the table,
+// and its number ("i386 socket (359)").
+func foreignName(d *seccompData) (abi, target string) {
+	for _, t := range []*arch.Info{arch.I386, arch.ARM, arch.X86_64, arch.AARCH64} {
+		if d.Arch != uint32(t.ID) {
+			continue
+		}
+		nr := int(d.Nr)
+		if t == arch.X86_64 && uint32(d.Nr)&x32Bit != 0 {
+			t, nr = arch.X32, int(uint32(d.Nr)&^x32Bit)
+		}
+		if name, ok := t.SyscallNumbers[nr]; ok {
+			return t.Name, fmt.Sprintf("%s %s (%d)", t.Name, name, nr)
+		}
+		return t.Name, fmt.Sprintf("%s %d", t.Name, nr)
+	}
+	abi = fmt.Sprintf("arch %#x", d.Arch)
+	return abi, fmt.Sprintf("%s %d", abi, uint32(d.Nr))
+}
+
+// assemble is p's program behind abiGuard(foreign).
+func assemble(p seccomp.Policy, a *arch.Info, foreign uint32) ([]bpf.RawInstruction, error) {
 	insts, err := p.Assemble()
 	if err != nil {
-		return -1, fmt.Errorf("assemble: %v", err)
+		return nil, fmt.Errorf("assemble: %v", err)
 	}
-	raw, err := bpf.Assemble(insts)
+	raw, err := bpf.Assemble(append(abiGuard(a, foreign), insts...))
 	if err != nil {
-		return -1, fmt.Errorf("assemble: %v", err)
+		return nil, fmt.Errorf("assemble: %v", err)
+	}
+	return raw, nil
+}
+
+// loadPolicy installs p behind abiGuard(foreign) on the calling thread
+// (which has no_new_privs) with the given SECCOMP_FILTER_FLAG_* flags;
+// with NEW_LISTENER it returns the listener (close-on-exec), otherwise -1.
+func loadPolicy(p seccomp.Policy, a *arch.Info, foreign uint32, flags uintptr) (int, error) {
+	raw, err := assemble(p, a, foreign)
+	if err != nil {
+		return -1, err
 	}
 	f := make([]unix.SockFilter, len(raw))
 	for i, r := range raw {
