@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Listen starts a TCP listener on 127.0.0.1 that accepts and closes every
@@ -50,4 +51,47 @@ func listen(t *testing.T, network, addr string) (net.Listener, func() int64) {
 	}
 	t.Cleanup(func() { stop() })
 	return ln, stop
+}
+
+// ListenUDP starts a UDP socket on 127.0.0.1 that counts the datagrams it
+// receives; the count is final once stop has returned (stop sends itself
+// a last datagram and waits for it: what was queued before is counted).
+func ListenUDP(t *testing.T) (port int, stop func() int64) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const last = "\x00testenv-stop"
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			k, _, err := pc.ReadFrom(buf)
+			if err != nil || string(buf[:k]) == last {
+				return
+			}
+			n.Add(1)
+		}
+	}()
+	var once sync.Once
+	stop = func() int64 {
+		once.Do(func() {
+			if c, err := net.Dial("udp", pc.LocalAddr().String()); err == nil {
+				c.Write([]byte(last))
+				c.Close()
+			}
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second): // the last datagram was lost
+			}
+			pc.Close()
+			<-done
+		})
+		return n.Load()
+	}
+	t.Cleanup(func() { stop() })
+	return pc.LocalAddr().(*net.UDPAddr).Port, stop
 }

@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -58,9 +58,7 @@ func AsUser(t *testing.T) bool {
 	cmd.Dir = home
 	cmd.Env = append(filteredEnv(), childEnv+"=1", "HOME="+home, "TMPDIR="+home,
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
-	if p := builtCLI.Load(); p != nil {
-		cmd.Env = append(cmd.Env, cliEnv+"="+*p) // the child cannot build it as UID
-	}
+	cmd.Env = append(cmd.Env, builtEnv()...) // the child cannot build them as UID
 	UserCmd(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS") && !strings.Contains(string(out), "--- SKIP") {
@@ -156,53 +154,98 @@ func userCopyOfTestBinary(t *testing.T) string {
 	return binPath
 }
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
-// cliEnv passes the CLI built by the parent to an AsUser child; builtCLI
-// holds its path once built.
+// cliEnv passes the CLI built by the parent to an AsUser child.
 const cliEnv = "DIFFGATE_TEST_CLI"
 
-var builtCLI atomic.Pointer[string]
+// int80Env passes the int80 helper built by the parent to an AsUser child.
+const int80Env = "DIFFGATE_TEST_INT80"
 
-// CLI builds cmd/diffgate once per test process (CGO_ENABLED=0) into a
-// directory every user can read and returns the binary's path. A test that
-// needs the CLI as UID calls CLI before AsUser: the child uses the parent's
-// binary.
-func CLI(t *testing.T) string {
+// binary is one program built once per test process.
+type binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// built maps an environment variable (cliEnv, int80Env) to its *binary;
+// AsUser passes the paths of those built to the child.
+var built sync.Map
+
+// buildOnce builds package pkg (relative to the module root, CGO_ENABLED=0)
+// once per test process into a directory every user can read, and returns
+// the binary's path; in an AsUser child, the parent's binary named by env.
+func buildOnce(t *testing.T, pkg, env string) string {
 	t.Helper()
-	if p := os.Getenv(cliEnv); p != "" && os.Getenv(childEnv) != "" {
+	if p := os.Getenv(env); p != "" && os.Getenv(childEnv) != "" {
 		return p
 	}
-	cliOnce.Do(func() {
+	v, _ := built.LoadOrStore(env, &binary{})
+	b := v.(*binary)
+	b.once.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {
-			cliErr = err
+			b.err = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "diffgate-cli-")
+		dir, err := os.MkdirTemp("", "diffgate-bin-")
 		if err != nil {
-			cliErr = err
+			b.err = err
 			return
 		}
 		os.Chmod(dir, 0o755)
-		cliPath = filepath.Join(dir, "diffgate")
-		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/diffgate")
+		path := filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", path, pkg)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			cliErr = fmt.Errorf("go build ./cmd/diffgate: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 			return
 		}
-		builtCLI.Store(&cliPath)
+		b.path = path
 	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return cliPath
+	return b.path
+}
+
+// builtEnv is the environment that hands the binaries built so far to an
+// AsUser child (which cannot build them as UID).
+func builtEnv() []string {
+	var env []string
+	built.Range(func(k, v any) bool {
+		if b := v.(*binary); b.path != "" {
+			env = append(env, k.(string)+"="+b.path)
+		}
+		return true
+	})
+	return env
+}
+
+// CLI builds cmd/diffgate once per test process and returns the binary's
+// path. A test that needs the CLI as UID calls CLI before AsUser: the
+// child uses the parent's binary.
+func CLI(t *testing.T) string {
+	t.Helper()
+	return buildOnce(t, "./cmd/diffgate", cliEnv)
+}
+
+// Int80 builds the int80 helper (testdata/int80: system calls through the
+// i386 entry, INT $0x80, and x32 from a 64-bit process) once per test
+// process and returns its path; call it before AsUser, as CLI. It skips t
+// where the helper cannot run (not linux/amd64) and where the kernel has
+// no i386 entry (the helper's getpid through it fails).
+func Int80(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the int80 helper is for linux/amd64")
+	}
+	p := buildOnce(t, "./internal/testenv/testdata/int80", int80Env)
+	out, err := exec.Command(p, "getpid").Output()
+	if err != nil || !strings.HasPrefix(string(out), "getpid ") || strings.HasPrefix(string(out), "getpid -") {
+		t.Skipf("the kernel has no i386 system call entry (ia32_emulation): %v %q", err, out)
+	}
+	return p
 }
 
 // moduleRoot finds the directory of go.mod from the working directory up.
@@ -246,7 +289,7 @@ func filteredEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch strings.SplitN(kv, "=", 2)[0] {
-		case "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCOVERDIR", childEnv, cliEnv:
+		case "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCOVERDIR", childEnv, cliEnv, int80Env:
 			continue
 		}
 		env = append(env, kv)

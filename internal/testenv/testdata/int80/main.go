@@ -111,11 +111,11 @@ func main() {
 			r = sys(nrKeyctl, keyctlGetKeyID, 0xfffffffc, 1) // KEY_SPEC_USER_KEYRING (-4)
 		case "seccomp": // a filter with a listener of its own: SECCOMP_SET_MODE_FILTER, NEW_LISTENER, NULL
 			r = sys(nrSeccomp, 1, 8, 0)
-		case "hook": // mkdir DIR, then write DIR/pre-commit
+		case "hook": // mkdir DIR and write DIR/pre-commit: the first failure, or the write's result
 			dir := arg()
 			r = sys(nrMkdir, put(0, []byte(dir)), 0o755)
-			if r >= 0 || r == -int32(syscall.EEXIST) {
-				r = writeFile(dir+"/pre-commit", "#!/bin/sh\necho pwned\n", syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
+			if w := writeFile(dir+"/pre-commit", "#!/bin/sh\necho pwned\n", syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC); r >= 0 {
+				r = w
 			}
 		case "write":
 			r = writeFile(arg(), "[core]\n\tfsmonitor = evil\n", syscall.O_WRONLY|syscall.O_APPEND)
