@@ -195,7 +195,9 @@ type Blocked struct {
 	// Kind is what was attempted: "read" (a secret store), "write",
 	// "create", "delete", "rename", "metadata" (chmod, chown, utime,
 	// xattr), "net" (a connect, send or bind; Target is ADDR:PORT, or
-	// the socket's path), "fork" or "memory" (a limit reached).
+	// the socket's path), "fork" or "memory" (a limit reached),
+	// "syscall-abi" (a system call of a foreign ABI, i386 or x32; Target
+	// is the ABI, the call and its number: "i386 socket (359)").
 	Kind string `json:"kind"`
 	// Target is the absolute path, the address, or the limit.
 	Target string `json:"target"`
