@@ -25,6 +25,7 @@ const (
 	kindRename   = "rename"
 	kindMetadata = "metadata"
 	kindNet      = "net"
+	kindLink     = "link"
 )
 
 const oTmpfile = 0o20000000 // __O_TMPFILE, without O_DIRECTORY
@@ -100,7 +101,9 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 	t := resolve(tid, dirfd, path, follow, false)
 	switch {
 	case !t.ok && write:
-		w.fail(n.ID, t.err) // it cannot be resolved: neither could the kernel
+		if !w.refusedWay(n, kindWrite, t, op) {
+			w.fail(n.ID, t.err) // it cannot be resolved: neither could the kernel
+		}
 		return
 	case !t.ok:
 	case !write:
@@ -122,6 +125,21 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		}
 	}
 	w.cont(n.ID)
+}
+
+// refusedWay records, and refuses with the kernel's error, a call whose
+// target outside the writable directories the supervisor could not even
+// reach (target.denied: through /proc/PID/root or /proc/PID/cwd of a
+// process out of the script's reach, whose magic links Landlock and the
+// user namespace refuse to follow); it reports whether it answered. A way
+// refused inside the writable directories (a directory the user may not
+// search) is the file system's own refusal, not containment's.
+func (w *watcher) refusedWay(n *seccompNotif, kind string, t target, op string) bool {
+	if !t.denied || w.inDirs(t.path) {
+		return false
+	}
+	w.deny(n, kind, t.path, op, t.err)
+	return true
 }
 
 // deny records a blocked action of the caller and refuses the call with e.
@@ -170,14 +188,59 @@ func (w *watcher) onCreate(n *seccompNotif, op string) {
 	switch op {
 	case "mkdirat", "mknodat":
 		dirfd, pathArg = arg32(a[0]), a[1]
-	case "symlink", "link":
+	case "symlink":
 		pathArg = a[1]
 	case "symlinkat":
 		dirfd, pathArg = arg32(a[1]), a[2]
+	case "link":
+		w.checkLink(n, op, unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], 0)
+		return
 	case "linkat":
-		dirfd, pathArg = arg32(a[2]), a[3]
+		w.checkLink(n, op, arg32(a[0]), a[1], arg32(a[2]), a[3], int(a[4]))
+		return
 	}
 	w.checkName(n, op, kindCreate, dirfd, pathArg)
+}
+
+// checkLink handles link and linkat: the new name is checked as any new
+// name (checkName); a hard link from outside the writable directories into
+// one is recorded ("link SRC -> DST"). Landlock refuses it (EXDEV: the
+// file would gain the directory's rights), as do the read-only mounts (the
+// writable directories are mounts of their own); without either the
+// watcher refuses it with EXDEV itself.
+func (w *watcher) checkLink(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64, flags int) {
+	tid := int(n.PID)
+	from, e := readString(tid, oarg)
+	to, e2 := readString(tid, narg)
+	if e == 0 {
+		e = e2
+	}
+	if e != 0 {
+		w.refuse(n, e, kindLink, op)
+		return
+	}
+	if !w.valid(n.ID) {
+		return
+	}
+	src := resolve(tid, odir, from, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
+	dst := resolve(tid, ndir, to, false, false)
+	switch {
+	case !dst.ok || dst.exists || !w.inDirs(filepath.Dir(dst.path)) || within(dst.path, w.pol.readOnly) || holds(dst.path, w.pol.readOnly):
+		w.checkName(n, op, kindCreate, ndir, narg)
+		return
+	case !src.ok:
+		if !w.refusedWay(n, kindLink, src, op) {
+			w.fail(n.ID, src.err)
+		}
+		return
+	case src.exists && !w.inDirs(src.path):
+		w.rec.add(tid, kindLink, src.path+" -> "+dst.path, op)
+		if !w.pol.landlockWrites && !w.pol.mounts {
+			w.fail(n.ID, unix.EXDEV)
+			return
+		}
+	}
+	w.cont(n.ID)
 }
 
 // checkName records (and, inside the workspace, refuses) a call that
@@ -195,7 +258,9 @@ func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathA
 	t := resolve(tid, dirfd, path, false, false)
 	switch {
 	case !t.ok:
-		w.fail(n.ID, t.err)
+		if !w.refusedWay(n, kind, t, op) {
+			w.fail(n.ID, t.err)
+		}
 		return
 	case kind == kindCreate && t.exists || kind == kindDelete && !t.exists:
 		// It fails on its own (EEXIST, ENOENT).
@@ -248,10 +313,14 @@ func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint6
 	dst := resolve(tid, ndir, to, false, false)
 	switch {
 	case !src.ok:
-		w.fail(n.ID, src.err)
+		if !w.refusedWay(n, kindRename, src, op) {
+			w.fail(n.ID, src.err)
+		}
 		return
 	case !dst.ok:
-		w.fail(n.ID, dst.err)
+		if !w.refusedWay(n, kindRename, dst, op) {
+			w.fail(n.ID, dst.err)
+		}
 		return
 	case !src.exists:
 		w.fail(n.ID, unix.ENOENT)
@@ -302,7 +371,9 @@ func (w *watcher) checkFile(n *seccompNotif, op, kind string, dirfd int32, pathA
 			w.cont(n.ID)
 			return
 		}
-		w.fail(n.ID, t.err)
+		if !w.refusedWay(n, kind, t, op) {
+			w.fail(n.ID, t.err)
+		}
 		return
 	}
 	if kind == kindWrite {

@@ -287,6 +287,9 @@ type target struct {
 	mode   uint32 // its type (S_IFMT bits)
 	ok     bool   // false: it could not be resolved; err says why
 	err    unix.Errno
+	// denied: the supervisor was refused the way (EACCES, EPERM) and path
+	// is the path as the call named it, made absolute (see resolve).
+	denied bool
 }
 
 func failed(err error) target {
@@ -316,6 +319,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		}
 	}
 	base := unix.AT_FDCWD
+	named := path // made absolute below
 	if !strings.HasPrefix(path, "/") {
 		dir := task + "/cwd"
 		if dirfd != unix.AT_FDCWD {
@@ -330,6 +334,17 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		}
 		defer unix.Close(b)
 		base = b
+		named = filepath.Join(fdPath(b), path)
+	}
+	// The supervisor has at least the script's access: a way it is
+	// refused (a magic link of /proc/PID, root or cwd, of a process out
+	// of reach, a directory it may not search) is refused to the script.
+	refused := func(err error) target {
+		t := failed(err)
+		if t.err == unix.EACCES || t.err == unix.EPERM {
+			t.denied, t.path = true, named
+		}
+		return t
 	}
 	flags := uint64(unix.O_PATH | unix.O_CLOEXEC)
 	if !follow {
@@ -350,7 +365,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		return t
 	}
 	if err != unix.ENOENT {
-		return failed(err)
+		return refused(err)
 	}
 	clean := strings.TrimRight(path, "/")
 	dir, name := filepath.Split(clean)
@@ -362,7 +377,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 	}
 	pfd, err := unix.Openat2(base, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC})
 	if err != nil {
-		return failed(err)
+		return refused(err)
 	}
 	defer unix.Close(pfd)
 	p := fdPath(pfd)
