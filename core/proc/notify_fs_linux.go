@@ -26,6 +26,7 @@ const (
 	kindMetadata = "metadata"
 	kindNet      = "net"
 	kindLink     = "link"
+	kindABI      = "syscall-abi" // a system call of a foreign ABI (seccomp_linux.go)
 )
 
 const oTmpfile = 0o20000000 // __O_TMPFILE, without O_DIRECTORY

@@ -167,9 +167,6 @@ func notifyPolicy(a *arch.Info, standIns bool) seccomp.Policy {
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}}
 }
 
-// kindABI is the block kind of a system call of a foreign ABI.
-const kindABI = "syscall-abi"
-
 // x32Bit marks a system call of the x32 ABI on x86_64 (__X32_SYSCALL_BIT).
 const x32Bit = 0x40000000
 
