@@ -144,7 +144,10 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 		}
 	}
 	// After the notification filter: this one refuses the script a
-	// listener of its own.
+	// listener of its own. This and the socket filter leave a call of a
+	// foreign ABI to the notification filter when it is loaded (an errno
+	// of theirs would beat it and nothing would be recorded), and refuse
+	// it themselves otherwise (foreignAction).
 	if _, err := loadPolicy(adminPolicy(a), a, foreignAction(false, enf.Observed), 0); err != nil {
 		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
 			return e
