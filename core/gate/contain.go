@@ -214,7 +214,7 @@ func privilegesHow(e *proc.Enforced) string {
 	if e.KeptCaps != "none" {
 		caps = "capabilities cut to " + strings.ReplaceAll(e.KeptCaps, ",", ", ")
 	}
-	return caps + "; seccomp: host-administration system calls refused"
+	return caps + "; seccomp: host-administration system calls and every call of a foreign ABI (i386, x32) refused"
 }
 
 // blockedReport turns the supervisor's blocked actions into the report's.
