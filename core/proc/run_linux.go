@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,6 +223,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	repDone := make(chan struct{})
 	var final *superMsg
 	var streamed []Blocked // what the supervisor reported before its end
+	links := procLinks{}   // the gate's reading of /proc magic links in targets
 	go func() {
 		defer close(repDone)
 		dec := json.NewDecoder(repR)
@@ -234,8 +236,10 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 			case first:
 				startC <- m
 			case m.Done:
+				links.apply(m.Blocked)
 				final = &m
 			default:
+				links.apply(m.Blocked)
 				streamed = append(streamed, m.Blocked...)
 			}
 		}
@@ -489,4 +493,63 @@ func describeWait(err error) string {
 		return "exit status 0"
 	}
 	return oneLine(err)
+}
+
+// procLinks resolves, in the gate, the /proc magic links that targets of
+// blocked actions go through where the supervisor could not follow them
+// (/proc/PID/root, /proc/PID/cwd or /proc/PID/fd/N of a process outside
+// the script's user namespace: the gate, an ancestor; the kernel refused
+// them to the script too), so that the finding names the file as the
+// kernel would have reached it: /proc/PID/root/home/u/.bashrc becomes
+// /home/u/.bashrc. It reads each link once, as the record arrives (the
+// process is the gate or an ancestor of it, alive); a link it cannot read
+// leaves the target as the script named it.
+type procLinks map[string]string
+
+// apply rewrites the path targets of bs.
+func (l procLinks) apply(bs []Blocked) {
+	for i := range bs {
+		switch bs[i].Kind {
+		case kindWrite, kindCreate, kindDelete, kindMetadata, kindRead:
+			bs[i].Target = l.resolve(bs[i].Target)
+		case kindRename, kindLink:
+			if from, to, ok := strings.Cut(bs[i].Target, " -> "); ok && !strings.Contains(to, " -> ") {
+				bs[i].Target = l.resolve(from) + " -> " + l.resolve(to)
+			}
+		}
+	}
+}
+
+// resolve returns p with a leading /proc/PID/{root,cwd,fd/N} replaced by
+// the link's target.
+func (l procLinks) resolve(p string) string {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return p
+	}
+	parts := strings.SplitN(rest, "/", 4) // PID, root|cwd|fd, [N], ...
+	if len(parts) < 2 || strings.Trim(parts[0], "0123456789") != "" || parts[0] == "" {
+		return p
+	}
+	n := 2
+	switch {
+	case parts[1] == "fd" && len(parts) >= 3:
+		n = 3
+	case parts[1] == "root" || parts[1] == "cwd":
+	default:
+		return p
+	}
+	link := "/proc/" + strings.Join(parts[:n], "/")
+	tail := strings.TrimPrefix(p, link)
+	dst, seen := l[link]
+	if !seen {
+		if t, err := os.Readlink(link); err == nil && strings.HasPrefix(t, "/") && !strings.HasSuffix(t, " (deleted)") {
+			dst = t
+		}
+		l[link] = dst
+	}
+	if dst == "" {
+		return p
+	}
+	return filepath.Join(dst, tail)
 }
