@@ -116,6 +116,7 @@ func testRunContainedSecretStores(t *testing.T) {
 func TestRunContainedSecretStores(t *testing.T) { testRunContainedSecretStores(t) }
 
 func TestRunContainedSecretStoresAsUser(t *testing.T) {
+	testenv.CLI(t) // built as root, used by the user
 	if testenv.AsUser(t) {
 		return
 	}

@@ -209,6 +209,27 @@ func SecretStores(home string) []string {
 	return out
 }
 
+// GitPath is a name inside a git directory that makes git run programs.
+type GitPath struct {
+	Name string
+	Dir  bool
+	Why  string
+}
+
+// GitProtected are the names, in every git directory the workspace holds
+// (a .git, a submodule's under .git/modules, a worktree's under
+// .git/worktrees, a bare repository, a .git file's gitdir: target), that a
+// contained script may not write, create, remove or rename, whether they
+// exist or not: each would make git run the script's code later, outside
+// the gate. --writable naming the git directory (or one above it inside
+// the workspace: .git) lifts it.
+var GitProtected = []GitPath{
+	{"hooks", true, "hooks run by commit, checkout, merge, push"},
+	{"config", false, "core.hooksPath, core.fsmonitor, aliases, filters, pagers run programs"},
+	{"config.worktree", false, "the same settings, per worktree (extensions.worktreeConfig)"},
+	{"commondir", false, "points git at another directory's config and hooks"},
+}
+
 // DevWritable are the device nodes a contained script may write to.
 var DevWritable = []string{"/dev/null", "/dev/tty", "/dev/zero", "/dev/urandom"}
 

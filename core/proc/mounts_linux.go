@@ -1,11 +1,15 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,12 +22,19 @@ import (
 //
 //   - a change of mode, owner, times or extended attributes of a file
 //     outside the writable directories (EROFS);
-//   - a write to .git/hooks or .git/config of a repository in the
-//     workspace, and to a hard link to a file outside (their own read-only
-//     bind mounts); a hard link to such a file cannot be made either (a
-//     link across mounts is EXDEV);
-//   - moving a repository's .git directory away to put another in its
-//     place (it is a mount point: EBUSY).
+//   - a write to the read-only paths of the workspace that exist (the
+//     hooks, config, config.worktree and commondir of each git directory:
+//     contain.GitProtected), and to a hard link to a file outside (their
+//     own read-only bind mounts); a hard link to such a file cannot be
+//     made either (a link across mounts is EXDEV);
+//   - moving a git directory away to put another in its place, or a
+//     folder holding one inside another (.git/modules, .git/worktrees):
+//     each is a mount point (EBUSY).
+//
+// A read-only path that does not exist cannot be covered by a mount
+// without creating it in the workspace: the supervisor refuses its
+// creation, and sweepReadOnly removes, once the script's tree is gone,
+// what a thread racing that refusal made.
 //
 // Each writable directory becomes a mount of its own, the whole tree is
 // made read-only (mount_setattr, AT_RECURSIVE), and the mounts that were
@@ -47,17 +58,10 @@ func readOnlyMounts(c *Containment) error {
 			return err
 		}
 	}
-	// The repositories' .git directories first (rw: objects and refs are
+	// The repositories' git directories first (rw: objects and refs are
 	// written), then what stays read-only inside them.
-	var protect, gitDirs []string
-	seen := map[string]bool{}
-	for _, p := range c.ReadOnly {
-		if g, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil && !seen[g] {
-			seen[g] = true
-			gitDirs = append(gitDirs, g)
-		}
-	}
-	for _, g := range gitDirs {
+	var protect []string
+	for _, g := range gitMountPoints(c.ReadOnly) {
 		if err := bind(g); err != nil {
 			return err
 		}
@@ -126,6 +130,90 @@ func hideSecrets(deny, writable []string) bool {
 		}
 	}
 	return all
+}
+
+// gitMountPoints returns the directories that become mount points of their
+// own, outer first, so that none can be renamed or removed (EBUSY) to put
+// another in its place: each git directory holding a read-only path, and
+// every directory between it and a git directory above it (.git/modules,
+// .git/modules/a/modules, .git/worktrees).
+func gitMountPoints(readOnly []string) []string {
+	git := map[string]bool{}
+	for _, p := range readOnly {
+		if g, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			git[g] = true
+		}
+	}
+	out := map[string]bool{}
+	for g := range git {
+		out[g] = true
+		for a := filepath.Dir(g); a != filepath.Dir(a); a = filepath.Dir(a) {
+			for o := range git {
+				if o != a && fspath.Within(a, o) {
+					out[a] = true
+				}
+			}
+		}
+	}
+	list := make([]string, 0, len(out))
+	for d := range out {
+		list = append(list, d)
+	}
+	// Outer first: a bind of an inner one then stacks on the outer's.
+	sort.Slice(list, func(i, j int) bool {
+		return len(list[i]) < len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j]
+	})
+	return list
+}
+
+// missingReadOnly lists the read-only paths that do not exist (yet): no
+// mount can cover them, the supervisor refuses their creation, and
+// sweepReadOnly removes any that a thread racing it made.
+func missingReadOnly(readOnly []string) []string {
+	var out []string
+	for _, p := range readOnly {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sweepReadOnly runs once the script's whole tree is gone, so nothing
+// races it: each of missing (missingReadOnly before the script started)
+// that exists now got past the supervisor's refusal. It is removed, so
+// that nothing planted runs later, and recorded as a blocked create.
+func sweepReadOnly(missing []string, pid int, rec *recorder) {
+	for _, p := range missing {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		op := "made past the supervisor: removed after the run"
+		if os.RemoveAll(p) != nil {
+			// A directory it made unreadable (mode 0300: git can still
+			// run a hook in it) is opened up first.
+			openUp(p)
+		}
+		if err := os.RemoveAll(p); err != nil {
+			op = "made past the supervisor: cannot remove it: " + oneLine(err)
+		}
+		rec.add(pid, kindCreate, p, op)
+	}
+}
+
+// openUp gives p, when it is a directory, and every directory below it,
+// mode 0700, so that their owner (or root) can remove what they hold.
+func openUp(p string) {
+	if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+		return
+	}
+	_ = os.Chmod(p, 0o700)
+	ents, _ := os.ReadDir(p)
+	for _, e := range ents {
+		if e.IsDir() {
+			openUp(filepath.Join(p, e.Name()))
+		}
+	}
 }
 
 // writableMounts lists the mount points, as they are now, that are
