@@ -229,6 +229,9 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			if e.Observed {
 				l.Why += "; the supervisor refuses them, best effort: a racing thread can defeat it"
 			}
+			if name == "workspace" {
+				l.Why += "; git's hooks and config are put back after the run, a write through a hard link is not"
+			}
 		case requested && name == "sockets" && e.ObserveWhy != "":
 			l.Why = e.ObserveWhy
 		case requested && name == "secrets" && e.Filesystem && e.Observed:

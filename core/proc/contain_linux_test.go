@@ -1059,3 +1059,83 @@ func wantCreate(t *testing.T, list []proc.Blocked, p string) {
 	}
 	t.Errorf("Blocked lacks a create of %s:\n%+v", p, list)
 }
+
+// testContainmentGitPutBack: with neither the read-only mounts nor the
+// watcher (nothing refuses while the script runs), what the script did to
+// the read-only paths of the workspace (a hook planted into an existing
+// hooks directory, which it then made unlistable; a config rewritten; a
+// config.worktree made; the hooks directory replaced by a symlink in
+// another git directory) is put back once its tree is gone, and recorded.
+func testContainmentGitPutBack(t *testing.T) {
+	f := newContainFixture(t)
+	var ro []string
+	before := map[string]string{}
+	for _, g := range []string{".git", ".git/modules/sub"} {
+		git := filepath.Join(f.ws, g)
+		os.MkdirAll(filepath.Join(git, "hooks"), 0o755)
+		os.MkdirAll(filepath.Join(git, "objects"), 0o755)
+		os.WriteFile(filepath.Join(git, "hooks", "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755)
+		os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n\tbare = false\n"), 0o644)
+		ro = append(ro, filepath.Join(git, "hooks"), filepath.Join(git, "config"), filepath.Join(git, "config.worktree"))
+	}
+	testenv.Chown(t, filepath.Dir(f.ws))
+	for _, p := range ro {
+		before[p] = treeOf(t, p)
+	}
+	res := runIn(t, f, `
+printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout && echo PLANTED
+chmod 300 .git/hooks
+printf '[core]\n\tfsmonitor = evil\n' > .git/config && echo CONFIG
+printf '[core]\n\thooksPath = /x\n' > .git/config.worktree && echo WORKTREE
+rm -rf .git/modules/sub/hooks && ln -s ../../../evil .git/modules/sub/hooks && echo SYMLINK
+echo done
+`, proc.Containment{ReadOnly: ro, NoMounts: true, NoNotify: true})
+	out := string(res.Stdout.Head)
+	for _, want := range []string{"PLANTED", "CONFIG", "WORKTREE", "SYMLINK", "done"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the script did not get %s through (nothing refuses here): %s %s", want, out, res.Stderr.Head)
+		}
+	}
+	for _, p := range ro {
+		if got := treeOf(t, p); got != before[p] {
+			t.Errorf("%s after the run:\n%s\nbefore:\n%s", p, got, before[p])
+		}
+	}
+	for _, p := range []string{filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config"), filepath.Join(f.ws, ".git", "modules", "sub", "hooks")} {
+		found := false
+		for _, b := range res.Blocked {
+			found = found || b.Kind == "write" && b.Target == p
+		}
+		if !found {
+			t.Errorf("no blocked write of %s: %+v", p, res.Blocked)
+		}
+	}
+	wantCreate(t, res.Blocked, filepath.Join(f.ws, ".git", "config.worktree"))
+}
+
+// treeOf describes p and what lies below it: type, mode, content.
+func treeOf(t *testing.T, root string) string {
+	var b strings.Builder
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", p, err)
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		if !fi.Mode().IsRegular() {
+			data = nil
+		}
+		fmt.Fprintf(&b, "%s %v %q\n", p, fi.Mode(), data)
+		return nil
+	})
+	return b.String()
+}
+
+func TestContainmentGitPutBack(t *testing.T) { testContainmentGitPutBack(t) }
+
+func TestContainmentGitPutBackAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentGitPutBack(t)
+}

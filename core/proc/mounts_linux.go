@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,8 +32,9 @@ import (
 //
 // A read-only path that does not exist cannot be covered by a mount
 // without creating it in the workspace: the supervisor refuses its
-// creation, and sweepReadOnly removes, once the script's tree is gone,
-// what a thread racing that refusal made.
+// creation, and restoreReadOnly removes, once the script's tree is gone,
+// what a thread racing that refusal made (and, without the mounts, puts
+// back what was changed).
 //
 // Each writable directory becomes a mount of its own, the whole tree is
 // made read-only (mount_setattr, AT_RECURSIVE), and the mounts that were
@@ -164,56 +164,6 @@ func gitMountPoints(readOnly []string) []string {
 		return len(list[i]) < len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j]
 	})
 	return list
-}
-
-// missingReadOnly lists the read-only paths that do not exist (yet): no
-// mount can cover them, the supervisor refuses their creation, and
-// sweepReadOnly removes any that a thread racing it made.
-func missingReadOnly(readOnly []string) []string {
-	var out []string
-	for _, p := range readOnly {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// sweepReadOnly runs once the script's whole tree is gone, so nothing
-// races it: each of missing (missingReadOnly before the script started)
-// that exists now got past the supervisor's refusal. It is removed, so
-// that nothing planted runs later, and recorded as a blocked create.
-func sweepReadOnly(missing []string, pid int, rec *recorder) {
-	for _, p := range missing {
-		if _, err := os.Lstat(p); err != nil {
-			continue
-		}
-		op := "made past the supervisor: removed after the run"
-		if os.RemoveAll(p) != nil {
-			// A directory it made unreadable (mode 0300: git can still
-			// run a hook in it) is opened up first.
-			openUp(p)
-		}
-		if err := os.RemoveAll(p); err != nil {
-			op = "made past the supervisor: cannot remove it: " + oneLine(err)
-		}
-		rec.add(pid, kindCreate, p, op)
-	}
-}
-
-// openUp gives p, when it is a directory, and every directory below it,
-// mode 0700, so that their owner (or root) can remove what they hold.
-func openUp(p string) {
-	if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-		return
-	}
-	_ = os.Chmod(p, 0o700)
-	ents, _ := os.ReadDir(p)
-	for _, e := range ents {
-		if e.IsDir() {
-			openUp(filepath.Join(p, e.Name()))
-		}
-	}
 }
 
 // writableMounts lists the mount points, as they are now, that are

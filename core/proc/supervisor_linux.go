@@ -141,9 +141,9 @@ func supervise() int {
 		}
 	}
 	rec := newRecorder()
-	var missing []string
+	var saved []savedPath
 	if sp.Containment.Enabled {
-		missing = missingReadOnly(sp.Containment.ReadOnly)
+		saved = saveReadOnly(sp.Containment.ReadOnly)
 	}
 	pid, enforced, err := startContained(&sp, rec)
 	if err != nil {
@@ -194,7 +194,7 @@ func supervise() int {
 		wr = s.killTree(mainDone)
 	}
 	s.cleanup()
-	sweepReadOnly(missing, pid, rec)
+	restoreReadOnly(saved, pid, rec)
 
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
