@@ -54,11 +54,14 @@ func snapshotFiles(t *testing.T, dirs ...string) map[string]string {
 	return out
 }
 
-func testRunContainedGitDirs(t *testing.T) {
+// gitFixture makes, directly in /tmp (see containCLI), a workspace ws
+// holding a repository with a submodule of a local repository and a
+// worktree (wt, branch wtb), and a folder planted outside it.
+func gitFixture(t *testing.T) (ws, planted string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	bin := testenv.CLI(t)
 	base, err := os.MkdirTemp("/tmp", "dg-gitdirs-")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +84,46 @@ func testRunContainedGitDirs(t *testing.T) {
 	gitT(t, ws, "submodule", "add", "-q", src, "sub")
 	gitT(t, ws, "commit", "-qm", "sub")
 	gitT(t, ws, "worktree", "add", "-q", "-b", "wtb", "wt")
+	return ws, planted
+}
+
+// runGitScript runs script (its text) contained on ws with preset:git
+// and the extra allow entries; it returns the exit code, stdout, stderr
+// and the report.
+func runGitScript(t *testing.T, ws, script string, allow ...string) (int, string, string, *report.Report) {
+	t.Helper()
+	bin := testenv.CLI(t)
+	dir := filepath.Dir(ws)
+	sh := filepath.Join(dir, "s.sh")
+	os.WriteFile(sh, []byte(script), 0o755)
+	js := filepath.Join(dir, "r.json")
+	args := []string{"run", "--workspace", ws, "--no-history", "--allow", "preset:git", "--report", js}
+	for _, a := range allow {
+		args = append(args, "--allow", a)
+	}
+	cmd := exec.Command(bin, append(args, "--", sh)...)
+	var ob, eb strings.Builder
+	cmd.Stdout, cmd.Stderr = &ob, &eb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatalf("exit %d, no report: %v\nstdout %s\nstderr %s", code, err, ob.String(), eb.String())
+	}
+	rep, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, ob.String(), eb.String(), rep
+}
+
+func testRunContainedGitDirs(t *testing.T) {
+	ws, planted := gitFixture(t)
 	// The submodule's hooks directory does not exist: its creation must be
 	// refused as surely as a write to an existing one.
 	if err := os.RemoveAll(filepath.Join(ws, ".git", "modules", "sub", "hooks")); err != nil {
@@ -108,27 +151,10 @@ func testRunContainedGitDirs(t *testing.T) {
 	fmt.Fprintf(&sh, "mkdir -p evil && printf %%s %q > evil/post-checkout && chmod +x evil/post-checkout\n",
 		fmt.Sprintf("#!/bin/sh\ntouch %s/hookspath\n", planted))
 	sh.WriteString("echo ok > out\n")
-	script := filepath.Join(base, "s.sh")
-	os.WriteFile(script, []byte(sh.String()), 0o755)
 	before := snapshotFiles(t, filepath.Join(ws, ".git"))
-
-	js := filepath.Join(base, "r.json")
-	cmd := exec.Command(bin, "run", "--workspace", ws, "--no-history", "--allow", "preset:git", "--allow", "out", "--allow", "evil/",
-		"--report", js, "--", script)
-	var ob, eb strings.Builder
-	cmd.Stdout, cmd.Stderr = &ob, &eb
-	err = cmd.Run()
-	out, errs := ob.String(), eb.String()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1 (blocked)\nstdout %s\nstderr %s", err, out, errs)
-	}
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := report.Parse(data)
-	if err != nil {
-		t.Fatal(err)
+	code, out, errs, rep := runGitScript(t, ws, sh.String(), "out", "evil/")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (blocked)\nstdout %s\nstderr %s", code, out, errs)
 	}
 	if !testenv.MountNamespaces() {
 		t.Log("no mount namespace: the supervisor alone refuses")
@@ -185,6 +211,35 @@ func testRunContainedGitDirs(t *testing.T) {
 }
 
 func TestRunContainedGitDirs(t *testing.T) { testRunContainedGitDirs(t) }
+
+// testRunContainedGitWorks: the protection leaves git usable: commits in
+// the repository, its submodule and its worktree, and a gc, pass.
+func testRunContainedGitWorks(t *testing.T) {
+	ws, _ := gitFixture(t)
+	code, out, errs, _ := runGitScript(t, ws, `#!/bin/sh
+set -e
+g() { git -c user.name=t -c user.email=t@example.com "$@"; }
+echo b > b && g add b && g commit -qm b
+echo c > sub/c && g -C sub add c && g -C sub commit -qm c
+echo d > wt/d && g -C wt add d && g -C wt commit -qm d
+g gc -q
+g status --short
+echo ALL-OK
+`, "b", "sub/", "wt/")
+	if code != 0 || !strings.Contains(errs, "ALL-OK") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
+
+func TestRunContainedGitWorks(t *testing.T) { testRunContainedGitWorks(t) }
+
+func TestRunContainedGitWorksAsUser(t *testing.T) {
+	testenv.CLI(t) // built as root, used by the user
+	if testenv.AsUser(t) {
+		return
+	}
+	testRunContainedGitWorks(t)
+}
 
 func TestRunContainedGitDirsAsUser(t *testing.T) {
 	testenv.CLI(t) // built as root, used by the user

@@ -1036,7 +1036,7 @@ for i in range(20000):
             break
         os.rmdir(".git/hookz")
 stop = True; t.join()
-print("WON", won)
+print("WON", won, "after", i + 1, "tries")
 PY
 `, proc.Containment{ReadOnly: []string{hooks, filepath.Join(git, "config")}})
 	t.Logf("stdout %s stderr %s", res.Stdout.Head, res.Stderr.Head)
