@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/diffgate/diffgate/core/contain"
 )
 
 // verb is one row of the CLI's verb table: the top-level usage, every
@@ -24,6 +26,8 @@ type verb struct {
 	// absent or a flag, the sub-verb named by def runs (if def is set).
 	subs []verb
 	def  string
+	// notes, when set, returns text printed after the flags of -h.
+	notes func() string
 }
 
 // verbs is the table of verbs. A new verb or sub-verb is one row here.
@@ -31,7 +35,8 @@ func verbs() []verb {
 	return []verb{
 		{name: "run", run: (*cli).runVerb,
 			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--contain auto|on|off] [--net] [--env NAME[=VALUE]]... [--writable DIR]... [--deny-read PATH]... [--memory SIZE] [--watch PATH]... [--no-watch] [--stage] -- SCRIPT [ARG...]",
-			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict"},
+			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict",
+			notes:    secretStoresNote},
 		{name: "apply", run: (*cli).applyVerb,
 			synopsis: "RUN|last [--only-allowed] [--db PATH]",
 			help:     "write a staged run's changes into its workspace (CONFLICT lines and exit 1 if it changed since)"},
@@ -234,7 +239,21 @@ func writeVerbUsage(w io.Writer, path []string, v *verb, fs *flag.FlagSet) {
 			b.WriteString(l + "\n")
 		})
 	}
+	if v.notes != nil {
+		b.WriteString("\n" + v.notes())
+	}
 	io.WriteString(w, b.String())
+}
+
+// secretStoresNote lists the secret stores a contained script cannot
+// read (contain.SecretStoreList), for run -h.
+func secretStoresNote() string {
+	var b strings.Builder
+	b.WriteString("a contained script cannot read these secret stores \n(and the history database; --deny-read adds more):\n")
+	for _, s := range contain.SecretStoreList {
+		fmt.Fprintf(&b, "  %-38s %s\n", s.Name(), s.Why)
+	}
+	return b.String()
 }
 
 // dispatchTop runs the verb named by args[0].

@@ -135,20 +135,99 @@ func (p Policy) Environ(environ []string, tmpdir string) []string {
 	return res
 }
 
-// SecretStores returns the user's secret stores under home, which a
-// contained script may not read.
+// SecretStore is a path under the home directory that holds credentials
+// (or what a user typed, passwords included): a contained script may not
+// read it.
+type SecretStore struct {
+	// Path is relative to the home directory, slash-separated.
+	Path string
+	// Dir says it is a directory (everything below it is hidden).
+	Dir bool
+	// Why says what it holds.
+	Why string
+}
+
+// SecretStoreList is the one list of the secret stores: the supervisor
+// hides each, `diffgate run -h` prints it, and the README's containment
+// table lists it (a test keeps the three equal).
+var SecretStoreList = []SecretStore{
+	{".ssh", true, "SSH keys"},
+	{".gnupg", true, "GnuPG keys"},
+	{".password-store", true, "pass passwords"},
+	{".local/share/keyrings", true, "GNOME keyring"},
+	{".aws", true, "AWS credentials"},
+	{".azure", true, "Azure CLI tokens"},
+	{".config/gcloud", true, "Google Cloud tokens"},
+	{".kube", true, "Kubernetes credentials"},
+	{".docker/config.json", false, "registry logins"},
+	{".config/gh", true, "GitHub CLI token"},
+	{".config/hub", false, "hub's GitHub token"},
+	{".git-credentials", false, "git credential store"},
+	{".config/git/credentials", false, "git credential store"},
+	{".netrc", false, "logins for curl, git, ftp"},
+	{".pgpass", false, "PostgreSQL passwords"},
+	{".npmrc", false, "npm tokens"},
+	{".yarnrc.yml", false, "yarn tokens"},
+	{".pypirc", false, "PyPI tokens"},
+	{".cargo/credentials.toml", false, "crates.io token"},
+	{".cargo/credentials", false, "crates.io token (old name)"},
+	{".gem/credentials", false, "RubyGems key"},
+	{".m2/settings.xml", false, "Maven passwords"},
+	{".terraform.d/credentials.tfrc.json", false, "Terraform tokens"},
+	{".vault-token", false, "Vault token"},
+	{".config/rclone/rclone.conf", false, "cloud storage logins"},
+	{".bash_history", false, "shell history"},
+	{".zsh_history", false, "shell history"},
+	{".python_history", false, "Python history"},
+	{".psql_history", false, "psql history"},
+	{".mysql_history", false, "MySQL history"},
+	{".mozilla", true, "Firefox profiles"},
+	{".config/google-chrome", true, "Chrome profiles"},
+	{".config/chromium", true, "Chromium profiles"},
+	{".config/BraveSoftware", true, "Brave profiles"},
+}
+
+// Name is the store as the help and the README show it: ~/PATH, with a
+// trailing slash for a directory.
+func (s SecretStore) Name() string {
+	if s.Dir {
+		return "~/" + s.Path + "/"
+	}
+	return "~/" + s.Path
+}
+
+// SecretStores returns the user's secret stores under home (absolute),
+// which a contained script may not read.
 func SecretStores(home string) []string {
 	if home == "" {
 		return nil
 	}
-	rel := []string{".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh",
-		".docker/config.json", ".kube", ".netrc", ".pgpass", ".git-credentials",
-		".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware"}
-	out := make([]string, len(rel))
-	for i, r := range rel {
-		out[i] = filepath.Join(home, r)
+	out := make([]string, len(SecretStoreList))
+	for i, s := range SecretStoreList {
+		out[i] = filepath.Join(home, filepath.FromSlash(s.Path))
 	}
 	return out
+}
+
+// GitPath is a name inside a git directory that makes git run programs.
+type GitPath struct {
+	Name string
+	Dir  bool
+	Why  string
+}
+
+// GitProtected are the names, in every git directory the workspace holds
+// (a .git, a submodule's under .git/modules, a worktree's under
+// .git/worktrees, a bare repository, a .git file's gitdir: target), that a
+// contained script may not write, create, remove or rename, whether they
+// exist or not: each would make git run the script's code later, outside
+// the gate. --writable naming the git directory (or one above it inside
+// the workspace: .git) lifts it.
+var GitProtected = []GitPath{
+	{"hooks", true, "hooks run by commit, checkout, merge, push"},
+	{"config", false, "core.hooksPath, core.fsmonitor, aliases, filters, pagers run programs"},
+	{"config.worktree", false, "the same settings, per worktree (extensions.worktreeConfig)"},
+	{"commondir", false, "points git at another directory's config and hooks"},
 }
 
 // DevWritable are the device nodes a contained script may write to.

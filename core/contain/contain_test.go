@@ -1,7 +1,9 @@
 package contain
 
 import (
+	"path"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,17 @@ func TestSecretStores(t *testing.T) {
 	s := SecretStores("/home/u")
 	if !slices.Contains(s, "/home/u/.ssh") || !slices.Contains(s, "/home/u/.docker/config.json") {
 		t.Fatalf("SecretStores = %q", s)
+	}
+}
+
+// TestSecretStoreList: every entry is a clean relative path, named once,
+// with a reason.
+func TestSecretStoreList(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range SecretStoreList {
+		if s.Path == "" || s.Path != path.Clean(s.Path) || path.IsAbs(s.Path) || strings.HasPrefix(s.Path, "..") || s.Why == "" || seen[s.Path] {
+			t.Errorf("bad entry %+v", s)
+		}
+		seen[s.Path] = true
 	}
 }

@@ -3,10 +3,12 @@ package gate
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/contain"
@@ -80,32 +82,90 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	return cleanup, nil
 }
 
-// gitReadOnly lists, below dir (where the script runs), the hooks
-// directory and the config file of every git repository the manifest
-// holds, whether they exist yet or not: a script must not plant a hook or
-// a core.hooksPath, core.fsmonitor or alias that runs later, outside the
-// gate. A --writable naming the repository's .git (or a directory inside
-// it, or above it other than dir itself) lifts it.
+// gitReadOnly lists, below dir (where the script runs), the paths of
+// contain.GitProtected in every git directory the manifest holds (gitDirs),
+// whether they exist yet or not: a script must not plant a hook or a
+// core.hooksPath, core.fsmonitor or alias that runs later, outside the
+// gate. A --writable naming the git directory (or a directory inside it,
+// or above it other than dir itself) lifts it.
 func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
-	if m == nil {
-		return nil
-	}
 	var out []string
-	for i := range m.Entries {
-		e := &m.Entries[i]
-		if e.Type != snapshot.Dir || path.Base(e.Path) != ".git" {
-			continue
-		}
-		gitDir := filepath.Join(dir, filepath.FromSlash(e.Path))
+	for _, gitDir := range gitDirs(dir, m) {
 		lifted := false
 		for _, w := range writable {
 			lifted = lifted || fspath.Within(w, gitDir) || w != dir && fspath.Within(gitDir, w)
 		}
 		if !lifted {
-			out = append(out, filepath.Join(gitDir, "hooks"), filepath.Join(gitDir, "config"))
+			for _, p := range contain.GitProtected {
+				out = append(out, filepath.Join(gitDir, p.Name))
+			}
 		}
 	}
 	return out
+}
+
+// gitDirs lists the git directories the manifest holds, below dir: each
+// directory named .git; each directory git would take for one, a HEAD
+// file and an objects directory or a commondir file (a submodule's under
+// .git/modules, nested ones too, a worktree's under .git/worktrees, a bare
+// repository); the target of a .git file's "gitdir:" line when it lies
+// below dir.
+func gitDirs(dir string, m *snapshot.Manifest) []string {
+	if m == nil {
+		return nil
+	}
+	types := make(map[string]snapshot.Type, len(m.Entries))
+	for i := range m.Entries {
+		types[m.Entries[i].Path] = m.Entries[i].Type
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(abs string) {
+		if !seen[abs] {
+			seen[abs] = true
+			out = append(out, abs)
+		}
+	}
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		abs := filepath.Join(dir, filepath.FromSlash(e.Path))
+		switch {
+		case e.Type == snapshot.Dir && path.Base(e.Path) == ".git":
+			add(abs)
+		case e.Type == snapshot.Dir && types[path.Join(e.Path, "HEAD")] == snapshot.File &&
+			(types[path.Join(e.Path, "objects")] == snapshot.Dir || types[path.Join(e.Path, "commondir")] == snapshot.File):
+			add(abs)
+		case e.Type == snapshot.File && path.Base(e.Path) == ".git":
+			if t := gitdirTarget(abs); t != "" && t != dir && fspath.Within(t, dir) {
+				if fi, err := os.Lstat(t); err == nil && fi.IsDir() {
+					add(t)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gitdirTarget reads a .git file ("gitdir: PATH", relative to the file's
+// directory) and returns its target, cleaned ("" when it is none).
+func gitdirTarget(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	t, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
+	if !ok || t == "" {
+		return ""
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(file), t)
+	}
+	return filepath.Clean(t)
 }
 
 // privateTmp creates the run's private TMPDIR outside the workspace (and
@@ -169,6 +229,9 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 			if e.Observed {
 				l.Why += "; the supervisor refuses them, best effort: a racing thread can defeat it"
 			}
+			if name == "workspace" {
+				l.Why += "; git's hooks and config are put back after the run, a write through a hard link is not"
+			}
 		case requested && name == "sockets" && e.ObserveWhy != "":
 			l.Why = e.ObserveWhy
 		case requested && name == "secrets" && e.Filesystem && e.Observed:
@@ -193,7 +256,7 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *repor
 		layer("limits", true, (e.NProc || e.CgroupPids > 0) && e.FSize && (pol.Memory == 0 || e.CgroupMemory > 0), limitsHow(e)),
 		layer("privileges", true, e.Privileges && e.Admin, privilegesHow(e)),
 		layer("metadata", true, e.Mounts, "read-only mounts: no change of mode, owner, times or xattrs outside the writable directories"+recorded),
-		layer("workspace", true, e.Mounts, "read-only mounts: .git/hooks, .git/config and hard links to files outside; .git directories cannot be moved away"+recorded),
+		layer("workspace", true, e.Mounts, "read-only mounts: hooks, config, config.worktree and commondir of every git directory (.git, submodules, worktrees) and hard links to files outside; git directories cannot be moved away; one made past the supervisor is removed after the run"+recorded),
 	}
 	c.Contained = len(c.Missing()) == 0
 	return c

@@ -949,3 +949,193 @@ func TestContainmentDenyReadInsideWorkspace(t *testing.T) {
 	}
 	wantBlocked(t, res.Blocked, proc.Blocked{Kind: "read", Target: secret})
 }
+
+// testContainmentMissingHooks: a hooks directory that does not exist is
+// protected as surely as one that does. The supervisor refuses its
+// creation; a thread that races the supervisor (or, here, a run without
+// the watcher: the race always won) gets it made, but once the script's
+// whole tree is gone the supervisor removes it and records the create.
+func testContainmentMissingHooks(t *testing.T, noNotify bool) {
+	f := newContainFixture(t)
+	git := filepath.Join(f.ws, ".git")
+	os.MkdirAll(filepath.Join(git, "objects"), 0o755)
+	os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n"), 0o644)
+	hooks, commondir := filepath.Join(git, "hooks"), filepath.Join(git, "commondir")
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, `
+mkdir .git/hooks 2>/dev/null && echo MADE
+printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit 2>/dev/null && echo PLANTED
+echo evil > .git/commondir 2>/dev/null && echo COMMONDIR
+mkdir -p .git/hooks/deep/er 2>/dev/null; chmod 300 .git/hooks/deep/er .git/hooks/deep .git/hooks 2>/dev/null
+echo done
+`, proc.Containment{ReadOnly: []string{hooks, filepath.Join(git, "config"), commondir}, NoNotify: noNotify})
+	out := string(res.Stdout.Head)
+	if !strings.Contains(out, "done") {
+		t.Fatalf("stdout %q stderr %q", out, res.Stderr.Head)
+	}
+	if !noNotify && (strings.Contains(out, "MADE") || strings.Contains(out, "PLANTED") || strings.Contains(out, "COMMONDIR")) {
+		t.Errorf("the supervisor let it through: %s", out)
+	}
+	for _, p := range []string{hooks, commondir} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists after the run", p)
+		}
+		wantCreate(t, res.Blocked, p)
+	}
+}
+
+func TestContainmentMissingHooks(t *testing.T) { testContainmentMissingHooks(t, false) }
+
+func TestContainmentMissingHooksAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentMissingHooks(t, false)
+}
+
+func TestContainmentMissingHooksWithoutWatcher(t *testing.T) { testContainmentMissingHooks(t, true) }
+
+func TestContainmentMissingHooksWithoutWatcherAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentMissingHooks(t, true)
+}
+
+// TestContainmentMissingHooksRace: a script that races the supervisor (one
+// thread makes a directory while another keeps rewriting its name, in the
+// same buffer, between an allowed name and .git/hooks, and plants a hook
+// whenever the race is won) leaves no hooks directory behind, and the
+// create is recorded.
+func TestContainmentMissingHooksRace(t *testing.T) {
+	f := newContainFixture(t)
+	git := filepath.Join(f.ws, ".git")
+	os.MkdirAll(filepath.Join(git, "objects"), 0o755)
+	hooks := filepath.Join(git, "hooks")
+	testenv.Chown(t, filepath.Dir(f.ws))
+	res := runIn(t, f, `python3 - <<'PY'
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+allowed, hooks = b".git/hookz".ljust(64, b"\0"), b".git/hooks".ljust(64, b"\0")
+buf = ctypes.create_string_buffer(allowed, 64)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, hooks, 64)
+        ctypes.memmove(buf, allowed, 64)
+t = threading.Thread(target=flip, daemon=True); t.start()
+won = 0
+for i in range(20000):
+    if libc.mkdir(buf, 0o755) == 0:
+        if os.path.isdir(".git/hooks"):
+            won += 1
+            try:
+                open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")
+            except OSError:
+                pass
+            break
+        os.rmdir(".git/hookz")
+stop = True; t.join()
+print("WON", won, "after", i + 1, "tries")
+PY
+`, proc.Containment{ReadOnly: []string{hooks, filepath.Join(git, "config")}})
+	t.Logf("stdout %s stderr %s", res.Stdout.Head, res.Stderr.Head)
+	if _, err := os.Lstat(hooks); err == nil {
+		t.Fatalf("%s exists after the run", hooks)
+	}
+	if strings.Contains(string(res.Stdout.Head), "WON 1") {
+		wantCreate(t, res.Blocked, hooks)
+	}
+}
+
+// wantCreate checks that list records a create of p (one removed after
+// the run names no living process).
+func wantCreate(t *testing.T, list []proc.Blocked, p string) {
+	t.Helper()
+	for _, b := range list {
+		if b.Kind == "create" && b.Target == p && b.PID > 0 && b.Count >= 1 {
+			return
+		}
+	}
+	t.Errorf("Blocked lacks a create of %s:\n%+v", p, list)
+}
+
+// testContainmentGitPutBack: with neither the read-only mounts nor the
+// watcher (nothing refuses while the script runs), what the script did to
+// the read-only paths of the workspace (a hook planted into an existing
+// hooks directory, which it then made unlistable; a config rewritten; a
+// config.worktree made; the hooks directory replaced by a symlink in
+// another git directory) is put back once its tree is gone, and recorded.
+func testContainmentGitPutBack(t *testing.T) {
+	f := newContainFixture(t)
+	var ro []string
+	before := map[string]string{}
+	for _, g := range []string{".git", ".git/modules/sub"} {
+		git := filepath.Join(f.ws, g)
+		os.MkdirAll(filepath.Join(git, "hooks"), 0o755)
+		os.MkdirAll(filepath.Join(git, "objects"), 0o755)
+		os.WriteFile(filepath.Join(git, "hooks", "pre-commit.sample"), []byte("#!/bin/sh\n"), 0o755)
+		os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n\tbare = false\n"), 0o644)
+		ro = append(ro, filepath.Join(git, "hooks"), filepath.Join(git, "config"), filepath.Join(git, "config.worktree"))
+	}
+	testenv.Chown(t, filepath.Dir(f.ws))
+	for _, p := range ro {
+		before[p] = treeOf(t, p)
+	}
+	res := runIn(t, f, `
+printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout && echo PLANTED
+chmod 300 .git/hooks
+printf '[core]\n\tfsmonitor = evil\n' > .git/config && echo CONFIG
+printf '[core]\n\thooksPath = /x\n' > .git/config.worktree && echo WORKTREE
+rm -rf .git/modules/sub/hooks && ln -s ../../../evil .git/modules/sub/hooks && echo SYMLINK
+echo done
+`, proc.Containment{ReadOnly: ro, NoMounts: true, NoNotify: true})
+	out := string(res.Stdout.Head)
+	for _, want := range []string{"PLANTED", "CONFIG", "WORKTREE", "SYMLINK", "done"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the script did not get %s through (nothing refuses here): %s %s", want, out, res.Stderr.Head)
+		}
+	}
+	for _, p := range ro {
+		if got := treeOf(t, p); got != before[p] {
+			t.Errorf("%s after the run:\n%s\nbefore:\n%s", p, got, before[p])
+		}
+	}
+	for _, p := range []string{filepath.Join(f.ws, ".git", "hooks"), filepath.Join(f.ws, ".git", "config"), filepath.Join(f.ws, ".git", "modules", "sub", "hooks")} {
+		found := false
+		for _, b := range res.Blocked {
+			found = found || b.Kind == "write" && b.Target == p
+		}
+		if !found {
+			t.Errorf("no blocked write of %s: %+v", p, res.Blocked)
+		}
+	}
+	wantCreate(t, res.Blocked, filepath.Join(f.ws, ".git", "config.worktree"))
+}
+
+// treeOf describes p and what lies below it: type, mode, content.
+func treeOf(t *testing.T, root string) string {
+	var b strings.Builder
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", p, err)
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		if !fi.Mode().IsRegular() {
+			data = nil
+		}
+		fmt.Fprintf(&b, "%s %v %q\n", p, fi.Mode(), data)
+		return nil
+	})
+	return b.String()
+}
+
+func TestContainmentGitPutBack(t *testing.T) { testContainmentGitPutBack(t) }
+
+func TestContainmentGitPutBackAsUser(t *testing.T) {
+	if testenv.AsUser(t) {
+		return
+	}
+	testContainmentGitPutBack(t)
+}

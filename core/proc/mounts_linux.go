@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,12 +21,20 @@ import (
 //
 //   - a change of mode, owner, times or extended attributes of a file
 //     outside the writable directories (EROFS);
-//   - a write to .git/hooks or .git/config of a repository in the
-//     workspace, and to a hard link to a file outside (their own read-only
-//     bind mounts); a hard link to such a file cannot be made either (a
-//     link across mounts is EXDEV);
-//   - moving a repository's .git directory away to put another in its
-//     place (it is a mount point: EBUSY).
+//   - a write to the read-only paths of the workspace that exist (the
+//     hooks, config, config.worktree and commondir of each git directory:
+//     contain.GitProtected), and to a hard link to a file outside (their
+//     own read-only bind mounts); a hard link to such a file cannot be
+//     made either (a link across mounts is EXDEV);
+//   - moving a git directory away to put another in its place, or a
+//     folder holding one inside another (.git/modules, .git/worktrees):
+//     each is a mount point (EBUSY).
+//
+// A read-only path that does not exist cannot be covered by a mount
+// without creating it in the workspace: the supervisor refuses its
+// creation, and restoreReadOnly removes, once the script's tree is gone,
+// what a thread racing that refusal made (and, without the mounts, puts
+// back what was changed).
 //
 // Each writable directory becomes a mount of its own, the whole tree is
 // made read-only (mount_setattr, AT_RECURSIVE), and the mounts that were
@@ -47,17 +58,10 @@ func readOnlyMounts(c *Containment) error {
 			return err
 		}
 	}
-	// The repositories' .git directories first (rw: objects and refs are
+	// The repositories' git directories first (rw: objects and refs are
 	// written), then what stays read-only inside them.
-	var protect, gitDirs []string
-	seen := map[string]bool{}
-	for _, p := range c.ReadOnly {
-		if g, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil && !seen[g] {
-			seen[g] = true
-			gitDirs = append(gitDirs, g)
-		}
-	}
-	for _, g := range gitDirs {
+	var protect []string
+	for _, g := range gitMountPoints(c.ReadOnly) {
 		if err := bind(g); err != nil {
 			return err
 		}
@@ -126,6 +130,40 @@ func hideSecrets(deny, writable []string) bool {
 		}
 	}
 	return all
+}
+
+// gitMountPoints returns the directories that become mount points of their
+// own, outer first, so that none can be renamed or removed (EBUSY) to put
+// another in its place: each git directory holding a read-only path, and
+// every directory between it and a git directory above it (.git/modules,
+// .git/modules/a/modules, .git/worktrees).
+func gitMountPoints(readOnly []string) []string {
+	git := map[string]bool{}
+	for _, p := range readOnly {
+		if g, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			git[g] = true
+		}
+	}
+	out := map[string]bool{}
+	for g := range git {
+		out[g] = true
+		for a := filepath.Dir(g); a != filepath.Dir(a); a = filepath.Dir(a) {
+			for o := range git {
+				if o != a && fspath.Within(a, o) {
+					out[a] = true
+				}
+			}
+		}
+	}
+	list := make([]string, 0, len(out))
+	for d := range out {
+		list = append(list, d)
+	}
+	// Outer first: a bind of an inner one then stacks on the outer's.
+	sort.Slice(list, func(i, j int) bool {
+		return len(list[i]) < len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j]
+	})
+	return list
 }
 
 // writableMounts lists the mount points, as they are now, that are

@@ -269,7 +269,10 @@ func (w *watcher) checkName(n *seccompNotif, op, kind string, dirfd int32, pathA
 		if w.outside(n, kind, t, op) {
 			return
 		}
-	case within(t.path, w.pol.readOnly) || holds(t.path, w.pol.readOnly):
+	case within(t.path, w.pol.readOnly) || kind == kindCreate && holds(t.path, w.pol.readOnly):
+		// (A directory that holds one is not empty, or is a mount point:
+		// the kernel refuses its removal. git gc's rmdir of
+		// .git/worktrees is no blocked action.)
 		w.deny(n, kind, t.path, op, unix.EACCES)
 		return
 	}

@@ -153,9 +153,11 @@ type Containment struct {
 	// memory.max; 0: no cap). The tree's tasks are capped by pids.max
 	// (NProc) too where a cgroup with the pids controller can be made.
 	Memory int64 `json:"memory,omitempty"`
-	// ReadOnly are paths inside Writable that stay read-only, as do the
-	// names of the directories holding them (.git/hooks, .git/config:
-	// a hook planted there would run later, outside the gate).
+	// ReadOnly are paths inside Writable that stay read-only, whether
+	// they exist or not, as do the names of the directories holding them
+	// (a git directory's hooks, config, config.worktree, commondir: a
+	// hook planted there would run later, outside the gate). One that
+	// did not exist and exists after the run is removed and recorded.
 	ReadOnly []string `json:"read_only,omitempty"`
 	// HardLinks are files inside Writable that are hard links to files
 	// outside it: writing through any name of theirs is refused.

@@ -141,6 +141,10 @@ func supervise() int {
 		}
 	}
 	rec := newRecorder()
+	var saved []savedPath
+	if sp.Containment.Enabled {
+		saved = saveReadOnly(sp.Containment.ReadOnly)
+	}
 	pid, enforced, err := startContained(&sp, rec)
 	if err != nil {
 		_ = enc.Encode(superMsg{StartError: err.Error()})
@@ -190,6 +194,7 @@ func supervise() int {
 		wr = s.killTree(mainDone)
 	}
 	s.cleanup()
+	restoreReadOnly(saved, pid, rec)
 
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
