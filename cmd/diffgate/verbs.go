@@ -33,7 +33,7 @@ func verbs() []verb {
 			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--contain auto|on|off] [--net] [--env NAME[=VALUE]]... [--writable DIR]... [--deny-read PATH]... [--memory SIZE] [--watch PATH]... [--no-watch] [--stage] -- SCRIPT [ARG...]",
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict"},
 		{name: "apply", run: (*cli).applyVerb,
-			synopsis: "RUN|last [--only-allowed] [--db PATH]",
+			synopsis: "RUN|last [--only-allowed | --force] [--db PATH]",
 			help:     "write a staged run's changes into its workspace (CONFLICT lines and exit 1 if it changed since)"},
 		{name: "discard", run: (*cli).discardVerb,
 			synopsis: "RUN|last [--db PATH]",

@@ -241,6 +241,16 @@ func Open(base, id string) (*Stage, error) {
 	return &s, nil
 }
 
+// Remove removes stage id below base (BaseDir() when ""), reading nothing
+// in it; a stage that is gone already is fine.
+func Remove(base, id string) error {
+	s, err := FromRecord(base, id, "/", Overlay)
+	if err != nil {
+		return err
+	}
+	return s.Discard()
+}
+
 // Discard removes the stage. Removing a stage that is already gone is not
 // an error.
 func (s *Stage) Discard() error {

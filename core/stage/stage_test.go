@@ -270,13 +270,21 @@ func overlayApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, ws, expect)
-	if st.State() != stage.StateApplied {
-		t.Fatalf("state %s after the apply", st.State())
+	// Applied once, every path now differs from its before-state.
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); !isConflict(err) {
+		t.Fatalf("second apply: %v, want conflicts", err)
 	}
-	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != stage.ErrApplied {
-		t.Fatalf("second apply: %v, want ErrApplied", err)
+	// Resuming finds every path applied already and changes nothing.
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+		t.Fatalf("resume of a complete apply: %v", err)
 	}
+	sameTree(t, ws, expect)
 	noTemps(t, ws)
+}
+
+func isConflict(err error) bool {
+	_, ok := err.(*stage.ConflictError)
+	return ok
 }
 
 func read(t *testing.T, st *stage.Stage) []diff.Change {
@@ -338,23 +346,19 @@ func overlayApplyOnlyChosen(t *testing.T) {
 	ws, st := overlayStage(t)
 	runStaged(t, ws, st)
 	var chosen []diff.Change
-	for _, c := range read(t, st) {
-		if c.Path == "new.txt" || c.Path == "rm.txt" || strings.HasPrefix(c.Path, "newdir") {
+	all := read(t, st)
+	for _, c := range all {
+		// newdir itself is not chosen: a chosen file needs it, so it comes.
+		if c.Path == "new.txt" || c.Path == "rm.txt" || strings.HasPrefix(c.Path, "newdir/") {
 			chosen = append(chosen, c)
 		}
 	}
-	if st.State() != stage.StatePending {
-		t.Fatalf("state %s before the apply", st.State())
-	}
-	rec, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{Partial: true})
+	paths, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{All: all})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State() != stage.StatePartiallyApplied {
-		t.Fatalf("state %s after a partial apply", st.State())
-	}
-	if len(rec.Paths) != 5 {
-		t.Fatalf("applied %q", rec.Paths)
+	if want := []string{"new.txt", "newdir", "newdir/deep", "newdir/deep/f", "rm.txt"}; !slices.Equal(paths, want) {
+		t.Fatalf("applied %q, want %q", paths, want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "newdir/deep/f")); string(b) != "f\n" {
 		t.Fatalf("newdir/deep/f = %q", b)
@@ -382,6 +386,7 @@ func applyKilledMidwayCompletes(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			ws, st := overlayStage(t)
 			runStaged(t, ws, st)
+			changes := read(t, st) // the run's record, before the workspace changes
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), "DGTEST_STAGE_APPLY_CHILD="+filepath.Dir(st.Dir)+"|"+st.ID+"|"+strconv.Itoa(n))
 			out, err := cmd.StdoutPipe()
@@ -406,12 +411,17 @@ func applyKilledMidwayCompletes(t *testing.T) {
 			}
 			cmd.Process.Kill() // SIGKILL
 			cmd.Wait()
-			if st.State() != stage.StateApplying {
-				t.Fatalf("state %s after the kill, want applying", st.State())
-			}
 			// Every file is whole: its before or its after content.
 			checkWhole(t, ws, expect)
-			if _, err := st.Apply(context.Background(), nil, stage.ApplyOptions{}); err != nil {
+			noTemps(t, ws)
+			// Half-applied: as a fresh apply, it conflicts.
+			if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); !isConflict(err) {
+				t.Fatalf("fresh apply of a half-applied workspace: %v, want conflicts", err)
+			}
+			if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+				if ce, ok := err.(*stage.ConflictError); ok {
+					t.Fatalf("apply after the kill: %v", ce.Conflicts)
+				}
 				t.Fatalf("apply after the kill: %v", err)
 			}
 			sameTree(t, ws, expect)

@@ -1,0 +1,59 @@
+package stage
+
+import (
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirFlags open a directory to work in (O_PATH: no read permission needed).
+const dirFlags = unix.O_PATH | unix.O_DIRECTORY
+
+// openBeneath opens rel below dirfd with openat2: RESOLVE_BENEATH (no ".."
+// or absolute path out), RESOLVE_NO_SYMLINKS (no symlink anywhere on the
+// way). ENOSYS on kernels before 5.6.
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{Flags: uint64(flags),
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue // a rename raced the lookup
+		}
+		return fd, err
+	}
+}
+
+// chmodFd sets the mode of the inode fd names; fd may be an O_PATH
+// descriptor (chmod through /proc/self/fd, which names that inode).
+func chmodFd(fd int, mode uint32) error {
+	err := unix.Fchmod(fd, mode)
+	if err == unix.EBADF {
+		err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+	}
+	return err
+}
+
+// createTemp makes an unnamed file in pfd (O_TMPFILE; tmp is ""), or one
+// with a random name where the filesystem cannot.
+func createTemp(pfd int) (*os.File, string, error) {
+	fd, err := unix.Openat(pfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), "tmpfile"), "", nil
+	}
+	return createRandom(pfd)
+}
+
+// linkTemp gives an O_TMPFILE file a random name in pfd.
+func linkTemp(pfd int, f *os.File) (string, error) {
+	proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	for range 100 {
+		tmp := tempName()
+		err := unix.Linkat(unix.AT_FDCWD, proc, pfd, tmp, unix.AT_SYMLINK_FOLLOW)
+		if err == unix.EEXIST {
+			continue
+		}
+		return tmp, err
+	}
+	return "", unix.EEXIST
+}
