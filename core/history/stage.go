@@ -21,9 +21,10 @@ const (
 	ApplyAll         = "all"
 	ApplyOnlyAllowed = "only-allowed"
 	ApplySubset      = "subset"
-	// ApplyForced: every change of a run that failed, applied with
-	// --force.
-	ApplyForced = "forced"
+	// ApplyForced: every change of a run that failed its gate, applied
+	// with --force; ApplyForcedSubset: a chosen subset of them, forced.
+	ApplyForced       = "forced"
+	ApplyForcedSubset = "forced-subset"
 )
 
 // EventApplying is the stage event recorded before an apply writes
@@ -82,7 +83,7 @@ func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 	switch ev.Event {
 	case EventApplying, report.StageApplied, report.StagePartiallyApplied:
 		switch ev.Decision {
-		case ApplyAll, ApplyOnlyAllowed, ApplySubset, ApplyForced:
+		case ApplyAll, ApplyOnlyAllowed, ApplySubset, ApplyForced, ApplyForcedSubset:
 		default:
 			return fmt.Errorf("stage event: decision %q", ev.Decision)
 		}

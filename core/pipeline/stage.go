@@ -67,8 +67,8 @@ type ApplyOptions struct {
 type ApplyResult struct {
 	// Paths lists the applied paths.
 	Paths []string
-	// Decision is history.ApplyAll, ApplyOnlyAllowed, ApplySubset or
-	// ApplyForced.
+	// Decision is history.ApplyAll, ApplyOnlyAllowed, ApplySubset,
+	// ApplyForced or ApplyForcedSubset.
 	Decision string
 	// State is the run's stage state now: report.StageApplied or
 	// report.StagePartiallyApplied.
@@ -134,6 +134,9 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 			return nil, &DecisionError{RunID: runID, Err: ErrFailedRun}
 		}
 		decision = history.ApplyForced
+		if len(chosen) < len(all) {
+			decision = history.ApplyForcedSubset
+		}
 	}
 	st, err := stage.FromRecord(o.StageBase, run.Report.Stage.ID, run.Report.Workspace, stage.Mechanism(run.Report.Stage.Mechanism))
 	if err != nil {
@@ -172,8 +175,11 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	for _, c := range all {
 		if !done[c.Path] {
 			res.State = report.StagePartiallyApplied
-			if res.Decision == history.ApplyAll {
+			switch res.Decision {
+			case history.ApplyAll:
 				res.Decision = history.ApplySubset
+			case history.ApplyForced:
+				res.Decision = history.ApplyForcedSubset
 			}
 			break
 		}
