@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -163,7 +164,13 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 	}
 	slices.Sort(list)
 	root, err := openRoot(s.Workspace)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace was removed since the run"}}}
+	}
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace is no longer a directory (a symlink?)"}}}
+		}
 		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
 	}
 	defer root.close()
@@ -228,7 +235,7 @@ func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, 
 	for _, p := range list {
 		c := chosen[p]
 		if p == diff.RootPath {
-			continue // its mode is set, nothing is written through it
+			continue // its mode is set (checked below), nothing is written through it
 		}
 		if err := parentsOK(root, p, chosen); err != nil {
 			out = append(out, Conflict{p, err.Error()})
@@ -301,6 +308,11 @@ func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, 
 			reason = "removed since the run"
 		}
 		out = append(out, Conflict{p, reason})
+	}
+	if c := chosen[diff.RootPath]; c != nil && c.Before != nil && now.Self != nil {
+		if perm := now.Self.Perm; perm != c.Before.Perm && (!resume || c.After == nil || perm != c.After.Perm) {
+			out = append(out, Conflict{diff.RootPath, "its mode changed since the run"})
+		}
 	}
 	// Below a removed directory, everything goes: each entry must be a
 	// change being applied.
