@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -647,4 +648,164 @@ func probeForWorkspace(t *testing.T) {
 	if p := stage.ProbeFor(context.Background(), t.TempDir(), filepath.Join(ws, "missing")); p.Mechanism != stage.Copy || p.Why == "" {
 		t.Fatalf("probe over a missing workspace: %+v", p)
 	}
+}
+
+// TestApplyRefusesPathsOutside: a change path with "..", an absolute path
+// or an empty component (a forged record) is refused before anything is
+// written, and nothing outside the workspace is touched.
+func TestApplyRefusesPathsOutside(t *testing.T) { asRootAndUser(t, applyRefusesPathsOutside) }
+
+func applyRefusesPathsOutside(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.Mkdir(victim, 0o755)
+	os.WriteFile(filepath.Join(victim, "v"), []byte("v\n"), 0o644)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(ws, victim)
+	dir := &snapshot.Entry{Type: snapshot.Dir, Perm: 0o755}
+	for _, p := range []string{rel, "/etc", "a//b", "./a.txt", "a.txt/..", ""} {
+		changes := []diff.Change{{Path: "a.txt", Kind: diff.Removed, Before: &snapshot.Entry{Path: "a.txt", Type: snapshot.File}},
+			{Path: p, Kind: diff.Removed, Before: dir}}
+		if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "invalid path") {
+			t.Fatalf("path %q: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(victim, "v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil {
+		t.Fatalf("a.txt went: %v", err)
+	}
+}
+
+// TestApplyResumeChecks: an interrupted apply resumes only over paths that
+// are as the run found them or as the apply leaves them: one the user
+// changed meanwhile is a conflict, and nothing more is written.
+func TestApplyResumeChecks(t *testing.T) { asRootAndUser(t, applyResumeChecks) }
+
+func applyResumeChecks(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	makeWorkspace(t, ws)
+	_, expect := direct(t, ws)
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, st.RunDir(), filepath.Join(st.RunDir(), "run.sh"), nil)
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	_, err = st.Apply(ctx, changes, stage.ApplyOptions{
+		Start:   func([]string) error { started++; return nil },
+		AfterOp: func(done int) {
+			if done == 3 {
+				cancel()
+			}
+		}})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || started != 1 {
+		t.Fatalf("apply stopped after 3 operations: %v (started %d)", err, started)
+	}
+	// edit.txt: neither its before (edit) nor its after (edit, more).
+	if err := os.WriteFile(filepath.Join(ws, "edit.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	half := take(t, ws)
+	_, err = st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true})
+	ce, ok := err.(*stage.ConflictError)
+	if !ok || len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "edit.txt" {
+		t.Fatalf("resume over a changed path: %v", err)
+	}
+	if cs := diff.Compare(half, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("the refused resume wrote:\n%s", strings.Join(summary(cs), "\n"))
+	}
+	os.WriteFile(filepath.Join(ws, "edit.txt"), []byte("edit\n"), 0o644)
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, ws, expect)
+	noTemps(t, ws)
+}
+
+// TestApplyKeepsHoles: a sparse file (256 MiB of hole, one data block) is
+// applied, and copied into a copy stage, sparse: few blocks on disk
+// (st_blocks), the same content.
+func TestApplyKeepsHoles(t *testing.T) { asRootAndUser(t, applyKeepsHoles) }
+
+func applyKeepsHoles(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	const size = 256 << 20
+	sparse := func(p string) {
+		t.Helper()
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("data in the middle"), size/2); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	sparse(filepath.Join(ws, "old.img"))
+	if blocks(t, filepath.Join(ws, "old.img")) > 64 {
+		t.Skip("this filesystem does not keep holes")
+	}
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Discard() })
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(t, filepath.Join(st.Copy(), "old.img")); b > 64 {
+		t.Fatalf("the copy stage made old.img dense: %d blocks", b)
+	}
+	sparse(filepath.Join(st.Copy(), "new.img"))
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	start := time.Now()
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("applied a 256 MiB sparse file in %v", time.Since(start))
+	if b := blocks(t, filepath.Join(ws, "new.img")); b > 64 {
+		t.Fatalf("applied new.img dense: %d blocks", b)
+	}
+	sameTree(t, ws, st.Copy())
+}
+
+// blocks is p's st_blocks (512-byte units).
+func blocks(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Blocks
 }
