@@ -713,7 +713,7 @@ func applyResumeChecks(t *testing.T) {
 	defer cancel()
 	started := 0
 	_, err = st.Apply(ctx, changes, stage.ApplyOptions{
-		Start:   func([]string) error { started++; return nil },
+		Start: func([]string) error { started++; return nil },
 		AfterOp: func(done int) {
 			if done == 3 {
 				cancel()
