@@ -362,6 +362,7 @@ type op struct {
 	MTime  int64
 	SHA256 string
 	Target string
+	after  *snapshot.Entry // a file's recorded after-state
 }
 
 // plan turns the chosen changes into operations: removals deepest first,
@@ -395,7 +396,7 @@ func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
 			if a.SHA256 == "" || a.Err != "" {
 				return nil, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
 			}
-			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256})
+			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256, after: a})
 		case snapshot.Symlink:
 			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target})
 		default:
@@ -412,13 +413,19 @@ func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
 }
 
 // verify checks that the staged file of o is a regular file with the
-// reviewed content.
+// reviewed content. One whose size, modification and change times and
+// inode are those the run recorded is taken as unchanged (no write can
+// leave its change time as it was): its content is hashed as it is copied
+// anyway. Any other is hashed now.
 func (s *Stage) verify(src *wsRoot, o *op) error {
 	f, err := src.openFile(o.Path)
 	if err != nil {
 		return fmt.Errorf("the staged file: %v", oneLine(err))
 	}
 	defer f.Close()
+	if a := o.after; a != nil && a.CTime != 0 && a.Ino != 0 && sameFile(f, a) {
+		return nil
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return err

@@ -2,7 +2,11 @@
 
 package stage
 
-import "os"
+import (
+	"os"
+
+	"github.com/diffgate/diffgate/core/snapshot"
+)
 
 // extents: one data run (no SEEK_DATA here).
 func extents(f *os.File, size int64, fn func(off, n int64, data bool) error) error {
@@ -11,3 +15,6 @@ func extents(f *os.File, size int64, fn func(off, n int64, data bool) error) err
 	}
 	return fn(0, size, true)
 }
+
+// sameFile: no change time here; the file is hashed.
+func sameFile(f *os.File, e *snapshot.Entry) bool { return false }

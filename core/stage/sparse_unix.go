@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // extents calls fn for each run of f's first size bytes, in order: data
@@ -41,4 +43,12 @@ func extents(f *os.File, size int64, fn func(off, n int64, data bool) error) err
 		off = hole
 	}
 	return nil
+}
+
+// sameFile says whether f is the file e recorded, unchanged: the same
+// inode, size, modification and change times.
+func sameFile(f *os.File, e *snapshot.Entry) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && uint64(st.Ino) == e.Ino && st.Size == e.Size &&
+		unix.TimespecToNsec(st.Mtim) == e.MTime && unix.TimespecToNsec(st.Ctim) == e.CTime
 }

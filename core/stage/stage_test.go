@@ -809,3 +809,41 @@ func blocks(t *testing.T, p string) int64 {
 	}
 	return fi.Sys().(*syscall.Stat_t).Blocks
 }
+
+// TestApplyRefusesATamperedStage: a staged file rewritten after the run
+// (its content no longer the reviewed one) stops the apply before its
+// first write: nothing is written, and Start is never called.
+func TestApplyRefusesATamperedStage(t *testing.T) { asRootAndUser(t, applyRefusesATamperedStage) }
+
+func applyRefusesATamperedStage(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(st.Copy(), "a.txt"))
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("reviewed\n"), 0o644)
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("evil!!!!\n"), 0o644) // same size
+	_, err = st.Apply(context.Background(), changes, stage.ApplyOptions{Start: func([]string) error {
+		t.Error("Start called for a tampered stage")
+		return nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), "changed since it was reviewed; nothing applied") {
+		t.Fatalf("apply of a tampered stage: %v", err)
+	}
+	if cs := diff.Compare(before, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("written: %v", summary(cs))
+	}
+}
