@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -205,4 +206,39 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 			t.Fatalf("workspace holds %v, want a.txt and %s only", ents, clash)
 		}
 	})
+}
+
+// TestDiscardAnInterruptedApply: discard always works, an apply killed
+// midway included: it exits 0, says the workspace keeps what was written,
+// and the workspace takes new runs again (before, a run on it exited 2).
+func TestDiscardAnInterruptedApply(t *testing.T) {
+	testenv.CLI(t)
+	stageEnv(t, stage.Copy)
+	ws, db, dir := stagedCase(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, "echo 1 > a.txt\necho 2 > b.txt\necho 3 > c.txt")
+	cmd := exec.Command(testenv.CLI(t), "apply", "1", "--db", db)
+	cmd.Env = append(os.Environ(), applyKillEnv+"=1")
+	if err := cmd.Run(); err == nil {
+		t.Fatal("the apply was not killed")
+	}
+	sh := filepath.Join(t.TempDir(), "s.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\ntrue\n"), 0o755)
+	if code, _, errs := cliRun(t, "run", "--db", db, "--workspace", ws, "--", sh); code != 2 || !strings.Contains(errs, "half-applied") {
+		t.Fatalf("run on the half-applied workspace: exit %d %q", code, errs)
+	}
+	// A folder inside the workspace is refused too.
+	os.Mkdir(filepath.Join(ws, "sub"), 0o755)
+	if code, _, errs := cliRun(t, "run", "--db", db, "--workspace", filepath.Join(ws, "sub"), "--", sh); code != 2 || !strings.Contains(errs, "`diffgate apply 1`") {
+		t.Fatalf("run inside the half-applied workspace: exit %d %q", code, errs)
+	}
+	os.Remove(filepath.Join(ws, "sub"))
+	code, out, errs := cliRun(t, "discard", "1", "--db", db)
+	if code != 0 || out != "" || errs != "diffgate: discarded the stage of run 1; its interrupted apply left the workspace half-applied (some of 3 changes written)\n" {
+		t.Fatalf("discard: exit %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatal("the stage is still there")
+	}
+	if code, _, errs := cliRun(t, "run", "--db", db, "--workspace", ws, "--", sh); code != 0 {
+		t.Fatalf("run after the discard: exit %d %q", code, errs)
+	}
 }
