@@ -437,6 +437,13 @@ func (s *Stage) verify(src *wsRoot, o *op) error {
 	if hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
 		return errors.New("the staged file changed since it was reviewed")
 	}
+	// Touched since the record: its attributes (which apply copies) must be
+	// the reviewed ones too.
+	if a := o.after; a != nil && a.Xattr != "" {
+		if x := snapshot.FileXattr(f, true); x != "" && x != a.Xattr && snapshot.FileXattr(f, false) != a.Xattr {
+			return errors.New("the staged file's extended attributes changed since it was reviewed")
+		}
+	}
 	return nil
 }
 

@@ -846,4 +846,19 @@ func applyRefusesATamperedStage(t *testing.T) {
 	if cs := diff.Compare(before, take(t, ws), diff.Options{}); len(cs) > 0 {
 		t.Fatalf("written: %v", summary(cs))
 	}
+	// The reviewed content back, with an attribute added: refused too.
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("reviewed\n"), 0o644)
+	if out, err := exec.Command("setfattr", "-n", "user.evil", "-v", "1", filepath.Join(st.Copy(), "b.txt")).CombinedOutput(); err != nil {
+		t.Fatalf("setfattr: %v %s", err, out)
+	}
+	if _, err = st.Apply(context.Background(), changes, stage.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "extended attributes changed since it was reviewed; nothing applied") {
+		t.Fatalf("apply of a stage with an attribute added: %v", err)
+	}
+	if cs := diff.Compare(before, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("written: %v", summary(cs))
+	}
+	exec.Command("setfattr", "-x", "user.evil", filepath.Join(st.Copy(), "b.txt")).Run()
+	if _, err = st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the stage as reviewed (touched, same content and attributes): %v", err)
+	}
 }
