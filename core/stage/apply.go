@@ -147,7 +147,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 		chosen[c.Path] = byPath[c.Path]
 	}
 	// The directories the run made that a chosen path lies in.
-	for p := range maps(chosen) {
+	for p := range keys(chosen) {
 		for d := p; ; {
 			d, _ = splitRel(d)
 			if d == "" {
@@ -187,7 +187,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 	}
 	src, err := openRoot(s.Root())
 	if err != nil {
-		return nil, fmt.Errorf("stage: the stage of run's changes: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: the staged changes: %v", oneLine(err))
 	}
 	defer src.close()
 	// The staged files are as reviewed before anything is written.
@@ -217,8 +217,8 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 	return list, nil
 }
 
-// maps returns a copy of m's keys as a set to range over while m grows.
-func maps(m map[string]*diff.Change) map[string]bool {
+// keys returns a copy of m's keys as a set, to range over while m grows.
+func keys(m map[string]*diff.Change) map[string]bool {
 	out := make(map[string]bool, len(m))
 	for k := range m {
 		out[k] = true
