@@ -57,3 +57,22 @@ func linkTemp(pfd int, f *os.File) (string, error) {
 	}
 	return "", unix.EEXIST
 }
+
+// copyRange copies n bytes at off from src to dst in the kernel
+// (copy_file_range); false when it cannot here (then nothing was copied,
+// or the caller copies the rest itself from the offset it is at).
+func copyRange(dst, src *os.File, off, n int64) (int64, bool) {
+	done := int64(0)
+	for done < n {
+		in, out := off+done, off+done
+		k, err := unix.CopyFileRange(int(src.Fd()), &in, int(dst.Fd()), &out, int(n-done), 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || k == 0 {
+			return done, false
+		}
+		done += int64(k)
+	}
+	return done, true
+}
