@@ -3,6 +3,7 @@ package stage
 import (
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,15 +11,27 @@ import (
 // dirFlags open a directory to work in (O_PATH: no read permission needed).
 const dirFlags = unix.O_PATH | unix.O_DIRECTORY
 
+// noOpenat2 is set once openat2 was found missing (or refused by a
+// container's seccomp profile): the walk one component at a time is used.
+var noOpenat2 atomic.Bool
+
 // openBeneath opens rel below dirfd with openat2: RESOLVE_BENEATH (no ".."
 // or absolute path out), RESOLVE_NO_SYMLINKS (no symlink anywhere on the
-// way). ENOSYS on kernels before 5.6.
+// way). ENOSYS on kernels before 5.6 (and where a seccomp profile refuses
+// it).
 func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	if noOpenat2.Load() {
+		return -1, unix.ENOSYS
+	}
 	for {
 		fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{Flags: uint64(flags),
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-		if err == unix.EAGAIN || err == unix.EINTR {
+		switch err {
+		case unix.EAGAIN, unix.EINTR:
 			continue // a rename raced the lookup
+		case unix.ENOSYS, unix.EPERM:
+			noOpenat2.Store(true)
+			return -1, unix.ENOSYS
 		}
 		return fd, err
 	}

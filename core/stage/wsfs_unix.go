@@ -58,6 +58,10 @@ func walkOpen(dirfd int, rel string, flags int) (int, error) {
 		return -1, err
 	}
 	for i, part := range parts {
+		if part == "" || part == "." || part == ".." {
+			unix.Close(fd)
+			return -1, unix.EINVAL // never out of dirfd
+		}
 		fl := dirFlags | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		if i == len(parts)-1 {
 			fl = flags
