@@ -28,7 +28,9 @@ func (u *UI) applyStage(r *report.Report, req review.ApplyRequest, done func(str
 		done("", err)
 		return
 	}
-	o := pipeline.ApplyOptions{OnlyAllowed: req.OnlyAllowed, StageBase: u.opts.StageBase}
+	// The reviewer's Apply is their decision: a failed run's changes are
+	// applied as forced (the review's confirmation for it: the review issue).
+	o := pipeline.ApplyOptions{OnlyAllowed: req.OnlyAllowed, Force: !req.OnlyAllowed, StageBase: u.opts.StageBase}
 	if req.Partial {
 		o.Paths = req.Paths
 		if len(o.Paths) == 0 {

@@ -871,7 +871,7 @@ func TestRunReportRenames(t *testing.T) {
 // runs, apply and discard" (their lines and exits: stage_test.go).
 func TestStageContractSynopses(t *testing.T) {
 	for verb, want := range map[string]string{
-		"apply":   "diffgate apply RUN|last [--only-allowed] [--db PATH]\n",
+		"apply":   "diffgate apply RUN|last [--only-allowed | --force] [--db PATH]\n",
 		"discard": "diffgate discard RUN|last [--db PATH]\n",
 		"run":     "[--stage]",
 	} {
@@ -879,7 +879,7 @@ func TestStageContractSynopses(t *testing.T) {
 			t.Errorf("%s -h: exit %d, no %q in\n%s", verb, code, want, out)
 		}
 	}
-	if code, _, errs := cliRun(t, "apply", "--db", filepath.Join(t.TempDir(), "h.db")); code != 2 || errs != "diffgate: usage: diffgate apply RUN|last [--only-allowed] [--db PATH]\n" {
+	if code, _, errs := cliRun(t, "apply", "--db", filepath.Join(t.TempDir(), "h.db")); code != 2 || errs != "diffgate: usage: diffgate apply RUN|last [--only-allowed | --force] [--db PATH]\n" {
 		t.Errorf("apply without RUN: exit %d %q", code, errs)
 	}
 }

@@ -11,23 +11,33 @@ import (
 	"github.com/diffgate/diffgate/core/stage"
 )
 
-// applyVerb: diffgate apply RUN|last [--only-allowed] [--db PATH]. A
-// conflict prints one CONFLICT line per path on stdout and exits 1 with
-// nothing applied; a run already applied or discarded exits 2.
+// applyVerb: diffgate apply RUN|last [--only-allowed | --force] [--db PATH].
+// A conflict prints one CONFLICT line per path on stdout and exits 1 with
+// nothing applied; so does a run that failed its gate, without
+// --only-allowed or --force (one line on stderr); a run already applied or
+// discarded exits 2.
 func (c *cli) applyVerb(args []string) error {
 	fs := newFlags("apply")
 	db := fs.String("db", "", "history database `PATH`")
 	onlyAllowed := fs.Bool("only-allowed", false, "apply only the changes the run's allowlist allowed")
+	force := fs.Bool("force", false, "apply every change of a run that failed its gate (recorded as forced)")
 	pos, err := parseN(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	if *onlyAllowed && *force {
+		return usagef("apply: --only-allowed and --force exclude each other")
 	}
 	h, id, err := c.openStaged("apply", *db, pos[0])
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	res, err := pipeline.Apply(c.ctx, h, id, pipeline.ApplyOptions{OnlyAllowed: *onlyAllowed, AfterOp: applyTestHook()})
+	res, err := pipeline.Apply(c.ctx, h, id, pipeline.ApplyOptions{OnlyAllowed: *onlyAllowed, Force: *force, AfterOp: applyTestHook()})
+	if errors.Is(err, pipeline.ErrFailedRun) {
+		fmt.Fprintf(c.stderr, "diffgate: apply: %v\n", err)
+		return errFailed
+	}
 	var ce *stage.ConflictError
 	if errors.As(err, &ce) {
 		for _, cf := range ce.Conflicts {
@@ -39,7 +49,11 @@ func (c *cli) applyVerb(args []string) error {
 	if err != nil {
 		return usagef("apply: %v", err)
 	}
-	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s): run %s\n", plural(len(res.Paths), "change"), id, res.Decision, res.State)
+	resumed := ""
+	if res.Resumed {
+		resumed = " (resumed an interrupted apply)"
+	}
+	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s)%s: run %s\n", plural(len(res.Paths), "change"), id, res.Decision, resumed, res.State)
 	return nil
 }
 
@@ -56,8 +70,16 @@ func (c *cli) discardVerb(args []string) error {
 		return err
 	}
 	defer h.Close()
+	half, err := h.Applying(c.ctx, id)
+	if err != nil {
+		return usagef("discard: %v", err)
+	}
 	if err := pipeline.Discard(c.ctx, h, id, ""); err != nil {
 		return usagef("discard: %v", err)
+	}
+	if half != nil {
+		fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d; its interrupted apply left the workspace half-applied (some of %s written)\n", id, plural(len(half.Paths), "change"))
+		return nil
 	}
 	fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d\n", id)
 	return nil

@@ -6,8 +6,8 @@ import (
 )
 
 // applyKillEnv names a test hook: an apply kills itself with SIGKILL after
-// that many operations of its journal (tests prove that running apply
-// again completes it). Ignored unless set to a positive number.
+// that many operations (tests prove that running apply again completes
+// it). Ignored unless set to a positive number.
 const applyKillEnv = "DIFFGATE_TEST_APPLY_KILL_AFTER"
 
 func applyTestHook() func(int) {

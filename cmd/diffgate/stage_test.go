@@ -224,7 +224,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	}
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("edited meanwhile\n"), 0o644)
 	edited := treeDigest(t, ws)
-	code, out, errs = cliRun(t, "apply", "2", "--db", db)
+	code, out, errs = cliRun(t, "apply", "2", "--force", "--db", db)
 	if code != 1 || out != "CONFLICT a.txt\n" {
 		t.Fatalf("conflict: exit %d stdout %q stderr %q", code, out, errs)
 	}
@@ -260,27 +260,46 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	}
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 
-	// Run 3: staged; apply all, killed after two operations, then again.
+	// Run 3: staged, failed; apply without --force or --only-allowed
+	// exits 1 with one line and writes nothing; with --force, killed after
+	// two operations: the half-applied workspace refuses a new run until
+	// apply resumes.
 	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--allow", "new.txt", "--", sh); code != 1 {
 		t.Fatalf("run 3: exit %d %q", code, errs)
 	}
-	cmd := exec.Command(testenv.CLI(t), "apply", "3", "--db", db)
+	code, out, errs = cliRun(t, "apply", "3", "--db", db)
+	if code != 1 || out != "" || errs != "diffgate: apply: run 3 failed its gate: nothing applied; apply only what was allowed with --only-allowed, or all of it with --force (recorded as forced)\n" {
+		t.Fatalf("apply of a failed run: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if treeDigest(t, ws) != untouched {
+		t.Fatal("a refused apply wrote to the workspace")
+	}
+	if code, _, errs := cliRun(t, "apply", "3", "--force", "--only-allowed", "--db", db); code != 2 || !strings.Contains(errs, "exclude each other") {
+		t.Fatalf("--force with --only-allowed: exit %d %q", code, errs)
+	}
+	cmd := exec.Command(testenv.CLI(t), "apply", "3", "--force", "--db", db)
 	cmd.Env = append(os.Environ(), applyKillEnv+"=2")
 	cerr := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(cerr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the apply was not killed midway: %v", cerr)
 	}
-	if treeDigest(t, ws) == untouched {
+	half := treeDigest(t, ws)
+	if half == untouched {
 		t.Fatal("the killed apply applied nothing (the hook fired too early)")
 	}
 	if s := runStateOf(t, db, 3); s != report.StagePending {
 		t.Fatalf("run 3 after the kill: %q", s)
 	}
-	if code, out, errs := cliRun(t, "discard", "3", "--db", db); code != 2 || !strings.Contains(errs, "interrupted apply") {
-		t.Fatalf("discard of an interrupted apply: exit %d %q %q", code, out, errs)
+	code, out, errs = cliRun(t, "run", "--db", db, "--workspace", ws, "--", sh)
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "half-applied") || !strings.Contains(errs, "`diffgate apply 3`") {
+		t.Fatalf("a run on the half-applied workspace: exit %d stdout %q stderr %q", code, out, errs)
 	}
-	if code, out, errs := cliRun(t, "apply", "3", "--db", db); code != 0 || out != "" {
+	if treeDigest(t, ws) != half {
+		t.Fatal("the refused run touched the workspace")
+	}
+	code, out, errs = cliRun(t, "apply", "3", "--db", db)
+	if code != 0 || out != "" || !strings.Contains(errs, "(forced) (resumed an interrupted apply): run applied") {
 		t.Fatalf("apply again: exit %d stdout %q stderr %q", code, out, errs)
 	}
 	if got := treeDigest(t, ws); got != applied {
@@ -295,11 +314,12 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	h, _ = history.Open(db, zerolog.Nop())
 	defer h.Close()
 	evs, err := h.StageEvents(context.Background(), 1)
-	if err != nil || len(evs) != 1 || evs[0].Decision != history.ApplyOnlyAllowed || strings.Join(evs[0].Paths, ",") != "new.txt" {
+	if err != nil || len(evs) != 2 || evs[0].Event != history.EventApplying || evs[1].Decision != history.ApplyOnlyAllowed || strings.Join(evs[1].Paths, ",") != "new.txt" {
 		t.Fatalf("run 1's apply record: %+v %v", evs, err)
 	}
 	evs, err = h.StageEvents(context.Background(), 3)
-	if err != nil || len(evs) != 1 || evs[0].Decision != history.ApplyAll || len(evs[0].Paths) < 8 {
+	if err != nil || len(evs) != 2 || evs[0].Event != history.EventApplying || evs[1].Event != report.StageApplied ||
+		evs[1].Decision != history.ApplyForced || len(evs[1].Paths) < 8 || strings.Join(evs[0].Paths, ",") != strings.Join(evs[1].Paths, ",") {
 		t.Fatalf("run 3's apply record: %+v %v", evs, err)
 	}
 	if b, err := h.Verify(context.Background()); err != nil || b != nil {

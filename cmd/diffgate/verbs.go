@@ -38,7 +38,7 @@ func verbs() []verb {
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict",
 			notes:    secretStoresNote},
 		{name: "apply", run: (*cli).applyVerb,
-			synopsis: "RUN|last [--only-allowed] [--db PATH]",
+			synopsis: "RUN|last [--only-allowed | --force] [--db PATH]",
 			help:     "write a staged run's changes into its workspace (CONFLICT lines and exit 1 if it changed since)"},
 		{name: "discard", run: (*cli).discardVerb,
 			synopsis: "RUN|last [--db PATH]",

@@ -123,7 +123,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 			if decodeExtra(extra, &rep) == nil {
 				if rep.Stage != nil {
 					s.Stage = report.StagePending
-					if event != "" {
+					if event != "" && event != EventApplying {
 						s.Stage = event
 					}
 				}

@@ -21,16 +21,28 @@ const (
 	ApplyAll         = "all"
 	ApplyOnlyAllowed = "only-allowed"
 	ApplySubset      = "subset"
+	// ApplyForced: every change of a run that failed its gate, applied
+	// with --force; ApplyForcedSubset: a chosen subset of them, forced.
+	ApplyForced       = "forced"
+	ApplyForcedSubset = "forced-subset"
 )
+
+// EventApplying is the stage event recorded before an apply writes
+// anything, with the decision and paths it will write. Until an applied (or
+// partially-applied) event follows it, the workspace may be half-applied:
+// apply resumes it (from the run's record alone), discard gives it up, and
+// no new run may gate the workspace. The run's stage state stays pending.
+const EventApplying = "applying"
 
 // StageEvent is what became of a staged run's stage.
 type StageEvent struct {
 	RunID int64
-	// Event is report.StageApplied, StagePartiallyApplied, StageDiscarded
-	// or StageExpired.
+	// Event is EventApplying, report.StageApplied, StagePartiallyApplied,
+	// StageDiscarded or StageExpired.
 	Event string
-	// Decision (ApplyAll, ApplyOnlyAllowed, ApplySubset) and Paths say what
-	// an apply wrote; both are empty for a discard or an expiry.
+	// Decision (ApplyAll, ApplyOnlyAllowed, ApplySubset, ApplyForced) and
+	// Paths say what an apply wrote (or, applying, will write); both are
+	// empty for a discard or an expiry.
 	Decision string
 	Paths    []string
 	At       time.Time
@@ -64,13 +76,14 @@ func loadStageEventRow(ctx context.Context, q querier, id int64) (*stageEventRow
 }
 
 // AddStageEvent records what became of run ev.RunID's stage (a link of the
-// hash chain). The run must be a staged run whose stage is still pending:
-// once applied, discarded or expired it takes no further event.
+// hash chain). The run must be a staged run whose stage is still pending
+// (EventApplying only once): once applied, discarded or expired it takes no
+// further event.
 func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 	switch ev.Event {
-	case report.StageApplied, report.StagePartiallyApplied:
+	case EventApplying, report.StageApplied, report.StagePartiallyApplied:
 		switch ev.Decision {
-		case ApplyAll, ApplyOnlyAllowed, ApplySubset:
+		case ApplyAll, ApplyOnlyAllowed, ApplySubset, ApplyForced, ApplyForcedSubset:
 		default:
 			return fmt.Errorf("stage event: decision %q", ev.Decision)
 		}
@@ -94,6 +107,13 @@ func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 		}
 		if st.State != report.StagePending {
 			return fmt.Errorf("run %d: stage already %s", ev.RunID, st.State)
+		}
+		if ev.Event == EventApplying {
+			if cur, err := applying(ctx, tx, ev.RunID); err != nil {
+				return err
+			} else if cur != nil {
+				return fmt.Errorf("run %d: an apply was started already", ev.RunID)
+			}
 		}
 		at := ev.At
 		if at.IsZero() {
@@ -150,10 +170,69 @@ func stageState(ctx context.Context, q querier, id int64, st *report.Stage) erro
 		st.State = report.StagePending
 	case err != nil:
 		return fmt.Errorf("run %d: stage: %w", id, errText(err))
+	case ev == EventApplying:
+		st.State = report.StagePending // started, not done: apply resumes it
 	default:
 		st.State = ev
 	}
 	return nil
+}
+
+// Applying returns the EventApplying event of run id when it is the run's
+// latest stage event (an apply was started and neither completed nor was
+// given up), else nil.
+func (db *DB) Applying(ctx context.Context, id int64) (*StageEvent, error) {
+	return applying(ctx, db.sql, id)
+}
+
+func applying(ctx context.Context, q querier, id int64) (*StageEvent, error) {
+	ev := StageEvent{RunID: id}
+	var paths []byte
+	var at string
+	err := q.QueryRowContext(ctx, "SELECT event, decision, paths, at FROM stage_events WHERE run_id = ? ORDER BY id DESC LIMIT 1", id).
+		Scan(&ev.Event, &ev.Decision, &paths, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %d: stage: %w", id, errText(err))
+	}
+	if ev.Event != EventApplying {
+		return nil, nil
+	}
+	if ev.Paths, err = decodeList(paths); err != nil {
+		return nil, fmt.Errorf("run %d: stage event paths: %w", id, err)
+	}
+	ev.At, _ = parseTime(at)
+	return &ev, nil
+}
+
+// HalfApplied is a run whose apply was started and not completed.
+type HalfApplied struct {
+	RunID     int64
+	Workspace string
+}
+
+// HalfAppliedRuns returns the runs whose latest stage event is
+// EventApplying, oldest first, with their workspaces.
+func (db *DB) HalfAppliedRuns(ctx context.Context) ([]HalfApplied, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.id, r.workspace FROM runs r JOIN stage_events e ON e.run_id = r.id
+		WHERE e.event = ? AND e.id = (SELECT max(id) FROM stage_events WHERE run_id = r.id) ORDER BY r.id`, EventApplying)
+	if err != nil {
+		return nil, fmt.Errorf("half-applied runs: %w", errText(err))
+	}
+	defer rows.Close()
+	var out []HalfApplied
+	for rows.Next() {
+		var h HalfApplied
+		var ws []byte
+		if err := rows.Scan(&h.RunID, &ws); err != nil {
+			return nil, fmt.Errorf("half-applied runs: %w", errText(err))
+		}
+		h.Workspace = string(ws)
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }
 
 // StageEvents returns run id's stage events, oldest first.
@@ -181,9 +260,10 @@ func (db *DB) StageEvents(ctx context.Context, id int64) ([]StageEvent, error) {
 }
 
 // PendingStages returns the staged runs whose stage is neither applied,
-// discarded nor expired, by stage id.
+// discarded nor expired (an apply started and not completed included), by
+// stage id.
 func (db *DB) PendingStages(ctx context.Context) (map[string]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, "SELECT id, extra FROM runs WHERE length(extra) > 0 AND id NOT IN (SELECT run_id FROM stage_events)")
+	rows, err := db.sql.QueryContext(ctx, "SELECT id, extra FROM runs WHERE length(extra) > 0 AND id NOT IN (SELECT run_id FROM stage_events WHERE event <> ?)", EventApplying)
 	if err != nil {
 		return nil, fmt.Errorf("pending stages: %w", errText(err))
 	}

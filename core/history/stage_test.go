@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -84,5 +86,102 @@ func TestStageEventsInTheChain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStageApplying: an apply is recorded as started (EventApplying, with
+// its decision and paths, a link of the chain) before it writes: the run
+// stays pending, Applying returns it, HalfAppliedRuns names the run and its
+// workspace, and it takes one applying event only; an applied or discarded
+// event ends it.
+func TestStageApplying(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "h.db"))
+	var ids []int64
+	for i, ws := range []string{"/ws", "/other"} {
+		r := sampleReport(ws, 2)
+		r.Stage = &report.Stage{ID: "20260301T100000-ab" + string(rune('a'+i)), Mechanism: "copy", State: report.StagePending}
+		id, err := db.Record(ctx, &Run{Report: r}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if ev, err := db.Applying(ctx, ids[0]); err != nil || ev != nil {
+		t.Fatalf("applying before any apply: %+v %v", ev, err)
+	}
+	for _, id := range ids {
+		if err := db.AddStageEvent(ctx, StageEvent{RunID: id, Event: EventApplying, Decision: ApplyForced, Paths: []string{"a", "b"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.AddStageEvent(ctx, StageEvent{RunID: ids[0], Event: EventApplying, Decision: ApplyAll}); err == nil {
+		t.Fatal("a second applying event was recorded")
+	}
+	ev, err := db.Applying(ctx, ids[0])
+	if err != nil || ev == nil || ev.Decision != ApplyForced || strings.Join(ev.Paths, ",") != "a,b" {
+		t.Fatalf("applying: %+v %v", ev, err)
+	}
+	if st, err := db.StageOf(ctx, ids[0]); err != nil || st.State != report.StagePending {
+		t.Fatalf("state while applying: %+v %v", st, err)
+	}
+	if list, err := db.List(ctx, Filter{}); err != nil || list[0].Stage != report.StagePending {
+		t.Fatalf("list while applying: %+v %v", list, err)
+	}
+	if p, _ := db.PendingStages(ctx); len(p) != 2 {
+		t.Fatalf("pending while applying: %v", p)
+	}
+	half, err := db.HalfAppliedRuns(ctx)
+	if err != nil || len(half) != 2 || half[0].RunID != ids[0] || half[0].Workspace != "/ws" || half[1].Workspace != "/other" {
+		t.Fatalf("half-applied: %+v %v", half, err)
+	}
+	if err := db.AddStageEvent(ctx, StageEvent{RunID: ids[0], Event: report.StageApplied, Decision: ApplyForced, Paths: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddStageEvent(ctx, StageEvent{RunID: ids[1], Event: report.StageDiscarded}); err != nil {
+		t.Fatal(err)
+	}
+	if half, err := db.HalfAppliedRuns(ctx); err != nil || len(half) != 0 {
+		t.Fatalf("half-applied after apply and discard: %+v %v", half, err)
+	}
+	if ev, err := db.Applying(ctx, ids[0]); err != nil || ev != nil {
+		t.Fatalf("applying after the apply: %+v %v", ev, err)
+	}
+	if b, err := db.Verify(ctx); err != nil || b != nil {
+		t.Fatalf("verify: %+v %v", b, err)
+	}
+	if _, err := db.sql.Exec("UPDATE stage_events SET paths = x'' WHERE event = 'applying'"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := db.Verify(ctx); err != nil || b == nil || !strings.Contains(b.What, "applying") {
+		t.Fatalf("verify after an applying event was edited: %+v %v", b, err)
+	}
+}
+
+// TestStageEventsSurviveMigration9: migration 9 rebuilds stage_events (its
+// CHECK gains 'applying'): a database of version 8 with stage events keeps
+// them, ids and chain intact.
+func TestStageEventsSurviveMigration9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	old, err := open(path, zerolog.Nop(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sampleReport("/ws", 2)
+	r.Stage = &report.Stage{ID: "20260301T100000-abc", Mechanism: "overlay", State: report.StagePending}
+	id, err := old.Record(ctx, &Run{Report: r}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.AddStageEvent(ctx, StageEvent{RunID: id, Event: report.StageApplied, Decision: ApplyAll, Paths: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db := openTest(t, path)
+	evs, err := db.StageEvents(ctx, id)
+	if err != nil || len(evs) != 1 || evs[0].Event != report.StageApplied || strings.Join(evs[0].Paths, ",") != "a" {
+		t.Fatalf("events after the upgrade: %+v %v", evs, err)
+	}
+	if b, err := db.Verify(ctx); err != nil || b != nil {
+		t.Fatalf("verify after the upgrade: %+v %v", b, err)
 	}
 }

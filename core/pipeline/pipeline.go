@@ -121,6 +121,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := history.CheckOutside(db.Path(), key); err != nil {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
+		if err := refuseHalfApplied(ctx, db, key); err != nil {
+			return nil, err
+		}
 		if db.ReadOnly() { // say so before the script runs, not after
 			return nil, &gate.SetupError{Msg: fmt.Sprintf("history database %s is read-only (no write access), so the run could not be recorded", db.Path())}
 		}

@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/rs/zerolog"
 )
 
 // Errors of Apply and Discard that are decisions already taken, not
-// failures: the CLI exits 2 with one line for each.
+// failures: the CLI exits 2 with one line for each (ErrFailedRun: 1).
 var (
 	// ErrNotStaged: the run was a direct run.
 	ErrNotStaged = errors.New("was not staged (run it with --stage)")
@@ -28,9 +30,9 @@ var (
 	ErrDiscarded = errors.New("was discarded")
 	// ErrExpired: the run's stage expired (older than stage.MaxAge).
 	ErrExpired = errors.New("expired (its stage was older than 14 days)")
-	// ErrApplying: an apply of the run was interrupted; only Apply
-	// completes it.
-	ErrApplying = errors.New("has an interrupted apply (run apply again to complete it)")
+	// ErrFailedRun: the run failed its gate, and neither Force nor
+	// OnlyAllowed was given.
+	ErrFailedRun = errors.New("failed its gate: nothing applied; apply only what was allowed with --only-allowed, or all of it with --force (recorded as forced)")
 )
 
 // DecisionError wraps one of the errors above with the run's number.
@@ -46,6 +48,10 @@ func (e *DecisionError) Unwrap() error { return e.Err }
 type ApplyOptions struct {
 	// OnlyAllowed applies only the changes the run's allowlist allowed.
 	OnlyAllowed bool
+	// Force applies the changes of a run that failed its gate (without it,
+	// or OnlyAllowed, such a run gives ErrFailedRun); the history records
+	// the decision as history.ApplyForced.
+	Force bool
 	// Paths, when not empty, applies only these paths of the run's changes
 	// (the reviewer's choice); a path that is not a change of the run is
 	// an error. With OnlyAllowed, only the allowed ones among them.
@@ -61,11 +67,15 @@ type ApplyOptions struct {
 type ApplyResult struct {
 	// Paths lists the applied paths.
 	Paths []string
-	// Decision is history.ApplyAll, ApplyOnlyAllowed or ApplySubset.
+	// Decision is history.ApplyAll, ApplyOnlyAllowed, ApplySubset,
+	// ApplyForced or ApplyForcedSubset.
 	Decision string
 	// State is the run's stage state now: report.StageApplied or
 	// report.StagePartiallyApplied.
 	State string
+	// Resumed is set when an interrupted apply was completed (the paths
+	// and decision are those it started with; o's choice is not used).
+	Resumed bool
 	// Conflicts lists the paths that changed in the workspace since the
 	// run (then nothing was applied and the error is a
 	// *stage.ConflictError).
@@ -73,12 +83,20 @@ type ApplyResult struct {
 }
 
 // Apply writes run runID's staged changes into the workspace: all of them,
-// only the allowed ones, or a chosen subset (o). Every path is first
-// checked against the run's before-snapshot: any difference is a conflict,
-// returned as a *stage.ConflictError with ApplyResult.Conflicts set, and
-// nothing is applied. It holds the workspace's lock (core/wslock): a gated
-// run on the workspace makes it fail at once. An apply that was interrupted (even by SIGKILL)
-// completes when called again. The apply is recorded in the history (the
+// only the allowed ones, or a chosen subset (o). A run that failed its gate
+// needs o.Force or o.OnlyAllowed. Everything apply writes comes from the
+// run's record in the history: the workspace, the stage's id and
+// mechanism, and each change (path, type, mode, content hash, symlink
+// target); the stage directory only gives the staged files' bytes, checked
+// against the recorded hashes. Every path it will touch is first checked
+// against the run's before-snapshot (parents and trees below removed
+// folders included): any difference is a conflict, returned as a
+// *stage.ConflictError with ApplyResult.Conflicts set, and nothing is
+// applied. It holds the workspace's lock (core/wslock): a gated run on the
+// workspace makes it fail at once. Before the first write it records the
+// apply as started (history.EventApplying, with its paths): until it
+// completes, no run may gate the workspace, and calling Apply again (even
+// after SIGKILL) resumes it. The apply is recorded in the history (the
 // paths and how they were chosen) and the stage is then removed. A run
 // already applied, discarded or expired, or not staged, gives a
 // *DecisionError.
@@ -90,11 +108,93 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if err := decided(runID, run.Report.Stage); err != nil {
 		return nil, err
 	}
-	st, err := stage.Open(o.StageBase, run.Report.Stage.ID)
+	started, err := db.Applying(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	all := run.Report.Changes
+	var chosen []diff.Change
+	var decision string
+	if started != nil {
+		// Resume exactly what was started, whatever o chooses now.
+		want := map[string]bool{}
+		for _, p := range started.Paths {
+			want[p] = true
+		}
+		for _, c := range all {
+			if want[c.Path] {
+				chosen = append(chosen, c)
+			}
+		}
+		decision = started.Decision
+	} else if chosen, decision, err = choose(runID, all, o); err != nil {
+		return nil, err
+	} else if run.Report.Verdict != report.Pass && !o.OnlyAllowed {
+		if !o.Force {
+			return nil, &DecisionError{RunID: runID, Err: ErrFailedRun}
+		}
+		decision = history.ApplyForced
+		if len(chosen) < len(all) {
+			decision = history.ApplyForcedSubset
+		}
+	}
+	st, err := stage.FromRecord(o.StageBase, run.Report.Stage.ID, run.Report.Workspace, stage.Mechanism(run.Report.Stage.Mechanism))
+	if err != nil {
+		return nil, err
+	}
+	// No gated run may walk the workspace while it changes under it (nor
+	// start from a half-applied one).
+	lock, err := wslock.Acquire(ctx, st.Workspace, 0, zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	paths, err := st.Apply(ctx, chosen, stage.ApplyOptions{All: all, Resume: started != nil, AfterOp: o.AfterOp,
+		Start: func(paths []string) error {
+			if started != nil {
+				return nil
+			}
+			if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID,
+				Event: history.EventApplying, Decision: decision, Paths: paths}); err != nil {
+				return fmt.Errorf("run %d: the apply could not be recorded, nothing applied: %w", runID, err)
+			}
+			return nil
+		}})
+	var ce *stage.ConflictError
+	if errors.As(err, &ce) {
+		return &ApplyResult{Conflicts: ce.Conflicts, Resumed: started != nil}, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &ApplyResult{Paths: paths, Decision: decision, State: report.StageApplied, Resumed: started != nil}
+	done := map[string]bool{}
+	for _, p := range paths {
+		done[p] = true
+	}
+	for _, c := range all {
+		if !done[c.Path] {
+			res.State = report.StagePartiallyApplied
+			switch res.Decision {
+			case history.ApplyAll:
+				res.Decision = history.ApplySubset
+			case history.ApplyForced:
+				res.Decision = history.ApplyForcedSubset
+			}
+			break
+		}
+	}
+	if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: res.State,
+		Decision: res.Decision, Paths: res.Paths}); err != nil {
+		return res, fmt.Errorf("run %d: applied, but not recorded (apply it again to record it): %w", runID, err)
+	}
+	_ = st.Discard() // the history holds the decision; the stage's job is done
+	return res, nil
+}
+
+// choose returns the changes o chooses among all, and how they were
+// chosen.
+func choose(runID int64, all []diff.Change, o ApplyOptions) ([]diff.Change, string, error) {
 	chosen := all
 	decision := history.ApplyAll
 	if len(o.Paths) > 0 {
@@ -115,7 +215,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 				left = append(left, p)
 			}
 			slices.Sort(left)
-			return nil, fmt.Errorf("run %d has no change at %s", runID, report.QuotePath(left[0]))
+			return nil, "", fmt.Errorf("run %d has no change at %s", runID, report.QuotePath(left[0]))
 		}
 		decision = history.ApplySubset
 	}
@@ -134,46 +234,13 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if decision == history.ApplySubset && len(chosen) == len(all) {
 		decision = history.ApplyAll
 	}
-	// No gated run may walk the workspace while it changes under it (nor
-	// start from a half-applied one).
-	lock, err := wslock.Acquire(ctx, st.Workspace, 0, zerolog.Nop())
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	applied, err := st.Apply(ctx, chosen, stage.ApplyOptions{AfterOp: o.AfterOp, Partial: len(chosen) < len(all)})
-	if errors.Is(err, stage.ErrApplied) {
-		// Applied, but the history did not hear of it (killed in between).
-		applied, err = st.AppliedRecord(), nil
-		if applied == nil {
-			err = stage.ErrApplied
-		}
-	}
-	var ce *stage.ConflictError
-	if errors.As(err, &ce) {
-		return &ApplyResult{Conflicts: ce.Conflicts}, err
-	}
-	if err != nil {
-		return nil, err
-	}
-	res := &ApplyResult{Paths: applied.Paths, Decision: decision, State: report.StageApplied}
-	if applied.Partial {
-		res.State = report.StagePartiallyApplied
-		if decision == history.ApplyAll { // resumed from a journal
-			res.Decision = history.ApplySubset
-		}
-	}
-	if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: res.State,
-		Decision: res.Decision, Paths: res.Paths, At: applied.At}); err != nil {
-		return res, fmt.Errorf("run %d: applied, but not recorded (apply it again to record it): %w", runID, err)
-	}
-	_ = st.Discard() // the history holds the decision; the stage's job is done
-	return res, nil
+	return chosen, decision, nil
 }
 
-// Discard removes run runID's stage and records it in the history. A run
-// already applied, discarded or expired, not staged, or with an
-// interrupted apply (which only Apply may complete), gives a
+// Discard removes run runID's stage and records it in the history. It
+// always works on a pending stage, an interrupted apply included: the
+// workspace then keeps what that apply wrote (HalfApplied tells first). A
+// run already applied, discarded or expired, or not staged, gives a
 // *DecisionError.
 func Discard(ctx context.Context, db *history.DB, runID int64, stageBase string) error {
 	st, err := db.StageOf(ctx, runID)
@@ -183,18 +250,26 @@ func Discard(ctx context.Context, db *history.DB, runID int64, stageBase string)
 	if err := decided(runID, st); err != nil {
 		return err
 	}
-	if s, err := stage.Open(stageBase, st.ID); err == nil {
-		if s.Pending() {
-			return &DecisionError{RunID: runID, Err: ErrApplying}
-		}
-		if s.AppliedRecord() != nil {
-			return &DecisionError{RunID: runID, Err: ErrApplied}
-		}
-		if err := s.Discard(); err != nil {
-			return err
-		}
+	if err := stage.Remove(stageBase, st.ID); err != nil {
+		return err
 	}
 	return db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: report.StageDiscarded})
+}
+
+// refuseHalfApplied refuses a run on workspace (a history key) while an
+// apply on it, an ancestor or a descendant was started and not completed.
+func refuseHalfApplied(ctx context.Context, db *history.DB, workspace string) error {
+	hs, err := db.HalfAppliedRuns(ctx)
+	if err != nil {
+		return &gate.SetupError{Msg: err.Error()}
+	}
+	for _, h := range hs {
+		if fspath.Within(workspace, h.Workspace) || fspath.Within(h.Workspace, workspace) {
+			return &gate.SetupError{Msg: fmt.Sprintf("workspace %s is half-applied (the apply of run %d was interrupted): run `diffgate apply %d` to resume it, or `diffgate discard %d` to keep it as it is",
+				report.QuotePath(h.Workspace), h.RunID, h.RunID, h.RunID)}
+		}
+	}
+	return nil
 }
 
 // decided returns a *DecisionError unless st is a pending stage.

@@ -76,11 +76,19 @@ func testApplySubset(t *testing.T, mech stage.Mechanism) {
 	if _, err := os.Stat(filepath.Join(ws, "a")); err == nil {
 		t.Fatal("a refused apply wrote into the workspace")
 	}
-	ar, err := Apply(ctx, db, res.RunID, ApplyOptions{Paths: []string{"a", "settings.ini"}, StageBase: base})
+	// The run failed (a, b and settings.ini are not allowed): choosing
+	// some of its changes needs Force too.
+	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{Paths: []string{"a", "settings.ini"}, StageBase: base}); !errors.Is(err, ErrFailedRun) {
+		t.Fatalf("apply of a failed run without Force: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a")); err == nil {
+		t.Fatal("a refused apply wrote into the workspace")
+	}
+	ar, err := Apply(ctx, db, res.RunID, ApplyOptions{Paths: []string{"a", "settings.ini"}, StageBase: base, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ar.Decision != history.ApplySubset || ar.State != report.StagePartiallyApplied || strings.Join(ar.Paths, ",") != "a,settings.ini" {
+	if ar.Decision != history.ApplyForcedSubset || ar.State != report.StagePartiallyApplied || strings.Join(ar.Paths, ",") != "a,settings.ini" {
 		t.Fatalf("apply: %+v", ar)
 	}
 	for name, want := range map[string]string{"a": "x\n", "settings.ini": "debug = true\n"} {
@@ -172,14 +180,14 @@ func TestApplyWaitsForNoRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var held *wslock.HeldError
-	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base}); !errors.As(err, &held) {
+	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base, Force: true}); !errors.As(err, &held) {
 		t.Fatalf("apply under a run's lock: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "a")); err == nil {
 		t.Fatal("applied under a run's lock")
 	}
 	lock.Release()
-	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base}); err != nil {
+	if _, err := Apply(ctx, db, res.RunID, ApplyOptions{StageBase: base, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "a")); err != nil || string(b) != "x\n" {

@@ -4,16 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
+	"syscall"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -33,253 +31,347 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("stage: %d conflicting path(s), nothing applied", len(e.Conflicts))
 }
 
-// ErrApplied is returned by Apply for a stage that was applied already.
-var ErrApplied = errors.New("stage: already applied")
-
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
-	// AfterOp, when set, is called after each operation of the journal with
-	// the number done so far (tests use it to kill an apply midway).
+	// All is every change of the run, as its record holds them (nil: the
+	// changes given to Apply are all of them). A directory the chosen
+	// changes need that the run made is applied with them; a removed
+	// directory must not hold a change of the run that is not chosen.
+	All []diff.Change
+	// Resume completes an apply of the same changes that was started and
+	// interrupted: a path may then also be as the run left it (already
+	// applied).
+	Resume bool
+	// Start, when set, is called once every path was checked, before the
+	// first write, with the paths that will be applied (the caller records
+	// the apply as started); an error stops Apply with nothing written.
+	Start func(paths []string) error
+	// AfterOp, when set, is called after each operation with the number
+	// done so far (tests use it to kill an apply midway).
 	AfterOp func(done int)
-	// Partial records that changes are a chosen subset of the run's
-	// changes (only the allowed ones, or the reviewer's choice).
-	Partial bool
 }
 
-// Applied is the record of a completed apply.
-type Applied struct {
-	Paths []string  `json:"paths"`
-	At    time.Time `json:"at"`
-	// Partial is set when only a chosen subset was applied.
-	Partial bool `json:"partial,omitempty"`
-}
-
-// State is a stage's state, as in the report's stage object.
-type State string
-
-// States of a stage that still exists (a discarded or expired stage is
-// gone; the history remembers that).
-const (
-	StatePending          State = "pending"
-	StateApplying         State = "applying" // interrupted: run Apply again (the report says pending)
-	StateApplied          State = "applied"
-	StatePartiallyApplied State = "partially-applied"
-)
-
-// State says whether the stage waits for a decision, was applied (wholly
-// or in part), or holds an interrupted apply.
-func (s *Stage) State() State {
-	if a := s.AppliedRecord(); a != nil {
-		if a.Partial {
-			return StatePartiallyApplied
-		}
-		return StateApplied
-	}
-	if s.Pending() {
-		return StateApplying
-	}
-	return StatePending
-}
-
-const (
-	journalFile = "apply.journal"
-	appliedFile = "applied.json"
-)
-
-// op is one journal operation.
-type op struct {
-	Kind   string `json:"op"` // remove, mkdir, file, symlink, chmod
-	Path   string `json:"path"`
-	Perm   uint32 `json:"perm,omitempty"`
-	MTime  int64  `json:"mtime,omitempty"`
-	SHA256 string `json:"sha256,omitempty"`
-	Target string `json:"target,omitempty"`
-}
-
-type journal struct {
-	Ops     []op     `json:"ops"`
-	Paths   []string `json:"paths"`
-	Partial bool     `json:"partial,omitempty"`
-}
-
-// AppliedRecord returns the record of the stage's apply, or nil if it was
-// not applied (completely).
-func (s *Stage) AppliedRecord() *Applied {
-	b, err := os.ReadFile(filepath.Join(s.Dir, appliedFile))
-	if err != nil {
-		return nil
-	}
-	var a Applied
-	if json.Unmarshal(b, &a) != nil {
-		return nil
-	}
-	return &a
-}
-
-// Pending reports whether an apply was started and did not complete.
-func (s *Stage) Pending() bool {
-	_, err := os.Lstat(filepath.Join(s.Dir, journalFile))
-	return err == nil
-}
-
-// Apply writes changes (computed from this stage's Delta, all or a chosen
-// subset) into the workspace. It first checks every path against its
-// before-state (Change.Before, nil meaning absent): any difference returns
-// a *ConflictError and nothing is applied. An apply that was interrupted is
-// completed from its journal (changes is then ignored: the journal holds
-// what was checked and decided).
-func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptions) (*Applied, error) {
-	if s.AppliedRecord() != nil {
-		return nil, ErrApplied
-	}
-	jpath := filepath.Join(s.Dir, journalFile)
-	var j journal
-	if b, err := os.ReadFile(jpath); err == nil {
-		if err := json.Unmarshal(b, &j); err != nil {
-			return nil, fmt.Errorf("stage: unreadable apply journal %s: %v", jpath, oneLine(err))
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("stage: %v", oneLine(err))
-	} else {
-		conflicts, err := s.check(ctx, changes)
-		if err != nil {
-			return nil, err
-		}
-		if len(conflicts) > 0 {
-			return nil, &ConflictError{Conflicts: conflicts}
-		}
-		if j, err = plan(changes); err != nil {
-			return nil, err
-		}
-		j.Partial = opt.Partial
-		b, _ := json.Marshal(&j)
-		if err := writeFileSync(jpath, b); err != nil {
+// FromRecord returns the stage of a recorded run: its id, workspace and
+// mechanism as the run's record (the history) holds them. Nothing is read
+// from the stage directory: a script that could write there (a --writable
+// cache directory, or no containment) cannot steer where or what apply
+// writes; the staged files' contents are checked against the recorded
+// hashes.
+func FromRecord(base, id, workspace string, mech Mechanism) (*Stage, error) {
+	if base == "" {
+		var err error
+		if base, err = BaseDir(); err != nil {
 			return nil, err
 		}
 	}
-	for i := range j.Ops {
-		if err := s.noLinkedParent(j.Ops[i].Path, nil); err != nil {
-			if j.Ops[i].Kind == "remove" {
-				continue // nothing of the workspace is below a non-directory
-			}
-			return nil, fmt.Errorf("stage: apply %s: %v; nothing more applied", j.Ops[i].Path, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
-		}
-		if err := s.do(&j.Ops[i]); err != nil {
-			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", j.Ops[i].Kind, j.Ops[i].Path, oneLine(err))
-		}
-		if opt.AfterOp != nil {
-			opt.AfterOp(i + 1)
-		}
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return nil, fmt.Errorf("stage: invalid stage id %q", id)
 	}
-	rec := &Applied{Paths: j.Paths, At: time.Now().UTC(), Partial: j.Partial}
-	b, _ := json.Marshal(rec)
-	if err := writeFileSync(filepath.Join(s.Dir, appliedFile), b); err != nil {
-		return nil, err
+	if mech != Overlay && mech != Copy {
+		return nil, fmt.Errorf("stage: unknown mechanism %q", mech)
 	}
-	_ = os.Remove(jpath)
-	return rec, nil
+	if !filepath.IsAbs(workspace) {
+		return nil, fmt.Errorf("stage: workspace %q is not an absolute path", workspace)
+	}
+	return &Stage{ID: id, Dir: filepath.Join(base, id), Workspace: filepath.Clean(workspace), Mechanism: mech}, nil
 }
 
-// check compares each path to apply with its before-state, reading the
-// workspace for exactly those paths.
-func (s *Stage) check(ctx context.Context, changes []diff.Change) ([]Conflict, error) {
-	paths := make([]string, 0, len(changes))
-	want := &snapshot.Manifest{Root: s.Workspace}
-	var out []Conflict
-	for i := range changes {
-		c := &changes[i]
-		if c.Path == diff.RootPath {
-			continue // its mode is set, nothing is written through it
-		}
-		paths = append(paths, c.Path)
-		if c.Before != nil {
-			if c.Before.Unreadable() {
-				out = append(out, Conflict{c.Path, "its before-state is unknown: " + c.Before.Err})
-				continue
-			}
-			want.Entries = append(want.Entries, *c.Before)
-		}
+// validPath refuses a change path that could name anything but an entry
+// below the workspace: empty, absolute, with an empty, "." or ".."
+// component, or a NUL byte.
+func validPath(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("stage: the run's record holds an invalid path %q", p)
 	}
-	want.Sort()
-	now, err := snapshot.Paths(ctx, s.Workspace, paths, snapshot.PathsOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
-	}
-	now.Root = s.Workspace
-	apply := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		apply[p] = true
-	}
-	for _, p := range paths {
-		if err := s.noLinkedParent(p, apply); err != nil {
-			out = append(out, Conflict{p, oneLine(err)})
-			delete(apply, p) // one line per path
-		}
-	}
-	for _, c := range diff.Compare(want, now, diff.Options{Root: s.Workspace}) {
-		if !apply[c.Path] {
-			continue
-		}
-		reason := "changed since the run"
-		switch c.Kind {
-		case diff.Added:
-			reason = "created since the run"
-		case diff.Removed:
-			reason = "removed since the run"
-		}
-		out = append(out, Conflict{c.Path, reason})
-	}
-	slices.SortFunc(out, func(a, b Conflict) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
-// noLinkedParent fails when a directory on the way to rel inside the
-// workspace is a symlink (or not a directory): a write through it would
-// land outside the path that was reviewed, maybe outside the workspace.
-// Directories that do not exist yet are made by the apply, which is fine,
-// and so is a parent the apply itself replaces (one of replaced).
-func (s *Stage) noLinkedParent(rel string, replaced map[string]bool) error {
-	parts := strings.Split(rel, "/")
-	p := s.Workspace
-	for i, part := range parts[:len(parts)-1] {
-		p = filepath.Join(p, part)
-		if replaced[strings.Join(parts[:i+1], "/")] {
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory in the workspace (a symlink?)", filepath.ToSlash(mustRel(s.Workspace, p)))
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("stage: the run's record holds an invalid path %q", p)
 		}
 	}
 	return nil
 }
 
-func mustRel(base, p string) string {
-	r, err := filepath.Rel(base, p)
-	if err != nil {
-		return p
+// splitRel splits a valid path into its directory ("" for the root) and
+// its last component.
+func splitRel(rel string) (string, string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
 	}
-	return r
+	return "", rel
 }
 
-// plan turns changes into journal operations: removals deepest first, new
-// directories parents first, files and symlinks, then directory modes
-// deepest first (a directory made read-only last).
-func plan(changes []diff.Change) (journal, error) {
-	var rm, mk, files, modes []op
-	var j journal
+// newDir says whether c makes a directory where the before-state had none.
+func newDir(c *diff.Change) bool {
+	return c.After != nil && c.After.Type == snapshot.Dir && (c.Before == nil || c.Before.Type != snapshot.Dir)
+}
+
+// goneDir says whether c removes or replaces a directory.
+func goneDir(c *diff.Change) bool {
+	return c.Before != nil && c.Before.Type == snapshot.Dir && (c.After == nil || c.After.Type != snapshot.Dir)
+}
+
+// Apply writes changes (a subset of the run's changes, opt.All) into the
+// workspace and returns the applied paths. It first checks every path it
+// will touch: each path against its before-state (Change.Before, nil
+// meaning absent), every parent (a directory, not a symlink), and every
+// entry below a directory it removes (each must be a change it applies);
+// any difference returns a *ConflictError and nothing is written. Every
+// write goes through a descriptor of the workspace directory, never
+// following a symlink, each file to a new unnamed (or randomly named) file
+// renamed into place, its content checked against the recorded hash. What
+// is applied comes only from changes: the stage directory gives the staged
+// files' bytes and extended attributes, nothing else. Operations are
+// idempotent: an apply interrupted after opt.Start completes with
+// opt.Resume.
+func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptions) ([]string, error) {
+	all := opt.All
+	if all == nil {
+		all = changes
+	}
+	byPath := make(map[string]*diff.Change, len(all))
+	for i := range all {
+		c := &all[i]
+		if c.Path != diff.RootPath {
+			if err := validPath(c.Path); err != nil {
+				return nil, err
+			}
+		}
+		byPath[c.Path] = c
+	}
+	chosen := make(map[string]*diff.Change, len(changes))
 	for i := range changes {
 		c := &changes[i]
-		j.Paths = append(j.Paths, c.Path)
+		if byPath[c.Path] == nil {
+			return nil, fmt.Errorf("stage: %q is not a change of the run", c.Path)
+		}
+		chosen[c.Path] = byPath[c.Path]
+	}
+	// The directories the run made that a chosen path lies in.
+	for p := range keys(chosen) {
+		for d := p; ; {
+			d, _ = splitRel(d)
+			if d == "" {
+				break
+			}
+			if c := byPath[d]; c != nil && newDir(c) {
+				chosen[d] = c
+			}
+		}
+	}
+	list := make([]string, 0, len(chosen))
+	for p := range chosen {
+		list = append(list, p)
+	}
+	slices.Sort(list)
+	root, err := openRoot(s.Workspace)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace was removed since the run"}}}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace is no longer a directory (a symlink?)"}}}
+		}
+		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
+	}
+	defer root.close()
+	conflicts, err := s.check(ctx, root, list, chosen, byPath, opt.Resume)
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 {
+		return nil, &ConflictError{Conflicts: conflicts}
+	}
+	ops, err := plan(list, chosen)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openRoot(s.Root())
+	if err != nil {
+		return nil, fmt.Errorf("stage: the staged changes: %v", oneLine(err))
+	}
+	defer src.close()
+	// The staged files are as reviewed before anything is written.
+	for i := range ops {
+		if o := &ops[i]; o.Kind == "file" {
+			if err := s.verify(src, o); err != nil {
+				return nil, fmt.Errorf("stage: %s: %v; nothing applied", o.Path, err)
+			}
+		}
+	}
+	if opt.Start != nil {
+		if err := opt.Start(list); err != nil {
+			return nil, err
+		}
+	}
+	for i := range ops {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
+		}
+		if err := s.do(root, src, &ops[i]); err != nil {
+			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", ops[i].Kind, ops[i].Path, oneLine(err))
+		}
+		if opt.AfterOp != nil {
+			opt.AfterOp(i + 1)
+		}
+	}
+	return list, nil
+}
+
+// keys returns a copy of m's keys as a set, to range over while m grows.
+func keys(m map[string]*diff.Change) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// check compares every path Apply will touch with its before-state (or,
+// resuming, its after-state), reading the workspace for exactly those
+// paths, their parents and the trees below removed directories.
+func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, byPath map[string]*diff.Change, resume bool) ([]Conflict, error) {
+	var out []Conflict
+	var read, deep []string
+	for _, p := range list {
+		c := chosen[p]
+		if p == diff.RootPath {
+			continue // its mode is set (checked below), nothing is written through it
+		}
+		if err := parentsOK(root, p, chosen); err != nil {
+			out = append(out, Conflict{p, err.Error()})
+			continue
+		}
+		if c.Before != nil && c.Before.Unreadable() {
+			out = append(out, Conflict{p, "its before-state is unknown: " + c.Before.Err})
+			continue
+		}
+		read = append(read, p)
+		if goneDir(c) {
+			deep = append(deep, p)
+		}
+	}
+	now, err := snapshot.Paths(ctx, s.Workspace, read, snapshot.PathsOptions{Deep: deep})
+	if err != nil {
+		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+	}
+	now.Root = s.Workspace
+	differ := func(side func(*diff.Change) *snapshot.Entry) map[string]diff.Kind {
+		want := &snapshot.Manifest{Root: s.Workspace}
+		for _, p := range read {
+			if e := side(chosen[p]); e != nil {
+				want.Entries = append(want.Entries, *e)
+			}
+		}
+		want.Sort()
+		got := &snapshot.Manifest{Root: s.Workspace}
+		for _, e := range now.Entries {
+			if chosen[e.Path] != nil {
+				got.Entries = append(got.Entries, e)
+			}
+		}
+		out := map[string]diff.Kind{}
+		for _, d := range diff.Compare(want, got, diff.Options{Root: s.Workspace}) {
+			out[d.Path] = d.Kind
+		}
+		return out
+	}
+	before := differ(func(c *diff.Change) *snapshot.Entry { return c.Before })
+	nowDirs := map[string]bool{}
+	for _, e := range now.Entries {
+		if e.Type == snapshot.Dir {
+			nowDirs[e.Path] = true
+		}
+	}
+	var after map[string]diff.Kind
+	if resume {
+		after = differ(func(c *diff.Change) *snapshot.Entry { return c.After })
+	}
+	for _, p := range read {
+		k, ok := before[p]
+		if !ok {
+			continue
+		}
+		if _, ok := after[p]; resume && !ok {
+			continue // applied already
+		}
+		if c := chosen[p]; resume && k == diff.Removed && c.After != nil && c.After.Type != c.Before.Type {
+			continue // removed, not made again yet
+		}
+		if c := chosen[p]; resume && c.After != nil && c.After.Type == snapshot.Dir && nowDirs[p] {
+			continue // made, its mode not set yet
+		}
+		reason := "changed since the run"
+		switch k {
+		case diff.Added:
+			reason = "created since the run"
+		case diff.Removed:
+			reason = "removed since the run"
+		}
+		out = append(out, Conflict{p, reason})
+	}
+	if c := chosen[diff.RootPath]; c != nil && c.Before != nil && now.Self != nil {
+		if perm := now.Self.Perm; perm != c.Before.Perm && (!resume || c.After == nil || perm != c.After.Perm) {
+			out = append(out, Conflict{diff.RootPath, "its mode changed since the run"})
+		}
+	}
+	// Below a removed directory, everything goes: each entry must be a
+	// change being applied.
+	for _, e := range now.Entries {
+		if chosen[e.Path] != nil {
+			continue
+		}
+		reason := "created since the run, in a folder the run removed"
+		if byPath[e.Path] != nil {
+			reason = "in a folder the run removed, but its own removal is not among the changes applied"
+		}
+		out = append(out, Conflict{e.Path, reason})
+	}
+	slices.SortFunc(out, func(a, b Conflict) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// parentsOK checks the directories on the way to p: each must be a
+// directory in the workspace (not a symlink, not removed), down to one the
+// apply makes itself or removes (checked as a path of its own, with the
+// tree below it).
+func parentsOK(root *wsRoot, p string, chosen map[string]*diff.Change) error {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		if c := chosen[d]; c != nil && (newDir(c) || goneDir(c) || c.Before == nil) {
+			// Checked as a path of its own (resuming: as before or as
+			// after), and the tree below it with it.
+			return nil
+		}
+		isDir, err := root.isDir(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s was removed since the run", d)
+		case err != nil || !isDir:
+			return fmt.Errorf("%s is not a directory in the workspace (a symlink?)", d)
+		}
+	}
+	return nil
+}
+
+// op is one operation of an apply.
+type op struct {
+	Kind   string // remove, mkdir, file, symlink, chmod
+	Path   string
+	Perm   uint32
+	MTime  int64
+	SHA256 string
+	Target string
+	after  *snapshot.Entry // a file's recorded after-state
+}
+
+// plan turns the chosen changes into operations: removals deepest first,
+// new directories parents first, files and symlinks, then directory modes
+// deepest first (a directory made read-only last).
+func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
+	var rm, mk, files, modes []op
+	for _, p := range list {
+		c := chosen[p]
 		a, b := c.After, c.Before
 		if c.Path == diff.RootPath {
 			if a != nil && b != nil && a.Type == snapshot.Dir && b.Type == snapshot.Dir && a.Perm != b.Perm {
@@ -302,13 +394,13 @@ func plan(changes []diff.Change) (journal, error) {
 			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm})
 		case snapshot.File:
 			if a.SHA256 == "" || a.Err != "" {
-				return j, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
+				return nil, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
 			}
-			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256})
+			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256, after: a})
 		case snapshot.Symlink:
 			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target})
 		default:
-			return j, fmt.Errorf("stage: %s: a %s cannot be applied", c.Path, a.Type)
+			return nil, fmt.Errorf("stage: %s: a %s cannot be applied", c.Path, a.Type)
 		}
 	}
 	desc := func(a, b op) int { return strings.Compare(b.Path, a.Path) }
@@ -317,103 +409,77 @@ func plan(changes []diff.Change) (journal, error) {
 	slices.SortFunc(mk, asc)
 	slices.SortFunc(files, asc)
 	slices.SortFunc(modes, desc)
-	j.Ops = slices.Concat(rm, mk, files, modes)
-	return j, nil
+	return slices.Concat(rm, mk, files, modes), nil
 }
 
-// do carries out one operation; each is idempotent.
-func (s *Stage) do(o *op) error {
-	dst := filepath.Join(s.Workspace, filepath.FromSlash(o.Path))
-	switch o.Kind {
-	case "remove":
-		return removeAll(dst)
-	case "mkdir":
-		fi, err := os.Lstat(dst)
-		if err == nil && fi.IsDir() {
-			return nil
-		}
-		if err == nil {
-			if err := os.Remove(dst); err != nil {
-				return err
-			}
-		}
-		return os.MkdirAll(dst, 0o700)
-	case "chmod":
-		return os.Chmod(dst, fs.FileMode(o.Perm&0o777)|modeBits(o.Perm))
-	case "symlink":
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		tmp := tempName(dst)
-		_ = os.Remove(tmp)
-		if err := os.Symlink(o.Target, tmp); err != nil {
-			return err
-		}
-		return replace(tmp, dst)
-	case "file":
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return s.copyIn(o, dst)
-	}
-	return fmt.Errorf("unknown operation %q", o.Kind)
-}
-
-// copyIn copies the staged file to a temporary name beside dst, checks its
-// hash against what the review saw, and renames it into place.
-func (s *Stage) copyIn(o *op, dst string) error {
-	src, err := os.Open(filepath.Join(s.Root(), filepath.FromSlash(o.Path)))
+// verify checks that the staged file of o is a regular file with the
+// reviewed content. One whose size, modification and change times and
+// inode are those the run recorded is taken as unchanged (no write can
+// leave its change time as it was): its content is hashed as it is copied
+// anyway. Any other is hashed now.
+func (s *Stage) verify(src *wsRoot, o *op) error {
+	f, err := src.openFile(o.Path)
 	if err != nil {
-		return err
+		return fmt.Errorf("the staged file: %v", oneLine(err))
 	}
-	defer src.Close()
-	tmp := tempName(dst)
-	_ = os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	defer f.Close()
+	if a := o.after; a != nil && a.CTime != 0 && a.Ino != 0 && sameFile(f, a) {
+		return nil
+	}
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), src)
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
-		err = errors.New("the staged file changed since it was reviewed")
-	}
-	if err == nil {
-		err = f.Chmod(fs.FileMode(o.Perm&0o777) | modeBits(o.Perm))
-	}
-	if err == nil {
-		// After the mode: an ACL sets the group bits the mode shows.
-		err = copyXattrs(src.Name(), f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && o.MTime != 0 {
-		t := time.Unix(0, o.MTime)
-		err = os.Chtimes(tmp, t, t)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := hashData(f, fi.Size(), h); err != nil {
 		return err
 	}
-	return replace(tmp, dst)
-}
-
-// replace renames tmp over dst; a directory in the way (left by a removal
-// not yet done, cannot happen in journal order) is an error.
-func replace(tmp, dst string) error {
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
+	if hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
+		return errors.New("the staged file changed since it was reviewed")
+	}
+	// Touched since the record: its attributes (which apply copies) must be
+	// the reviewed ones too.
+	if a := o.after; a != nil && a.Xattr != "" {
+		if x := snapshot.FileXattr(f, true); x != "" && x != a.Xattr && snapshot.FileXattr(f, false) != a.Xattr {
+			return errors.New("the staged file's extended attributes changed since it was reviewed")
+		}
 	}
 	return nil
 }
 
-// tempName is the temporary name beside dst an operation writes to: fixed,
-// so a rerun of the journal replaces what a killed run left.
-func tempName(dst string) string {
-	sum := sha256.Sum256([]byte(filepath.Base(dst)))
-	return filepath.Join(filepath.Dir(dst), ".diffgate-apply-"+hex.EncodeToString(sum[:8]))
+// do carries out one operation; each is idempotent.
+func (s *Stage) do(root, src *wsRoot, o *op) error {
+	switch o.Kind {
+	case "remove":
+		return root.remove(o.Path)
+	case "mkdir":
+		return root.mkdir(o.Path)
+	case "chmod":
+		return root.chmodDir(o.Path, o.Perm&0o7777)
+	case "symlink":
+		return root.symlink(o.Path, o.Target)
+	case "file":
+		in, err := src.openFile(o.Path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		return root.writeFile(o.Path, o.MTime, func(f *os.File) error {
+			h := sha256.New()
+			if _, err := copyData(f, in, h); err != nil {
+				return err
+			}
+			if hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
+				return errors.New("the staged file changed since it was reviewed")
+			}
+			if err := f.Chmod(fs.FileMode(o.Perm&0o777) | modeBits(o.Perm)); err != nil {
+				return err
+			}
+			// After the mode: an ACL sets the group bits the mode shows.
+			return copyXattrs(filepath.Join(s.Root(), filepath.FromSlash(o.Path)), f)
+		})
+	}
+	return fmt.Errorf("unknown operation %q", o.Kind)
 }
 
 // modeBits maps setuid, setgid and sticky to Go's mode bits.

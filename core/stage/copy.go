@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -88,7 +89,8 @@ func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
 	return st, nil
 }
 
-// copyFile copies src to a new file dst, by reflink where possible.
+// copyFile copies src to a new file dst, by reflink where possible, keeping
+// its holes otherwise (copyData).
 func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -99,9 +101,7 @@ func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if reflink(out, in) {
-		reflinked = true
-	} else if _, err = io.Copy(out, in); err != nil {
+	if reflinked, err = copyData(out, in, nil); err != nil {
 		out.Close()
 		return false, err
 	}
@@ -115,4 +115,86 @@ func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 		return false, fmt.Errorf("%s: %v", src, err)
 	}
 	return reflinked, out.Close()
+}
+
+// zeros is what a hole reads as, fed to a hash.
+var zeros [64 << 10]byte
+
+// copyData copies src's content into dst (both open, dst empty) the way
+// apply and the copy stage both copy a file: by reflink (FICLONE) where the
+// filesystem has it, else only its data runs (SEEK_DATA, SEEK_HOLE), so a
+// sparse file stays sparse, dst being extended to src's size. With sum set,
+// the content (holes as zeros) is hashed into it on the way.
+func copyData(dst, src *os.File, sum hash.Hash) (reflinked bool, err error) {
+	fi, err := src.Stat()
+	if err != nil {
+		return false, err
+	}
+	size := fi.Size()
+	if reflink(dst, src) {
+		if sum != nil {
+			err = hashData(src, size, sum)
+		}
+		return true, err
+	}
+	buf := make([]byte, min(size, 1<<20))
+	err = extents(src, size, func(off, n int64, data bool) error {
+		if !data {
+			return hashZeros(sum, n)
+		}
+		if sum == nil { // nothing to hash: the kernel copies
+			k, ok := copyRange(dst, src, off, n)
+			if ok {
+				return nil
+			}
+			off, n = off+k, n-k
+		}
+		for n > 0 {
+			k, err := src.ReadAt(buf[:min(n, int64(len(buf)))], off)
+			if k > 0 {
+				if _, werr := dst.WriteAt(buf[:k], off); werr != nil {
+					return werr
+				}
+				if sum != nil {
+					sum.Write(buf[:k])
+				}
+				off, n = off+int64(k), n-int64(k)
+			}
+			if err == io.EOF && n > 0 {
+				return io.ErrUnexpectedEOF // the file shrank under the copy
+			}
+			if err != nil && err != io.EOF {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = dst.Truncate(size) // a trailing hole
+	}
+	return false, err
+}
+
+// hashData hashes f's first size bytes into sum, holes as zeros (without
+// reading them).
+func hashData(f *os.File, size int64, sum hash.Hash) error {
+	return extents(f, size, func(off, n int64, data bool) error {
+		if !data {
+			return hashZeros(sum, n)
+		}
+		k, err := io.Copy(sum, io.NewSectionReader(f, off, n))
+		if err == nil && k < n {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	})
+}
+
+func hashZeros(sum hash.Hash, n int64) error {
+	for sum != nil && n > 0 {
+		k := min(n, int64(len(zeros)))
+		sum.Write(zeros[:k])
+		n -= k
+	}
+	return nil
 }

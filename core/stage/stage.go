@@ -54,18 +54,24 @@
 //
 // # Apply
 //
-// Apply first checks that every path it will touch is still as the run's
+// Apply takes what it writes from the run's record only (FromRecord: the
+// workspace, the stage's id and mechanism; the changes with their paths,
+// types, modes, hashes and targets): nothing in the stage directory steers
+// it, and the staged files are checked against the recorded hashes. It
+// first checks that every path it will touch is still as the run's
 // before-state recorded it (content, type, mode, owner, symlink target, or
-// absence); any difference is a conflict and nothing is applied. It then
-// writes a journal (the list of operations) into the stage directory and
-// carries it out: removals deepest first, directories, then files and
-// symlinks, each written to a temporary name in its directory and renamed
-// into place, keeping mode, modification time, a file's extended
-// attributes and symlink targets (owners are not changed). Every operation is idempotent: an apply killed midway
-// and run again finds the journal, skips the check (it held when the journal
-// was written) and completes. No workspace file is ever half-written; a
-// killed apply can leave a temporary file (.NAME.diffgate-apply) that the
-// next run of the journal replaces and renames.
+// absence), that every parent is a directory, and that everything below a
+// directory it removes is a change it applies; any difference is a
+// conflict and nothing is applied. It then writes through a descriptor of
+// the workspace (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS): removals
+// deepest first, directories, then files and symlinks, each written to an
+// unnamed (O_TMPFILE) or randomly named file and renamed into place,
+// keeping mode, modification time, holes, a file's extended attributes and
+// symlink targets (owners are not changed). Every operation is idempotent:
+// the caller records the apply as started (ApplyOptions.Start, before the
+// first write), and an apply killed midway is completed with
+// ApplyOptions.Resume, which accepts each path as before or as applied. No
+// workspace file is ever half-written.
 //
 // Stages live in the user's cache directory (os.UserCacheDir()/diffgate/
 // stages/ID), never in the workspace. Expire removes stages older than
@@ -239,6 +245,16 @@ func Open(base, id string) (*Stage, error) {
 	}
 	s.Dir = dir
 	return &s, nil
+}
+
+// Remove removes stage id below base (BaseDir() when ""), reading nothing
+// in it; a stage that is gone already is fine.
+func Remove(base, id string) error {
+	s, err := FromRecord(base, id, "/", Overlay)
+	if err != nil {
+		return err
+	}
+	return s.Discard()
 }
 
 // Discard removes the stage. Removing a stage that is already gone is not

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -270,13 +271,21 @@ func overlayApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, ws, expect)
-	if st.State() != stage.StateApplied {
-		t.Fatalf("state %s after the apply", st.State())
+	// Applied once, every path now differs from its before-state.
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); !isConflict(err) {
+		t.Fatalf("second apply: %v, want conflicts", err)
 	}
-	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != stage.ErrApplied {
-		t.Fatalf("second apply: %v, want ErrApplied", err)
+	// Resuming finds every path applied already and changes nothing.
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+		t.Fatalf("resume of a complete apply: %v", err)
 	}
+	sameTree(t, ws, expect)
 	noTemps(t, ws)
+}
+
+func isConflict(err error) bool {
+	_, ok := err.(*stage.ConflictError)
+	return ok
 }
 
 func read(t *testing.T, st *stage.Stage) []diff.Change {
@@ -338,23 +347,19 @@ func overlayApplyOnlyChosen(t *testing.T) {
 	ws, st := overlayStage(t)
 	runStaged(t, ws, st)
 	var chosen []diff.Change
-	for _, c := range read(t, st) {
-		if c.Path == "new.txt" || c.Path == "rm.txt" || strings.HasPrefix(c.Path, "newdir") {
+	all := read(t, st)
+	for _, c := range all {
+		// newdir itself is not chosen: a chosen file needs it, so it comes.
+		if c.Path == "new.txt" || c.Path == "rm.txt" || strings.HasPrefix(c.Path, "newdir/") {
 			chosen = append(chosen, c)
 		}
 	}
-	if st.State() != stage.StatePending {
-		t.Fatalf("state %s before the apply", st.State())
-	}
-	rec, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{Partial: true})
+	paths, err := st.Apply(context.Background(), chosen, stage.ApplyOptions{All: all})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State() != stage.StatePartiallyApplied {
-		t.Fatalf("state %s after a partial apply", st.State())
-	}
-	if len(rec.Paths) != 5 {
-		t.Fatalf("applied %q", rec.Paths)
+	if want := []string{"new.txt", "newdir", "newdir/deep", "newdir/deep/f", "rm.txt"}; !slices.Equal(paths, want) {
+		t.Fatalf("applied %q, want %q", paths, want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "newdir/deep/f")); string(b) != "f\n" {
 		t.Fatalf("newdir/deep/f = %q", b)
@@ -382,6 +387,7 @@ func applyKilledMidwayCompletes(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			ws, st := overlayStage(t)
 			runStaged(t, ws, st)
+			changes := read(t, st) // the run's record, before the workspace changes
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), "DGTEST_STAGE_APPLY_CHILD="+filepath.Dir(st.Dir)+"|"+st.ID+"|"+strconv.Itoa(n))
 			out, err := cmd.StdoutPipe()
@@ -406,12 +412,17 @@ func applyKilledMidwayCompletes(t *testing.T) {
 			}
 			cmd.Process.Kill() // SIGKILL
 			cmd.Wait()
-			if st.State() != stage.StateApplying {
-				t.Fatalf("state %s after the kill, want applying", st.State())
-			}
 			// Every file is whole: its before or its after content.
 			checkWhole(t, ws, expect)
-			if _, err := st.Apply(context.Background(), nil, stage.ApplyOptions{}); err != nil {
+			noTemps(t, ws)
+			// Half-applied: as a fresh apply, it conflicts.
+			if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); !isConflict(err) {
+				t.Fatalf("fresh apply of a half-applied workspace: %v, want conflicts", err)
+			}
+			if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+				if ce, ok := err.(*stage.ConflictError); ok {
+					t.Fatalf("apply after the kill: %v", ce.Conflicts)
+				}
 				t.Fatalf("apply after the kill: %v", err)
 			}
 			sameTree(t, ws, expect)
@@ -636,5 +647,218 @@ func probeForWorkspace(t *testing.T) {
 	sameTree(t, ws, pristine)
 	if p := stage.ProbeFor(context.Background(), t.TempDir(), filepath.Join(ws, "missing")); p.Mechanism != stage.Copy || p.Why == "" {
 		t.Fatalf("probe over a missing workspace: %+v", p)
+	}
+}
+
+// TestApplyRefusesPathsOutside: a change path with "..", an absolute path
+// or an empty component (a forged record) is refused before anything is
+// written, and nothing outside the workspace is touched.
+func TestApplyRefusesPathsOutside(t *testing.T) { asRootAndUser(t, applyRefusesPathsOutside) }
+
+func applyRefusesPathsOutside(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.Mkdir(victim, 0o755)
+	os.WriteFile(filepath.Join(victim, "v"), []byte("v\n"), 0o644)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(ws, victim)
+	dir := &snapshot.Entry{Type: snapshot.Dir, Perm: 0o755}
+	for _, p := range []string{rel, "/etc", "a//b", "./a.txt", "a.txt/..", ""} {
+		changes := []diff.Change{{Path: "a.txt", Kind: diff.Removed, Before: &snapshot.Entry{Path: "a.txt", Type: snapshot.File}},
+			{Path: p, Kind: diff.Removed, Before: dir}}
+		if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "invalid path") {
+			t.Fatalf("path %q: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(victim, "v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil {
+		t.Fatalf("a.txt went: %v", err)
+	}
+}
+
+// TestApplyResumeChecks: an interrupted apply resumes only over paths that
+// are as the run found them or as the apply leaves them: one the user
+// changed meanwhile is a conflict, and nothing more is written.
+func TestApplyResumeChecks(t *testing.T) { asRootAndUser(t, applyResumeChecks) }
+
+func applyResumeChecks(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	makeWorkspace(t, ws)
+	_, expect := direct(t, ws)
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, st.RunDir(), filepath.Join(st.RunDir(), "run.sh"), nil)
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	_, err = st.Apply(ctx, changes, stage.ApplyOptions{
+		Start: func([]string) error { started++; return nil },
+		AfterOp: func(done int) {
+			if done == 3 {
+				cancel()
+			}
+		}})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || started != 1 {
+		t.Fatalf("apply stopped after 3 operations: %v (started %d)", err, started)
+	}
+	// edit.txt: neither its before (edit) nor its after (edit, more).
+	if err := os.WriteFile(filepath.Join(ws, "edit.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	half := take(t, ws)
+	_, err = st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true})
+	ce, ok := err.(*stage.ConflictError)
+	if !ok || len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "edit.txt" {
+		t.Fatalf("resume over a changed path: %v", err)
+	}
+	if cs := diff.Compare(half, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("the refused resume wrote:\n%s", strings.Join(summary(cs), "\n"))
+	}
+	os.WriteFile(filepath.Join(ws, "edit.txt"), []byte("edit\n"), 0o644)
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, ws, expect)
+	noTemps(t, ws)
+}
+
+// TestApplyKeepsHoles: a sparse file (256 MiB of hole, one data block) is
+// applied, and copied into a copy stage, sparse: few blocks on disk
+// (st_blocks), the same content.
+func TestApplyKeepsHoles(t *testing.T) { asRootAndUser(t, applyKeepsHoles) }
+
+func applyKeepsHoles(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	const size = 256 << 20
+	sparse := func(p string) {
+		t.Helper()
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("data in the middle"), size/2); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	sparse(filepath.Join(ws, "old.img"))
+	if blocks(t, filepath.Join(ws, "old.img")) > 64 {
+		t.Skip("this filesystem does not keep holes")
+	}
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Discard() })
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(t, filepath.Join(st.Copy(), "old.img")); b > 64 {
+		t.Fatalf("the copy stage made old.img dense: %d blocks", b)
+	}
+	sparse(filepath.Join(st.Copy(), "new.img"))
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	start := time.Now()
+	if _, err := st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("applied a 256 MiB sparse file in %v", time.Since(start))
+	if b := blocks(t, filepath.Join(ws, "new.img")); b > 64 {
+		t.Fatalf("applied new.img dense: %d blocks", b)
+	}
+	sameTree(t, ws, st.Copy())
+}
+
+// blocks is p's st_blocks (512-byte units).
+func blocks(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Blocks
+}
+
+// TestApplyRefusesATamperedStage: a staged file rewritten after the run
+// (its content no longer the reviewed one) stops the apply before its
+// first write: nothing is written, and Start is never called.
+func TestApplyRefusesATamperedStage(t *testing.T) { asRootAndUser(t, applyRefusesATamperedStage) }
+
+func applyRefusesATamperedStage(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	before := take(t, ws)
+	st, err := stage.New(base, ws, stage.Copy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Populate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(st.Copy(), "a.txt"))
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("reviewed\n"), 0o644)
+	d, err := st.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := diff.Compare(before, stage.Merge(before, d), diff.Options{Root: ws})
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("evil!!!!\n"), 0o644) // same size
+	_, err = st.Apply(context.Background(), changes, stage.ApplyOptions{Start: func([]string) error {
+		t.Error("Start called for a tampered stage")
+		return nil
+	}})
+	if err == nil || !strings.Contains(err.Error(), "changed since it was reviewed; nothing applied") {
+		t.Fatalf("apply of a tampered stage: %v", err)
+	}
+	if cs := diff.Compare(before, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("written: %v", summary(cs))
+	}
+	// The reviewed content back, with an attribute added: refused too.
+	os.WriteFile(filepath.Join(st.Copy(), "b.txt"), []byte("reviewed\n"), 0o644)
+	if out, err := exec.Command("setfattr", "-n", "user.evil", "-v", "1", filepath.Join(st.Copy(), "b.txt")).CombinedOutput(); err != nil {
+		t.Fatalf("setfattr: %v %s", err, out)
+	}
+	if _, err = st.Apply(context.Background(), changes, stage.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "extended attributes changed since it was reviewed; nothing applied") {
+		t.Fatalf("apply of a stage with an attribute added: %v", err)
+	}
+	if cs := diff.Compare(before, take(t, ws), diff.Options{}); len(cs) > 0 {
+		t.Fatalf("written: %v", summary(cs))
+	}
+	exec.Command("setfattr", "-x", "user.evil", filepath.Join(st.Copy(), "b.txt")).Run()
+	if _, err = st.Apply(context.Background(), changes, stage.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the stage as reviewed (touched, same content and attributes): %v", err)
 	}
 }
