@@ -99,6 +99,11 @@ func isSupervisor(pid int) bool {
 	return gateState.supervisors[pid]
 }
 
+// noCgroup makes newCgroup return nil: tests set it (setNoCgroup in a
+// _test.go file) to exercise the subreaper mechanism as root. Nothing in
+// a shipped binary sets it; no environment variable reaches it.
+var noCgroup atomic.Bool
+
 // cgroup is a cgroup v2 directory made for one run.
 type cgroup struct {
 	dir string
@@ -107,10 +112,9 @@ type cgroup struct {
 
 // newCgroup creates a cgroup for one run below the gate's own cgroup, or
 // returns nil when that is not possible (no cgroup v2, not writable, no
-// cgroup.kill). DIFFGATE_NO_CGROUP=1 turns it off (tests use it to exercise
-// the subreaper mechanism as root).
+// cgroup.kill), or when a test turned cgroups off.
 func newCgroup() *cgroup {
-	if os.Getenv("DIFFGATE_NO_CGROUP") == "1" {
+	if noCgroup.Load() {
 		return nil
 	}
 	mnt := cgroup2Mount()

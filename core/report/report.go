@@ -77,6 +77,10 @@ const (
 type Stage struct {
 	Mechanism string `json:"mechanism"`
 	State     string `json:"state"`
+	// Requested is the mechanism asked for (run --stage-mechanism): auto
+	// (the probe picked Mechanism), overlay or copy. An extension, in the
+	// report a run writes; a run reopened from the history has none.
+	Requested string `json:"requested,omitempty"`
 	// Cost is what staging cost the run (an extension; a run reopened from
 	// the history has none).
 	Cost *StageCost `json:"cost,omitempty"`

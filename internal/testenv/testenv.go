@@ -168,10 +168,10 @@ const cliEnv = "DIFFGATE_TEST_CLI"
 
 var builtCLI atomic.Pointer[string]
 
-// CLI builds cmd/diffgate once per test process (CGO_ENABLED=0) into a
-// directory every user can read and returns the binary's path. A test that
-// needs the CLI as UID calls CLI before AsUser: the child uses the parent's
-// binary.
+// CLI builds cmd/diffgate once per test process (CGO_ENABLED=0, -tags
+// testhooks) into a directory every user can read and returns the binary's
+// path. A test that needs the CLI as UID calls CLI before AsUser: the child
+// uses the parent's binary.
 func CLI(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv(cliEnv); p != "" && os.Getenv(childEnv) != "" {
@@ -190,7 +190,9 @@ func CLI(t *testing.T) string {
 		}
 		os.Chmod(dir, 0o755)
 		cliPath = filepath.Join(dir, "diffgate")
-		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/diffgate")
+		// With the test hooks (DIFFGATE_TEST_*), which a release build
+		// lacks (cmd/diffgate/testhooks_*.go).
+		cmd := exec.Command("go", "build", "-tags", "testhooks", "-o", cliPath, "./cmd/diffgate")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
