@@ -158,7 +158,7 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch)} {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}

@@ -193,7 +193,8 @@ func supervise() int {
 
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
-	msg.Blocked, msg.BlockedDropped = rec.result()
+	msg.Blocked, msg.BlockedDroppedKinds = rec.result()
+	msg.BlockedDropped = droppedTotal(msg.BlockedDroppedKinds)
 	encode(msg)
 	return 0
 }

@@ -181,6 +181,11 @@ type Containment struct {
 	// BlockedDropped counts the distinct blocked actions beyond the
 	// bound of the Blocked list (an extension).
 	BlockedDropped int `json:"blocked_dropped,omitempty"`
+	// BlockedDroppedKinds counts BlockedDropped by kind (an extension): the
+	// list keeps each kind's highest-ranked actions (a secret store's
+	// read, a write in the home directory), never burying one under
+	// another kind's flood.
+	BlockedDroppedKinds map[string]int `json:"blocked_dropped_by_kind,omitempty"`
 }
 
 // Layer is one layer of containment.
