@@ -73,15 +73,21 @@ func (c *cli) runVerb(args []string) error {
 	if *noHistory && *staged {
 		return usagef("run: --stage needs the history (diffgate apply and discard read the run's record); drop --no-history")
 	}
+	// Before the script runs: a report that cannot be written later would
+	// lose the run's outcome. Its directory is held open from now on, so
+	// that the script cannot redirect it (a symlink in its place).
+	var targets []*reportTarget
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
 	for _, r := range reports {
-		if err := report.CheckPath(r); err != nil {
+		t, err := openReport(r)
+		if err != nil {
 			return usagef("%v", err)
 		}
-		// Before the script runs: a report that cannot be written later
-		// would lose the run's outcome.
-		if err := report.CheckWritable(r); err != nil {
-			return usagef("%v", err)
-		}
+		targets = append(targets, t)
 	}
 	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
 		if err == nil {
@@ -168,8 +174,8 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
 	}
 	var problems []error
-	for _, r := range reports {
-		if err := rep.WriteFile(r); err != nil {
+	for _, t := range targets {
+		if err := t.write(rep); err != nil {
 			problems = append(problems, err)
 		}
 	}
