@@ -63,6 +63,7 @@ cross:
 
 lint:
 	$(GO) vet ./...
+	$(GO) vet -tags testhooks ./cmd/diffgate
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
