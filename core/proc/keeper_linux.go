@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,6 +257,16 @@ func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) ([]Leftover, []int
 		}
 	}
 	_ = c.write("cgroup.kill", "1")
+	// One that was forked after the list (the freeze did not settle) is
+	// listed until it is gone: killed here, it is a leftover too.
+	for _, p := range c.procs() {
+		if !slices.Contains(pids, p) {
+			pids = append(pids, p)
+			if !skip[p] {
+				out = append(out, Leftover{PID: p, Cmd: cmdline(p)})
+			}
+		}
+	}
 	c.waitEvent("populated", "0", deadline)
 	return out, pids
 }
