@@ -72,6 +72,12 @@ func (s *blockedSet) drop(kind, key string) {
 	s.dropped[kind]++
 }
 
+// has reports whether the action of kind on target is in the list.
+func (s *blockedSet) has(kind, target string) bool {
+	_, ok := s.index[kind+"\x00"+target]
+	return ok
+}
+
 // add records b (Count times when more than 1): a repeat adds to its count,
 // a new one is kept, replaces a lower-ranked one of its kind or is counted
 // as dropped. It reports whether b is new in the list.

@@ -450,7 +450,7 @@ func (r *recorder) add(tid int, kind, tgt, op string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := Blocked{Kind: kind, Target: tgt, Op: op, Count: 1}
-	if _, ok := r.set.index[kind+"\x00"+tgt]; !ok {
+	if !r.set.has(kind, tgt) { // a repeat needs no process details
 		b.PID = tgid(tid)
 		b.Cmd = cmdline(b.PID)
 	}
