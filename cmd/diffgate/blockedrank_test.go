@@ -89,7 +89,10 @@ func testBlockedNotBuried(t *testing.T) {
 	for _, b := range rep.Blocked {
 		found["BLOCKED "+b.Kind+" "+b.Target] = true
 	}
-	_, hist, _ := cliRun(t, "history", "show", "last", "--db", db)
+	_, hist, histErrs := cliRun(t, "history", "show", "last", "--db", db)
+	if !strings.Contains(histErrs, "more blocked actions, beyond the list's bound, counted but not listed: create ") {
+		t.Errorf("history show does not count the dropped ones by kind:\n%s", histErrs)
+	}
 	mdText, _ := os.ReadFile(md)
 	htmlText, _ := os.ReadFile(page)
 	for _, want := range lines {
