@@ -641,7 +641,7 @@ func (t *runTab) start() {
 		// manifest without history), runs the gate and records the run.
 		cfg.Prior = prior
 		opts := pipeline.Options{Config: cfg, AllowlistVersion: version, Runner: t.runner,
-			Stage: staged, StageBase: t.u.opts.StageBase}
+			Stage: staged, StageBase: t.u.opts.StageBase, StageMechanism: t.u.opts.StageMechanism}
 		if hist != nil {
 			opts.History = hist.db
 		}

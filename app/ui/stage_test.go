@@ -15,16 +15,16 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/stage"
 )
 
 // stagedRun runs, through the app and the real gate, a script that edits
 // a.txt, writes logs/run.log (allowed) and removes keep.txt, with staging
 // on (the desktop default), and returns the UI on the review of it.
-func stagedRun(t *testing.T) (*UI, *loop, fyne.Window, string) {
+func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) {
 	t.Helper()
-	u, l, w := newTestUI(t, Options{})
+	u, l, w := newTestUI(t, append(opts, Options{})[0])
 	ws := t.TempDir()
 	if err := os.Mkdir(filepath.Join(ws, "logs"), 0o755); err != nil {
 		t.Fatal(err)
@@ -107,15 +107,12 @@ func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
 // review and the reopened run say applied, and the buttons are disabled;
 // with the mechanism the probe picks, and with the copy.
 func TestStagedApply(t *testing.T) {
-	t.Run("probed", stagedApply)
-	t.Run("copy", func(t *testing.T) {
-		t.Setenv(pipeline.MechanismEnv, "copy")
-		stagedApply(t)
-	})
+	t.Run("probed", func(t *testing.T) { stagedApply(t, Options{}) })
+	t.Run("copy", func(t *testing.T) { stagedApply(t, Options{StageMechanism: stage.Copy}) })
 }
 
-func stagedApply(t *testing.T) {
-	u, l, w, ws := stagedRun(t)
+func stagedApply(t *testing.T, opts Options) {
+	u, l, w, ws := stagedRun(t, opts)
 	v := u.Review()
 	test.Tap(v.ApplyButton())
 	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })

@@ -27,6 +27,7 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/stage"
 )
 
 // Options configure the window.
@@ -44,6 +45,9 @@ type Options struct {
 	// StageBase holds the stages of staged runs ("" = the user's cache
 	// directory, as for the CLI).
 	StageBase string
+	// StageMechanism forces a staged run's mechanism (stage.Overlay or
+	// stage.Copy; "" probes), as run --stage-mechanism does.
+	StageMechanism stage.Mechanism
 
 	// do runs a function on the UI goroutine; fyne.Do unless a test
 	// supplies its own event loop.

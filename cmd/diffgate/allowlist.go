@@ -12,6 +12,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/wslock"
 )
 
 // allowlistFlags declares --workspace and --db.
@@ -166,6 +167,11 @@ func (c *cli) allowlistApprove(args []string) error {
 	if _, err := policy.Parse(entries); err != nil {
 		return usagef("allowlist approve: %v", err)
 	}
+	lock, err := c.holdWorkspace("allowlist approve", ws)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	h, err := openHistory(*db)
 	if err != nil {
 		return err
@@ -252,4 +258,16 @@ func (c *cli) allowlistSuggest(args []string) error {
 		fmt.Fprintln(c.stdout, e)
 	}
 	return nil
+}
+
+// holdWorkspace takes workspace's lock (core/wslock) for a verb that
+// writes the history for it, refusing while a gated run holds it: a script
+// must not approve its own allowlist, however its process tree looks (a new
+// PID namespace hides the gate from proc.InGatedRun, never from the lock).
+func (c *cli) holdWorkspace(verb, workspace string) (*wslock.Lock, error) {
+	lock, err := wslock.Acquire(c.ctx, workspace, 0, c.logger())
+	if err != nil {
+		return nil, usagef("%s: %v", verb, err)
+	}
+	return lock, nil
 }

@@ -936,10 +936,13 @@ func TestRunContainmentReportFields(t *testing.T) {
 		{"", []string{`"observed": true`}},
 		{"1", []string{`"observed": false`, `"why": "blocked actions not observable: seccomp user notification turned off for a test"`}},
 	} {
-		t.Setenv("DIFFGATE_TEST_NO_NOTIFY", tc.noNotify)
+		// The test hook lives only in the CLI built with -tags testhooks
+		// (testenv.CLI), not in this test binary.
 		js := filepath.Join(t.TempDir(), "r.json")
-		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--", sh); code != 0 {
-			t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+		cmd := exec.Command(testenv.CLI(t), "run", "--workspace", ws, "--no-history", "--report", js, "--", sh)
+		cmd.Env = append(os.Environ(), "DIFFGATE_TEST_NO_NOTIFY="+tc.noNotify)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
 		}
 		data, err := os.ReadFile(js)
 		if err != nil {

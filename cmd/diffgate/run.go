@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/stage"
 )
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
@@ -35,6 +36,7 @@ func (c *cli) runVerb(args []string) error {
 	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
 	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
 	staged := fs.Bool("stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
+	stageMech := fs.String("stage-mechanism", "", "stage by `MECH`: auto (the default: an overlay where the kernel allows one, else a copy), overlay or copy; implies --stage")
 	containMode := fs.String("contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
 	netOn := fs.Bool("net", false, "leave the network on for a contained script")
 	var envs, writable, denyRead listFlag
@@ -61,18 +63,31 @@ func (c *cli) runVerb(args []string) error {
 	if *noHistory && (*dbPath != "" || *fromHistory) {
 		return usagef("run: --no-history excludes --db and --allowlist-from-history")
 	}
+	switch *stageMech {
+	case "":
+	case string(pipeline.StageAuto), string(stage.Overlay), string(stage.Copy):
+		*staged = true
+	default:
+		return usagef("run: --stage-mechanism %q: want auto, overlay or copy", *stageMech)
+	}
 	if *noHistory && *staged {
 		return usagef("run: --stage needs the history (diffgate apply and discard read the run's record); drop --no-history")
 	}
+	// Before the script runs: a report that cannot be written later would
+	// lose the run's outcome. Its directory is held open from now on, so
+	// that the script cannot redirect it (a symlink in its place).
+	var targets []*reportTarget
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
 	for _, r := range reports {
-		if err := report.CheckPath(r); err != nil {
+		t, err := openReport(r)
+		if err != nil {
 			return usagef("%v", err)
 		}
-		// Before the script runs: a report that cannot be written later
-		// would lose the run's outcome.
-		if err := report.CheckWritable(r); err != nil {
-			return usagef("%v", err)
-		}
+		targets = append(targets, t)
 	}
 	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
 		if err == nil {
@@ -91,9 +106,8 @@ func (c *cli) runVerb(args []string) error {
 	if err := contain.CheckEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
-	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
-		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != "",
-		NoMounts: os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""}
+	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead}
+	containTestHooks(&pol)
 	if *memory != "" {
 		n, ok := report.ParseSize(*memory)
 		if !ok || n < 1<<20 {
@@ -112,7 +126,7 @@ func (c *cli) runVerb(args []string) error {
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
 		Watch: watched, NoDefaultWatch: *noWatch}
-	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged}
+	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)
 		if err != nil {
@@ -150,7 +164,7 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch)} {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
@@ -160,8 +174,8 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
 	}
 	var problems []error
-	for _, r := range reports {
-		if err := rep.WriteFile(r); err != nil {
+	for _, t := range targets {
+		if err := t.write(rep); err != nil {
 			problems = append(problems, err)
 		}
 	}

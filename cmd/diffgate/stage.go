@@ -70,6 +70,15 @@ func (c *cli) discardVerb(args []string) error {
 		return err
 	}
 	defer h.Close()
+	// Not while a gated run holds the run's workspace: its script must
+	// not decide its own stages (apply takes the same lock).
+	if r, err := h.Get(c.ctx, id); err == nil && r.Report != nil && r.Report.Workspace != "" {
+		lock, err := c.holdWorkspace("discard", r.Report.Workspace)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	half, err := h.Applying(c.ctx, id)
 	if err != nil {
 		return usagef("discard: %v", err)

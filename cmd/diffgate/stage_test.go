@@ -21,7 +21,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/internal/testenv"
@@ -106,17 +105,17 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// stageEnv points stages at a fresh cache directory and forces mech,
-// skipping an overlay where this machine has none.
-func stageEnv(t *testing.T, mech stage.Mechanism) {
+// stageEnv points stages at a fresh cache directory and returns the flag
+// that forces mech, skipping an overlay where this machine has none.
+func stageEnv(t *testing.T, mech stage.Mechanism) string {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv(pipeline.MechanismEnv, string(mech))
 	if mech == stage.Overlay {
 		if p := stage.Probe(context.Background(), ""); p.Mechanism != stage.Overlay {
 			t.Skipf("no overlay here (uid %d): %s", os.Geteuid(), p.Why)
 		}
 	}
+	return "--stage-mechanism=" + string(mech)
 }
 
 func runStateOf(t *testing.T, db string, id int64) string {
@@ -155,7 +154,7 @@ func TestStagedRun(t *testing.T) {
 }
 
 func testStagedRun(t *testing.T, mech stage.Mechanism) {
-	stageEnv(t, mech)
+	stageFlag := stageEnv(t, mech)
 	db := filepath.Join(t.TempDir(), "h.db")
 	ws, sh := stagedFixture(t)
 	untouched := treeDigest(t, ws)
@@ -168,7 +167,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 
 	// Run 1: staged; apply --only-allowed.
 	rep := filepath.Join(t.TempDir(), "r.json")
-	code, out, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--allow", "new.txt", "--report", rep, "--", sh)
+	code, out, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--allow", "new.txt", "--report", rep, "--", sh)
 	if code != dcode || code != 1 || out != dout {
 		t.Fatalf("staged run: exit %d stdout %q; direct run: exit %d stdout %q (stderr %q)", code, out, dcode, dout, errs)
 	}
@@ -182,12 +181,13 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	if r.Stage == nil || r.Stage.Mechanism != string(mech) || r.Stage.State != report.StagePending {
 		t.Fatalf("report stage %+v", r.Stage)
 	}
-	// What staging cost is an extension after the contract's two fields.
+	// The mechanism asked for (--stage-mechanism) and what staging cost
+	// are extensions after the contract's two fields.
 	if c := r.Stage.Cost; c == nil || c.ReadMS <= 0 || (mech == stage.Copy) != (c.CopiedFiles > 0) {
 		t.Fatalf("report stage cost %+v", c)
 	}
 	raw, _ := os.ReadFile(rep)
-	if want := fmt.Sprintf("\"stage\": {\n    \"mechanism\": %q,\n    \"state\": \"pending\",\n    \"cost\": {", mech); !bytes.Contains(raw, []byte(want)) {
+	if want := fmt.Sprintf("\"stage\": {\n    \"mechanism\": %q,\n    \"state\": \"pending\",\n    \"requested\": %q,\n    \"cost\": {", mech, mech); !bytes.Contains(raw, []byte(want)) {
 		t.Fatalf("report JSON lacks %s:\n%s", want, raw)
 	}
 	if _, out, _ := cliRun(t, "history", "--db", db); !strings.Contains(out, " pending ") {
@@ -216,7 +216,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	}
 
 	// Run 2: staged; the workspace changes before apply: a conflict.
-	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--", sh); code != 1 || !strings.Contains(errs, "staged as run 2:") {
+	if code, _, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--", sh); code != 1 || !strings.Contains(errs, "staged as run 2:") {
 		t.Fatalf("run 2: exit %d %q", code, errs)
 	}
 	if _, _, errs := cliRun(t, "history", "show", "2", "--db", db); !strings.Contains(errs, "\nstage: "+string(mech)+", pending (diffgate apply 2 | diffgate discard 2)\n") {
@@ -264,7 +264,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	// exits 1 with one line and writes nothing; with --force, killed after
 	// two operations: the half-applied workspace refuses a new run until
 	// apply resumes.
-	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--allow", "new.txt", "--", sh); code != 1 {
+	if code, _, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--allow", "new.txt", "--", sh); code != 1 {
 		t.Fatalf("run 3: exit %d %q", code, errs)
 	}
 	code, out, errs = cliRun(t, "apply", "3", "--db", db)
@@ -278,7 +278,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 		t.Fatalf("--force with --only-allowed: exit %d %q", code, errs)
 	}
 	cmd := exec.Command(testenv.CLI(t), "apply", "3", "--force", "--db", db)
-	cmd.Env = append(os.Environ(), applyKillEnv+"=2")
+	cmd.Env = append(os.Environ(), "DIFFGATE_TEST_APPLY_KILL_AFTER=2")
 	cerr := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(cerr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
@@ -343,10 +343,10 @@ func TestStageNeedsHistory(t *testing.T) {
 // TestStageExpires: a stage older than 14 days is removed by the next run,
 // and the history notes its run as expired; apply then exits 2.
 func TestStageExpires(t *testing.T) {
-	stageEnv(t, stage.Copy)
+	stageFlag := stageEnv(t, stage.Copy)
 	db := filepath.Join(t.TempDir(), "h.db")
 	ws, sh := stagedFixture(t)
-	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--", sh); code != 1 {
+	if code, _, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--", sh); code != 1 {
 		t.Fatalf("run: exit %d %q", code, errs)
 	}
 	h, _ := history.Open(db, zerolog.Nop())

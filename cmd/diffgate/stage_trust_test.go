@@ -39,7 +39,7 @@ func TestApplyTrustsOnlyTheRecord(t *testing.T) {
 // stagedCase makes a workspace with files (a trailing "/" makes a
 // directory), runs body staged on it (with --allow '**', so the run
 // passes) and returns the workspace, the history and the stage directory.
-func stagedCase(t *testing.T, files map[string]string, body string) (ws, db, stageDir string) {
+func stagedCase(t *testing.T, stageFlag string, files map[string]string, body string) (ws, db, stageDir string) {
 	t.Helper()
 	ws = filepath.Join(t.TempDir(), "ws")
 	os.Mkdir(ws, 0o755)
@@ -57,7 +57,7 @@ func stagedCase(t *testing.T, files map[string]string, body string) (ws, db, sta
 	sh := filepath.Join(t.TempDir(), "s.sh")
 	os.WriteFile(sh, []byte("#!/bin/sh\nset -e\n"+body+"\n"), 0o755)
 	db = filepath.Join(t.TempDir(), "h.db")
-	if code, out, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--allow", "**", "--", sh); code != 0 {
+	if code, out, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--allow", "**", "--", sh); code != 0 {
 		t.Fatalf("staged run: exit %d %q %q", code, out, errs)
 	}
 	h, err := history.Open(db, zerolog.Nop())
@@ -79,10 +79,10 @@ func stagedCase(t *testing.T, files map[string]string, body string) (ws, db, sta
 }
 
 func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
-	stageEnv(t, mech)
+	stageFlag := stageEnv(t, mech)
 
 	t.Run("planted journal", func(t *testing.T) {
-		ws, db, dir := stagedCase(t, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
+		ws, db, dir := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
 		victim := filepath.Join(t.TempDir(), "victim")
 		os.MkdirAll(victim, 0o755)
 		os.WriteFile(filepath.Join(victim, "precious"), []byte("p\n"), 0o644)
@@ -107,7 +107,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 	})
 
 	t.Run("planted applied.json", func(t *testing.T) {
-		ws, db, dir := stagedCase(t, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
+		ws, db, dir := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
 		os.WriteFile(filepath.Join(dir, "applied.json"), []byte(`{"paths":["x"],"at":"2026-01-01T00:00:00Z"}`), 0o600)
 		if code, out, errs := cliRun(t, "apply", "1", "--db", db); code != 0 || out != "" || !strings.Contains(errs, "applied 1 change of run 1 (all)") {
 			t.Fatalf("apply: exit %d %q %q", code, out, errs)
@@ -118,7 +118,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 	})
 
 	t.Run("rewritten stage.json", func(t *testing.T) {
-		ws, db, dir := stagedCase(t, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
+		ws, db, dir := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n"}, "echo new > new.txt")
 		other := t.TempDir()
 		meta := `{"id":"` + filepath.Base(dir) + `","workspace":"` + other + `","mechanism":"` + string(mech) + `","created":"2026-01-01T00:00:00Z"}`
 		if err := os.WriteFile(filepath.Join(dir, "stage.json"), []byte(meta), 0o600); err != nil {
@@ -136,7 +136,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 	})
 
 	t.Run("chmod-only folder became a symlink", func(t *testing.T) {
-		ws, db, _ := stagedCase(t, map[string]string{"d/f": "f\n"}, "chmod 700 d\necho a > a.txt")
+		ws, db, _ := stagedCase(t, stageFlag, map[string]string{"d/f": "f\n"}, "chmod 700 d\necho a > a.txt")
 		outside := filepath.Join(t.TempDir(), "d")
 		if err := os.Rename(filepath.Join(ws, "d"), outside); err != nil {
 			t.Fatal(err)
@@ -174,7 +174,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 	})
 
 	t.Run("file created in a removed folder", func(t *testing.T) {
-		ws, db, _ := stagedCase(t, map[string]string{"old/x": "x\n", "old/sub/y": "y\n"}, "rm -r old")
+		ws, db, _ := stagedCase(t, stageFlag, map[string]string{"old/x": "x\n", "old/sub/y": "y\n"}, "rm -r old")
 		if err := os.WriteFile(filepath.Join(ws, "old/sub/mine.txt"), []byte("mine\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 	t.Run("staged file named like a temp name", func(t *testing.T) {
 		sum := sha256.Sum256([]byte("a.txt"))
 		clash := ".diffgate-apply-" + hex.EncodeToString(sum[:8])
-		ws, db, _ := stagedCase(t, map[string]string{"a.txt": "a\n"}, "echo keep > "+clash+"\necho changed > a.txt")
+		ws, db, _ := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n"}, "echo keep > "+clash+"\necho changed > a.txt")
 		if code, out, errs := cliRun(t, "apply", "1", "--db", db); code != 0 || out != "" {
 			t.Fatalf("apply: exit %d %q %q", code, out, errs)
 		}
@@ -213,10 +213,10 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 // and the workspace takes new runs again (before, a run on it exited 2).
 func TestDiscardAnInterruptedApply(t *testing.T) {
 	testenv.CLI(t)
-	stageEnv(t, stage.Copy)
-	ws, db, dir := stagedCase(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, "echo 1 > a.txt\necho 2 > b.txt\necho 3 > c.txt")
+	stageFlag := stageEnv(t, stage.Copy)
+	ws, db, dir := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, "echo 1 > a.txt\necho 2 > b.txt\necho 3 > c.txt")
 	cmd := exec.Command(testenv.CLI(t), "apply", "1", "--db", db)
-	cmd.Env = append(os.Environ(), applyKillEnv+"=1")
+	cmd.Env = append(os.Environ(), "DIFFGATE_TEST_APPLY_KILL_AFTER=1")
 	if err := cmd.Run(); err == nil {
 		t.Fatal("the apply was not killed")
 	}

@@ -194,12 +194,12 @@ func inside(p string, dirs []string) bool {
 
 // containmentReport turns the policy and what the supervisor enforced into
 // the report's containment object.
-func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int) *report.Containment {
+func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int, droppedKinds map[string]int) *report.Containment {
 	mode := pol.Mode
 	if mode == "" {
 		mode = contain.Off
 	}
-	c := &report.Containment{Mode: string(mode), Layers: []report.Layer{}, BlockedDropped: dropped}
+	c := &report.Containment{Mode: string(mode), Layers: []report.Layer{}, BlockedDropped: dropped, BlockedDroppedKinds: droppedKinds}
 	if !pol.Enabled() {
 		return c
 	}

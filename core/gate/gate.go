@@ -243,7 +243,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	}
 	// The script's whole tree is gone (proc.Run returns only then).
 	g.watchAfter(watched)
-	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped)
+	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped, pr.BlockedDroppedKinds)
 	g.res.Report.Blocked = blockedReport(pr.Blocked)
 	if pr.Diagnostics != "" {
 		// The supervisor's own output: not the script's, never in the report.

@@ -16,9 +16,9 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -29,10 +29,8 @@ import (
 	"github.com/diffgate/diffgate/core/stage"
 )
 
-// MechanismEnv names the environment variable that forces a staged run's
-// mechanism ("overlay" or "copy") instead of probing; tests use it to stage
-// by copy where the overlay works.
-const MechanismEnv = "DIFFGATE_STAGE_MECHANISM"
+// StageAuto asks for the stage mechanism the probe picks (the default).
+const StageAuto stage.Mechanism = "auto"
 
 // RecordTimeout bounds recording a run once the run itself is over.
 const RecordTimeout = 2 * time.Minute
@@ -68,8 +66,8 @@ type Options struct {
 	// unless StageMechanism names one.
 	Stage bool
 	// StageMechanism forces the stage's mechanism (stage.Overlay or
-	// stage.Copy); "" means the environment's DIFFGATE_STAGE_MECHANISM,
-	// else stage.ProbeFor.
+	// stage.Copy, from run --stage-mechanism); "" or "auto" means
+	// stage.ProbeFor. The report's stage object records it as requested.
 	StageMechanism stage.Mechanism
 	// StageBase is the directory holding the stages; "" means
 	// stage.BaseDir() (the user's cache directory).
@@ -182,18 +180,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, &gate.SetupError{Msg: "--stage needs the history (apply and discard read the run's record)"}
 		}
 		mech := o.StageMechanism
-		if mech == "" {
-			mech = stage.Mechanism(os.Getenv(MechanismEnv))
-		}
 		switch mech {
-		case "":
+		case "", StageAuto:
 			p := stage.ProbeFor(ctx, o.StageBase, cfg.Workspace)
 			probe, mech = &p, p.Mechanism
 			cfg.Log.Info().Str("mechanism", string(p.Mechanism)).Str("why", p.Why).Bool("reflink", p.Reflink).
 				Dur("elapsed", p.Took).Msg("stage probe")
 		case stage.Overlay, stage.Copy:
 		default:
-			return nil, &gate.SetupError{Msg: fmt.Sprintf("%s=%q: want overlay or copy", MechanismEnv, mech)}
+			return nil, &gate.SetupError{Msg: fmt.Sprintf("stage mechanism %q: want auto, overlay or copy", mech)}
 		}
 		s, err := stage.New(o.StageBase, cfg.Workspace, mech)
 		if err != nil {
@@ -213,7 +208,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	out := &Result{Result: res, Probe: probe, Expired: expired}
 	if st != nil {
-		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), State: report.StagePending, ID: st.ID}
+		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), Requested: string(cmp.Or(o.StageMechanism, StageAuto)),
+			State: report.StagePending, ID: st.ID}
 		if c := res.StageCost; c != nil {
 			res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
 				CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}

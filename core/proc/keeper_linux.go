@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,11 @@ func isSupervisor(pid int) bool {
 	return gateState.supervisors[pid]
 }
 
+// noCgroup makes newCgroup return nil: tests set it (setNoCgroup in a
+// _test.go file) to exercise the subreaper mechanism as root. Nothing in
+// a shipped binary sets it; no environment variable reaches it.
+var noCgroup atomic.Bool
+
 // cgroup is a cgroup v2 directory made for one run.
 type cgroup struct {
 	dir string
@@ -107,10 +113,9 @@ type cgroup struct {
 
 // newCgroup creates a cgroup for one run below the gate's own cgroup, or
 // returns nil when that is not possible (no cgroup v2, not writable, no
-// cgroup.kill). DIFFGATE_NO_CGROUP=1 turns it off (tests use it to exercise
-// the subreaper mechanism as root).
+// cgroup.kill), or when a test turned cgroups off.
 func newCgroup() *cgroup {
-	if os.Getenv("DIFFGATE_NO_CGROUP") == "1" {
+	if noCgroup.Load() {
 		return nil
 	}
 	mnt := cgroup2Mount()
@@ -252,6 +257,16 @@ func (c *cgroup) sweep(skip map[int]bool, deadline time.Time) ([]Leftover, []int
 		}
 	}
 	_ = c.write("cgroup.kill", "1")
+	// One that was forked after the list (the freeze did not settle) is
+	// listed until it is gone: killed here, it is a leftover too.
+	for _, p := range c.procs() {
+		if !slices.Contains(pids, p) {
+			pids = append(pids, p)
+			if !skip[p] {
+				out = append(out, Leftover{PID: p, Cmd: cmdline(p)})
+			}
+		}
+	}
 	c.waitEvent("populated", "0", deadline)
 	return out, pids
 }

@@ -70,10 +70,6 @@ type seccompAddfd struct {
 	NewfdFlags uint32
 }
 
-// maxBlocked bounds the distinct blocked actions a run records; the rest
-// are counted (Enforced.BlockedDropped).
-const maxBlocked = 1000
-
 // watchPolicy is what the watcher decides by. Paths are absolute and
 // resolved in the supervisor's mount namespace (the script's).
 type watchPolicy struct {
@@ -455,37 +451,31 @@ func tgid(tid int) int {
 	return tid
 }
 
-// recorder keeps the distinct blocked actions of a run, counts repeats,
-// and streams each new one to the gate as it happens (so that a script
-// that then kills its supervisor does not take them with it).
+// recorder keeps the distinct blocked actions of a run, ranked and bounded
+// (blockedSet), counts repeats, and streams each new one to the gate as it
+// happens (so that a script that then kills its supervisor does not take
+// them with it).
 type recorder struct {
 	mu      sync.Mutex
-	index   map[string]int
-	list    []Blocked
-	dropped int
+	set     *blockedSet
 	send    func(Blocked) // nil until the gate has the start message
 	pending []Blocked
 }
 
-func newRecorder() *recorder { return &recorder{index: map[string]int{}} }
+func newRecorder() *recorder { return &recorder{set: newBlockedSet()} }
 
 // add records one blocked action of task tid.
 func (r *recorder) add(tid int, kind, tgt, op string) {
-	key := kind + "\x00" + tgt
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if i, ok := r.index[key]; ok {
-		r.list[i].Count++
+	b := Blocked{Kind: kind, Target: tgt, Op: op, Count: 1}
+	if !r.set.has(kind, tgt) { // a repeat needs no process details
+		b.PID = tgid(tid)
+		b.Cmd = cmdline(b.PID)
+	}
+	if !r.set.add(b) {
 		return
 	}
-	if len(r.list) >= maxBlocked {
-		r.dropped++
-		return
-	}
-	pid := tgid(tid)
-	b := Blocked{Kind: kind, Target: tgt, PID: pid, Cmd: cmdline(pid), Op: op, Count: 1}
-	r.index[key] = len(r.list)
-	r.list = append(r.list, b)
 	if r.send == nil {
 		r.pending = append(r.pending, b)
 		return
@@ -504,9 +494,9 @@ func (r *recorder) stream(send func(Blocked)) {
 	r.pending = nil
 }
 
-// result returns everything recorded and how many were dropped.
-func (r *recorder) result() ([]Blocked, int) {
+// result returns what was kept, ranked, and how many were dropped, by kind.
+func (r *recorder) result() ([]Blocked, map[string]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Blocked(nil), r.list...), r.dropped
+	return r.set.list()
 }

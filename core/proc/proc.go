@@ -304,10 +304,13 @@ type Result struct {
 	// when containment was not enabled).
 	Contained *Enforced
 	// Blocked lists the actions containment prevented (when
-	// Contained.Observed), in the order they were first seen;
-	// BlockedDropped counts the distinct ones beyond the list's bound.
-	Blocked        []Blocked
-	BlockedDropped int
+	// Contained.Observed), ranked (blockedSet: the reads of secret stores
+	// first, a kind's decoys never pushing out another kind); BlockedDropped
+	// counts the distinct ones beyond the list's bounds, BlockedDroppedKinds
+	// the same by kind.
+	Blocked             []Blocked
+	BlockedDropped      int
+	BlockedDroppedKinds map[string]int
 	// Stdout is the bounded copy of the script's standard output.
 	Stdout Capture
 	// Stderr is the bounded copy of the script's standard error.

@@ -55,6 +55,8 @@ type superMsg struct {
 	// them with their counts.
 	Blocked        []Blocked `json:"blocked,omitempty"`
 	BlockedDropped int       `json:"blocked_dropped,omitempty"`
+	// BlockedDroppedKinds counts BlockedDropped by kind.
+	BlockedDroppedKinds map[string]int `json:"blocked_dropped_kinds,omitempty"`
 }
 
 const (
@@ -222,8 +224,8 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	startC := make(chan superMsg, 1)
 	repDone := make(chan struct{})
 	var final *superMsg
-	var streamed []Blocked // what the supervisor reported before its end
-	links := procLinks{}   // the gate's reading of /proc magic links in targets
+	streamed := newBlockedSet() // what the supervisor reported before its end
+	links := procLinks{}        // the gate's reading of /proc magic links in targets
 	go func() {
 		defer close(repDone)
 		dec := json.NewDecoder(repR)
@@ -240,7 +242,9 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 				final = &m
 			default:
 				links.apply(m.Blocked)
-				streamed = append(streamed, m.Blocked...)
+				for _, b := range m.Blocked {
+					streamed.add(b)
+				}
 			}
 		}
 	}()
@@ -404,10 +408,11 @@ loop:
 	if startMsg != nil {
 		res.Contained = startMsg.Contained
 	}
-	res.Blocked = streamed
+	res.Blocked, res.BlockedDroppedKinds = streamed.list()
 	if final != nil {
-		res.Blocked, res.BlockedDropped = final.Blocked, final.BlockedDropped
+		res.Blocked, res.BlockedDroppedKinds = final.Blocked, final.BlockedDroppedKinds
 	}
+	res.BlockedDropped = droppedTotal(res.BlockedDroppedKinds)
 	lim.record(res.Contained)
 	res.Blocked = append(res.Blocked, lim.blocked()...)
 	drained := time.Now().Add(drainLimit)

@@ -107,7 +107,7 @@ func TestScriptKillsSupervisorAsUser(t *testing.T) {
 }
 
 func TestScriptKillsSupervisorSubreaper(t *testing.T) {
-	t.Setenv("DIFFGATE_NO_CGROUP", "1")
+	proc.WithoutCgroup(t)
 	testScriptKillsSupervisor(t)
 }
 
@@ -134,7 +134,7 @@ func TestScriptStopsSupervisorAsUser(t *testing.T) {
 }
 
 func TestScriptStopsSupervisorSubreaper(t *testing.T) {
-	t.Setenv("DIFFGATE_NO_CGROUP", "1")
+	proc.WithoutCgroup(t)
 	testScriptStopsSupervisor(t)
 }
 

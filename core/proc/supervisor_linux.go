@@ -198,7 +198,8 @@ func supervise() int {
 
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
-	msg.Blocked, msg.BlockedDropped = rec.result()
+	msg.Blocked, msg.BlockedDroppedKinds = rec.result()
+	msg.BlockedDropped = droppedTotal(msg.BlockedDroppedKinds)
 	encode(msg)
 	return 0
 }
@@ -299,8 +300,14 @@ func (s *supervisor) cleanup() {
 		for _, p := range fresh {
 			s.leftovers = append(s.leftovers, Leftover{PID: p, Cmd: cmdline(p)})
 		}
-		living := livingDescendants(s.self)
-		for _, p := range living {
+		// Every process killed here is a leftover, frozen first or not: one
+		// born after freeze's last scan (a process that keeps forking and
+		// letting its parent exit) was killed unreported, and the run passed.
+		for _, p := range livingDescendants(s.self) {
+			if !s.seen[p] {
+				s.seen[p] = true
+				s.leftovers = append(s.leftovers, Leftover{PID: p, Cmd: cmdline(p)})
+			}
 			_ = unix.Kill(p, unix.SIGKILL)
 		}
 		if time.Now().After(deadline) {

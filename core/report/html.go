@@ -178,8 +178,9 @@ type htmlView struct {
 	Blocking    bool
 	BlockedNote string
 	Blocked     []htmlBlocked
-	// BlockedDropped counts the blocked actions beyond the list's bound.
-	BlockedDropped int
+	// BlockedDropped says how many blocked actions, by kind, are beyond
+	// the list's bound ("" for none).
+	BlockedDropped string
 	// Watching is set when paths outside the workspace were watched: the
 	// changes there (Outside), the watch's summary and what it could not
 	// watch.
@@ -301,7 +302,7 @@ func (r *Report) htmlView() *htmlView {
 	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
 		v.Blocking, v.BlockedNote = true, cleanText(r.Containment.NotObservable())
 	}
-	v.BlockedDropped = r.blockedDropped()
+	v.BlockedDropped = r.BlockedDroppedNote()
 	for i := range r.Blocked {
 		b := &r.Blocked[i]
 		v.Blocked = append(v.Blocked, htmlBlocked{Kind: cleanText(b.Kind), Label: strings.ToUpper(cleanText(b.Kind)), Target: displayPath(b.Target),

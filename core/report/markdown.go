@@ -356,8 +356,8 @@ func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
 			return "| ⛔ " + mdText(b.Kind) + " | " + mdCode(b.Target, true) + " | " + orDash(mdCode(blockedProcess(b), true), blockedProcess(b)) +
 				" | " + orDash(mdText(b.Op), b.Op) + " | " + fmt.Sprint(max(b.Count, 1)) + " |"
 		}, limit)
-	if n := r.blockedDropped(); n > 0 && len(r.Blocked) > 0 {
-		m.linef("%s, beyond the list's bound, counted but not listed.", plural(n, "more blocked action"))
+	if note := r.BlockedDroppedNote(); note != "" && len(r.Blocked) > 0 {
+		m.line(mdText(note) + ".")
 		m.line()
 	}
 }

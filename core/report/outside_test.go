@@ -276,7 +276,19 @@ func TestBlockedDropped(t *testing.T) {
 		!strings.Contains(md, "| Blocked actions | ❌ **10 blocked** |") {
 		t.Errorf("Markdown:\n%s", md)
 	}
-	if page := string(render(t, r, (*Report).WriteHTML)); !strings.Contains(page, "7 more blocked actions, beyond the list's bound") || !strings.Contains(page, "10 blocked</span>") {
+	if page := string(render(t, r, (*Report).WriteHTML)); !strings.Contains(page, html.EscapeString("7 more blocked actions, beyond the list's bound")) || !strings.Contains(page, "10 blocked</span>") {
 		t.Error("the HTML does not say the dropped blocked actions")
+	}
+	// By kind, in every report: the JSON, the Markdown and the HTML.
+	r.Containment.BlockedDroppedKinds = map[string]int{"write": 5, "create": 2}
+	want := "7 more blocked actions, beyond the list's bound, counted but not listed: create 2, write 5"
+	if md := string(render(t, r, (*Report).WriteMarkdown)); !strings.Contains(md, want+".") {
+		t.Errorf("Markdown lacks %q:\n%s", want, md)
+	}
+	if page := string(render(t, r, (*Report).WriteHTML)); !strings.Contains(page, html.EscapeString(want)) {
+		t.Errorf("the HTML lacks %q", want)
+	}
+	if js := string(render(t, r, (*Report).WriteJSON)); !strings.Contains(js, `"blocked_dropped_by_kind": {`) {
+		t.Errorf("the JSON lacks blocked_dropped_by_kind:\n%s", js)
 	}
 }

@@ -77,6 +77,10 @@ const (
 type Stage struct {
 	Mechanism string `json:"mechanism"`
 	State     string `json:"state"`
+	// Requested is the mechanism asked for (run --stage-mechanism): auto
+	// (the probe picked Mechanism), overlay or copy. An extension, in the
+	// report a run writes; a run reopened from the history has none.
+	Requested string `json:"requested,omitempty"`
 	// Cost is what staging cost the run (an extension; a run reopened from
 	// the history has none).
 	Cost *StageCost `json:"cost,omitempty"`
@@ -177,6 +181,11 @@ type Containment struct {
 	// BlockedDropped counts the distinct blocked actions beyond the
 	// bound of the Blocked list (an extension).
 	BlockedDropped int `json:"blocked_dropped,omitempty"`
+	// BlockedDroppedKinds counts BlockedDropped by kind (an extension): the
+	// list keeps each kind's highest-ranked actions (a secret store's
+	// read, a write in the home directory), never burying one under
+	// another kind's flood.
+	BlockedDroppedKinds map[string]int `json:"blocked_dropped_by_kind,omitempty"`
 }
 
 // Layer is one layer of containment.

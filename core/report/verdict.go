@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
@@ -89,6 +91,27 @@ func (r *Report) blockedDropped() int {
 		return 0
 	}
 	return r.Containment.BlockedDropped
+}
+
+// BlockedDroppedNote says how many blocked actions were counted but not
+// listed, by kind ("1500 more blocked actions, beyond the list's bound,
+// counted but not listed: write 1200, create 300"); "" when none were.
+func (r *Report) BlockedDroppedNote() string {
+	n := r.blockedDropped()
+	if n == 0 {
+		return ""
+	}
+	note := plural(n, "more blocked action") + ", beyond the list's bound, counted but not listed"
+	kinds := slices.Sorted(maps.Keys(r.Containment.BlockedDroppedKinds))
+	for i, k := range kinds {
+		if i == 0 {
+			note += ":"
+		} else {
+			note += ","
+		}
+		note += fmt.Sprintf(" %s %d", Printable(k), r.Containment.BlockedDroppedKinds[k])
+	}
+	return note
 }
 
 func plural(n int, what string) string {

@@ -194,7 +194,9 @@ func buildOnce(t *testing.T, pkg, env string) string {
 		}
 		os.Chmod(dir, 0o755)
 		path := filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", path, pkg)
+		// With the test hooks (DIFFGATE_TEST_*), which a release build
+		// lacks (cmd/diffgate/testhooks_*.go).
+		cmd := exec.Command("go", "build", "-tags", "testhooks", "-o", path, pkg)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -222,7 +224,8 @@ func builtEnv() []string {
 	return env
 }
 
-// CLI builds cmd/diffgate once per test process and returns the binary's
+// CLI builds cmd/diffgate once per test process (with -tags testhooks)
+// and returns the binary's
 // path. A test that needs the CLI as UID calls CLI before AsUser: the
 // child uses the parent's binary.
 func CLI(t *testing.T) string {

@@ -32,6 +32,7 @@ func main() {
 	runs := flag.Int("runs", 10, "timed runs (after one untimed warmup)")
 	base := flag.String("base", "", "directory for the stages (required; emptied after each run)")
 	out := flag.String("json", "", "write hyperfine-style JSON results here")
+	force := flag.String("mechanism", "", "stage by overlay or copy instead of probing (as run --stage-mechanism)")
 	flag.Parse()
 	if flag.NArg() != 1 || *base == "" || *runs < 1 || *touch < 1 {
 		fmt.Fprintln(os.Stderr, "usage: stageprobe [-touch N] [-runs N] -base DIR [-json FILE] DIR")
@@ -69,8 +70,8 @@ func main() {
 	}
 	p := stage.ProbeFor(ctx, *base, root)
 	mech := p.Mechanism
-	if m := os.Getenv("DIFFGATE_STAGE_MECHANISM"); m != "" {
-		mech = stage.Mechanism(m)
+	if *force != "" {
+		mech = stage.Mechanism(*force)
 	}
 	var times []float64
 	for i := 0; i <= *runs; i++ {
