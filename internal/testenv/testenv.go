@@ -225,9 +225,8 @@ func builtEnv() []string {
 }
 
 // CLI builds cmd/diffgate once per test process (with -tags testhooks)
-// and returns the binary's
-// path. A test that needs the CLI as UID calls CLI before AsUser: the
-// child uses the parent's binary.
+// and returns the binary's path. A test that needs the CLI as UID calls
+// CLI before AsUser: the child uses the parent's binary.
 func CLI(t *testing.T) string {
 	t.Helper()
 	return buildOnce(t, "./cmd/diffgate", cliEnv)
