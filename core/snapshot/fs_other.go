@@ -75,7 +75,7 @@ func (d dirHandle) list(sc *scratch) error {
 	sc.names, sc.ents = sc.names[:0], sc.ents[:0]
 	des, err := d.f.ReadDir(-1)
 	for _, de := range des {
-		sc.add([]byte(de.Name()), de.Type().IsRegular())
+		sc.add([]byte(de.Name()), kindOf(de.Type()))
 	}
 	return err
 }
