@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -150,39 +148,12 @@ func (m *Manifest) Write(w io.Writer) error {
 	b := make([]byte, 0, flushAt+4<<10)
 	b = append(b, head[:len(head)-1]...)
 	b = append(b, `,"entries":[`...)
-	n := len(m.Entries)
-	if p := min(runtime.GOMAXPROCS(0), n/writeChunk); p > 1 {
-		// A large manifest is encoded by p goroutines, writeChunk entries
-		// each at a time, and written in order: the write after a walk
-		// is otherwise the one part of a snapshot on a single core.
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		bufs := make([][]byte, p)
-		for start := 0; start < n; start += p * writeChunk {
-			var wg sync.WaitGroup
-			for k := range bufs {
-				lo, hi := start+k*writeChunk, min(start+(k+1)*writeChunk, n)
-				bufs[k] = bufs[k][:0]
-				if lo < hi {
-					wg.Go(func() { bufs[k] = appendEntries(bufs[k], m.Entries, lo, hi) })
-				}
-			}
-			wg.Wait()
-			for _, c := range bufs {
-				if len(c) == 0 {
-					continue
-				}
-				if _, err := w.Write(c); err != nil {
-					return err
-				}
-			}
-		}
-		_, err = io.WriteString(w, "\n]}\n")
-		return err
-	}
 	for i := range m.Entries {
-		b = appendEntries(b, m.Entries, i, i+1)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = appendEntry(b, &m.Entries[i])
 		if len(b) >= flushAt {
 			if _, err := w.Write(b); err != nil {
 				return err
@@ -193,24 +164,6 @@ func (m *Manifest) Write(w io.Writer) error {
 	b = append(b, "\n]}\n"...)
 	_, err = w.Write(b)
 	return err
-}
-
-// writeChunk is how many entries one goroutine encodes at a time when Write
-// encodes in parallel, and the least number of entries per goroutine; a
-// variable for tests.
-var writeChunk = 4096
-
-// appendEntries appends entries[lo:hi] as they stand in the manifest's
-// entries array: each on a line of its own, after a comma unless first.
-func appendEntries(b []byte, entries []Entry, lo, hi int) []byte {
-	for i := lo; i < hi; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '\n')
-		b = appendEntry(b, &entries[i])
-	}
-	return b
 }
 
 // appendEntry appends e as the JSON object encoding/json writes for
