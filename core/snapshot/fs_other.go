@@ -3,7 +3,6 @@
 package snapshot
 
 import (
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -129,7 +128,7 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 			return n, err
 		}
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	if keep != nil && n <= keepMax && n <= int64(len(sc.buf)) {
 		if data, err := os.ReadFile(p); err == nil && int64(len(data)) == n {
 			keep(e, data)

@@ -3,7 +3,6 @@
 package snapshot
 
 import (
-	"encoding/hex"
 	"io/fs"
 	"os"
 	"sync/atomic"
@@ -185,7 +184,7 @@ func readHash(fd int, name string, e *Entry, sc *scratch, keepMax int64, keep fu
 		e.Size = total
 		e.Err = "shrank during the walk"
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	if keep != nil && reads <= 1 && total <= keepMax {
 		keep(e, sc.buf[:total])
 	}
@@ -268,7 +267,7 @@ func hashSparse(fd int, name string, e *Entry, sc *scratch) (int64, error) {
 		}
 		pos = hole
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	return read, nil
 }
 

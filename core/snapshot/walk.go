@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -633,6 +634,14 @@ type scratch struct {
 	xval  []byte
 	// noOverlay leaves overlayfs's own attributes out (Paths).
 	noOverlay bool
+}
+
+// digest returns the hash's sum in hex: one allocation, the string (the hex
+// digits are written on the stack first).
+func (sc *scratch) digest() string {
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], sc.h.Sum(sc.sum[:0]))
+	return string(hx[:])
 }
 
 // zeroBuf is fed to the hash for the holes of sparse files: zeros are
