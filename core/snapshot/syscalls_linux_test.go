@@ -251,3 +251,41 @@ func TestListedDirectoryChangedBeforeItsJob(t *testing.T) {
 		t.Errorf("dir: %+v", e)
 	}
 }
+
+// TestAbandonedDirectoryKeepsMetadata: a listed directory whose job a
+// cancelled Partial walk never ran carries its metadata (lstat'ed then, as
+// its parent no longer does) next to "not walked: cancelled".
+func TestAbandonedDirectoryKeepsMetadata(t *testing.T) {
+	root := t.TempDir()
+	for i := range 8 {
+		write(t, root, fmt.Sprintf("d%d/f", i), "x")
+		os.Chmod(filepath.Join(root, fmt.Sprintf("d%d", i)), 0o751)
+	}
+	for try := 0; try < 20; try++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		m, err := Take(ctx, root, Options{Workers: 1, Partial: true, Exclude: func(rel string) bool {
+			if strings.HasSuffix(rel, "/f") {
+				cancel()
+			}
+			return false
+		}})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, e := range m.Entries {
+			if e.Err != "not walked: cancelled" {
+				continue
+			}
+			found++
+			if e.Type != Dir || e.Perm != 0o751 || e.Ino == 0 || e.UID != int64(os.Getuid()) || e.MTime == 0 {
+				t.Fatalf("%s: %+v", e.Path, e)
+			}
+		}
+		if found > 0 {
+			return
+		}
+	}
+	t.Skip("no directory job was left when the walk stopped")
+}
