@@ -21,7 +21,7 @@ func (c *cli) snapshotVerb(args []string) error {
 	if *out == "" {
 		return errArgs
 	}
-	m, err := snapshot.Take(c.ctx, pos[0], snapshot.Options{Progress: c.progress("snapshot")})
+	m, err := snapshot.Take(c.ctx, pos[0], snapshot.Options{Progress: c.progress("snapshot"), NoMappedScan: true})
 	if err != nil {
 		return err
 	}

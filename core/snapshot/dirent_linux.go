@@ -57,6 +57,13 @@ func parseDirents(b []byte, sc *scratch) {
 		if ino == 0 || len(name) == 0 || (len(name) == 1 && name[0] == '.') || (len(name) == 2 && name[0] == '.' && name[1] == '.') {
 			continue
 		}
-		sc.add(name, typ == unix.DT_REG)
+		kind := listedOther
+		switch typ {
+		case unix.DT_REG:
+			kind = listedFile
+		case unix.DT_DIR:
+			kind = listedDir
+		}
+		sc.add(name, kind)
 	}
 }

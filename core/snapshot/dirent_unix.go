@@ -21,7 +21,7 @@ func (d dirHandle) list(sc *scratch) error {
 	defer f.Close()
 	des, err := f.ReadDir(-1)
 	for _, de := range des {
-		sc.add([]byte(de.Name()), de.Type().IsRegular())
+		sc.add([]byte(de.Name()), kindOf(de.Type()))
 	}
 	return err
 }

@@ -3,7 +3,6 @@
 package snapshot
 
 import (
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -75,7 +74,7 @@ func (d dirHandle) list(sc *scratch) error {
 	sc.names, sc.ents = sc.names[:0], sc.ents[:0]
 	des, err := d.f.ReadDir(-1)
 	for _, de := range des {
-		sc.add([]byte(de.Name()), de.Type().IsRegular())
+		sc.add([]byte(de.Name()), kindOf(de.Type()))
 	}
 	return err
 }
@@ -129,7 +128,7 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 			return n, err
 		}
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	if keep != nil && n <= keepMax && n <= int64(len(sc.buf)) {
 		if data, err := os.ReadFile(p); err == nil && int64(len(data)) == n {
 			keep(e, data)

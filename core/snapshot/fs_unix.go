@@ -3,9 +3,9 @@
 package snapshot
 
 import (
-	"encoding/hex"
 	"io/fs"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +24,7 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 // last component and records its own metadata in self: from fstat when it
 // opens, from lstat when it does not (a symlink, a file, a locked directory).
 func openRoot(abs string, self *Entry) (dirHandle, error) {
-	fd, err := retry(func() (int, error) { return unix.Open(abs, dirFlags, 0) })
+	fd, err := openNoAtime(unix.AT_FDCWD, abs, dirFlags)
 	if err != nil {
 		var st unix.Stat_t
 		if lerr := unix.Lstat(abs, &st); lerr == nil {
@@ -51,11 +51,30 @@ func openRoot(abs string, self *Entry) (dirHandle, error) {
 // ENOTDIR) instead of redirecting the walk, and no absolute path is ever
 // built, so depth is not limited by PATH_MAX.
 func (d dirHandle) openSub(name string) (dirHandle, error) {
-	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, dirFlags, 0) })
+	fd, err := openNoAtime(d.fd, name, dirFlags)
 	if err != nil {
 		return dirHandle{}, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return dirHandle{fd: fd}, nil
+}
+
+// noAtimeRefused is set once an open with O_NOATIME was refused (EPERM:
+// the caller neither owns the entry nor has CAP_FOWNER); from then on every
+// open goes without it, so the refusal costs one extra open per process.
+var noAtimeRefused atomic.Bool
+
+// openNoAtime opens name relative to dirfd with flags and, where permitted,
+// O_NOATIME: reading a file or listing a directory then writes no access
+// time (nothing the walk records, but inode work on every open).
+func openNoAtime(dirfd int, name string, flags int) (int, error) {
+	if oNoAtime != 0 && !noAtimeRefused.Load() {
+		fd, err := retry(func() (int, error) { return unix.Openat(dirfd, name, flags|oNoAtime, 0) })
+		if err != unix.EPERM {
+			return fd, err
+		}
+		noAtimeRefused.Store(true)
+	}
+	return retry(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
 }
 
 func retry(f func() (int, error)) (int, error) {
@@ -165,7 +184,7 @@ func readHash(fd int, name string, e *Entry, sc *scratch, keepMax int64, keep fu
 		e.Size = total
 		e.Err = "shrank during the walk"
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	if keep != nil && reads <= 1 && total <= keepMax {
 		keep(e, sc.buf[:total])
 	}
@@ -201,11 +220,16 @@ func (sc *scratch) readInto(fd int, name string, e *Entry, n int64) (total int64
 	return total, reads, nil
 }
 
+// sparseHashes counts the files hashed as sparse (tests check that a file
+// without holes is never probed with SEEK_DATA/SEEK_HOLE).
+var sparseHashes atomic.Int64
+
 // hashSparse hashes a file with holes: data regions (SEEK_DATA/SEEK_HOLE)
 // are read, holes are fed to the hash from a shared zero buffer without
 // reading them. The digest is the SHA-256 of the full content, as readHash
 // would compute it.
 func hashSparse(fd int, name string, e *Entry, sc *scratch) (int64, error) {
+	sparseHashes.Add(1)
 	sc.h.Reset()
 	var pos, read int64
 	for pos < e.Size {
@@ -243,14 +267,12 @@ func hashSparse(fd int, name string, e *Entry, sc *scratch) (int64, error) {
 		}
 		pos = hole
 	}
-	e.SHA256 = hex.EncodeToString(sc.h.Sum(sc.sum[:0]))
+	e.SHA256 = sc.digest()
 	return read, nil
 }
 
 func openat(dirfd int, name string) (int, error) {
-	return retry(func() (int, error) {
-		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	})
+	return openNoAtime(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY)
 }
 
 func fill(e *Entry, st *unix.Stat_t) {

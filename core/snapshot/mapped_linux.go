@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"strconv"
 
@@ -28,17 +29,21 @@ func sharedWritable() map[devIno]bool {
 	var out map[devIno]bool
 	// One small reader for every maps file, read line by line: some
 	// processes map thousands of regions.
+	// Each maps file is opened as a bare descriptor: an *os.File costs a
+	// few system calls more per process (flags, poller registration).
 	rd := bufio.NewReaderSize(nil, 16<<10)
 	for _, p := range procs {
 		name := p.Name()
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		f, err := os.Open("/proc/" + name + "/maps")
+		fd, err := retry(func() (int, error) {
+			return unix.Open("/proc/"+name+"/maps", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		})
 		if err != nil {
 			continue
 		}
-		rd.Reset(f)
+		rd.Reset(fdReader(fd))
 		for {
 			line, err := rd.ReadSlice('\n')
 			if k, ok := mappedFile(line); ok {
@@ -58,9 +63,27 @@ func sharedWritable() map[devIno]bool {
 				break
 			}
 		}
-		f.Close()
+		unix.Close(fd)
 	}
 	return out
+}
+
+// fdReader reads from a bare descriptor.
+type fdReader int
+
+func (fd fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(fd), b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }
 
 // mappedFile parses a maps line "addr perms offset MM:mm inode path" and

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -62,6 +63,13 @@ type Options struct {
 	Partial bool
 	// NoXattr skips extended attributes.
 	NoXattr bool
+	// NoMappedScan leaves out the record of the files some process maps
+	// shared and writable (read from /proc/*/maps) that a walk without a
+	// Prior keeps for the walk that will use its manifest as Prior: for a
+	// manifest that is written out (the record is not part of the file) and
+	// never used as a Prior in this process. A walk with a Prior reads the
+	// maps regardless.
+	NoMappedScan bool
 }
 
 // bigFile is the size above which a file is hashed as its own job, so large
@@ -152,7 +160,7 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	// Without a prior nothing is reused, but the manifest records the
 	// mapped files for the walk that will use it as its prior.
 	var scanned chan map[devIno]bool
-	if w.cutoff == 0 {
+	if w.cutoff == 0 && !opt.NoMappedScan {
 		scanned = make(chan map[devIno]bool, 1)
 		go func() { scanned <- sharedWritable() }()
 	}
@@ -234,6 +242,9 @@ func (w *walker) abandon(j job) {
 	if j.file != nil {
 		j.file.Err = "not hashed: " + w.stopCause()
 	} else if j.self != nil {
+		if j.unstatted {
+			j.dir.d.lstat(j.name, j.self) // its metadata, as far as known
+		}
 		j.self.Err = "not walked: " + w.stopCause()
 	}
 	j.dir.release()
@@ -509,6 +520,10 @@ type job struct {
 	self *Entry
 	// file is a big file's entry.
 	file *Entry
+	// unstatted says self holds no metadata yet: the listing said
+	// "directory" and the job records what it opens (or, when it cannot
+	// open it, what lstat finds).
+	unstatted bool
 }
 
 type walker struct {
@@ -612,11 +627,21 @@ type scratch struct {
 	// hashed byte counts as they are read (a big file's progress).
 	stop *atomic.Bool
 	live *atomic.Int64
-	// xattr asks hashFile to record extended attributes; xbuf is their list.
+	// xattr asks hashFile to record extended attributes; xbuf is their
+	// list, xval the value being read.
 	xattr bool
 	xbuf  []byte
+	xval  []byte
 	// noOverlay leaves overlayfs's own attributes out (Paths).
 	noOverlay bool
+}
+
+// digest returns the hash's sum in hex: one allocation, the string (the hex
+// digits are written on the stack first).
+func (sc *scratch) digest() string {
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], sc.h.Sum(sc.sum[:0]))
+	return string(hx[:])
 }
 
 // zeroBuf is fed to the hash for the holes of sparse files: zeros are
@@ -647,8 +672,29 @@ func (sc *scratch) progress(n int64) {
 // dirent is one listed name, names[off:off+n] of the lister's scratch.
 type dirent struct {
 	off, n int32
-	// reg is set when the listing says the entry is a regular file.
-	reg bool
+	// kind is the entry's type as the listing gives it (d_type).
+	kind listedKind
+}
+
+// listedKind is an entry's type as a directory listing gives it: a hint,
+// confirmed by the fstat of what is then opened.
+type listedKind uint8
+
+const (
+	listedOther listedKind = iota // anything else, or not known (DT_UNKNOWN)
+	listedFile
+	listedDir
+)
+
+// kindOf turns a listing's type bits into a listedKind.
+func kindOf(m fs.FileMode) listedKind {
+	switch {
+	case m.IsRegular():
+		return listedFile
+	case m.IsDir():
+		return listedDir
+	}
+	return listedOther
 }
 
 func newScratch() *scratch {
@@ -656,8 +702,8 @@ func newScratch() *scratch {
 }
 
 // add appends a listed name to the scratch.
-func (sc *scratch) add(name []byte, reg bool) {
-	sc.ents = append(sc.ents, dirent{off: int32(len(sc.names)), n: int32(len(name)), reg: reg})
+func (sc *scratch) add(name []byte, kind listedKind) {
+	sc.ents = append(sc.ents, dirent{off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
 	sc.names = append(sc.names, name...)
 }
 
@@ -689,6 +735,10 @@ func (w *walker) work() {
 func (w *walker) walkDir(j job, sc *scratch) {
 	d, err := j.dir.d.openSub(j.name)
 	if err != nil {
+		if j.unstatted {
+			w.listedLate(j, err)
+			return
+		}
 		// The directory was recorded by its parent; note the problem there.
 		j.self.Err = "cannot open directory: " + describe(err)
 		return
@@ -710,6 +760,26 @@ func (w *walker) walkDir(j job, sc *scratch) {
 	}
 	w.listDir(j, ref, sc)
 	ref.release()
+}
+
+// listedLate records a directory its listing named (d_type) but that could
+// not be opened, as the listing's lstat would have: its metadata from lstat
+// and why it could not be walked (permission denied, mostly). One that
+// vanished is recorded as vanished (type unknown). One that is no longer a
+// directory (swapped for a symlink or a file since the listing) is still
+// the directory that could not be opened, as when the listing had
+// lstat'ed it before the swap, but with its metadata unknown: the open's
+// error makes it unreadable, which no allowlist silences.
+func (w *walker) listedLate(j job, openErr error) {
+	e := j.self
+	if err := j.dir.d.lstat(j.name, e); err != nil {
+		e.Type, e.Err = Unknown, describe(err)
+		return
+	}
+	if e.Type != Dir {
+		*e = Entry{Path: e.Path, Type: Dir, UID: -1, GID: -1}
+	}
+	e.Err = "cannot open directory: " + describe(openErr)
 }
 
 // hashBig hashes one large file queued as its own job.
@@ -748,16 +818,20 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 		n.entries = append(n.entries, Entry{Path: rel, UID: -1, GID: -1})
 		i := len(n.entries) - 1
 		e := &n.entries[i]
-		deferred := false
-		if de.reg && w.cutoff == 0 {
+		deferred, unstatted := false, false
+		if de.kind == listedFile && w.cutoff == 0 {
 			// Open, fstat and hash: no separate lstat needed.
 			var nb int64
 			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
 			hashed += nb
+		} else if de.kind == listedDir {
+			// Its job opens it and records its metadata from fstat; only
+			// a directory that cannot be opened is lstat'ed (listedLate).
+			e.Type, unstatted = Dir, true
 		} else if err := d.lstat(name, e); err != nil {
 			if e.Type == "" {
 				e.Type = Unknown
-				if de.reg {
+				if de.kind == listedFile {
 					e.Type = File
 				}
 			}
@@ -777,7 +851,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 		if e.Type == Dir && e.Err == "" {
 			kid := &node{}
 			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
-			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e})
+			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted})
 		}
 	}
 	n.sortOrder(len(prefix))

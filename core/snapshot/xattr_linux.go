@@ -15,8 +15,11 @@ const xattrSupported = true
 
 // readXattrs records the extended attributes of the open file fd in e
 // (Entry.Xattr, with the value of security.capability). One flistxattr
-// call when there are none, the common case; nothing is recorded when the
-// list cannot be read (Xattr stays "", unknown).
+// call into the worker's reused buffer when there are none, the common
+// case, and when the list fits; only a list that does not fit (ERANGE) asks
+// for its size and is read again into a larger buffer, kept for the next
+// files. Nothing is recorded when the list cannot be read (Xattr stays "",
+// unknown).
 func readXattrs(fd int, e *Entry, sc *scratch) {
 	if sc.xbuf == nil {
 		sc.xbuf = make([]byte, 1024)
@@ -26,8 +29,11 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 	for {
 		n, err = unix.Flistxattr(fd, sc.xbuf)
 		if err == unix.ERANGE {
-			sc.xbuf = make([]byte, 2*len(sc.xbuf))
-			continue
+			var size int
+			if size, err = unix.Flistxattr(fd, nil); err == nil || err == unix.EINTR {
+				sc.xbuf = make([]byte, max(size, 2*len(sc.xbuf)))
+				continue
+			}
 		}
 		if err != unix.EINTR {
 			break
@@ -50,7 +56,10 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 	}
 	slices.Sort(names)
 	h := sha256.New()
-	val := make([]byte, 256)
+	if sc.xval == nil {
+		sc.xval = make([]byte, 256)
+	}
+	val := sc.xval
 	var caps string
 	for _, name := range names {
 		var v []byte
@@ -58,6 +67,10 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 			k, err := unix.Fgetxattr(fd, name, val)
 			if err == unix.ERANGE {
 				val = make([]byte, 2*len(val))
+				sc.xval = val
+				continue
+			}
+			if err == unix.EINTR {
 				continue
 			}
 			if err == nil {

@@ -16,6 +16,10 @@
 #                   build/web: make bench builds it, make web otherwise)
 #   BENCH_FULL=0    skip the 200,000- and 1,000,000-entry trees (their generation
 #                   and memory peaks)
+#   BENCH_ONLY      run only these groups (space-separated): snap_small snap_large
+#                   gate_small contain after_small stage_small stage_after
+#                   stage_huge phases web policy html review rss; the table
+#                   shows the others as "not run" (default: all)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
 #   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
 #                   histprobe, stageprobe), e.g. -overlay to measure other code
@@ -33,6 +37,10 @@ BIG_RUNS=$(( RUNS / 2 > 3 ? RUNS / 2 : 3 ))
 BENCH_FULL=${BENCH_FULL:-1}
 BENCH_WEB=${BENCH_WEB:-1}
 WEB_DIR=$REPO/build/web
+# want GROUP: whether BENCH_ONLY (if set) asks for GROUP.
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
+want web || BENCH_WEB=0
+{ want rss || want stage_huge; } || BENCH_FULL=0
 DIFFGATE=${DIFFGATE:-$REPO/bin/diffgate}
 SEED=$REPO/cmd/diffgate/testdata
 OUT=$BENCH_DIR/out
@@ -75,7 +83,7 @@ tree() {
 	fi
 }
 tree small
-tree large
+want snap_large && tree large
 [ "$BENCH_FULL" = 0 ] || tree many
 [ "$BENCH_FULL" = 0 ] || tree huge
 
@@ -105,6 +113,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 hf() {
 	local name=$1 runs=$2 r warmup=1
 	shift 2
+	want "$name" || want "${name%%_*}" || return 0
 	local per=$(((runs + ROUNDS - 1) / ROUNDS))
 	for r in $(seq "$ROUNDS"); do
 		hyperfine --warmup "$warmup" --runs "$per" --style none --export-json "$RES/$name.round$r.json" "$@"
@@ -113,23 +122,23 @@ hf() {
 	python3 "$REPO/tests/bench/report.py" --merge "$RES/$name.json" "$RES/$name".round*.json
 }
 
-echo
-echo "== full snapshot, small tree: 50,000 files of 0-16 KiB (warm cache)"
+want snap_small && echo
+want snap_small && echo "== full snapshot, small tree: 50,000 files of 0-16 KiB (warm cache)"
 hf snap_small "$RUNS" \
 	-n diffgate "$DIFFGATE snapshot $S -o $OUT/small.json" \
 	-n seed "python3 $SEED/snapshot.py $S $OUT/small.seed.json" \
 	-n sha256sum "cd $S && find . -type f -print0 | xargs -0 -P2 sha256sum >/dev/null" \
 	-n find-stat "cd $S && find . -printf '%s %i %T@ %C@\n' >/dev/null"
 
-echo
-echo "== full snapshot, large tree: 4 files of 512 MiB (warm cache)"
+want snap_large && echo
+want snap_large && echo "== full snapshot, large tree: 4 files of 512 MiB (warm cache)"
 hf snap_large "$BIG_RUNS" \
 	-n diffgate "$DIFFGATE snapshot $L -o $OUT/large.json" \
 	-n seed "python3 $SEED/snapshot.py $L $OUT/large.seed.json" \
 	-n sha256sum "cd $L && find . -type f -print0 | xargs -0 -P2 -n1 sha256sum >/dev/null"
 
-echo
-echo "== gated no-op run, small tree (warm cache)"
+want gate_small && echo
+want gate_small && echo "== gated no-op run, small tree (warm cache)"
 # The first run with history (a warmup) fills the hash cache; every later
 # one uses the cache the run before it left.
 hf gate_small "$RUNS" \
@@ -145,8 +154,8 @@ E=$BENCH_DIR/empty
 rm -rf "$E" && mkdir -p "$E"
 printf '#!/bin/sh\nfind %s -type f | head -5000 | xargs cat >/dev/null\n' "$S" >"$BENCH_DIR/opens.sh"
 chmod +x "$BENCH_DIR/opens.sh"
-echo
-echo "== containment: no-op run on an empty workspace, and 5,000 opens (--no-history, warm cache)"
+want contain && echo
+want contain && echo "== containment: no-op run on an empty workspace, and 5,000 opens (--no-history, warm cache)"
 hf contain_empty "$RUNS" \
 	-n contained "$DIFFGATE run --workspace $E --no-history -- $BENCH_DIR/noop.sh" \
 	-n uncontained "$DIFFGATE run --workspace $E --no-history --contain=off -- $BENCH_DIR/noop.sh"
@@ -154,9 +163,11 @@ hf contain_opens "$RUNS" \
 	-n contained "$DIFFGATE run --workspace $E --no-history -- $BENCH_DIR/opens.sh" \
 	-n uncontained "$DIFFGATE run --workspace $E --no-history --contain=off -- $BENCH_DIR/opens.sh"
 
-echo
-echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"
-"$BENCH_DIR/bin/snapprobe" -mode after -touch 10 -runs "$RUNS" -json "$RES/after_small.json" "$S"
+if want after_small; then
+	echo
+	echo "== after-snapshot with 10 files rewritten, small tree (in-process, warm cache)"
+	"$BENCH_DIR/bin/snapprobe" -mode after -touch 10 -runs "$RUNS" -json "$RES/after_small.json" "$S"
+fi
 
 # Staged runs keep their stages under $BENCH_DIR/cache (XDG_CACHE_HOME for the
 # CLI only: go's own build cache stays where it is), emptied before each timed
@@ -168,16 +179,20 @@ staged() { # DIR: a staged no-op run as the CLI performs it
 }
 rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
 
-echo
-echo "== staged no-op run, small tree, history warm (warm cache)"
-sh -c "$(staged "$S")" >/dev/null 2>"$OUT/stage.err" || die "staged run on $S failed: $(tail -1 "$OUT/stage.err")"
+if want stage_small; then
+	echo
+	echo "== staged no-op run, small tree, history warm (warm cache)"
+	sh -c "$(staged "$S")" >/dev/null 2>"$OUT/stage.err" || die "staged run on $S failed: $(tail -1 "$OUT/stage.err")"
+fi
 hf stage_small "$RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$S")"
 
-echo
-echo "== after-phase of a staged run that changed 10 files, small tree (in-process: the gate's StageCost.Read)"
-"$BENCH_DIR/bin/stageprobe" -touch 10 -runs "$RUNS" -base "$BENCH_DIR/cache/stageprobe" -json "$RES/stage_after.json" "$S"
+if want stage_after; then
+	echo
+	echo "== after-phase of a staged run that changed 10 files, small tree (in-process: the gate's StageCost.Read)"
+	"$BENCH_DIR/bin/stageprobe" -touch 10 -runs "$RUNS" -base "$BENCH_DIR/cache/stageprobe" -json "$RES/stage_after.json" "$S"
+fi
 
-if [ "$BENCH_FULL" != 0 ]; then
+if [ "$BENCH_FULL" != 0 ] && want stage_huge; then
 	echo
 	echo "== stretch: staged no-op run, 1M-entry tree, history warm (warm cache)"
 	sh -c "$(staged "$BENCH_DIR/huge")" >/dev/null 2>"$OUT/stage.err" || die "staged run on the huge tree failed: $(tail -1 "$OUT/stage.err")"
@@ -185,10 +200,12 @@ if [ "$BENCH_FULL" != 0 ]; then
 fi
 rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
 
-echo
-echo "== where a gated no-op run's time goes, small tree (in-process, ms; history cache from the runs above)"
-"$BENCH_DIR/bin/histprobe" -db "$DB" -runs 6 "$S" "$BENCH_DIR/noop.sh" | tee "$RES/phases.txt"
-"$BENCH_DIR/bin/histprobe" -no-history -runs 3 "$S" "$BENCH_DIR/noop.sh" | sed 's/^/no history: /' | tee -a "$RES/phases.txt"
+if want phases; then
+	echo
+	echo "== where a gated no-op run's time goes, small tree (in-process, ms; history cache from the runs above)"
+	"$BENCH_DIR/bin/histprobe" -db "$DB" -runs 6 "$S" "$BENCH_DIR/noop.sh" | tee "$RES/phases.txt"
+	"$BENCH_DIR/bin/histprobe" -no-history -runs 3 "$S" "$BENCH_DIR/noop.sh" | sed 's/^/no history: /' | tee -a "$RES/phases.txt"
+fi
 
 if [ "$BENCH_WEB" != 0 ]; then
 	echo
@@ -199,73 +216,81 @@ if [ "$BENCH_WEB" != 0 ]; then
 	grep -E '^ +start_test.go:[0-9]+: run ' "$OUT/web_start.log" | sed 's/^ *start_test.go:[0-9]*: /  /'
 fi
 
-echo
-echo "== policy: parse 100,000 glob entries and decide 2,000 changes (in-process, BenchmarkLargeAllowlist)"
-go test -run XXX -bench 'BenchmarkLargeAllowlist$' -benchtime 5x ./core/policy |
-	awk '/^BenchmarkLargeAllowlist/ {printf "%.6f\n", $3 / 1e9}' | tee "$RES/policy.txt"
+if want policy; then
+	echo
+	echo "== policy: parse 100,000 glob entries and decide 2,000 changes (in-process, BenchmarkLargeAllowlist)"
+	go test -run XXX -bench 'BenchmarkLargeAllowlist$' -benchtime 5x ./core/policy |
+		awk '/^BenchmarkLargeAllowlist/ {printf "%.6f\n", $3 / 1e9}' | tee "$RES/policy.txt"
+fi
 
-echo
-echo "== HTML report of a 5,000-change run: load in headless Chromium (median of 5 fresh tabs, BenchmarkHTMLLoad)"
-DIFFGATE_BENCH_HTML=1 go test -run XXX -bench 'BenchmarkHTMLLoad$' -benchtime 5x ./core/report |
-	awk '/^BenchmarkHTMLLoad/ {for (i = 2; i <= NF; i++) if ($i == "load-ms") printf "%.6f\n", $(i - 1) / 1000}' | tee "$RES/html_load.txt"
+if want html; then
+	echo
+	echo "== HTML report of a 5,000-change run: load in headless Chromium (median of 5 fresh tabs, BenchmarkHTMLLoad)"
+	DIFFGATE_BENCH_HTML=1 go test -run XXX -bench 'BenchmarkHTMLLoad$' -benchtime 5x ./core/report |
+		awk '/^BenchmarkHTMLLoad/ {for (i = 2; i <= NF; i++) if ($i == "load-ms") printf "%.6f\n", $(i - 1) / 1000}' | tee "$RES/html_load.txt"
+fi
 
-echo
-echo "== the app's review of 5,000-change runs (in-process, headless fyne/test, BenchmarkReviewScale)"
-# Three gated runs through the app's Run tab, then opening, reopening from
-# the history, re-evaluating and reviewing; metrics as "NAME VALUE" lines.
-go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui >"$RES/review.out" 2>&1 ||
-	die "BenchmarkReviewScale failed: $(tail -5 "$RES/review.out")"
-grep '^BenchmarkReviewScale' "$RES/review.out"
-awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' "$RES/review.out" >"$RES/review.txt"
-[ -s "$RES/review.txt" ] || die "BenchmarkReviewScale reported nothing: $(tail -5 "$RES/review.out")"
+if want review; then
+	echo
+	echo "== the app's review of 5,000-change runs (in-process, headless fyne/test, BenchmarkReviewScale)"
+	# Three gated runs through the app's Run tab, then opening, reopening from
+	# the history, re-evaluating and reviewing; metrics as "NAME VALUE" lines.
+	go test -run XXX -bench 'BenchmarkReviewScale$' -benchtime 1x ./app/ui >"$RES/review.out" 2>&1 ||
+		die "BenchmarkReviewScale failed: $(tail -5 "$RES/review.out")"
+	grep '^BenchmarkReviewScale' "$RES/review.out"
+	awk '/^BenchmarkReviewScale/ { for (i = 5; i < NF; i += 2) print $(i + 1), $i }' "$RES/review.out" >"$RES/review.txt"
+	[ -s "$RES/review.txt" ] || die "BenchmarkReviewScale reported nothing: $(tail -5 "$RES/review.out")"
+fi
 
-echo
-echo "== peak memory (max RSS)"
-rss() { # NAME DIR
-	/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
-		awk -v n="$1" '/Maximum resident set size/ {print n, $NF}' >>"$RES/rss.txt"
-}
-rss small "$S"
-[ "$BENCH_FULL" = 0 ] || rss many "$BENCH_DIR/many"
-entries() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$1"; }
-echo "small $(entries "$OUT/small.rss.json")" >"$RES/entries.txt"
-[ "$BENCH_FULL" = 0 ] || echo "many $(entries "$OUT/many.rss.json")" >>"$RES/entries.txt"
-
-# Peak memory of whole gated runs with history, as the CLI performs them. The
-# first run of each fills the workspace's hash cache (a fresh database); the
-# measured ones are repeated runs, as in daily use.
-gate_rss() { # NAME DIR [run flags] -- SCRIPT
-	local name=$1 dir=$2
-	shift 2
-	/usr/bin/time -v "$DIFFGATE" run --workspace "$dir" --db "$BENCH_DIR/mem.db" "$@" 2>"$OUT/$name.time" >/dev/null || {
-		# exit 1 is a verdict (the 5,000 changes are not allowed); anything else is not
-		grep -q "Exit status: 1$" "$OUT/$name.time" || die "gated run $name failed: $(grep -v '^	' "$OUT/$name.time" | head -3)"
+if want rss; then
+	echo
+	echo "== peak memory (max RSS)"
+	rss() { # NAME DIR
+		/usr/bin/time -v "$DIFFGATE" snapshot "$2" -o "$OUT/$1.rss.json" 2>&1 >/dev/null |
+			awk -v n="$1" '/Maximum resident set size/ {print n, $NF}' >>"$RES/rss.txt"
 	}
-	awk -v n="$name" '/Maximum resident set size/ {print n, $NF}' "$OUT/$name.time" >>"$RES/rss.txt"
-}
-if [ "$BENCH_FULL" != 0 ]; then
-	rm -f "$BENCH_DIR/mem.db" "$BENCH_DIR/mem.db"-wal "$BENCH_DIR/mem.db"-shm
-	M=$BENCH_DIR/many H=$BENCH_DIR/huge
-	# 5,000 new files (first run) or 5,000 rewritten ones (later runs) under out/.
-	printf '#!/bin/bash
+	rss small "$S"
+	[ "$BENCH_FULL" = 0 ] || rss many "$BENCH_DIR/many"
+	entries() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$1"; }
+	echo "small $(entries "$OUT/small.rss.json")" >"$RES/entries.txt"
+	[ "$BENCH_FULL" = 0 ] || echo "many $(entries "$OUT/many.rss.json")" >>"$RES/entries.txt"
+
+	# Peak memory of whole gated runs with history, as the CLI performs them. The
+	# first run of each fills the workspace's hash cache (a fresh database); the
+	# measured ones are repeated runs, as in daily use.
+	gate_rss() { # NAME DIR [run flags] -- SCRIPT
+		local name=$1 dir=$2
+		shift 2
+		/usr/bin/time -v "$DIFFGATE" run --workspace "$dir" --db "$BENCH_DIR/mem.db" "$@" 2>"$OUT/$name.time" >/dev/null || {
+			# exit 1 is a verdict (the 5,000 changes are not allowed); anything else is not
+			grep -q "Exit status: 1$" "$OUT/$name.time" || die "gated run $name failed: $(grep -v '^	' "$OUT/$name.time" | head -3)"
+		}
+		awk -v n="$name" '/Maximum resident set size/ {print n, $NF}' "$OUT/$name.time" >>"$RES/rss.txt"
+	}
+	if [ "$BENCH_FULL" != 0 ]; then
+		rm -f "$BENCH_DIR/mem.db" "$BENCH_DIR/mem.db"-wal "$BENCH_DIR/mem.db"-shm
+		M=$BENCH_DIR/many H=$BENCH_DIR/huge
+		# 5,000 new files (first run) or 5,000 rewritten ones (later runs) under out/.
+		printf '#!/bin/bash
 mkdir -p out
 for ((i = 0; i < 5000; i++)); do echo "$$ $i" >out/f$i; done
 ' >"$BENCH_DIR/changes.sh"
-	chmod +x "$BENCH_DIR/changes.sh"
-	rm -rf "$M/out"
-	gate_rss gate_many_warmup "$M" -- "$BENCH_DIR/noop.sh"
-	gate_rss gate_many "$M" -- "$BENCH_DIR/noop.sh"
-	gate_rss gate_many_changes_warmup "$M" --report "$OUT/changes.json" -- "$BENCH_DIR/changes.sh"
-	gate_rss gate_many_changes "$M" --report "$OUT/changes.json" -- "$BENCH_DIR/changes.sh"
-	changes=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['changes']))" "$OUT/changes.json")
-	rm -rf "$M/out"
-	[ "$changes" = 5000 ] || die "the 5,000-change run reported $changes changes"
-	gate_rss gate_huge_warmup "$H" -- "$BENCH_DIR/noop.sh"
-	gate_rss gate_huge "$H" -- "$BENCH_DIR/noop.sh"
-	echo "huge $(find "$H" | tail -n +2 | wc -l)" >>"$RES/entries.txt"
-	rm -f "$BENCH_DIR/mem.db" "$BENCH_DIR/mem.db"-wal "$BENCH_DIR/mem.db"-shm
+		chmod +x "$BENCH_DIR/changes.sh"
+		rm -rf "$M/out"
+		gate_rss gate_many_warmup "$M" -- "$BENCH_DIR/noop.sh"
+		gate_rss gate_many "$M" -- "$BENCH_DIR/noop.sh"
+		gate_rss gate_many_changes_warmup "$M" --report "$OUT/changes.json" -- "$BENCH_DIR/changes.sh"
+		gate_rss gate_many_changes "$M" --report "$OUT/changes.json" -- "$BENCH_DIR/changes.sh"
+		changes=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['changes']))" "$OUT/changes.json")
+		rm -rf "$M/out"
+		[ "$changes" = 5000 ] || die "the 5,000-change run reported $changes changes"
+		gate_rss gate_huge_warmup "$H" -- "$BENCH_DIR/noop.sh"
+		gate_rss gate_huge "$H" -- "$BENCH_DIR/noop.sh"
+		echo "huge $(find "$H" | tail -n +2 | wc -l)" >>"$RES/entries.txt"
+		rm -f "$BENCH_DIR/mem.db" "$BENCH_DIR/mem.db"-wal "$BENCH_DIR/mem.db"-shm
+	fi
+	cat "$RES/rss.txt"
 fi
-cat "$RES/rss.txt"
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
