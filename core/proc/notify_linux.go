@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,6 +92,10 @@ type watchPolicy struct {
 	inodes map[devIno]bool
 	// noNet: the network is off (AF_INET/AF_INET6 get stand-ins).
 	noNet bool
+	// proxy, with the network off, is the gate's proxy as the script
+	// names it; a stand-in's connect to it is connected to proxyUnix.
+	proxy     netip.AddrPort
+	proxyUnix string
 	// What the kernel enforces (see watcher.outside): Landlock's write
 	// rules, its read rules with every secret store hidden, the
 	// read-only mounts.

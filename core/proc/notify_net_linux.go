@@ -3,9 +3,11 @@ package proc
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -244,6 +246,10 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
+		if op == "connect" && w.toProxy(addr) {
+			w.ret(n.ID, 0, w.connectProxy(tid, sfd))
+			return
+		}
 		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
 	}
@@ -439,4 +445,53 @@ func familyName(f int) string {
 		return "AF_UNIX"
 	}
 	return "family " + strconv.Itoa(f)
+}
+
+// toProxy reports whether a stand-in's connect names the gate's proxy
+// (Containment.Proxy): the only address the script may reach when the
+// network is open by host.
+func (w *watcher) toProxy(addr []byte) bool {
+	if !w.pol.proxy.IsValid() || w.pol.proxyUnix == "" {
+		return false
+	}
+	a, err := netip.ParseAddrPort(formatAddr(addr))
+	return err == nil && a.Addr().Unmap() == w.pol.proxy.Addr() && a.Port() == w.pol.proxy.Port()
+}
+
+// proxySeq numbers the connections made to the proxy.
+var proxySeq atomic.Uint64
+
+// connectProxy connects a stand-in (the script's own socket, as the
+// supervisor holds it) to the proxy's unix socket. It first binds the
+// stand-in to an abstract name that carries the process's pid
+// (ProxyPeer), so that the proxy knows who made each request; the script
+// cannot make such a connection itself (the proxy's socket is outside
+// its writable directories, and its stand-ins may not bind).
+func (w *watcher) connectProxy(tid int, sfd int) error {
+	name := proxyPeerPrefix + strconv.Itoa(tgid(tid)) + ":" + strconv.FormatUint(proxySeq.Add(1), 10)
+	_ = unix.Bind(sfd, &unix.SockaddrUnix{Name: "@" + name}) // unnamed (pid unknown) if it fails
+	// A unix connect completes at once (or fails: EAGAIN when the
+	// proxy's backlog is full), blocking stand-in or not.
+	return unix.Connect(sfd, &unix.SockaddrUnix{Name: w.pol.proxyUnix})
+}
+
+const proxyPeerPrefix = "diffgate-proxy:"
+
+// ProxyPeer names the process behind a connection the proxy accepted on
+// its unix socket from a stand-in (connectProxy): its pid and command
+// line, or 0 and "" when it is not one.
+func ProxyPeer(c net.Conn) (int, string) {
+	a, ok := c.RemoteAddr().(*net.UnixAddr)
+	if !ok {
+		return 0, ""
+	}
+	rest, ok := strings.CutPrefix(a.Name, "@"+proxyPeerPrefix)
+	if !ok {
+		return 0, ""
+	}
+	pid, err := strconv.Atoi(strings.SplitN(rest, ":", 2)[0])
+	if err != nil || pid <= 0 {
+		return 0, ""
+	}
+	return pid, cmdline(pid)
 }
