@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/netproxy"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
@@ -37,6 +38,8 @@ func (c *cli) runVerb(args []string) error {
 	staged := fs.Bool("stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
 	containMode := fs.String("contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
 	netOn := fs.Bool("net", false, "leave the network on for a contained script")
+	var netAllow listFlag
+	fs.Var(&netAllow, "net-allow", "let a contained script reach `HOST[:PORT]` (*.DOMAIN: its subdomains; !HOST denies) through the gate's recording proxy (repeatable)")
 	var envs, writable, denyRead listFlag
 	fs.Var(&envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
 	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
@@ -91,7 +94,10 @@ func (c *cli) runVerb(args []string) error {
 	if err := contain.CheckEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
-	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
+	if _, err := netproxy.ParseRules(netAllow); err != nil {
+		return usagef("run: %v", err)
+	}
+	pol := contain.Policy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead,
 		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != "",
 		NoMounts: os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""}
 	if *memory != "" {
@@ -150,7 +156,7 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))} {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
