@@ -186,6 +186,11 @@ type htmlView struct {
 	Watching    bool
 	Watch       string
 	Outside     []htmlOutside
+	// NetworkLine and Network are the requests through the gate's proxy
+	// (--net-allow); NetworkDropped counts those beyond the list's bound.
+	NetworkLine    string
+	Network        []htmlNetwork
+	NetworkDropped int
 	Unwatchable []Unwatchable
 	Violations  []htmlChange
 	Unreadable  []diff.Unknown
@@ -238,6 +243,12 @@ type htmlChange struct {
 type htmlBlocked struct {
 	Kind, Label, Target, Process, Op string
 	Count                            int
+}
+
+// htmlNetwork is one request through the proxy's row.
+type htmlNetwork struct {
+	Method, Target, Out, In, Process, Reason string
+	Allowed                                  bool
 }
 
 // htmlOutside is one change outside the workspace's row.
@@ -319,6 +330,12 @@ func (r *Report) htmlView() *htmlView {
 		o := &r.Outside[i]
 		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
 			Path: displayPath(o.Path), Detail: cleanText(o.Detail())})
+	}
+	v.NetworkLine, v.NetworkDropped = cleanText(r.NetworkSummary()), r.NetworkDropped
+	for i := range r.Network {
+		q := &r.Network[i]
+		v.Network = append(v.Network, htmlNetwork{Method: cleanText(q.Method), Target: displayPath(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
+			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
 	}
 	violations, allowed := r.splitChanges()
 	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()
