@@ -183,22 +183,22 @@ type htmlView struct {
 	// Watching is set when paths outside the workspace were watched: the
 	// changes there (Outside), the watch's summary and what it could not
 	// watch.
-	Watching    bool
-	Watch       string
-	Outside     []htmlOutside
+	Watching bool
+	Watch    string
+	Outside  []htmlOutside
 	// NetworkLine and Network are the requests through the gate's proxy
 	// (--net-allow); NetworkDropped counts those beyond the list's bound.
 	NetworkLine    string
 	Network        []htmlNetwork
 	NetworkDropped int
-	Unwatchable []Unwatchable
-	Violations  []htmlChange
-	Unreadable  []diff.Unknown
-	Allowed     []htmlChange
-	Stdout      string
-	Stderr      string
-	Schema      string
-	Review      *htmlReview
+	Unwatchable    []Unwatchable
+	Violations     []htmlChange
+	Unreadable     []diff.Unknown
+	Allowed        []htmlChange
+	Stdout         string
+	Stderr         string
+	Schema         string
+	Review         *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
 	// Diffs says how many content changes have a text diff and why the
