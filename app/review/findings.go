@@ -38,7 +38,9 @@ func isGroup(id string) bool { return id == groupBlocked || id == groupOutside |
 // isViolation reports whether a finding row stands for a violation: every
 // blocked action and outside change, no request (a refused one is listed
 // among the blocked actions).
-func isViolation(id string) bool { return isFinding(id) && id != groupNetwork && !strings.HasPrefix(id, groupNetwork+"\x00") }
+func isViolation(id string) bool {
+	return isFinding(id) && id != groupNetwork && !strings.HasPrefix(id, groupNetwork+"\x00")
+}
 
 func findingID(group string, k int) string { return group + "\x00" + strconv.Itoa(k) }
 
