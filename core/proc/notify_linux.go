@@ -114,6 +114,7 @@ type watcher struct {
 	names    map[int32]string
 	rec      *recorder
 	fakes    sync.Map // socket inode (uint64) -> family (int)
+	dgrams   sync.Map // socket inode (uint64) of a stand-in for a datagram socket -> true
 }
 
 type handler func(w *watcher, n *seccompNotif, op string)
@@ -470,6 +471,7 @@ type recorder struct {
 	dropped int
 	send    func(Blocked) // nil until the gate has the start message
 	pending []Blocked
+	held    map[uint64]heldAction
 }
 
 func newRecorder() *recorder { return &recorder{index: map[string]int{}} }
@@ -509,9 +511,53 @@ func (r *recorder) stream(send func(Blocked)) {
 	r.pending = nil
 }
 
-// result returns everything recorded and how many were dropped.
+// result returns everything recorded and how many were dropped, the
+// held actions no later call named included.
 func (r *recorder) result() ([]Blocked, int) {
+	r.mu.Lock()
+	held := r.held
+	r.held = nil
+	r.mu.Unlock()
+	for _, h := range held {
+		r.add(h.tid, h.kind, h.tgt, h.op)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Blocked(nil), r.list...), r.dropped
+}
+
+// heldAction is a blocked action recorded only if no later call names it
+// better (a stand-in's connect to port 53, until its query is sent).
+type heldAction struct {
+	tid           int
+	kind, tgt, op string
+}
+
+// hold keeps an action under key until release or the run's end (result
+// records it then).
+func (r *recorder) hold(key uint64, tid int, kind, tgt, op string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = map[uint64]heldAction{}
+	}
+	r.held[key] = heldAction{tid, kind, tgt, op}
+}
+
+// release forgets the action held under key and reports whether there
+// was one.
+func (r *recorder) release(key uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.held[key]
+	delete(r.held, key)
+	return ok
+}
+
+// holds reports whether an action is held under key.
+func (r *recorder) holds(key uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.held[key]
+	return ok
 }

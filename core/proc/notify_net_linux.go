@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,6 +67,11 @@ func (w *watcher) onSocket(n *seccompNotif, op string) {
 		return
 	}
 	w.fakes.Store(st.Ino, family)
+	if typ&0xf == unix.SOCK_DGRAM {
+		w.dgrams.Store(st.Ino, true)
+	} else {
+		w.dgrams.Delete(st.Ino)
+	}
 	add := seccompAddfd{ID: n.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(s)}
 	if typ&unix.SOCK_CLOEXEC != 0 {
 		add.NewfdFlags = unix.O_CLOEXEC
@@ -112,6 +118,9 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 			return
 		}
 	case "sendmmsg":
+		if fake && w.dnsQuery(n, sfd, op) {
+			return
+		}
 		named, e := w.mmsgNamed(tid, n)
 		if e != 0 {
 			w.refuse(n, e, kindNet, op)
@@ -212,6 +221,14 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		if msg.name == 0 {
 			// Unaddressed: a connected socket (or an error). Left to the
 			// kernel; see the README on what a racing thread can do here.
+			// A stand-in "connected" to port 53 sends its query: named.
+			if sfd, fake, err := w.socketOf(tid, arg32(a[0])); err == nil {
+				named := fake && w.dnsQuery(n, sfd, op)
+				unix.Close(sfd)
+				if named {
+					return
+				}
+			}
 			w.cont(n.ID)
 			return
 		}
@@ -249,6 +266,34 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		if op == "connect" && w.toProxy(addr) {
 			w.ret(n.ID, 0, w.connectProxy(tid, sfd))
 			return
+		}
+		if addrPort(addr) == 53 {
+			ino := inodeOf(sfd)
+			if _, dgram := w.dgrams.Load(ino); dgram && op == "connect" {
+				// A resolver's UDP socket: its connect "succeeds" so that
+				// the query it then sends with sendmsg or sendmmsg names
+				// what it looked up (BLOCKED dns NAME). A query sent with
+				// send() or write() is not seen (the filter leaves those
+				// calls to the kernel, which refuses them on the unconnected
+				// stand-in): it is recorded by the server it was for,
+				// BLOCKED dns ADDR:53.
+				w.rec.hold(ino, tid, kindDNS, formatAddr(addr), op)
+				w.ret(n.ID, 0, nil)
+				return
+			}
+			if op != "connect" {
+				var data []byte
+				if op == "sendto" {
+					data, _ = readData(tid, []remote{{a[1], min(uint64(a[2]), 512)}})
+				} else if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
+					iov[0].len = min(iov[0].len, 512)
+					data, _ = readData(tid, iov[:1])
+				}
+				if name := dnsName(data); name != "" {
+					w.deny(n, kindDNS, name, op, unix.EACCES)
+					return
+				}
+			}
 		}
 		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
@@ -494,4 +539,72 @@ func ProxyPeer(c net.Conn) (int, string) {
 		return 0, ""
 	}
 	return pid, cmdline(pid)
+}
+
+// dnsQuery names the query a stand-in held at its connect to port 53
+// sends with sendmsg or sendmmsg (the first message's first buffer), and
+// refuses it: BLOCKED dns NAME in place of the held connect. It reports
+// false, leaving the call alone, for any other stand-in.
+func (w *watcher) dnsQuery(n *seccompNotif, sfd int, op string) bool {
+	ino := inodeOf(sfd)
+	if !w.rec.holds(ino) {
+		return false
+	}
+	tid := int(n.PID)
+	b, e := readMem(tid, n.Data.Args[1], msghdrSize) // a struct mmsghdr starts with its msghdr
+	var data []byte
+	if e == 0 {
+		msg := parseMsghdr(b)
+		if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
+			iov[0].len = min(iov[0].len, 512)
+			data, _ = readData(tid, iov[:1])
+		}
+	}
+	name := dnsName(data)
+	if name == "" {
+		return false // recorded as the held connect at the end
+	}
+	w.rec.release(ino)
+	w.deny(n, kindDNS, name, op, unix.ECONNREFUSED)
+	return true
+}
+
+// dnsName is the name of the first question of a DNS query ("" when data
+// is not one).
+func dnsName(data []byte) string {
+	var p dnsmessage.Parser
+	h, err := p.Start(data)
+	if err != nil || h.Response {
+		return ""
+	}
+	q, err := p.Question()
+	if err != nil {
+		return ""
+	}
+	name := strings.TrimSuffix(q.Name.String(), ".")
+	if name == "" {
+		return "."
+	}
+	return strings.ToLower(name)
+}
+
+// addrPort is the port of an AF_INET or AF_INET6 address (0 otherwise).
+func addrPort(b []byte) uint16 {
+	if len(b) < 4 {
+		return 0
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET, unix.AF_INET6:
+		return binary.BigEndian.Uint16(b[2:4])
+	}
+	return 0
+}
+
+// inodeOf is the inode of descriptor fd (0 when it cannot be had).
+func inodeOf(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Ino
 }
