@@ -50,6 +50,9 @@ func netAllow(t *testing.T) {
 		io.WriteString(w, "package "+r.URL.Path+"\n")
 	}))
 	defer ok.Close()
+	okTLS := httptest.NewTLSServer(ok.Config.Handler)
+	defer okTLS.Close()
+	_, tlsPort, _ := net.SplitHostPort(okTLS.Listener.Addr().String())
 	no := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		noHits.Add(1)
 		io.WriteString(w, "secret\n")
@@ -66,6 +69,7 @@ func netAllow(t *testing.T) {
 	allowed := `set -e; mkdir -p got
 curl -sS -f -o got/curl.txt http://allowed.test:` + okPort + `/curl
 python3 -c 'import sys, urllib.request; open("got/py.txt", "wb").write(urllib.request.urlopen(sys.argv[1]).read())' http://allowed.test:` + okPort + `/py
+curl -sS -f -k -o got/tls.txt https://allowed.test:` + tlsPort + `/tls
 `
 	res, ws := gateRun(t, allowed, cfg())
 	rep := res.Report
@@ -75,13 +79,16 @@ python3 -c 'import sys, urllib.request; open("got/py.txt", "wb").write(urllib.re
 	if rep.Verdict != report.Pass {
 		t.Fatalf("allowed hosts only: %s %v\n%s\n%s%s", rep.Verdict, rep.Reasons, lines(rep), rep.Process.StderrHead, rep.Process.StderrTail)
 	}
-	for name, want := range map[string]string{"curl.txt": "package /curl\n", "py.txt": "package /py\n"} {
+	for name, want := range map[string]string{"curl.txt": "package /curl\n", "py.txt": "package /py\n", "tls.txt": "package /tls\n"} {
 		if b, _ := os.ReadFile(filepath.Join(ws, "got", name)); string(b) != want {
 			t.Errorf("%s: %q, want %q", name, b, want)
 		}
 	}
-	if len(rep.Network) != 2 {
+	if len(rep.Network) != 3 {
 		t.Fatalf("network: %+v", rep.Network)
+	}
+	if n := rep.Network[2]; n.Method != "CONNECT" || !n.Allowed || n.Port == 0 || n.BytesIn < 100 || n.BytesOut < 100 || !strings.Contains(n.Cmd, "curl") {
+		t.Errorf("the tunnel: %+v", n)
 	}
 	for i, cmd := range []string{"curl", "python3"} {
 		n := rep.Network[i]
@@ -89,7 +96,7 @@ python3 -c 'import sys, urllib.request; open("got/py.txt", "wb").write(urllib.re
 			t.Errorf("network[%d]: %+v", i, n)
 		}
 	}
-	if s := rep.NetworkSummary(); s != "network: 2 requests to allowed.test" {
+	if s := rep.NetworkSummary(); s != "network: 3 requests to allowed.test" {
 		t.Errorf("summary %q", s)
 	}
 
@@ -126,7 +133,7 @@ sys.exit(2)' http://refused.test:` + noPort + `/py
 	if n := noHits.Load(); n != 0 {
 		t.Errorf("the refused host's server was asked %d times", n)
 	}
-	if n := okHits.Load(); n != 2 {
+	if n := okHits.Load(); n != 3 {
 		t.Errorf("the allowed server was asked %d times", n)
 	}
 	_ = context.Background
