@@ -114,6 +114,8 @@ func Start(cfg Config) (*Proxy, error) {
 			return d.DialContext(ctx, "tcp", a.String())
 		},
 		MaxIdleConnsPerHost:   8,
+		ReadBufferSize:        64 << 10,
+		WriteBufferSize:       64 << 10,
 		IdleConnTimeout:       30 * time.Second,
 		ResponseHeaderTimeout: 5 * time.Minute,
 	}
@@ -296,7 +298,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, &countReader{r: resp.Body, n: &got})
+	buf := copyBufs.Get().(*[]byte)
+	_, _ = io.CopyBuffer(w, &countReader{r: resp.Body, n: &got}, *buf)
+	copyBufs.Put(buf)
 	p.finish(rec, func(rec *Request) {
 		rec.Allowed, rec.BytesOut, rec.BytesIn = true, sent.Load(), got.Load()
 	})
@@ -419,6 +423,8 @@ func removeHop(h http.Header) {
 		h.Del(k)
 	}
 }
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 type countReader struct {
 	r io.ReadCloser
