@@ -42,13 +42,24 @@ func netAllowContract(t *testing.T) {
 	}
 	ws, sh := fixture(t, `curl -sS -f -o /dev/null http://blocked.example/x; echo "curl: $?" >&2`)
 	rep := filepath.Join(t.TempDir(), "r.json")
-	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--net-allow", "registry.example", "--report", rep, "--", sh)
+	db := filepath.Join(t.TempDir(), "h.db")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--net-allow", "registry.example", "--report", rep, "--", sh)
 	if strings.Contains(errs, "blocked actions not observable") {
 		t.Skipf("blocked actions not observed here:\n%s", errs)
 	}
 	if code != 1 || out != "BLOCKED net blocked.example:80\n" || !strings.Contains(errs, "curl: 22") ||
 		!strings.Contains(errs, "\nnetwork: 1 request, 1 refused: blocked.example\n") {
 		t.Fatalf("exit %d stdout %q stderr:\n%s", code, out, errs)
+	}
+	// history show says it again, from the record.
+	if code, out, errs := cliRun(t, "history", "show", "last", "--violations", "--db", db); code != 1 || out != "BLOCKED net blocked.example:80\n" ||
+		!strings.Contains(errs, "\nnetwork: 1 request, 1 refused: blocked.example\n") {
+		t.Errorf("history show: exit %d stdout %q stderr:\n%s", code, out, errs)
+	}
+	// Staged, the same.
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--stage", "--net-allow", "registry.example", "--", sh); code != 1 ||
+		out != "BLOCKED net blocked.example:80\n" || !strings.Contains(errs, "\nnetwork: 1 request, 1 refused: blocked.example\n") {
+		t.Errorf("staged: exit %d stdout %q stderr:\n%s", code, out, errs)
 	}
 	data, _ := os.ReadFile(rep)
 	var raw struct {
