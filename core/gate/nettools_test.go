@@ -1,7 +1,9 @@
 package gate_test
 
 import (
+	"archive/tar"
 	"archive/zip"
+	"compress/gzip"
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
@@ -45,6 +47,51 @@ func TestNetAllowTools(t *testing.T) {
 func netAllowTools(t *testing.T) {
 	t.Run("pip", netPip)
 	t.Run("go", netGoModDownload)
+	t.Run("npm", netNpm)
+}
+
+// tgzOf builds a gzipped tar of files (name -> content), in name order.
+func tgzOf(t *testing.T, names []string, files map[string]string) []byte {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(tw, files[n])
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	return b.Bytes()
+}
+
+func netNpm(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm")
+	}
+	tgz := tgzOf(t, []string{"package/package.json", "package/index.js"}, map[string]string{
+		"package/package.json": `{"name": "tiny", "version": "1.0.0", "main": "index.js"}`,
+		"package/index.js":     "module.exports = 42;\n",
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/tiny/-/tiny-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(tgz) })
+	f := serveHosts(t, mux)
+	// The refused registry first (npm view fails), then the tarball.
+	script := `export npm_config_cache="$TMPDIR/npm" npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
+` + npm + ` view tiny --registry http://refused.test:` + f.noPort + `/ >/dev/null 2>&1 && exit 3
+echo '{"name": "ws", "version": "0.0.0"}' > package.json
+` + npm + ` install --no-package-lock http://npm.test:` + f.okPort + `/tiny/-/tiny-1.0.0.tgz || exit 1
+node -e 'if (require("tiny") !== 42) process.exit(2)'
+`
+	res, ws := gateRun(t, script, f.config("npm.test", "node_modules/", "package.json"))
+	f.check(t, res.Report, "npm.test")
+	if _, err := os.Stat(filepath.Join(ws, "node_modules", "tiny", "index.js")); err != nil {
+		t.Errorf("not installed: %v", err)
+	}
 }
 
 // zipOf builds a zip archive of files (name -> content), in name order.
