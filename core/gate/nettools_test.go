@@ -3,8 +3,8 @@ package gate_test
 import (
 	"archive/tar"
 	"archive/zip"
-	"compress/gzip"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
