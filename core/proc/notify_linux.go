@@ -537,6 +537,12 @@ type heldAction struct {
 // records it then).
 func (r *recorder) hold(key uint64, tid int, kind, tgt, op string) {
 	r.mu.Lock()
+	if len(r.held) >= maxBlocked {
+		// Bounded: past it, recorded at once.
+		r.mu.Unlock()
+		r.add(tid, kind, tgt, op)
+		return
+	}
 	defer r.mu.Unlock()
 	if r.held == nil {
 		r.held = map[uint64]heldAction{}
