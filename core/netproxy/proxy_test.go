@@ -54,7 +54,8 @@ func startProxy(t *testing.T, allow ...string) *Proxy {
 		t.Fatal(err)
 	}
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	p, err := Start(Config{Rules: rs, Hosts: map[string][]netip.Addr{"allowed.test": lo, "refused.test": lo, "wild.allowed.test": lo, "meta.test": {netip.MustParseAddr("169.254.169.254")}},
+	p, err := Start(Config{Rules: rs, Hosts: map[string][]netip.Addr{"allowed.test": lo, "refused.test": lo, "wild.allowed.test": lo, "meta.test": {netip.MustParseAddr("169.254.169.254")},
+		"mixed.test": {netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("10.1.2.3")}},
 		Unix: filepath.Join(t.TempDir(), "proxy.sock"),
 		Peer: func(c net.Conn) (int, string) { return 42, "test-peer" }})
 	if err != nil {
@@ -177,6 +178,8 @@ func TestProxyRefusesSpecial(t *testing.T) {
 		{p, "http://wild.allowed.test:" + port(t, s.no) + "/", "address not public (loopback)"},
 		{p, "http://meta.test/latest/meta-data/", "address not public (metadata)"},
 		{p, "http://169.254.169.254/latest/meta-data/", ReasonNotAllowed},
+		// One private answer among public ones: refused before any dial.
+		{p, "http://mixed.test/", "address not public (private)"},
 		{empty, "http://allowed.test:" + port(t, s.no) + "/", ReasonNotAllowed},
 	} {
 		for _, unix := range []bool{false, true} {
