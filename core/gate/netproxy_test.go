@@ -70,6 +70,13 @@ func netAllow(t *testing.T) {
 curl -sS -f -o got/curl.txt http://allowed.test:` + okPort + `/curl
 python3 -c 'import sys, urllib.request; open("got/py.txt", "wb").write(urllib.request.urlopen(sys.argv[1]).read())' http://allowed.test:` + okPort + `/py
 curl -sS -f -k -o got/tls.txt https://allowed.test:` + tlsPort + `/tls
+# urllib3's IPv6 probe: a loopback bind to port 0 is no network use.
+python3 -c 'import socket
+s = socket.socket(socket.AF_INET6)
+try:
+    s.bind(("::1", 0))
+except OSError:
+    pass'
 `
 	res, ws := gateRun(t, allowed, cfg())
 	rep := res.Report

@@ -111,6 +111,13 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 	case "bind":
 		if fake {
 			addr, _ := readMem(tid, n.Data.Args[1], max(0, min(int(arg32(n.Data.Args[2])), 128)))
+			if loopbackProbe(addr) {
+				// A probe (urllib3's "is there IPv6?": bind to [::1]:0
+				// and close): no port asked for, nothing reached, so no
+				// network use. Refused, not recorded.
+				w.fail(n.ID, unix.EADDRNOTAVAIL)
+				return
+			}
 			if w.valid(n.ID) {
 				w.rec.add(tid, kindNet, formatAddr(addr), op)
 			}
@@ -607,4 +614,10 @@ func inodeOf(fd int) uint64 {
 		return 0
 	}
 	return st.Ino
+}
+
+// loopbackProbe reports whether addr is a loopback address with port 0.
+func loopbackProbe(addr []byte) bool {
+	a, err := netip.ParseAddrPort(formatAddr(addr))
+	return err == nil && a.Port() == 0 && a.Addr().IsLoopback()
 }
