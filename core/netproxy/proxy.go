@@ -241,7 +241,11 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 			return netip.AddrPortFrom(a.Unmap(), uint16(port)), why
 		}
 	}
-	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(port)), ""
+	dial := netip.AddrPortFrom(addrs[0].Unmap(), uint16(port))
+	if own := p.Addr(); dial.Port() == own.Port() && (dial.Addr() == own.Addr() || dial.Addr().IsUnspecified() || dial.Addr().IsLoopback()) {
+		return dial, ReasonSelf // a request to the proxy itself would go round for ever
+	}
+	return dial, ""
 }
 
 // ServeHTTP serves one proxy request.

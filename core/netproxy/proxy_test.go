@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,6 +196,16 @@ func TestProxyRefusesSpecial(t *testing.T) {
 	}
 	if n := s.noHits.Load(); n != 0 {
 		t.Errorf("the refused server was asked %d times", n)
+	}
+	// The proxy itself, even allowed by its address, is never dialled.
+	self := startProxy(t, "127.0.0.1")
+	resp, err := client(self, false).Get("http://127.0.0.1:" + strconv.Itoa(int(self.Addr().Port())) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 || resp.Header.Get(ReasonHeader) != ReasonSelf {
+		t.Errorf("the proxy itself: %d %q", resp.StatusCode, resp.Header.Get(ReasonHeader))
 	}
 }
 

@@ -148,6 +148,7 @@ const (
 	ReasonSpecial    = "address not public"
 	ReasonResolve    = "name not resolved"
 	ReasonBadRequest = "bad request"
+	ReasonSelf       = "the proxy itself"
 )
 
 // Host decides on a host name (or address literal) and port before any
