@@ -123,6 +123,17 @@ func TestArchWatchOnlyLooks(t *testing.T) {
 	}
 }
 
+// TestArchNetproxyStandsAlone: core/netproxy (the proxy of --net-allow)
+// knows nothing of processes, the gate, the history or the UI: the gate
+// starts it and hands it a way to name a connection's process.
+func TestArchNetproxyStandsAlone(t *testing.T) {
+	p := mod + "core/netproxy"
+	g := goList(t, nil, p)
+	if c := g.chain(p, []string{mod + "core/", mod + "app/", "os/exec", "fyne.io/", "modernc.org/sqlite/"}); c != nil {
+		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+	}
+}
+
 func TestArchCLIBuildsWithoutCgo(t *testing.T) {
 	cli := mod + "cmd/diffgate"
 	// With cgo off every package of the CLI must still be there (go list

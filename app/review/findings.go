@@ -19,25 +19,35 @@ import (
 // findings in groups of their own, first: the actions containment blocked
 // (report.Blocked, violet) and the changes found outside the workspace in
 // the watched paths (report.Outside, orange). Each is a violation no
-// allowlist allows. Their rows' ids start with a NUL byte, which no path
+// allowlist allows. A third group lists the requests through the gate's
+// proxy (report.Network, --net-allow): an allowed one is no violation, a
+// refused one is among the blocked actions too. Their rows' ids start with a NUL byte, which no path
 // holds: "\x00blocked" is the group, "\x00blocked\x003" its fourth action.
 const (
 	groupBlocked = "\x00blocked"
 	groupOutside = "\x00outside"
+	groupNetwork = "\x00network"
 )
 
 // isFinding reports whether row id is a finding's group or one of its items.
 func isFinding(id string) bool { return strings.HasPrefix(id, "\x00") }
 
 // isGroup reports whether row id is a findings group.
-func isGroup(id string) bool { return id == groupBlocked || id == groupOutside }
+func isGroup(id string) bool { return id == groupBlocked || id == groupOutside || id == groupNetwork }
+
+// isViolation reports whether a finding row stands for a violation: every
+// blocked action and outside change, no request (a refused one is listed
+// among the blocked actions).
+func isViolation(id string) bool {
+	return isFinding(id) && id != groupNetwork && !strings.HasPrefix(id, groupNetwork+"\x00")
+}
 
 func findingID(group string, k int) string { return group + "\x00" + strconv.Itoa(k) }
 
 // parseFinding splits an item's id into its group and index (ok false for
 // anything else).
 func parseFinding(id string) (group string, k int, ok bool) {
-	for _, g := range []string{groupBlocked, groupOutside} {
+	for _, g := range []string{groupBlocked, groupOutside, groupNetwork} {
 		if rest, found := strings.CutPrefix(id, g+"\x00"); found {
 			k, err := strconv.Atoi(rest)
 			return g, k, err == nil
@@ -49,6 +59,7 @@ func parseFinding(id string) (group string, k int, ok bool) {
 // findings are the finding rows the filter lets through.
 type findings struct {
 	blocked, outside []int // indices into Report.Blocked / Report.Outside
+	network          []int // indices into Report.Network
 	// hiddenBlocked and hiddenOutside count those the filter hides.
 	hiddenBlocked, hiddenOutside int
 }
@@ -78,6 +89,12 @@ func (m *model) applyFindings(f *Filter) {
 			m.fd.hiddenBlocked++
 		}
 	}
+	for k := range m.r.Network {
+		q := &m.r.Network[k]
+		if has(q.Host, q.Cmd, q.Method, q.Reason) {
+			m.fd.network = append(m.fd.network, k)
+		}
+	}
 	for k := range m.r.Outside {
 		o := &m.r.Outside[k]
 		if f.Outside && f.Violations && f.kindOn(o.Kind) && has(o.Path) {
@@ -96,7 +113,7 @@ func (m *model) findingRows(tree bool, open func(id string) bool) []row {
 	for _, g := range []struct {
 		id    string
 		items []int
-	}{{groupBlocked, m.fd.blocked}, {groupOutside, m.fd.outside}} {
+	}{{groupBlocked, m.fd.blocked}, {groupOutside, m.fd.outside}, {groupNetwork, m.fd.network}} {
 		if len(g.items) == 0 {
 			continue
 		}
@@ -113,24 +130,55 @@ func (m *model) findingRows(tree bool, open func(id string) bool) []row {
 
 // groupTitle and groupColor are how a group's row reads and is drawn.
 func groupTitle(id string) string {
-	if id == groupBlocked {
+	switch id {
+	case groupBlocked:
 		return "Blocked actions"
+	case groupNetwork:
+		return "Network"
 	}
 	return "Outside the workspace"
 }
 
 func groupColor(id string) fyne.ThemeColorName {
-	if id == groupBlocked {
+	switch id {
+	case groupBlocked:
 		return style.Blocked
+	case groupNetwork:
+		return theme.ColorNamePrimary
 	}
 	return style.Outside
 }
 
 func groupIcon(id string) fyne.Resource {
-	if id == groupBlocked {
+	switch id {
+	case groupBlocked:
 		return theme.CancelIcon()
+	case groupNetwork:
+		return theme.ComputerIcon()
 	}
 	return theme.WarningIcon()
+}
+
+// outOfRange reports whether item k of group g is past the report's list
+// (a row of a report shown before, until the rows are rebuilt).
+func outOfRange(r *report.Report, g string, k int) bool {
+	switch g {
+	case groupBlocked:
+		return k >= len(r.Blocked)
+	case groupOutside:
+		return k >= len(r.Outside)
+	case groupNetwork:
+		return k >= len(r.Network)
+	}
+	return true
+}
+
+// networkBadge is "CONNECT · 1.2 MB in" or "refused: host not allowed".
+func networkBadge(q *report.NetRequest) string {
+	if !q.Allowed {
+		return "refused: " + report.Printable(q.Reason)
+	}
+	return report.Printable(q.Method) + " · " + report.Size(q.BytesIn) + " in · " + report.Size(q.BytesOut) + " out"
 }
 
 // setFinding shows a findings group or one of its items.
@@ -155,8 +203,11 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		r.icon.SetResource(style.Colored(groupIcon(g), c))
 		r.seg.Text = groupTitle(g)
 		n, what := len(v.m.fd.blocked), "action"
-		if g == groupOutside {
+		switch g {
+		case groupOutside:
 			n, what = len(v.m.fd.outside), "change"
+		case groupNetwork:
+			n, what = len(v.m.fd.network), "request"
 		}
 		r.badge.Text = countOf(n, what) // short: the title must show
 		r.badge.TextStyle.Bold = true
@@ -164,13 +215,17 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		r.arrow.Hidden = true
 		r.icon.SetResource(style.Colored(groupIcon(g), c))
 		switch {
-		case v.r == nil || g == groupBlocked && k >= len(v.r.Blocked) || g == groupOutside && k >= len(v.r.Outside):
+		case v.r == nil || outOfRange(v.r, g, k):
 			// a row of the report shown before, until the rows are rebuilt
 			r.seg.Text, r.badge.Text = "", ""
 		case g == groupBlocked:
 			b := &v.r.Blocked[k]
 			r.seg.Text = report.Printable(b.Kind) + " " + report.QuotePath(b.Target)
 			r.badge.Text = blockedBadge(b)
+		case g == groupNetwork:
+			q := &v.r.Network[k]
+			r.seg.Text = report.Printable(q.Target())
+			r.badge.Text = networkBadge(q)
 		default:
 			o := &v.r.Outside[k]
 			r.seg.Text = string(o.Kind) + " " + report.QuotePath(o.Path)
@@ -207,7 +262,7 @@ func (d *detail) showFinding(id string) {
 	if !item {
 		g = id
 	}
-	if r == nil || item && (g == groupBlocked && k >= len(r.Blocked) || g == groupOutside && k >= len(r.Outside)) {
+	if r == nil || item && outOfRange(r, g, k) {
 		d.clear()
 		return
 	}
@@ -232,6 +287,27 @@ func (d *detail) showFinding(id string) {
 		title(groupTitle(g), false)
 		status(seg(countOf(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
 			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
+	case !item && g == groupNetwork:
+		title(groupTitle(g), false)
+		status(seg(report.Printable(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
+	case g == groupNetwork:
+		q := &r.Network[k]
+		title(report.Printable(q.Target()), true)
+		if q.Allowed {
+			status(seg("ALLOWED "+report.Printable(q.Method), c, fyne.TextStyle{Bold: true}))
+		} else {
+			status(seg("REFUSED "+report.Printable(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
+				seg("   "+report.Printable(q.Reason), "", fyne.TextStyle{}))
+		}
+		d.meta.Objects = factRows([][2]string{
+			{"Host", report.Printable(q.Target())},
+			{"Address", report.Printable(q.Addr)},
+			{"Method", report.Printable(q.Method)},
+			{"Bytes out", report.Size(q.BytesOut)},
+			{"Bytes in", report.Size(q.BytesIn)},
+			{"Process", processText(&report.Blocked{PID: q.PID, Cmd: q.Cmd})},
+			{"Reason", report.Printable(q.Reason)},
+		})
 	case !item:
 		title(groupTitle(g), false)
 		status(seg(countOf(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+

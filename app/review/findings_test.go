@@ -162,3 +162,40 @@ func TestFindingsWithoutChanges(t *testing.T) {
 		t.Errorf("n selects %q", v.selID)
 	}
 }
+
+// TestNetworkGroup: the requests through the gate's proxy are a Network
+// group after Blocked and Outside; an allowed one is no stop of n and p
+// (a refused one is a blocked action too), and a selected one shows host,
+// address, method, bytes and process.
+func TestNetworkGroup(t *testing.T) {
+	r := guardedReport()
+	r.Network = []report.NetRequest{
+		{Host: "registry.npmjs.org", Port: 443, Method: "CONNECT", BytesOut: 700, BytesIn: 51200, Allowed: true, PID: 4216, Cmd: "node npm install", Addr: "104.16.1.35"},
+		{Host: "evil.example", Port: 80, Method: "GET", Reason: "host not allowed", PID: 4217, Cmd: "curl"},
+	}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	ids := rowIDs(v)
+	want := []string{groupBlocked, findingID(groupBlocked, 0), findingID(groupBlocked, 1), groupOutside, findingID(groupOutside, 0),
+		groupNetwork, findingID(groupNetwork, 0), findingID(groupNetwork, 1)}
+	if len(ids) < len(want) || !slices.Equal(ids[:len(want)], want) {
+		t.Fatalf("rows %q, want %q first", ids, want)
+	}
+	oneText(t, v.list, "Network")
+	oneText(t, v.list, "2 requests")
+	oneText(t, v.list, "registry.npmjs.org:443")
+	oneText(t, v.list, "refused: host not allowed")
+	for k := range v.rows {
+		if v.isStop(k) && strings.HasPrefix(v.rows[k].id, groupNetwork) {
+			t.Errorf("n stops at the request %q", v.rows[k].id)
+		}
+	}
+	v.goRow(v.rowOf(findingID(groupNetwork, 0)))
+	detail := allText(v.detail.root)
+	for _, s := range []string{"ALLOWED CONNECT", "Host | registry.npmjs.org:443", "Address | 104.16.1.35", "Bytes in | 50.0 KiB",
+		"Process | pid 4216  node npm install"} {
+		if !strings.Contains(detail, s) {
+			t.Errorf("request detail lacks %q: %s", s, detail)
+		}
+	}
+}

@@ -551,8 +551,8 @@ func (v *View) selectedRow() int {
 // folder that holds one (it stands for what it holds).
 func (v *View) isStop(k int) bool {
 	id := v.rows[k].id
-	if isFinding(id) { // each finding is a violation
-		return !isGroup(id) || v.tree && !v.branchOpen(id)
+	if isFinding(id) { // each finding is a violation, but a request
+		return isViolation(id) && (!isGroup(id) || v.tree && !v.branchOpen(id))
 	}
 	if v.tree {
 		if n := v.m.nodes[id]; n != nil && n.folder() && !v.isOpen(id, n) {

@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/netproxy"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
@@ -39,6 +40,8 @@ func (c *cli) runVerb(args []string) error {
 	stageMech := fs.String("stage-mechanism", "", "stage by `MECH`: auto (the default: an overlay where the kernel allows one, else a copy), overlay or copy; implies --stage")
 	containMode := fs.String("contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
 	netOn := fs.Bool("net", false, "leave the network on for a contained script")
+	var netAllow listFlag
+	fs.Var(&netAllow, "net-allow", "let a contained script reach `HOST[:PORT]` (*.DOMAIN: its subdomains; !HOST denies) through the gate's recording proxy (repeatable)")
 	var envs, writable, denyRead listFlag
 	fs.Var(&envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
 	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
@@ -106,7 +109,10 @@ func (c *cli) runVerb(args []string) error {
 	if err := contain.CheckEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
-	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead}
+	if _, err := netproxy.ParseRules(netAllow); err != nil {
+		return usagef("run: %v", err)
+	}
+	pol := contain.Policy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead}
 	containTestHooks(&pol)
 	if *memory != "" {
 		n, ok := report.ParseSize(*memory)
@@ -164,7 +170,7 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch)} {
+	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))} {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}

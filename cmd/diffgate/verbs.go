@@ -34,7 +34,7 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{name: "run", run: (*cli).runVerb,
-			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--contain auto|on|off] [--net] [--env NAME[=VALUE]]... [--writable DIR]... [--deny-read PATH]... [--memory SIZE] [--watch PATH]... [--no-watch] [--stage] [--stage-mechanism auto|overlay|copy] -- SCRIPT [ARG...]",
+			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--contain auto|on|off] [--net] [--net-allow HOST[:PORT]]... [--env NAME[=VALUE]]... [--writable DIR]... [--deny-read PATH]... [--memory SIZE] [--watch PATH]... [--no-watch] [--stage] [--stage-mechanism auto|overlay|copy] -- SCRIPT [ARG...]",
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict",
 			notes:    secretStoresNote},
 		{name: "apply", run: (*cli).applyVerb,

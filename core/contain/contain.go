@@ -38,6 +38,10 @@ type Policy struct {
 	Mode Mode
 	// Net leaves the network on.
 	Net bool
+	// NetAllow opens the network to these hosts only (--net-allow
+	// HOST[:PORT], *.DOMAIN, !HOST denies), through the gate's proxy;
+	// Net beats it.
+	NetAllow []string
 	// Env names variables to pass on (NAME) or to set (NAME=VALUE).
 	Env []string
 	// Writable are extra directories the script may write to.

@@ -4,6 +4,7 @@
 package gate
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -107,6 +108,11 @@ type Config struct {
 	// files, ~/.ssh/authorized_keys, the crontab, autostart entries,
 	// systemd user units, ...) out; Watch still applies.
 	NoDefaultWatch bool
+	// NetHosts maps host names to addresses in place of the resolver for
+	// the proxy of --net-allow (a test hook: local servers under made-up
+	// names; only a name mapped here may reach a loopback address, and
+	// only when an exact entry allows it).
+	NetHosts map[string][]netip.Addr
 	// WatchEnv is what the default set depends on (home, user name, ...);
 	// nil means watch.CurrentEnv().
 	WatchEnv *watch.Env

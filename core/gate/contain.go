@@ -258,6 +258,17 @@ func containmentReport(pol contain.Policy, e *proc.Enforced, dropped int, droppe
 		layer("metadata", true, e.Mounts, "read-only mounts: no change of mode, owner, times or xattrs outside the writable directories"+recorded),
 		layer("workspace", true, e.Mounts, "read-only mounts: hooks, config, config.worktree and commondir of every git directory (.git, submodules, worktrees) and hard links to files outside; git directories cannot be moved away; one made past the supervisor is removed after the run"+recorded),
 	}
+	if !pol.Net && len(pol.NetAllow) > 0 {
+		for i := range c.Layers {
+			if l := &c.Layers[i]; l.Name == "network" && l.Enforced {
+				hosts := "only through the gate's proxy, to " + strings.Join(pol.NetAllow, ", ")
+				if !e.StandIns {
+					hosts = "the proxy for " + strings.Join(pol.NetAllow, ", ") + " cannot be reached (no stand-in sockets)"
+				}
+				l.How += "; " + hosts
+			}
+		}
+	}
 	c.Contained = len(c.Missing()) == 0
 	return c
 }

@@ -234,17 +234,24 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	stopProxy, err := g.startProxy(&spec)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
 	watched := g.watchBefore(&spec)
 	g.phase(Execute, snapshot.Progress{})
 	pr, err := proc.Run(ctx, spec)
 	cleanup()
 	if err != nil {
+		stopProxy()
 		return nil, setupf("%v", err)
 	}
 	// The script's whole tree is gone (proc.Run returns only then).
 	g.watchAfter(watched)
 	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped, pr.BlockedDroppedKinds)
 	g.res.Report.Blocked = blockedReport(pr.Blocked)
+	stopProxy()
 	if pr.Diagnostics != "" {
 		// The supervisor's own output: not the script's, never in the report.
 		log.Warn().Str("output", pr.Diagnostics).Msg("supervisor diagnostics")

@@ -330,11 +330,15 @@ const (
 	// the workspace, encoded field by field (raw bytes: a path that is not
 	// valid UTF-8 stays as it was).
 	extraV4 = 4
+	// extraV5 has version 4's fields, then the requests through the
+	// gate's proxy (report.Network) and how many were left out.
+	extraV5 = 5
 )
 
 func encodeExtra(r *report.Report) []byte {
 	p := &r.Process
-	guarded := len(r.Blocked) > 0 || r.Watch != nil || len(r.Outside) > 0
+	network := len(r.Network) > 0 || r.NetworkDropped > 0
+	guarded := len(r.Blocked) > 0 || r.Watch != nil || len(r.Outside) > 0 || network
 	if r.Script.Command == "" && !r.Script.Inline && p.Supervisor == "" && len(r.Unreadable) == 0 && r.Stage == nil && r.Containment == nil && !guarded {
 		return nil
 	}
@@ -352,9 +356,12 @@ func encodeExtra(r *report.Report) []byte {
 		// containment object (JSON). Version 4: the same with the
 		// containment object behind a flag, then the blocked actions, the
 		// watch and the outside changes.
-		if guarded {
+		switch {
+		case network:
+			e.uint(extraV5)
+		case guarded:
 			e.uint(extraV4)
-		} else {
+		default:
 			e.uint(extraV3)
 		}
 		e.bool(r.Stage != nil)
@@ -387,7 +394,47 @@ func encodeExtra(r *report.Report) []byte {
 	if guarded {
 		encodeGuarded(&e, r)
 	}
+	if network {
+		encodeNetwork(&e, r)
+	}
 	return e.b
+}
+
+// encodeNetwork appends the requests through the proxy.
+func encodeNetwork(e *enc, r *report.Report) {
+	e.uint(uint64(len(r.Network)))
+	for _, n := range r.Network {
+		e.str(n.Host)
+		e.int(int64(n.Port))
+		e.str(n.Method)
+		e.int(n.BytesOut)
+		e.int(n.BytesIn)
+		e.bool(n.Allowed)
+		e.str(n.Reason)
+		e.int(int64(n.PID))
+		e.str(n.Cmd)
+		e.str(n.Addr)
+	}
+	e.int(int64(r.NetworkDropped))
+}
+
+// decodeNetwork reads what encodeNetwork wrote.
+func decodeNetwork(d *dec, r *report.Report) {
+	if n := d.count(10); n > 0 {
+		r.Network = make([]report.NetRequest, n)
+		for i := range r.Network {
+			q := &r.Network[i]
+			q.Host = d.str()
+			q.Port = int(d.int())
+			q.Method = d.str()
+			q.BytesOut, q.BytesIn = d.int(), d.int()
+			q.Allowed = d.uint() == 1
+			q.Reason = d.str()
+			q.PID = int(d.int())
+			q.Cmd, q.Addr = d.str(), d.str()
+		}
+	}
+	r.NetworkDropped = int(d.int())
 }
 
 // encodeGuarded appends the blocked actions, the watch (a flag first) and
@@ -500,7 +547,7 @@ func decodeExtra(b []byte, r *report.Report) error {
 	case d.err != nil, v == extraV1:
 	case v == extraV2:
 		r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
-	case v == extraV3 || v == extraV4:
+	case v == extraV3 || v == extraV4 || v == extraV5:
 		if d.uint() == 1 {
 			r.Stage = &report.Stage{ID: d.str(), Mechanism: d.str(), State: report.StagePending}
 		}
@@ -517,15 +564,18 @@ func decodeExtra(b []byte, r *report.Report) error {
 			u.Path, u.When, u.Reason = d.str(), d.str(), d.str()
 		}
 	}
-	if (v == extraV3 || v == extraV4 && d.uint() == 1) && d.err == nil {
+	if (v == extraV3 || v >= extraV4 && d.uint() == 1) && d.err == nil {
 		var c report.Containment
 		if err := json.Unmarshal([]byte(d.str()), &c); err != nil && d.err == nil {
 			d.err = errCorruptBlob
 		}
 		r.Containment = &c
 	}
-	if v == extraV4 && d.err == nil {
+	if v >= extraV4 && d.err == nil {
 		decodeGuarded(&d, r)
+	}
+	if v == extraV5 && d.err == nil {
+		decodeNetwork(&d, r)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorruptBlob

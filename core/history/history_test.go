@@ -1710,3 +1710,43 @@ func TestListContainment(t *testing.T) {
 		t.Fatalf("List: %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestRoundTripNetwork: the requests through the gate's proxy are recorded
+// with the run (runs.extra version 5) and covered by the hash chain; a
+// run with blocked actions but no request keeps version 4.
+func TestRoundTripNetwork(t *testing.T) {
+	db, _ := tempDB(t)
+	want := sampleReport("/ws", 2)
+	want.Containment = &report.Containment{Mode: "auto", LandlockABI: 7, Observed: true, Layers: []report.Layer{}}
+	want.Network = []report.NetRequest{
+		{Host: "registry.npmjs.org", Port: 443, Method: "CONNECT", BytesOut: 900, BytesIn: 120000, Allowed: true, PID: 7, Cmd: "npm install", Addr: "104.16.0.1"},
+		{Host: "evil.example", Port: 80, Method: "GET", Reason: "host not allowed", PID: 8, Cmd: "curl"},
+	}
+	want.NetworkDropped = 3
+	want.Blocked = []report.Blocked{{Kind: "net", Target: "evil.example:80", PID: 8, Cmd: "curl", Op: "proxy GET", Count: 1}}
+	want.Evaluate()
+	if b := encodeExtra(want); len(b) == 0 || b[0] != extraV5 {
+		t.Fatalf("encoded as %v", b)
+	}
+	id, got := recordGet(t, db, want)
+	g := got.Report
+	if !reflect.DeepEqual(g.Network, want.Network) || g.NetworkDropped != 3 || !reflect.DeepEqual(g.Blocked, want.Blocked) {
+		t.Fatalf("after the round trip: %+v (+%d) %+v", g.Network, g.NetworkDropped, g.Blocked)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad != nil {
+		t.Fatalf("Verify: %v %v", bad, err)
+	}
+	edited := *want
+	edited.Network = want.Network[:1] // the refused request dropped behind diffgate's back
+	if _, err := db.sql.Exec("UPDATE runs SET extra = ? WHERE id = ?", encodeExtra(&edited), id); err != nil {
+		t.Fatal(err)
+	}
+	if bad, err := db.Verify(ctx); err != nil || bad == nil || bad.RunID != id {
+		t.Fatalf("a request deleted from the record is not caught: %+v %v", bad, err)
+	}
+	plain := *want
+	plain.Network, plain.NetworkDropped = nil, 0
+	if b := encodeExtra(&plain); len(b) == 0 || b[0] != extraV4 {
+		t.Errorf("a run without requests is encoded as version %v", b)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	kindRename   = "rename"
 	kindMetadata = "metadata"
 	kindNet      = "net"
+	kindDNS      = "dns" // a name lookup sent to port 53 (notify_net_linux.go)
 	kindLink     = "link"
 	kindABI      = "syscall-abi" // a system call of a foreign ABI (seccomp_linux.go)
 )

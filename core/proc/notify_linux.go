@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,6 +88,10 @@ type watchPolicy struct {
 	inodes map[devIno]bool
 	// noNet: the network is off (AF_INET/AF_INET6 get stand-ins).
 	noNet bool
+	// proxy, with the network off, is the gate's proxy as the script
+	// names it; a stand-in's connect to it is connected to proxyUnix.
+	proxy     netip.AddrPort
+	proxyUnix string
 	// What the kernel enforces (see watcher.outside): Landlock's write
 	// rules, its read rules with every secret store hidden, the
 	// read-only mounts.
@@ -105,6 +110,7 @@ type watcher struct {
 	names    map[int32]string
 	rec      *recorder
 	fakes    sync.Map // socket inode (uint64) -> family (int)
+	dgrams   sync.Map // socket inode (uint64) of a stand-in for a datagram socket -> true
 }
 
 type handler func(w *watcher, n *seccompNotif, op string)
@@ -460,6 +466,7 @@ type recorder struct {
 	set     *blockedSet
 	send    func(Blocked) // nil until the gate has the start message
 	pending []Blocked
+	held    map[uint64]heldAction
 }
 
 func newRecorder() *recorder { return &recorder{set: newBlockedSet()} }
@@ -494,9 +501,59 @@ func (r *recorder) stream(send func(Blocked)) {
 	r.pending = nil
 }
 
-// result returns what was kept, ranked, and how many were dropped, by kind.
+// result returns what was kept, ranked, and how many were dropped, by kind,
+// the held actions no later call named included.
 func (r *recorder) result() ([]Blocked, map[string]int) {
+	r.mu.Lock()
+	held := r.held
+	r.held = nil
+	r.mu.Unlock()
+	for _, h := range held {
+		r.add(h.tid, h.kind, h.tgt, h.op)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.set.list()
+}
+
+// heldAction is a blocked action recorded only if no later call names it
+// better (a stand-in's connect to port 53, until its query is sent).
+type heldAction struct {
+	tid           int
+	kind, tgt, op string
+}
+
+// hold keeps an action under key until release or the run's end (result
+// records it then).
+func (r *recorder) hold(key uint64, tid int, kind, tgt, op string) {
+	r.mu.Lock()
+	if len(r.held) >= maxBlockedPerKind {
+		// Bounded: past it, recorded at once.
+		r.mu.Unlock()
+		r.add(tid, kind, tgt, op)
+		return
+	}
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = map[uint64]heldAction{}
+	}
+	r.held[key] = heldAction{tid, kind, tgt, op}
+}
+
+// release forgets the action held under key and reports whether there
+// was one.
+func (r *recorder) release(key uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.held[key]
+	delete(r.held, key)
+	return ok
+}
+
+// holds reports whether an action is held under key.
+func (r *recorder) holds(key uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.held[key]
+	return ok
 }

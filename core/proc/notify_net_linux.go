@@ -3,11 +3,14 @@ package proc
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
+	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,6 +67,11 @@ func (w *watcher) onSocket(n *seccompNotif, op string) {
 		return
 	}
 	w.fakes.Store(st.Ino, family)
+	if typ&0xf == unix.SOCK_DGRAM {
+		w.dgrams.Store(st.Ino, true)
+	} else {
+		w.dgrams.Delete(st.Ino)
+	}
 	add := seccompAddfd{ID: n.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(s)}
 	if typ&unix.SOCK_CLOEXEC != 0 {
 		add.NewfdFlags = unix.O_CLOEXEC
@@ -103,6 +111,13 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 	case "bind":
 		if fake {
 			addr, _ := readMem(tid, n.Data.Args[1], max(0, min(int(arg32(n.Data.Args[2])), 128)))
+			if loopbackProbe(addr) {
+				// A probe (urllib3's "is there IPv6?": bind to [::1]:0
+				// and close): no port asked for, nothing reached, so no
+				// network use. Refused, not recorded.
+				w.fail(n.ID, unix.EADDRNOTAVAIL)
+				return
+			}
 			if w.valid(n.ID) {
 				w.rec.add(tid, kindNet, formatAddr(addr), op)
 			}
@@ -110,6 +125,9 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 			return
 		}
 	case "sendmmsg":
+		if fake && w.dnsQuery(n, sfd, op) {
+			return
+		}
 		named, e := w.mmsgNamed(tid, n)
 		if e != 0 {
 			w.refuse(n, e, kindNet, op)
@@ -210,6 +228,14 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		if msg.name == 0 {
 			// Unaddressed: a connected socket (or an error). Left to the
 			// kernel; see the README on what a racing thread can do here.
+			// A stand-in "connected" to port 53 sends its query: named.
+			if sfd, fake, err := w.socketOf(tid, arg32(a[0])); err == nil {
+				named := fake && w.dnsQuery(n, sfd, op)
+				unix.Close(sfd)
+				if named {
+					return
+				}
+			}
 			w.cont(n.ID)
 			return
 		}
@@ -244,6 +270,38 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
+		if op == "connect" && w.toProxy(addr) {
+			w.ret(n.ID, 0, w.connectProxy(tid, sfd))
+			return
+		}
+		if addrPort(addr) == 53 {
+			ino := inodeOf(sfd)
+			if _, dgram := w.dgrams.Load(ino); dgram && op == "connect" {
+				// A resolver's UDP socket: its connect "succeeds" so that
+				// the query it then sends with sendmsg or sendmmsg names
+				// what it looked up (BLOCKED dns NAME). A query sent with
+				// send() or write() is not seen (the filter leaves those
+				// calls to the kernel, which refuses them on the unconnected
+				// stand-in): it is recorded by the server it was for,
+				// BLOCKED dns ADDR:53.
+				w.rec.hold(ino, tid, kindDNS, formatAddr(addr), op)
+				w.ret(n.ID, 0, nil)
+				return
+			}
+			if op != "connect" {
+				var data []byte
+				if op == "sendto" {
+					data, _ = readData(tid, []remote{{a[1], min(uint64(a[2]), 512)}})
+				} else if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
+					iov[0].len = min(iov[0].len, 512)
+					data, _ = readData(tid, iov[:1])
+				}
+				if name := dnsName(data); name != "" {
+					w.deny(n, kindDNS, name, op, unix.EACCES)
+					return
+				}
+			}
+		}
 		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
 	}
@@ -439,4 +497,127 @@ func familyName(f int) string {
 		return "AF_UNIX"
 	}
 	return "family " + strconv.Itoa(f)
+}
+
+// toProxy reports whether a stand-in's connect names the gate's proxy
+// (Containment.Proxy): the only address the script may reach when the
+// network is open by host.
+func (w *watcher) toProxy(addr []byte) bool {
+	if !w.pol.proxy.IsValid() || w.pol.proxyUnix == "" {
+		return false
+	}
+	a, err := netip.ParseAddrPort(formatAddr(addr))
+	return err == nil && a.Addr().Unmap() == w.pol.proxy.Addr() && a.Port() == w.pol.proxy.Port()
+}
+
+// proxySeq numbers the connections made to the proxy.
+var proxySeq atomic.Uint64
+
+// connectProxy connects a stand-in (the script's own socket, as the
+// supervisor holds it) to the proxy's unix socket. It first binds the
+// stand-in to an abstract name that carries the process's pid
+// (ProxyPeer), so that the proxy knows who made each request; the script
+// cannot make such a connection itself (the proxy's socket is outside
+// its writable directories, and its stand-ins may not bind).
+func (w *watcher) connectProxy(tid int, sfd int) error {
+	name := proxyPeerPrefix + strconv.Itoa(tgid(tid)) + ":" + strconv.FormatUint(proxySeq.Add(1), 10)
+	_ = unix.Bind(sfd, &unix.SockaddrUnix{Name: "@" + name}) // unnamed (pid unknown) if it fails
+	// A unix connect completes at once (or fails: EAGAIN when the
+	// proxy's backlog is full), blocking stand-in or not.
+	return unix.Connect(sfd, &unix.SockaddrUnix{Name: w.pol.proxyUnix})
+}
+
+const proxyPeerPrefix = "diffgate-proxy:"
+
+// ProxyPeer names the process behind a connection the proxy accepted on
+// its unix socket from a stand-in (connectProxy): its pid and command
+// line, or 0 and "" when it is not one.
+func ProxyPeer(c net.Conn) (int, string) {
+	a, ok := c.RemoteAddr().(*net.UnixAddr)
+	if !ok {
+		return 0, ""
+	}
+	rest, ok := strings.CutPrefix(a.Name, "@"+proxyPeerPrefix)
+	if !ok {
+		return 0, ""
+	}
+	pid, err := strconv.Atoi(strings.SplitN(rest, ":", 2)[0])
+	if err != nil || pid <= 0 {
+		return 0, ""
+	}
+	return pid, cmdline(pid)
+}
+
+// dnsQuery names the query a stand-in held at its connect to port 53
+// sends with sendmsg or sendmmsg (the first message's first buffer), and
+// refuses it: BLOCKED dns NAME in place of the held connect. It reports
+// false, leaving the call alone, for any other stand-in.
+func (w *watcher) dnsQuery(n *seccompNotif, sfd int, op string) bool {
+	ino := inodeOf(sfd)
+	if !w.rec.holds(ino) {
+		return false
+	}
+	tid := int(n.PID)
+	b, e := readMem(tid, n.Data.Args[1], msghdrSize) // a struct mmsghdr starts with its msghdr
+	var data []byte
+	if e == 0 {
+		msg := parseMsghdr(b)
+		if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
+			iov[0].len = min(iov[0].len, 512)
+			data, _ = readData(tid, iov[:1])
+		}
+	}
+	name := dnsName(data)
+	if name == "" {
+		return false // recorded as the held connect at the end
+	}
+	w.rec.release(ino)
+	w.deny(n, kindDNS, name, op, unix.ECONNREFUSED)
+	return true
+}
+
+// dnsName is the name of the first question of a DNS query ("" when data
+// is not one).
+func dnsName(data []byte) string {
+	var p dnsmessage.Parser
+	h, err := p.Start(data)
+	if err != nil || h.Response {
+		return ""
+	}
+	q, err := p.Question()
+	if err != nil {
+		return ""
+	}
+	name := strings.TrimSuffix(q.Name.String(), ".")
+	if name == "" {
+		return "."
+	}
+	return strings.ToLower(name)
+}
+
+// addrPort is the port of an AF_INET or AF_INET6 address (0 otherwise).
+func addrPort(b []byte) uint16 {
+	if len(b) < 4 {
+		return 0
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET, unix.AF_INET6:
+		return binary.BigEndian.Uint16(b[2:4])
+	}
+	return 0
+}
+
+// inodeOf is the inode of descriptor fd (0 when it cannot be had).
+func inodeOf(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// loopbackProbe reports whether addr is a loopback address with port 0.
+func loopbackProbe(addr []byte) bool {
+	a, err := netip.ParseAddrPort(formatAddr(addr))
+	return err == nil && a.Port() == 0 && a.Addr().IsLoopback()
 }

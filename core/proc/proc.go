@@ -144,6 +144,13 @@ type Containment struct {
 	// NoNet turns the network off: a seccomp filter (no AF_INET or
 	// AF_INET6 socket, no io_uring) and Landlock's TCP rules (ABI >= 4).
 	NoNet bool `json:"no_net,omitempty"`
+	// Proxy and ProxyUnix open the network by host, with NoNet: a
+	// connect to Proxy (the gate's proxy, "127.0.0.1:PORT", as the
+	// script's *_PROXY variables name it) is connected to the unix socket
+	// ProxyUnix, the proxy's other door; every other stays refused. It
+	// needs the watcher and its stand-in sockets (Enforced.StandIns).
+	Proxy     string `json:"proxy,omitempty"`
+	ProxyUnix string `json:"proxy_unix,omitempty"`
 	// NProc caps the tasks the script may add to those its user already
 	// runs (soft RLIMIT_NPROC; 0: DefaultNProc); FSize caps the size of a
 	// file it writes (soft RLIMIT_FSIZE; 0: DefaultFSize).

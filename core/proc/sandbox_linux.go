@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,6 +199,11 @@ func resolveWritable(paths []string) (dirs, files []string) {
 // (the kernel reports, and Landlock checks, resolved paths).
 func watchPolicyOf(c *Containment) watchPolicy {
 	p := watchPolicy{noNet: c.NoNet, inodes: map[devIno]bool{}}
+	if c.NoNet && c.ProxyUnix != "" {
+		if a, err := netip.ParseAddrPort(c.Proxy); err == nil {
+			p.proxy, p.proxyUnix = netip.AddrPortFrom(a.Addr().Unmap(), a.Port()), c.ProxyUnix
+		}
+	}
 	real := func(path string) (string, os.FileInfo, bool) {
 		r, err := filepath.EvalSymlinks(path)
 		if err != nil {

@@ -184,17 +184,22 @@ type htmlView struct {
 	// Watching is set when paths outside the workspace were watched: the
 	// changes there (Outside), the watch's summary and what it could not
 	// watch.
-	Watching    bool
-	Watch       string
-	Outside     []htmlOutside
-	Unwatchable []Unwatchable
-	Violations  []htmlChange
-	Unreadable  []diff.Unknown
-	Allowed     []htmlChange
-	Stdout      string
-	Stderr      string
-	Schema      string
-	Review      *htmlReview
+	Watching bool
+	Watch    string
+	Outside  []htmlOutside
+	// NetworkLine and Network are the requests through the gate's proxy
+	// (--net-allow); NetworkDropped counts those beyond the list's bound.
+	NetworkLine    string
+	Network        []htmlNetwork
+	NetworkDropped int
+	Unwatchable    []Unwatchable
+	Violations     []htmlChange
+	Unreadable     []diff.Unknown
+	Allowed        []htmlChange
+	Stdout         string
+	Stderr         string
+	Schema         string
+	Review         *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
 	// Diffs says how many content changes have a text diff and why the
@@ -239,6 +244,12 @@ type htmlChange struct {
 type htmlBlocked struct {
 	Kind, Label, Target, Process, Op string
 	Count                            int
+}
+
+// htmlNetwork is one request through the proxy's row.
+type htmlNetwork struct {
+	Method, Target, Out, In, Process, Reason string
+	Allowed                                  bool
 }
 
 // htmlOutside is one change outside the workspace's row.
@@ -320,6 +331,12 @@ func (r *Report) htmlView() *htmlView {
 		o := &r.Outside[i]
 		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
 			Path: displayPath(o.Path), Detail: cleanText(o.Detail())})
+	}
+	v.NetworkLine, v.NetworkDropped = cleanText(r.NetworkSummary()), r.NetworkDropped
+	for i := range r.Network {
+		q := &r.Network[i]
+		v.Network = append(v.Network, htmlNetwork{Method: cleanText(q.Method), Target: displayPath(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
+			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
 	}
 	violations, allowed := r.splitChanges()
 	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()

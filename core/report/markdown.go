@@ -56,7 +56,7 @@ func (m *mdWriter) len() int { return m.b.Len() }
 
 // leftOut counts what a Markdown report had no room for.
 type leftOut struct {
-	violations, unreadable, blocked, outside, allowed, diffs, cutDiffs int
+	violations, unreadable, blocked, outside, network, allowed, diffs, cutDiffs int
 }
 
 func (l leftOut) String() string {
@@ -70,6 +70,7 @@ func (l leftOut) String() string {
 	add(l.unreadable, "unreadable entry")
 	add(l.blocked, "blocked action")
 	add(l.outside, "change outside the workspace")
+	add(l.network, "network request")
 	add(l.allowed, "allowed folder row")
 	add(l.diffs, "text diff")
 	if len(parts) == 0 && l.cutDiffs == 0 {
@@ -156,6 +157,9 @@ func (r *Report) markdown(m *mdWriter) {
 			line = fmt.Sprintf("❌ **%s**; ", plural(len(r.Outside), "change")) + line
 		}
 		row("Outside the workspace", line)
+	}
+	if line := r.NetworkSummary(); line != "" {
+		row("Network", mdText(line))
 	}
 	if len(r.Process.Leftovers) == 0 {
 		row("Leftovers", "none")
@@ -253,6 +257,7 @@ func (r *Report) markdown(m *mdWriter) {
 	}
 	r.mdBlocked(m, limit-allowedReserve, &left)
 	r.mdOutside(m, limit-allowedReserve, &left)
+	r.mdNetwork(m, limit-allowedReserve, &left)
 	mdDiffs(m, violations, limit-allowedReserve, &left, true, notes)
 
 	// Allowed changes: a table for a few, roll-ups per folder for many.
@@ -358,6 +363,29 @@ func (r *Report) mdBlocked(m *mdWriter, limit int, left *leftOut) {
 		}, limit)
 	if note := r.BlockedDroppedNote(); note != "" && len(r.Blocked) > 0 {
 		m.line(mdText(note) + ".")
+		m.line()
+	}
+}
+
+// mdNetwork writes the requests through the gate's proxy (--net-allow).
+func (r *Report) mdNetwork(m *mdWriter, limit int, left *leftOut) {
+	left.network += mdFindings(m, "Network",
+		"Requests through the gate's proxy (--net-allow): a refused one is a blocked action too.",
+		[]string{"", "Method", "Host", "Bytes out", "Bytes in", "Process", "Reason"}, len(r.Network), func(i int) string {
+			q := &r.Network[i]
+			mark := "✅"
+			if !q.Allowed {
+				mark = "⛔"
+			}
+			who := q.Cmd
+			if q.PID > 0 {
+				who = fmt.Sprintf("%d %s", q.PID, q.Cmd)
+			}
+			return "| " + mark + " | " + mdText(q.Method) + " | " + mdCode(q.Target(), true) + " | " + Size(q.BytesOut) + " | " + Size(q.BytesIn) +
+				" | " + orDash(mdCode(who, true), who) + " | " + orDash(mdText(q.Reason), q.Reason) + " |"
+		}, limit)
+	if r.NetworkDropped > 0 && len(r.Network) > 0 {
+		m.linef("%s, beyond the list's bound, counted but not listed.", plural(r.NetworkDropped, "more request"))
 		m.line()
 	}
 }

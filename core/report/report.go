@@ -50,6 +50,12 @@ type Report struct {
 	// Outside lists the changes found in the watched paths (an extension):
 	// each fails the gate, and no allowlist entry allows one.
 	Outside []Outside `json:"outside,omitempty"`
+	// Network lists the requests a contained script made through the
+	// gate's proxy (--net-allow; an extension), in the order they came;
+	// NetworkDropped counts those beyond the list's bound. A refused one
+	// is a blocked action too (Blocked, kind "net").
+	Network        []NetRequest `json:"network,omitempty"`
+	NetworkDropped int          `json:"network_dropped,omitempty"`
 	// WorkspaceB64 carries the raw bytes of a Workspace that is not valid
 	// UTF-8 (base64); WriteJSON sets it and Parse reads it (an extension).
 	WorkspaceB64 string `json:"workspace_b64,omitempty"`
@@ -369,4 +375,76 @@ func (c *Containment) Summary() string {
 		}
 	}
 	return "contained: " + strings.Join(append(parts, "env allow list"), ", ")
+}
+
+// NetRequest is one request through the gate's proxy: a plain HTTP
+// request (Method is its method) or a CONNECT tunnel (HTTPS). BytesOut and
+// BytesIn count what went to the server and came back (a plain request's
+// bodies, everything through a tunnel). Addr is the address the name
+// resolved to (the one checked and dialled). Reason says why a request
+// was refused (Allowed false), or why an allowed one failed.
+type NetRequest struct {
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	Method   string `json:"method"`
+	BytesOut int64  `json:"bytes_out"`
+	BytesIn  int64  `json:"bytes_in"`
+	Allowed  bool   `json:"allowed"`
+	Reason   string `json:"reason"`
+	PID      int    `json:"pid"`
+	Cmd      string `json:"cmd"`
+	Addr     string `json:"addr,omitempty"`
+}
+
+// Target is the request's HOST:PORT.
+func (n *NetRequest) Target() string {
+	h := n.Host
+	if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	return fmt.Sprintf("%s:%d", h, n.Port)
+}
+
+// NetworkSummary says in one line what went through the proxy: "network:
+// 14 requests to registry.npmjs.org, 1 refused: 203.0.113.7"; "" when
+// nothing did.
+func (r *Report) NetworkSummary() string {
+	n := len(r.Network) + r.NetworkDropped
+	if n == 0 {
+		return ""
+	}
+	var hosts, refused []string
+	seen := map[string]bool{}
+	nRefused := 0
+	for i := range r.Network {
+		q := &r.Network[i]
+		key := q.Host
+		if !q.Allowed {
+			nRefused++
+			key = "!" + key
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if q.Allowed {
+			hosts = append(hosts, Printable(q.Host))
+		} else {
+			refused = append(refused, Printable(q.Host))
+		}
+	}
+	list := func(hs []string) string {
+		if len(hs) > 5 {
+			return strings.Join(hs[:5], ", ") + fmt.Sprintf(" and %d more", len(hs)-5)
+		}
+		return strings.Join(hs, ", ")
+	}
+	line := "network: " + plural(n, "request")
+	if len(hosts) > 0 {
+		line += " to " + list(hosts)
+	}
+	if nRefused > 0 {
+		line += fmt.Sprintf(", %d refused: %s", nRefused, list(refused))
+	}
+	return line
 }
