@@ -103,6 +103,13 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 	case "bind":
 		if fake {
 			addr, _ := readMem(tid, n.Data.Args[1], max(0, min(int(arg32(n.Data.Args[2])), 128)))
+			if loopbackProbe(addr) {
+				// A probe (urllib3 binds [::1]:0 to learn whether IPv6
+				// works): no network use, refused as on a host without
+				// the address, not recorded.
+				w.fail(n.ID, unix.EADDRNOTAVAIL)
+				return
+			}
 			if w.valid(n.ID) {
 				w.rec.add(tid, kindNet, formatAddr(addr), op)
 			}
@@ -244,6 +251,12 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
+		if op == "connect" && portZero(addr) {
+			// Port 0 reaches nothing: refused as the kernel would, not
+			// network use, not recorded.
+			w.fail(n.ID, unix.ECONNREFUSED)
+			return
+		}
 		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
 		return
 	}
@@ -397,6 +410,38 @@ func rawSendto(fd int, data []byte, flags int, addr []byte) (int, error) {
 		return 0, errno
 	}
 	return int(n), nil
+}
+
+// inetAddr parses an AF_INET or AF_INET6 socket address.
+func inetAddr(b []byte) (netip.AddrPort, bool) {
+	if len(b) < 2 {
+		return netip.AddrPort{}, false
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET:
+		if len(b) >= 8 {
+			return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])), true
+		}
+	case unix.AF_INET6:
+		if len(b) >= 24 {
+			return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])), true
+		}
+	}
+	return netip.AddrPort{}, false
+}
+
+// loopbackProbe reports whether a bind address is a loopback address with
+// port 0: a program probing whether the address family works, which binds
+// nothing anyone could reach.
+func loopbackProbe(b []byte) bool {
+	ap, ok := inetAddr(b)
+	return ok && ap.Port() == 0 && ap.Addr().Unmap().IsLoopback()
+}
+
+// portZero reports whether an AF_INET or AF_INET6 address names port 0.
+func portZero(b []byte) bool {
+	ap, ok := inetAddr(b)
+	return ok && ap.Port() == 0
 }
 
 // formatAddr renders a socket address: "127.0.0.1:8080", "[::1]:443",
