@@ -91,6 +91,9 @@ func (c *cli) runVerb(args []string) error {
 	if err := contain.CheckEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
+	if err := checkWritable(*ws, writable); err != nil {
+		return err
+	}
 	pol := contain.Policy{Mode: mode, Net: *netOn, Env: envs, Writable: writable, DenyRead: denyRead,
 		NoLandlock: os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != "", NoNotify: os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != "",
 		NoMounts: os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""}
@@ -107,7 +110,7 @@ func (c *cli) runVerb(args []string) error {
 		db, _ = history.DefaultPath()
 	}
 	if db != "" {
-		pol.DenyRead = append(pol.DenyRead, history.Files(db)...)
+		pol.Hidden = append(pol.Hidden, history.Files(db)...)
 	}
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
@@ -150,12 +153,16 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)} {
+	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	for _, line := range append(lines, report.Printable(rep.Containment.NotObservable()), watchSummary(rep.Watch)) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
+	for _, line := range hintLines(rep) {
+		fmt.Fprintln(c.stderr, line)
+	}
 	if rep.Stage != nil && res.RunID > 0 {
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
 	}

@@ -49,7 +49,28 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	if env == nil {
 		env = os.Environ()
 	}
+	home, _ := os.UserHomeDir()
+	var extra []string
+	if profs := contain.ProfilesOf(g.cfg.Allow); len(profs) > 0 {
+		root, err := contain.CacheRoot(g.ws)
+		if err != nil {
+			cleanup()
+			return nil, setupf("containment: %v", err)
+		}
+		for _, p := range profs {
+			pp, err := p.Prepare(root, home, env)
+			if err != nil {
+				cleanup()
+				return nil, setupf("containment: %v", err)
+			}
+			// A profile's settings come before --env, which overrides them.
+			pol.Env = append(append(append([]string{}, pp.Pass...), pp.Env...), pol.Env...)
+			extra = append(extra, pp.Writable...)
+			g.grants = append(g.grants, pp.Grants...)
+		}
+	}
 	spec.Env = pol.Environ(env, tmp)
+	g.dropped = contain.Dropped(env, spec.Env)
 	writable := []string{spec.Dir, tmp}
 	writable = append(writable, contain.DevWritable...)
 	for _, w := range pol.Writable {
@@ -58,13 +79,29 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 			w = filepath.Join(spec.Dir, w)
 		}
 		writable = append(writable, filepath.Clean(w))
+		g.grants = append(g.grants, report.Grant{Kind: "writable", Target: filepath.Clean(w), By: "--writable"})
 	}
-	home, _ := os.UserHomeDir()
-	deny := contain.SecretStores(home)
+	writable = append(writable, extra...)
+	deny := append(contain.SecretStores(home), pol.Hidden...)
 	for _, d := range pol.DenyRead {
 		if a, err := filepath.Abs(d); err == nil {
 			deny = append(deny, a)
+			g.grants = append(g.grants, report.Grant{Kind: "deny-read", Target: a, By: "--deny-read"})
 		}
+	}
+	if pol.Net {
+		g.grants = append(g.grants, report.Grant{Kind: "net", Target: "everything", By: "--net"})
+	}
+	for _, e := range g.cfg.Contain.Env {
+		// Names only: a value given with --env may be a secret.
+		name, _, set := strings.Cut(e, "=")
+		if set {
+			name += " (set)"
+		}
+		g.grants = append(g.grants, report.Grant{Kind: "env", Target: name, By: "--env"})
+	}
+	if st := g.cfg.Stage; st != nil {
+		g.grants = append(g.grants, report.Grant{Kind: "stage", Target: string(st.Mechanism), By: "--stage"})
 	}
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,

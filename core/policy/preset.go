@@ -27,8 +27,9 @@ var Presets = []Preset{
 		Doc: "`python3 -m venv .venv` and `pip install` into it: everything under the venv, " +
 			"and the risk `symlink-escape` only for its `bin/python*` links (they point at the system interpreter)"},
 	{Name: "node", Dir: "",
-		Entries: []string{"node_modules/", "added,changed:package-lock.json"},
-		Doc:     "`npm install` / `npm ci`: `node_modules/` and `package-lock.json` (added or changed, never removed); no risk"},
+		Entries: []string{"node_modules/", "added,changed:package-lock.json", "changed:package.json"},
+		Doc: "`npm install` / `npm ci` / `npm install PKG`: `node_modules/`, `package-lock.json` (added or changed, never removed) " +
+			"and `package.json` changed (the dependency `npm install PKG` adds; never added or removed); no risk"},
 	{Name: "go-build", Dir: "",
 		Entries: []string{"bin/", "added,changed:go.sum"},
 		Doc: "`go build -o bin/ ./...` with `-mod=mod`: the binaries in `bin/` and `go.sum` (added or changed); " +

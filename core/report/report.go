@@ -177,6 +177,48 @@ type Containment struct {
 	// BlockedDropped counts the distinct blocked actions beyond the
 	// bound of the Blocked list (an extension).
 	BlockedDropped int `json:"blocked_dropped,omitempty"`
+	// Grants lists what the run was granted beyond the default
+	// containment: --writable, --net, --env, --deny-read, a profile's
+	// cache and settings, the stage (an extension).
+	Grants []Grant `json:"grants,omitempty"`
+	// DroppedEnv names the variables of the gate's environment the script
+	// did not get (names only, never values; an extension).
+	DroppedEnv []string `json:"dropped_env,omitempty"`
+}
+
+// Grant is one thing a run was granted beyond the default containment.
+type Grant struct {
+	// Kind: "writable", "net", "net-allow", "env", "deny-read", "cache",
+	// "host", "stage".
+	Kind string `json:"kind"`
+	// Target is the path, host, variable (NAME or NAME=VALUE set by a
+	// profile) or mechanism.
+	Target string `json:"target"`
+	// By names what asked for it: a flag ("--writable") or a profile
+	// ("preset:node").
+	By string `json:"by"`
+}
+
+// GrantsLine is the grants in one line for the summary and the banner:
+// "granted: cache GOCACHE=…; writable /x" ("" when none).
+func (c *Containment) GrantsLine() string {
+	if c == nil || len(c.Grants) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(c.Grants))
+	for _, g := range c.Grants {
+		switch g.Kind {
+		case "net":
+			parts = append(parts, "network (everything)")
+		case "host", "net-allow":
+			parts = append(parts, "network to "+g.Target)
+		case "stage":
+			parts = append(parts, "stage "+g.Target)
+		default:
+			parts = append(parts, g.Kind+" "+g.Target)
+		}
+	}
+	return "granted: " + strings.Join(parts, "; ")
 }
 
 // Layer is one layer of containment.
