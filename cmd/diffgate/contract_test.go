@@ -1041,3 +1041,56 @@ func TestContainmentSynopsisAndNotObservable(t *testing.T) {
 		t.Errorf("--contain=off says blocked actions are not observable:\n%s", errs)
 	}
 }
+
+// TestRunGrantsOnRecord pins containment.grants and containment.env_dropped
+// (contract, round 3): --writable, --env (the name, never the value),
+// --deny-read and --net are each a grant; the dropped variables are listed
+// by name in the report and on one stderr line, never with a value; the
+// grants line is on stderr and in the Markdown report.
+func TestRunGrantsOnRecord(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	extra := t.TempDir()
+	t.Setenv("DIFFGATE_TEST_DROPPED", "v4lue-never-shown")
+	t.Setenv("GITHUB_ACTIONS", "true")
+	dir := t.TempDir()
+	js, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.md")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--report", md,
+		"--writable", extra, "--env", "MYVAR=s3cret-value", "--deny-read", extra+"/x", "--net", "--", sh)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	data, _ := os.ReadFile(js)
+	for _, want := range []string{`"grants": [`, `"kind": "writable"`, `"target": "` + extra + `"`, `"by": "--writable"`,
+		`"kind": "env"`, `"target": "MYVAR (set)"`, `"kind": "deny_read"`, `"kind": "net"`, `"target": "all"`, `"env_dropped": [`, `"DIFFGATE_TEST_DROPPED"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("report lacks %s:\n%s", want, data)
+		}
+	}
+	mdData, _ := os.ReadFile(md)
+	for _, all := range []string{string(data), errs, string(mdData)} {
+		if strings.Contains(all, "s3cret-value") || strings.Contains(all, "v4lue-never-shown") || strings.Contains(all, `"GITHUB_ACTIONS"`) {
+			t.Errorf("a value, or a variable passed by default, is listed:\n%s", all)
+		}
+	}
+	if strings.Count(errs, "\nenv: dropped ") != 1 || !strings.Contains(errs, "DIFFGATE_TEST_DROPPED") || !strings.Contains(errs, "\ngranted: writable "+extra) {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	if !strings.Contains(string(mdData), "| Granted | writable ") || !strings.Contains(string(mdData), "| Variables dropped |") {
+		t.Errorf("markdown lacks the grants:\n%s", mdData)
+	}
+}
+
+// TestRunWritableChecked: a --writable that names nothing, or starts with
+// a literal ~ (not expanded after =), is exit 2 with one line.
+func TestRunWritableChecked(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	for _, tc := range []struct{ arg, want string }{
+		{"--writable=nosuchdir", `--writable nosuchdir: no such file or directory`},
+		{"--writable=~/.npm", `--writable ~/.npm: a literal ~`},
+	} {
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", tc.arg, "--", sh)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d stdout %q stderr %q", tc.arg, code, out, errs)
+		}
+	}
+}

@@ -95,6 +95,16 @@ func ProfileHosts(name string) []string {
 	return nil
 }
 
+// HostGrants are the grants of the named profile's hosts (kind "hosts"),
+// for the run that lets them through the network allow list.
+func HostGrants(name string) []report.Grant {
+	var out []report.Grant
+	for _, h := range ProfileHosts(name) {
+		out = append(out, report.Grant{Kind: "hosts", Target: h, By: "preset:" + name})
+	}
+	return out
+}
+
 // ProfilesOf returns the profiles an allowlist names ("preset:NAME" or
 // "preset:NAME=DIR" entries), each once, in the order named.
 func ProfilesOf(allow []string) []*Profile {

@@ -86,11 +86,11 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	for _, d := range pol.DenyRead {
 		if a, err := filepath.Abs(d); err == nil {
 			deny = append(deny, a)
-			g.grants = append(g.grants, report.Grant{Kind: "deny-read", Target: a, By: "--deny-read"})
+			g.grants = append(g.grants, report.Grant{Kind: "deny_read", Target: a, By: "--deny-read"})
 		}
 	}
 	if pol.Net {
-		g.grants = append(g.grants, report.Grant{Kind: "net", Target: "everything", By: "--net"})
+		g.grants = append(g.grants, report.Grant{Kind: "net", Target: "all", By: "--net"})
 	}
 	for _, e := range g.cfg.Contain.Env {
 		// Names only: a value given with --env may be a secret.
@@ -101,7 +101,7 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 		g.grants = append(g.grants, report.Grant{Kind: "env", Target: name, By: "--env"})
 	}
 	if st := g.cfg.Stage; st != nil {
-		g.grants = append(g.grants, report.Grant{Kind: "stage", Target: string(st.Mechanism), By: "--stage"})
+		g.grants = append(g.grants, report.Grant{Kind: "stage_mechanism", Target: string(st.Mechanism), By: "--stage"})
 	}
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,

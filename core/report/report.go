@@ -183,16 +183,17 @@ type Containment struct {
 	Grants []Grant `json:"grants,omitempty"`
 	// DroppedEnv names the variables of the gate's environment the script
 	// did not get (names only, never values; an extension).
-	DroppedEnv []string `json:"dropped_env,omitempty"`
+	DroppedEnv []string `json:"env_dropped,omitempty"`
 }
 
 // Grant is one thing a run was granted beyond the default containment.
 type Grant struct {
-	// Kind: "writable", "net", "net-allow", "env", "deny-read", "cache",
-	// "host", "stage".
+	// Kind (the contract's names): "writable", "net" (Target "all" for
+	// --net, or a host of --net-allow), "env", "deny_read", "cache",
+	// "hosts" (a profile's), "stage_mechanism".
 	Kind string `json:"kind"`
-	// Target is the path, host, variable (NAME or NAME=VALUE set by a
-	// profile) or mechanism.
+	// Target is the path, host, variable (NAME, or NAME=VALUE for a
+	// profile's setting; never the value of an --env) or mechanism.
 	Target string `json:"target"`
 	// By names what asked for it: a flag ("--writable") or a profile
 	// ("preset:node").
@@ -208,12 +209,16 @@ func (c *Containment) GrantsLine() string {
 	parts := make([]string, 0, len(c.Grants))
 	for _, g := range c.Grants {
 		switch g.Kind {
-		case "net":
-			parts = append(parts, "network (everything)")
-		case "host", "net-allow":
-			parts = append(parts, "network to "+g.Target)
-		case "stage":
+		case "net", "hosts":
+			if g.Target == "all" {
+				parts = append(parts, "network (everything)")
+			} else {
+				parts = append(parts, "network to "+g.Target)
+			}
+		case "stage_mechanism":
 			parts = append(parts, "stage "+g.Target)
+		case "deny_read":
+			parts = append(parts, "deny-read "+g.Target)
 		default:
 			parts = append(parts, g.Kind+" "+g.Target)
 		}
