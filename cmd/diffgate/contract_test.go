@@ -1094,3 +1094,31 @@ func TestRunWritableChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowlistSuggestGrants: a run that failed only on blocked actions
+// gets suggestions: the profile for a tool cache as an entry, the flag for
+// git's config and the $TMPDIR hint as comment lines; the stderr summary
+// carries one hint line per kind.
+func TestAllowlistSuggestGrants(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	db := filepath.Join(t.TempDir(), "h.db")
+	ws, sh := fixture(t, `mkdir -p "$HOME/.npm"; echo x >> .git/config; echo y > /tmp/dg-suggest-$$; true`)
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644)
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--", sh)
+	if code != 1 || !strings.Contains(out, "BLOCKED create "+home+"/.npm\n") {
+		t.Skipf("blocked actions not observed here: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	for _, want := range []string{"\nhint: tool cache: --allow preset:node ", "\nhint: git config or hooks: --writable .git ", "\nhint: /tmp: write to $TMPDIR"} {
+		if strings.Count(errs, want) != 1 {
+			t.Errorf("stderr lacks one %q:\n%s", want, errs)
+		}
+	}
+	code, sugg, errs := cliRun(t, "allowlist", "suggest", "last", "--db", db)
+	lines := strings.Split(strings.TrimSuffix(sugg, "\n"), "\n")
+	if code != 0 || len(lines) != 3 || lines[0] != "preset:node" || !strings.HasPrefix(lines[1], "# run with --writable .git (BLOCKED ") ||
+		!strings.HasPrefix(lines[2], "# BLOCKED /tmp/dg-suggest-") {
+		t.Fatalf("suggest: exit %d stdout %q stderr %q", code, sugg, errs)
+	}
+}
