@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
@@ -217,4 +219,47 @@ func hasGrant(gs []report.Grant, kind string) bool {
 		}
 	}
 	return false
+}
+
+// TestProfilesDocumented: the README's profile table and run -h show each
+// profile of contain.ProfileList with its caches, settings, variables and
+// hosts.
+func TestProfilesDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, help, _ := cliRun(t, "run", "-h")
+	for _, p := range contain.ProfileList {
+		if _, err := policy.Parse([]string{"preset:" + p.Name}); err != nil {
+			t.Errorf("profile %s has no preset: %v", p.Name, err)
+		}
+		var row string
+		for _, line := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(line, "| `preset:"+p.Name+"` |") && strings.Count(line, " | ") == 4 {
+				row = line
+			}
+		}
+		var helpLine string
+		for _, line := range strings.Split(help, "\n") {
+			if strings.HasPrefix(line, "  preset:"+p.Name+": ") {
+				helpLine = line
+			}
+		}
+		want := []string{"`" + strings.Join(p.Pass, " ") + "`", "`" + strings.Join(p.Hosts, " ") + "`"}
+		if len(p.Set) > 0 {
+			want = append(want, "`"+strings.Join(p.Set, " ")+"`")
+		}
+		for _, c := range append(p.Caches, p.Files...) {
+			want = append(want, "`"+c.Env+"`")
+		}
+		for _, w := range want {
+			if !strings.Contains(row, w) {
+				t.Errorf("README row of preset:%s lacks %s: %q", p.Name, w, row)
+			}
+			if w := strings.Trim(w, "`"); !strings.Contains(helpLine, w) && !strings.HasPrefix(w, "npm_config_userconfig") {
+				t.Errorf("run -h line of preset:%s lacks %s: %q", p.Name, w, helpLine)
+			}
+		}
+	}
 }

@@ -34,6 +34,9 @@ var Presets = []Preset{
 		Entries: []string{"bin/", "added,changed:go.sum"},
 		Doc: "`go build -o bin/ ./...` with `-mod=mod`: the binaries in `bin/` and `go.sum` (added or changed); " +
 			"the build and module caches live outside the workspace; no risk"},
+	{Name: "cargo", Dir: "",
+		Entries: []string{"target/", "added,changed:Cargo.lock"},
+		Doc:     "`cargo build`: the build in `target/` and `Cargo.lock` (added or changed); the registry lives in the profile's CARGO_HOME; no risk"},
 	{Name: "git", Dir: "",
 		Entries: []string{".git/"},
 		Doc:     "`git init`, `git add`, `git commit`, `git gc`: the repository in `.git/`, nothing in the work tree; no risk"},
