@@ -1115,6 +1115,9 @@ func TestAllowlistSuggestGrants(t *testing.T) {
 			t.Errorf("stderr lacks one %q:\n%s", want, errs)
 		}
 	}
+	if lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n"); !strings.HasPrefix(lines[len(lines)-1], "FAIL: ") {
+		t.Errorf("the summary is not the last line:\n%s", errs)
+	}
 	code, sugg, errs := cliRun(t, "allowlist", "suggest", "last", "--db", db)
 	lines := strings.Split(strings.TrimSuffix(sugg, "\n"), "\n")
 	if code != 0 || len(lines) != 3 || lines[0] != "preset:node" || !strings.HasPrefix(lines[1], "# run with --writable .git (BLOCKED ") ||

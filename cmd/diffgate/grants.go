@@ -18,6 +18,9 @@ func grantLines(c *report.Containment) []string {
 		return nil
 	}
 	if g := c.GrantsLine(); g != "" {
+		if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
+			g = strings.ReplaceAll(g, strings.TrimSuffix(home, "/")+"/", "~/")
+		}
 		out = append(out, report.Printable(truncate(g, 400)))
 	}
 	if len(c.DroppedEnv) > 0 {

@@ -159,10 +159,11 @@ func (c *cli) runVerb(args []string) error {
 			fmt.Fprintln(c.stderr, line)
 		}
 	}
-	fmt.Fprintln(c.stderr, summary(rep))
+	// The hints just above the summary, which stays the last line.
 	for _, line := range hintLines(rep) {
 		fmt.Fprintln(c.stderr, line)
 	}
+	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
 	}
