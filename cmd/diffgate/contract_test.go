@@ -1078,6 +1078,18 @@ func TestRunGrantsOnRecord(t *testing.T) {
 	if !strings.Contains(string(mdData), "| Granted | writable ") || !strings.Contains(string(mdData), "| Variables dropped |") {
 		t.Errorf("markdown lacks the grants:\n%s", mdData)
 	}
+	// The history (the containment object is in the hash chain), history
+	// show and the HTML report.
+	db, html := filepath.Join(dir, "h.db"), filepath.Join(dir, "r.html")
+	if code, _, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--report", html, "--writable", extra, "--", sh); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+	if code, show, errs := cliRun(t, "history", "show", "last", "--db", db); code != 0 || !strings.Contains(show+errs, "\ngranted: writable "+extra+"\n") {
+		t.Errorf("history show: exit %d stdout %q stderr %q", code, show, errs)
+	}
+	if h, _ := os.ReadFile(html); !strings.Contains(string(h), "<dt>Granted</dt><dd>writable "+extra) {
+		t.Errorf("HTML lacks the grants")
+	}
 }
 
 // TestRunWritableChecked: a --writable that names nothing, or starts with
