@@ -61,7 +61,7 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 			pp, err := p.Prepare(root, home, env)
 			if err != nil {
 				cleanup()
-				return nil, setupf("containment: %v", err)
+				return nil, setupf("containment: %v (the tool caches are kept below %s: set XDG_CACHE_HOME to a writable directory)", err, filepath.Dir(root))
 			}
 			// A profile's settings come before --env, which overrides them.
 			pol.Env = append(append(append([]string{}, pp.Pass...), pp.Env...), pol.Env...)
