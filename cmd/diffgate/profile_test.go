@@ -272,3 +272,18 @@ func TestProfilesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileCacheUnwritable: a profile's cache that cannot be made is
+// exit 2 with one line naming XDG_CACHE_HOME; uncontained, no cache is
+// made.
+func TestProfileCacheUnwritable(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	t.Setenv("XDG_CACHE_HOME", "/proc/diffgate-nope")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--allow", "preset:go-build", "--", sh)
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "set XDG_CACHE_HOME to a writable directory") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--contain=off", "--allow", "preset:go-build", "--", sh); code != 0 {
+		t.Fatalf("uncontained: exit %d stdout %q stderr %q", code, out, errs)
+	}
+}
