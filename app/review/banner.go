@@ -3,6 +3,7 @@ package review
 import (
 	"fmt"
 	"image/color"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -163,6 +165,11 @@ func (b *Banner) update() {
 		}
 		if strings.Contains(reason, "blocked action") {
 			rows = append(rows, blockedRows(th, c, r.Blocked)...)
+			// The fix for each kind, as the CLI prints it under the summary.
+			home, _ := os.UserHomeDir()
+			for _, h := range contain.Hints(r.Blocked, home, r.Workspace) {
+				rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
+			}
 		}
 	}
 	if ct := r.Containment; ct != nil && r.Script.Path != "" {
@@ -180,6 +187,9 @@ func (b *Banner) update() {
 		}
 		if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
 			rows = append(rows, reasonRow(th, c, ct.Why, false))
+		}
+		if g := ct.GrantsLine(); g != "" {
+			rows = append(rows, reasonRow(th, style.Color(th, style.Muted), g, false))
 		}
 	}
 	// Content changes left without a text diff for want of a copy, of

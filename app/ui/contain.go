@@ -104,7 +104,7 @@ func (c *containControls) Mode() contain.Mode {
 func (c *containControls) Policy() contain.Policy {
 	p := contain.Policy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
 	if c.u.hist != nil {
-		p.DenyRead = history.Files(c.u.hist.Path())
+		p.Hidden = history.Files(c.u.hist.Path())
 	}
 	return p
 }

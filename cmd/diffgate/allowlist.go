@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/proc"
@@ -257,6 +259,9 @@ func (c *cli) allowlistSuggest(args []string) error {
 	for _, e := range policy.Suggest(run.Report.Changes) {
 		fmt.Fprintln(c.stdout, e)
 	}
+	for _, line := range suggestGrants(run.Report) {
+		fmt.Fprintln(c.stdout, line)
+	}
 	return nil
 }
 
@@ -270,4 +275,30 @@ func (c *cli) holdWorkspace(verb, workspace string) (*wslock.Lock, error) {
 		return nil, usagef("%s: %v", verb, err)
 	}
 	return lock, nil
+}
+
+// suggestGrants are what allowlist suggest adds for the run's blocked
+// actions (contain.Hints): a profile not yet in the run's allowlist as an
+// entry, a flag or a refusal as a comment line ("# ..."), so that the
+// output stays an allowlist.
+func suggestGrants(rep *report.Report) []string {
+	home, _ := os.UserHomeDir()
+	have := map[string]bool{}
+	for _, e := range rep.Allowlist {
+		have[strings.TrimSpace(e)] = true
+	}
+	var out []string
+	for _, h := range contain.Hints(rep.Blocked, home, rep.Workspace) {
+		switch {
+		case h.Entry != "" && !have[h.Entry]:
+			out = append(out, h.Entry)
+		case h.Entry != "":
+			// Already given: the profile did not cover it.
+		case h.Flag != "":
+			out = append(out, report.Printable("# run with "+h.Flag+" (BLOCKED "+h.Example+"): "+h.Text))
+		default:
+			out = append(out, report.Printable("# BLOCKED "+h.Example+": "+h.Text))
+		}
+	}
+	return out
 }

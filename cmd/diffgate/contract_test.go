@@ -1044,3 +1044,131 @@ func TestContainmentSynopsisAndNotObservable(t *testing.T) {
 		t.Errorf("--contain=off says blocked actions are not observable:\n%s", errs)
 	}
 }
+
+// TestRunGrantsOnRecord pins containment.grants and containment.env_dropped
+// (contract, round 3): --writable, --env (the name, never the value),
+// --deny-read and --net are each a grant; the dropped variables are listed
+// by name in the report and on one stderr line, never with a value; the
+// grants line is on stderr and in the Markdown report.
+func TestRunGrantsOnRecord(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	extra := t.TempDir()
+	t.Setenv("DIFFGATE_TEST_DROPPED", "v4lue-never-shown")
+	t.Setenv("GITHUB_ACTIONS", "true")
+	dir := t.TempDir()
+	js, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.md")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js, "--report", md,
+		"--writable", extra, "--env", "MYVAR=s3cret-value", "--deny-read", extra+"/x", "--net", "--", sh)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	data, _ := os.ReadFile(js)
+	for _, want := range []string{`"grants": [`, `"kind": "writable"`, `"target": "` + extra + `"`, `"by": "--writable"`,
+		`"kind": "env"`, `"target": "MYVAR (set)"`, `"kind": "deny_read"`, `"kind": "net"`, `"target": "all"`, `"env_dropped": [`, `"DIFFGATE_TEST_DROPPED"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("report lacks %s:\n%s", want, data)
+		}
+	}
+	mdData, _ := os.ReadFile(md)
+	for _, all := range []string{string(data), errs, string(mdData)} {
+		if strings.Contains(all, "s3cret-value") || strings.Contains(all, "v4lue-never-shown") || strings.Contains(all, `"GITHUB_ACTIONS"`) {
+			t.Errorf("a value, or a variable passed by default, is listed:\n%s", all)
+		}
+	}
+	if strings.Count(errs, "\nenv: dropped ") != 1 || !strings.Contains(errs, "DIFFGATE_TEST_DROPPED") || !strings.Contains(errs, "\ngranted: writable "+extra) {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	if !strings.Contains(string(mdData), "| Granted | writable ") || !strings.Contains(string(mdData), "| Variables dropped |") {
+		t.Errorf("markdown lacks the grants:\n%s", mdData)
+	}
+	// The history (the containment object is in the hash chain), history
+	// show and the HTML report.
+	db, html := filepath.Join(dir, "h.db"), filepath.Join(dir, "r.html")
+	if code, _, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--report", html, "--writable", extra, "--", sh); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+	if code, show, errs := cliRun(t, "history", "show", "last", "--db", db); code != 0 || !strings.Contains(show+errs, "\ngranted: writable "+extra+"\n") {
+		t.Errorf("history show: exit %d stdout %q stderr %q", code, show, errs)
+	}
+	if h, _ := os.ReadFile(html); !strings.Contains(string(h), "<dt>Granted</dt><dd>writable "+extra) {
+		t.Errorf("HTML lacks the grants")
+	}
+}
+
+// TestRunProfileHostsGranted: a profile's hosts and --net-allow's are
+// granted through the recording proxy (the script gets its *_PROXY
+// variables) and recorded as grants; with --net neither is needed.
+func TestRunProfileHostsGranted(t *testing.T) {
+	ws, sh := fixture(t, `printf '%s\n' "$HTTPS_PROXY" > proxy.txt`)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", "--report", js,
+		"--allow", "preset:node", "--allow", "proxy.txt", "--net-allow", "example.org", "--", sh)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	raw, _ := os.ReadFile(js)
+	var data bytes.Buffer
+	if err := json.Compact(&data, raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"kind":"hosts","target":"registry.npmjs.org","by":"preset:node"}`,
+		`{"kind":"net","target":"example.org","by":"--net-allow"}`} {
+		if !strings.Contains(data.String(), want) {
+			t.Errorf("report lacks %s:\n%s", want, raw)
+		}
+	}
+	if !strings.Contains(errs, "network to registry.npmjs.org") {
+		t.Errorf("stderr lacks the profile's host grant:\n%s", errs)
+	}
+	if p, _ := os.ReadFile(filepath.Join(ws, "proxy.txt")); !strings.HasPrefix(string(p), "http://127.0.0.1:") {
+		t.Errorf("the script's HTTPS_PROXY is %q, want the gate's proxy", p)
+	}
+}
+
+// TestRunWritableChecked: a --writable that names nothing, or starts with
+// a literal ~ (not expanded after =), is exit 2 with one line.
+func TestRunWritableChecked(t *testing.T) {
+	ws, sh := fixture(t, "true")
+	for _, tc := range []struct{ arg, want string }{
+		{"--writable=nosuchdir", `--writable nosuchdir: no such file or directory`},
+		{"--writable=~/.npm", `--writable ~/.npm: a literal ~`},
+	} {
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--no-history", tc.arg, "--", sh)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d stdout %q stderr %q", tc.arg, code, out, errs)
+		}
+	}
+}
+
+// TestAllowlistSuggestGrants: a run that failed only on blocked actions
+// gets suggestions: the profile for a tool cache as an entry, the flag for
+// git's config and the $TMPDIR hint as comment lines; the stderr summary
+// carries one hint line per kind.
+func TestAllowlistSuggestGrants(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	db := filepath.Join(t.TempDir(), "h.db")
+	ws, sh := fixture(t, `mkdir -p "$HOME/.npm"; echo x >> .git/config; echo y > /tmp/dg-suggest-$$; true`)
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644)
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--", sh)
+	if code != 1 || !strings.Contains(out, "BLOCKED create "+home+"/.npm\n") {
+		t.Skipf("blocked actions not observed here: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	for _, want := range []string{"\nhint: tool cache: --allow preset:node ", "\nhint: git config or hooks: --writable .git ", "\nhint: /tmp: write to $TMPDIR"} {
+		if strings.Count(errs, want) != 1 {
+			t.Errorf("stderr lacks one %q:\n%s", want, errs)
+		}
+	}
+	if lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n"); !strings.HasPrefix(lines[len(lines)-1], "FAIL: ") {
+		t.Errorf("the summary is not the last line:\n%s", errs)
+	}
+	code, sugg, errs := cliRun(t, "allowlist", "suggest", "last", "--db", db)
+	lines := strings.Split(strings.TrimSuffix(sugg, "\n"), "\n")
+	if code != 0 || len(lines) != 3 || lines[0] != "preset:node" || !strings.HasPrefix(lines[1], "# run with --writable .git (BLOCKED ") ||
+		!strings.HasPrefix(lines[2], "# BLOCKED /tmp/dg-suggest-") {
+		t.Fatalf("suggest: exit %d stdout %q stderr %q", code, sugg, errs)
+	}
+}

@@ -215,7 +215,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, line := range []string{containSummary(r.Containment), report.Printable(r.Containment.NotObservable()), r.BlockedDroppedNote(), watchSummary(r.Watch), report.Printable(truncate(r.NetworkSummary(), 300))} {
+	for _, line := range append(append([]string{containSummary(r.Containment)}, grantLines(r.Containment)...), report.Printable(r.Containment.NotObservable()), r.BlockedDroppedNote(), watchSummary(r.Watch), report.Printable(truncate(r.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(w, line)
 		}

@@ -109,6 +109,9 @@ func (c *cli) runVerb(args []string) error {
 	if err := contain.CheckEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
+	if err := checkWritable(*ws, writable); err != nil {
+		return err
+	}
 	if _, err := netproxy.ParseRules(netAllow); err != nil {
 		return usagef("run: %v", err)
 	}
@@ -127,7 +130,7 @@ func (c *cli) runVerb(args []string) error {
 		db, _ = history.DefaultPath()
 	}
 	if db != "" {
-		pol.DenyRead = append(pol.DenyRead, history.Files(db)...)
+		pol.Hidden = append(pol.Hidden, history.Files(db)...)
 	}
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
@@ -170,10 +173,15 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	for _, line := range []string{containSummary(rep.Containment), report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))} {
+	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	for _, line := range append(lines, report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
+	}
+	// The hints just above the summary, which stays the last line.
+	for _, line := range hintLines(rep) {
+		fmt.Fprintln(c.stderr, line)
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {

@@ -36,7 +36,7 @@ func verbs() []verb {
 		{name: "run", run: (*cli).runVerb,
 			synopsis: "--workspace DIR [--allow LIST]... [--allowlist FILE] [--allowlist-from-history] [--timeout DUR] [--report FILE]... [--db PATH | --no-history] [--rehash] [--lock-wait DUR] [--contain auto|on|off] [--net] [--net-allow HOST[:PORT]]... [--env NAME[=VALUE]]... [--writable DIR]... [--deny-read PATH]... [--memory SIZE] [--watch PATH]... [--no-watch] [--stage] [--stage-mechanism auto|overlay|copy] -- SCRIPT [ARG...]",
 			help:     "run SCRIPT in DIR through the gate: snapshot, run, snapshot, diff, verdict",
-			notes:    secretStoresNote},
+			notes:    func() string { return secretStoresNote() + "\n" + profileTable() }},
 		{name: "apply", run: (*cli).applyVerb,
 			synopsis: "RUN|last [--only-allowed | --force] [--db PATH]",
 			help:     "write a staged run's changes into its workspace (CONFLICT lines and exit 1 if it changed since)"},

@@ -46,8 +46,11 @@ type Policy struct {
 	Env []string
 	// Writable are extra directories the script may write to.
 	Writable []string
-	// DenyRead are extra paths the script may not read.
+	// DenyRead are extra paths the script may not read (--deny-read).
 	DenyRead []string
+	// Hidden are paths the gate itself keeps from the script (the history
+	// database): not a grant, not recorded.
+	Hidden []string
 	// Memory caps the memory of the script's tree in bytes (0: no cap).
 	Memory int64
 	// NoLandlock pretends the kernel has no Landlock, NoNotify that it has
@@ -63,7 +66,7 @@ func (p Policy) Enabled() bool { return p.Mode == Auto || p.Mode == On }
 
 // EnvAllow is the environment a contained script starts from ("LC_*" is
 // every variable starting with LC_).
-var EnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ", "TERM", "TMPDIR"}
+var EnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ", "TERM", "TMPDIR", "CI", "GITHUB_ACTIONS"}
 
 // SecretName reports whether a variable name looks like it holds a secret
 // (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, case-insensitive): such a

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,7 +50,41 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	if env == nil {
 		env = os.Environ()
 	}
+	home, _ := os.UserHomeDir()
+	var extra []string
+	if profs := contain.ProfilesOf(g.cfg.Allow); len(profs) > 0 {
+		root, err := contain.CacheRoot(g.ws)
+		if err != nil {
+			cleanup()
+			return nil, setupf("containment: %v", err)
+		}
+		for _, p := range profs {
+			pp, err := p.Prepare(root, home, env)
+			if err != nil {
+				cleanup()
+				return nil, setupf("containment: %v (the tool caches are kept below %s: set XDG_CACHE_HOME to a writable directory)", err, filepath.Dir(root))
+			}
+			// A profile's settings come before --env, which overrides them.
+			pol.Env = append(append(append([]string{}, pp.Pass...), pp.Env...), pol.Env...)
+			extra = append(extra, pp.Writable...)
+			g.grants = append(g.grants, pp.Grants...)
+		}
+	}
+	if !pol.Net {
+		// The hosts --net-allow names and each profile's (its registry),
+		// reachable through the gate's recording proxy only (startProxy).
+		for _, h := range pol.NetAllow {
+			g.grants = append(g.grants, report.Grant{Kind: "net", Target: h, By: "--net-allow"})
+		}
+		pol.NetAllow = slices.Clone(pol.NetAllow)
+		for _, p := range contain.ProfilesOf(g.cfg.Allow) {
+			pol.NetAllow = append(pol.NetAllow, p.Hosts...)
+			g.grants = append(g.grants, contain.HostGrants(p.Name)...)
+		}
+		g.cfg.Contain.NetAllow = pol.NetAllow
+	}
 	spec.Env = pol.Environ(env, tmp)
+	g.dropped = contain.Dropped(env, spec.Env)
 	writable := []string{spec.Dir, tmp}
 	writable = append(writable, contain.DevWritable...)
 	for _, w := range pol.Writable {
@@ -58,13 +93,29 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 			w = filepath.Join(spec.Dir, w)
 		}
 		writable = append(writable, filepath.Clean(w))
+		g.grants = append(g.grants, report.Grant{Kind: "writable", Target: filepath.Clean(w), By: "--writable"})
 	}
-	home, _ := os.UserHomeDir()
-	deny := contain.SecretStores(home)
+	writable = append(writable, extra...)
+	deny := append(contain.SecretStores(home), pol.Hidden...)
 	for _, d := range pol.DenyRead {
 		if a, err := filepath.Abs(d); err == nil {
 			deny = append(deny, a)
+			g.grants = append(g.grants, report.Grant{Kind: "deny_read", Target: a, By: "--deny-read"})
 		}
+	}
+	if pol.Net {
+		g.grants = append(g.grants, report.Grant{Kind: "net", Target: "all", By: "--net"})
+	}
+	for _, e := range g.cfg.Contain.Env {
+		// Names only: a value given with --env may be a secret.
+		name, _, set := strings.Cut(e, "=")
+		if set {
+			name += " (set)"
+		}
+		g.grants = append(g.grants, report.Grant{Kind: "env", Target: name, By: "--env"})
+	}
+	if st := g.cfg.Stage; st != nil {
+		g.grants = append(g.grants, report.Grant{Kind: "stage_mechanism", Target: string(st.Mechanism), By: "--stage"})
 	}
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,

@@ -68,6 +68,10 @@ type run struct {
 	afterRoot string
 	// watch lists the paths outside the workspace to watch.
 	watch []watch.Path
+	// grants and dropped are what containment granted and the variables
+	// it dropped (report.Containment).
+	grants  []report.Grant
+	dropped []string
 }
 
 func (g *run) phase(p Phase, sp snapshot.Progress) {
@@ -250,6 +254,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	// The script's whole tree is gone (proc.Run returns only then).
 	g.watchAfter(watched)
 	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped, pr.BlockedDroppedKinds)
+	g.res.Report.Containment.Grants, g.res.Report.Containment.DroppedEnv = g.grants, g.dropped
 	g.res.Report.Blocked = blockedReport(pr.Blocked)
 	stopProxy()
 	if pr.Diagnostics != "" {

@@ -27,12 +27,16 @@ var Presets = []Preset{
 		Doc: "`python3 -m venv .venv` and `pip install` into it: everything under the venv, " +
 			"and the risk `symlink-escape` only for its `bin/python*` links (they point at the system interpreter)"},
 	{Name: "node", Dir: "",
-		Entries: []string{"node_modules/", "added,changed:package-lock.json"},
-		Doc:     "`npm install` / `npm ci`: `node_modules/` and `package-lock.json` (added or changed, never removed); no risk"},
+		Entries: []string{"node_modules/", "added,changed:package-lock.json", "changed:package.json"},
+		Doc: "`npm install` / `npm ci` / `npm install PKG`: `node_modules/`, `package-lock.json` (added or changed, never removed) " +
+			"and `package.json` changed (the dependency `npm install PKG` adds; never added or removed); no risk"},
 	{Name: "go-build", Dir: "",
 		Entries: []string{"bin/", "added,changed:go.sum"},
 		Doc: "`go build -o bin/ ./...` with `-mod=mod`: the binaries in `bin/` and `go.sum` (added or changed); " +
 			"the build and module caches live outside the workspace; no risk"},
+	{Name: "cargo", Dir: "",
+		Entries: []string{"target/", "added,changed:Cargo.lock"},
+		Doc:     "`cargo build`: the build in `target/` and `Cargo.lock` (added or changed); the registry lives in the profile's CARGO_HOME; no risk"},
 	{Name: "git", Dir: "",
 		Entries: []string{".git/"},
 		Doc:     "`git init`, `git add`, `git commit`, `git gc`: the repository in `.git/`, nothing in the work tree; no risk"},

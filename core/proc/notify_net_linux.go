@@ -270,6 +270,12 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
+		if op == "connect" && portZero(addr) {
+			// Port 0 reaches nothing: refused as the kernel would, not
+			// network use, not recorded.
+			w.fail(n.ID, unix.ECONNREFUSED)
+			return
+		}
 		if op == "connect" && w.toProxy(addr) {
 			w.ret(n.ID, 0, w.connectProxy(tid, sfd))
 			return
@@ -457,6 +463,38 @@ func rawSendto(fd int, data []byte, flags int, addr []byte) (int, error) {
 	return int(n), nil
 }
 
+// inetAddr parses an AF_INET or AF_INET6 socket address.
+func inetAddr(b []byte) (netip.AddrPort, bool) {
+	if len(b) < 2 {
+		return netip.AddrPort{}, false
+	}
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET:
+		if len(b) >= 8 {
+			return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])), true
+		}
+	case unix.AF_INET6:
+		if len(b) >= 24 {
+			return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])), true
+		}
+	}
+	return netip.AddrPort{}, false
+}
+
+// loopbackProbe reports whether a bind address is a loopback address with
+// port 0: a program probing whether the address family works, which binds
+// nothing anyone could reach.
+func loopbackProbe(b []byte) bool {
+	ap, ok := inetAddr(b)
+	return ok && ap.Port() == 0 && ap.Addr().Unmap().IsLoopback()
+}
+
+// portZero reports whether an AF_INET or AF_INET6 address names port 0.
+func portZero(b []byte) bool {
+	ap, ok := inetAddr(b)
+	return ok && ap.Port() == 0
+}
+
 // formatAddr renders a socket address: "127.0.0.1:8080", "[::1]:443",
 // a path, or "@name" for an abstract AF_UNIX socket.
 func formatAddr(b []byte) string {
@@ -614,10 +652,4 @@ func inodeOf(fd int) uint64 {
 		return 0
 	}
 	return st.Ino
-}
-
-// loopbackProbe reports whether addr is a loopback address with port 0.
-func loopbackProbe(addr []byte) bool {
-	a, err := netip.ParseAddrPort(formatAddr(addr))
-	return err == nil && a.Port() == 0 && a.Addr().IsLoopback()
 }

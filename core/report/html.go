@@ -172,6 +172,9 @@ type htmlView struct {
 	// Contain is the containment line, ContainOK false when not contained.
 	Contain   string
 	ContainOK bool
+	// Granted is what the run was granted (containment.grants), DroppedEnv
+	// the variables it dropped; "" when none.
+	Granted, DroppedEnv string
 	// Blocking is set when containment was requested: the blocked actions
 	// are a group of their own (Blocked), or BlockedNote says they could
 	// not be observed.
@@ -302,6 +305,8 @@ func (r *Report) htmlView() *htmlView {
 	}
 	if c := r.Containment; c != nil {
 		v.Contain, v.ContainOK = cleanText(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
+		v.Granted = cleanText(strings.TrimPrefix(c.GrantsLine(), "granted: "))
+		v.DroppedEnv = cleanText(strings.Join(c.DroppedEnv, ", "))
 	}
 	for _, l := range r.Process.Leftovers {
 		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})

@@ -141,6 +141,12 @@ func (r *Report) markdown(m *mdWriter) {
 			line = "❌ **" + line + "**"
 		}
 		row("Containment", line)
+		if g := c.GrantsLine(); g != "" {
+			row("Granted", mdText(cutText(cleanText(strings.TrimPrefix(g, "granted: ")), 2<<10)))
+		}
+		if len(c.DroppedEnv) > 0 {
+			row("Variables dropped", mdText(cutText(cleanText(strings.Join(c.DroppedEnv, ", ")), 2<<10)))
+		}
 	}
 	if note := r.Containment.NotObservable(); note != "" {
 		row("Blocked actions", "❌ **"+mdText(note)+"**")

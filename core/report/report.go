@@ -192,6 +192,53 @@ type Containment struct {
 	// read, a write in the home directory), never burying one under
 	// another kind's flood.
 	BlockedDroppedKinds map[string]int `json:"blocked_dropped_by_kind,omitempty"`
+	// Grants lists what the run was granted beyond the default
+	// containment: --writable, --net, --env, --deny-read, a profile's
+	// cache and settings, the stage (an extension).
+	Grants []Grant `json:"grants,omitempty"`
+	// DroppedEnv names the variables of the gate's environment the script
+	// did not get (names only, never values; an extension).
+	DroppedEnv []string `json:"env_dropped,omitempty"`
+}
+
+// Grant is one thing a run was granted beyond the default containment.
+type Grant struct {
+	// Kind (the contract's names): "writable", "net" (Target "all" for
+	// --net, or a host of --net-allow), "env", "deny_read", "cache",
+	// "hosts" (a profile's), "stage_mechanism".
+	Kind string `json:"kind"`
+	// Target is the path, host, variable (NAME, or NAME=VALUE for a
+	// profile's setting; never the value of an --env) or mechanism.
+	Target string `json:"target"`
+	// By names what asked for it: a flag ("--writable") or a profile
+	// ("preset:node").
+	By string `json:"by"`
+}
+
+// GrantsLine is the grants in one line for the summary and the banner:
+// "granted: cache GOCACHE=…; writable /x" ("" when none).
+func (c *Containment) GrantsLine() string {
+	if c == nil || len(c.Grants) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(c.Grants))
+	for _, g := range c.Grants {
+		switch g.Kind {
+		case "net", "hosts":
+			if g.Target == "all" {
+				parts = append(parts, "network (everything)")
+			} else {
+				parts = append(parts, "network to "+g.Target)
+			}
+		case "stage_mechanism":
+			parts = append(parts, "stage "+g.Target)
+		case "deny_read":
+			parts = append(parts, "deny-read "+g.Target)
+		default:
+			parts = append(parts, g.Kind+" "+g.Target)
+		}
+	}
+	return "granted: " + strings.Join(parts, "; ")
 }
 
 // Layer is one layer of containment.
