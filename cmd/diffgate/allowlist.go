@@ -287,18 +287,20 @@ func suggestGrants(rep *report.Report) []string {
 	for _, e := range rep.Allowlist {
 		have[strings.TrimSpace(e)] = true
 	}
-	var out []string
+	// The entries first, then the comments (each in the order of the
+	// blocked actions, which the supervisor ranks).
+	var entries, comments []string
 	for _, h := range contain.Hints(rep.Blocked, home, rep.Workspace) {
 		switch {
 		case h.Entry != "" && !have[h.Entry]:
-			out = append(out, h.Entry)
+			entries = append(entries, h.Entry)
 		case h.Entry != "":
 			// Already given: the profile did not cover it.
 		case h.Flag != "":
-			out = append(out, report.Printable("# run with "+h.Flag+" (BLOCKED "+h.Example+"): "+h.Text))
+			comments = append(comments, report.Printable("# run with "+h.Flag+" (BLOCKED "+h.Example+"): "+h.Text))
 		default:
-			out = append(out, report.Printable("# BLOCKED "+h.Example+": "+h.Text))
+			comments = append(comments, report.Printable("# BLOCKED "+h.Example+": "+h.Text))
 		}
 	}
-	return out
+	return append(entries, comments...)
 }
