@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/rs/zerolog"
@@ -131,6 +133,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 			decision = history.ApplyOnlyAllowed
 		}
 	}
+	chosen = withoutOrphanedRemovals(chosen, all)
 	if decision == history.ApplySubset && len(chosen) == len(all) {
 		decision = history.ApplyAll
 	}
@@ -169,6 +172,34 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	}
 	_ = st.Discard() // the history holds the decision; the stage's job is done
 	return res, nil
+}
+
+// withoutOrphanedRemovals drops from chosen each change that removes a
+// directory (removed, or replaced by a file or symlink) while a change
+// below it is not chosen: applying it would remove entries whose removal
+// was not chosen (not allowed, or not picked by the reviewer).
+func withoutOrphanedRemovals(chosen, all []diff.Change) []diff.Change {
+	if len(chosen) == len(all) {
+		return chosen
+	}
+	picked := make(map[string]bool, len(chosen))
+	for _, c := range chosen {
+		picked[c.Path] = true
+	}
+	out := chosen[:0:0]
+	for _, c := range chosen {
+		if b := c.Before; b != nil && b.Type == snapshot.Dir && (c.After == nil || c.After.Type != snapshot.Dir) {
+			prefix := c.Path + "/"
+			left := slices.ContainsFunc(all, func(o diff.Change) bool {
+				return strings.HasPrefix(o.Path, prefix) && !picked[o.Path]
+			})
+			if left {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Discard removes run runID's stage and records it in the history. A run

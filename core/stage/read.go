@@ -25,8 +25,10 @@ type Delta struct {
 	// Partial says Before and After hold only the touched paths.
 	Partial bool
 	// Removed lists the paths the overlay's whiteouts remove, and Opaque
-	// the directories that replaced a lower one (everything below the lower
-	// one is gone).
+	// the upper entries that hide the lower one whole (everything below the
+	// lower one is gone): opaque directories and every upper entry that is
+	// not a directory (a file or symlink that replaced a lower directory
+	// leaves no whiteout for what was below it).
 	Removed, Opaque []string
 }
 
@@ -35,7 +37,9 @@ type Upper struct {
 	// Paths lists every entry of the upper layer that is not a whiteout,
 	// parents before children.
 	Paths []string
-	// Removed lists the whiteouts' paths; Opaque the opaque directories.
+	// Removed lists the whiteouts' paths; Opaque the opaque directories
+	// and the entries that are not directories (each hides whatever the
+	// lower layer holds at its path, a whole directory included).
 	Removed, Opaque []string
 }
 
@@ -77,6 +81,10 @@ func ScanUpper(dir string) (*Upper, error) {
 				continue
 			case opaqueDir:
 				u.Opaque = append(u.Opaque, p)
+			default:
+				if !e.IsDir() {
+					u.Opaque = append(u.Opaque, p)
+				}
 			}
 			u.Paths = append(u.Paths, p)
 			if e.IsDir() {
