@@ -178,6 +178,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if db == nil {
 			return nil, &gate.SetupError{Msg: "--stage needs the history (apply and discard read the run's record)"}
 		}
+		if !cfg.Contain.Enabled() {
+			// Uncontained, the script reaches the real workspace past the
+			// stage: through /proc/PID/root or /proc/PID/cwd of the gate
+			// or of any process of the user, or by unmounting the overlay.
+			return nil, &gate.SetupError{Msg: "--stage needs containment (--contain=off would let the script write the workspace past the stage)"}
+		}
 		mech := o.StageMechanism
 		if mech == "" {
 			mech = stage.Mechanism(os.Getenv(MechanismEnv))
