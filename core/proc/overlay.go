@@ -15,4 +15,9 @@ type Overlay struct {
 	Lower string `json:"lower"`
 	Upper string `json:"upper"`
 	Work  string `json:"work"`
+	// UserXattr mounts with "userxattr": overlayfs keeps its own
+	// attributes as user.overlay.* (a normal user, in a user namespace,
+	// has no other choice) instead of trusted.overlay.* (root), and a
+	// script cannot set a user.overlay.* attribute of its own.
+	UserXattr bool `json:"userxattr,omitempty"`
 }

@@ -38,7 +38,7 @@ func namespaceAttr(attr *syscall.SysProcAttr, ipc bool) {
 
 // mountOverlay runs in the supervisor, in its own mount namespace: it
 // makes the mount tree private (nothing propagates back to the host) and
-// mounts the overlay at o.Lower.
+// mounts the overlay at o.Lower (with userxattr when o.UserXattr).
 func mountOverlay(o *Overlay) error {
 	for _, p := range []string{o.Lower, o.Upper, o.Work} {
 		if strings.ContainsAny(p, ",:\\") {
@@ -52,7 +52,10 @@ func mountOverlay(o *Overlay) error {
 	// (measured: it was most of the overlay's cost per run on a busy
 	// disk). The stage is read from the page cache right after; a crash
 	// can lose it, and Apply checks every file's hash against the review.
-	opts := "lowerdir=" + o.Lower + ",upperdir=" + o.Upper + ",workdir=" + o.Work + ",userxattr,volatile"
+	opts := "lowerdir=" + o.Lower + ",upperdir=" + o.Upper + ",workdir=" + o.Work + ",volatile"
+	if o.UserXattr {
+		opts += ",userxattr"
+	}
 	if err := unix.Mount("overlay", o.Lower, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("proc: overlay: mount at %s: %v", o.Lower, err)
 	}

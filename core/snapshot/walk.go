@@ -617,6 +617,8 @@ type scratch struct {
 	xbuf  []byte
 	// noOverlay leaves overlayfs's own attributes out (Paths).
 	noOverlay bool
+	// overlayPrefix narrows noOverlay to one name space (Paths).
+	overlayPrefix string
 }
 
 // zeroBuf is fed to the hash for the holes of sparse files: zeros are

@@ -88,12 +88,21 @@ const (
 
 // op is one journal operation.
 type op struct {
-	Kind   string `json:"op"` // remove, mkdir, file, symlink, chmod
+	Kind   string `json:"op"` // remove, mkdir, file, symlink, chmod, node, link
 	Path   string `json:"path"`
 	Perm   uint32 `json:"perm,omitempty"`
 	MTime  int64  `json:"mtime,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Target is a symlink's target, or for a link the path (in the
+	// workspace) of the file it is another name of.
 	Target string `json:"target,omitempty"`
+	// Node is the type of a node (FIFO, socket, device), Rdev a device's
+	// number.
+	Node snapshot.Type `json:"node,omitempty"`
+	Rdev uint64        `json:"rdev,omitempty"`
+	// Owner is the entry's uid and gid, set (as root) when not the
+	// applier's own.
+	Owner *[2]int64 `json:"owner,omitempty"`
 }
 
 type journal struct {
@@ -275,8 +284,17 @@ func mustRel(base, p string) string {
 // directories parents first, files and symlinks, then directory modes
 // deepest first (a directory made read-only last).
 func plan(changes []diff.Change) (journal, error) {
-	var rm, mk, files, modes []op
+	var rm, mk, files, links, modes []op
 	var j journal
+	// The first applied name of each staged inode with several names:
+	// the others become links to it, as in the stage.
+	firstName := map[[2]uint64]string{}
+	owner := func(a *snapshot.Entry) *[2]int64 {
+		if a.UID < 0 || a.GID < 0 || (a.UID == int64(os.Geteuid()) && a.GID == int64(os.Getegid())) {
+			return nil
+		}
+		return &[2]int64{a.UID, a.GID}
+	}
 	for i := range changes {
 		c := &changes[i]
 		j.Paths = append(j.Paths, c.Path)
@@ -299,14 +317,24 @@ func plan(changes []diff.Change) (journal, error) {
 			if b == nil || b.Type != snapshot.Dir {
 				mk = append(mk, op{Kind: "mkdir", Path: c.Path})
 			}
-			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm})
+			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm, Owner: owner(a)})
 		case snapshot.File:
 			if a.SHA256 == "" || a.Err != "" {
 				return j, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
 			}
-			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256})
+			if a.Nlink > 1 && a.Ino != 0 {
+				key := [2]uint64{a.Dev, a.Ino}
+				if first, ok := firstName[key]; ok {
+					links = append(links, op{Kind: "link", Path: c.Path, Target: first})
+					continue
+				}
+				firstName[key] = c.Path
+			}
+			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256, Owner: owner(a)})
 		case snapshot.Symlink:
-			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target})
+			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target, Owner: owner(a)})
+		case snapshot.FIFO, snapshot.Socket, snapshot.Char, snapshot.Block:
+			files = append(files, op{Kind: "node", Path: c.Path, Node: a.Type, Perm: a.Perm, Rdev: a.Rdev, MTime: a.MTime, Owner: owner(a)})
 		default:
 			return j, fmt.Errorf("stage: %s: a %s cannot be applied", c.Path, a.Type)
 		}
@@ -316,13 +344,45 @@ func plan(changes []diff.Change) (journal, error) {
 	slices.SortFunc(rm, desc)
 	slices.SortFunc(mk, asc)
 	slices.SortFunc(files, asc)
+	slices.SortFunc(links, asc)
 	slices.SortFunc(modes, desc)
-	j.Ops = slices.Concat(rm, mk, files, modes)
+	j.Ops = slices.Concat(rm, mk, files, links, modes)
 	return j, nil
 }
 
-// do carries out one operation; each is idempotent.
+// do carries out one operation; each is idempotent. An entry of another
+// owner (applied as root) gets its owner last, then its mode again (a
+// chown clears setuid and setgid).
 func (s *Stage) do(o *op) error {
+	dst := filepath.Join(s.Workspace, filepath.FromSlash(o.Path))
+	err := s.do1(o)
+	if errors.Is(err, fs.ErrPermission) && o.Kind != "chmod" {
+		// A read-only folder of the workspace (the staged script made it
+		// writable, wrote, and made it read-only again): writable for the
+		// operation, then as it was.
+		parent := filepath.Dir(dst)
+		if fi, lerr := os.Lstat(parent); lerr == nil && fi.IsDir() && fi.Mode().Perm()&0o200 == 0 {
+			if os.Chmod(parent, fi.Mode().Perm()|0o700) == nil {
+				err = s.do1(o)
+				if cerr := os.Chmod(parent, fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSticky)); err == nil {
+					err = cerr
+				}
+			}
+		}
+	}
+	if err != nil || o.Owner == nil {
+		return err
+	}
+	if err := os.Lchown(dst, int(o.Owner[0]), int(o.Owner[1])); err != nil {
+		return err
+	}
+	if o.Kind == "file" || o.Kind == "node" || o.Kind == "chmod" {
+		return os.Chmod(dst, fs.FileMode(o.Perm&0o777)|modeBits(o.Perm))
+	}
+	return nil
+}
+
+func (s *Stage) do1(o *op) error {
 	dst := filepath.Join(s.Workspace, filepath.FromSlash(o.Path))
 	switch o.Kind {
 	case "remove":
@@ -355,6 +415,26 @@ func (s *Stage) do(o *op) error {
 			return err
 		}
 		return s.copyIn(o, dst)
+	case "node", "link":
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		tmp := tempName(dst)
+		_ = os.Remove(tmp)
+		var err error
+		if o.Kind == "link" {
+			err = os.Link(filepath.Join(s.Workspace, filepath.FromSlash(o.Target)), tmp)
+		} else if err = mknodAt(tmp, o.Node, o.Perm, o.Rdev); err == nil {
+			if err = os.Chmod(tmp, fs.FileMode(o.Perm&0o777)|modeBits(o.Perm)); err == nil && o.MTime != 0 {
+				t := time.Unix(0, o.MTime)
+				err = os.Chtimes(tmp, t, t)
+			}
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return replace(tmp, dst)
 	}
 	return fmt.Errorf("unknown operation %q", o.Kind)
 }
@@ -383,7 +463,7 @@ func (s *Stage) copyIn(o *op, dst string) error {
 	}
 	if err == nil {
 		// After the mode: an ACL sets the group bits the mode shows.
-		err = copyXattrs(src.Name(), f)
+		err = copyXattrs(src.Name(), f, s.ownXattr)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -139,7 +139,7 @@ func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 		return false, err
 	}
 	// Without them every file that has some would read as changed.
-	if err = copyXattrs(src, out); err != nil {
+	if err = copyXattrs(src, out, func(string) bool { return false }); err != nil {
 		out.Close()
 		return false, fmt.Errorf("%s: %v", src, err)
 	}

@@ -99,7 +99,7 @@ func probeOverlay(ctx context.Context, dir, workspace string) error {
 		return err
 	}
 	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script, Args: []string{probe},
-		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work}, Timeout: 30 * time.Second, KeepBytes: 4096})
+		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work, UserXattr: os.Geteuid() != 0}, Timeout: 30 * time.Second, KeepBytes: 4096})
 	if err != nil {
 		return err
 	}

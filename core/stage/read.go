@@ -44,11 +44,12 @@ type Upper struct {
 }
 
 // ScanUpper lists the upper layer at dir: its entries, its whiteouts (a
-// character device 0/0) and its opaque directories. It fails on an entry
+// character device 0/0) and its opaque directories (overlayfs's attributes
+// named with xattrPrefix, Stage.OverlayXattrPrefix). It fails on an entry
 // overlayfs would read in a way the stage does not model (a redirected or
 // metacopy entry: the stage mounts with both off, so one means the upper
 // layer was not made by this package).
-func ScanUpper(dir string) (*Upper, error) {
+func ScanUpper(dir, xattrPrefix string) (*Upper, error) {
 	u := &Upper{}
 	var scan func(rel string) error
 	scan = func(rel string) error {
@@ -71,7 +72,7 @@ func ScanUpper(dir string) (*Upper, error) {
 				p = rel + "/" + p
 			}
 			full := filepath.Join(abs, e.Name())
-			kind, err := classify(full, e.Type())
+			kind, err := classify(full, e.Type(), xattrPrefix)
 			if err != nil {
 				return fmt.Errorf("stage: upper layer %s: %v", p, oneLine(err))
 			}
@@ -123,11 +124,11 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 		after.Root = s.Workspace
 		return &Delta{After: after}, nil
 	}
-	u, err := ScanUpper(s.Upper())
+	u, err := ScanUpper(s.Upper(), s.OverlayXattrPrefix())
 	if err != nil {
 		return nil, err
 	}
-	after, err := snapshot.Paths(ctx, s.Upper(), u.Paths, snapshot.PathsOptions{SkipOverlayXattrs: true})
+	after, err := snapshot.Paths(ctx, s.Upper(), u.Paths, snapshot.PathsOptions{SkipOverlayXattrs: true, OverlayXattrPrefix: s.OverlayXattrPrefix()})
 	if err != nil {
 		return nil, fmt.Errorf("stage: read upper layer: %v", oneLine(err))
 	}

@@ -15,7 +15,7 @@ import (
 
 // classify tells a whiteout, an opaque directory and a plain entry of the
 // upper layer apart.
-func classify(abs string, t fs.FileMode) (upperKind, error) {
+func classify(abs string, t fs.FileMode, prefix string) (upperKind, error) {
 	switch {
 	case t&fs.ModeCharDevice != 0:
 		var st unix.Stat_t
@@ -26,33 +26,30 @@ func classify(abs string, t fs.FileMode) (upperKind, error) {
 			return whiteout, nil
 		}
 	case t.IsDir():
-		if overlayXattr(abs, "redirect") != "" {
+		if overlayXattr(abs, prefix+"redirect") != "" {
 			return plain, errors.New("a redirected directory (the overlay was mounted with redirect_dir on)")
 		}
-		if v := overlayXattr(abs, "opaque"); v == "y" {
+		if v := overlayXattr(abs, prefix+"opaque"); v == "y" {
 			return opaqueDir, nil
 		}
 	case t.IsRegular():
-		if overlayXattr(abs, "metacopy") != "" {
+		if overlayXattr(abs, prefix+"metacopy") != "" {
 			return plain, fmt.Errorf("a metacopy file (the overlay was mounted with metacopy on)")
 		}
 	}
 	return plain, nil
 }
 
-// overlayXattr reads overlayfs's attribute name, user.overlay.* (userxattr
-// mounts) or trusted.overlay.*; "" when neither is set.
+// overlayXattr reads the attribute name ("" when not set).
 func overlayXattr(abs, name string) string {
 	buf := make([]byte, 64)
-	for _, ns := range []string{"user.overlay.", "trusted.overlay."} {
-		if n, err := unix.Lgetxattr(abs, ns+name, buf); err == nil {
-			if n == 0 {
-				return "set"
-			}
-			return string(buf[:n])
-		} else if err == unix.ERANGE {
+	if n, err := unix.Lgetxattr(abs, name, buf); err == nil {
+		if n == 0 {
 			return "set"
 		}
+		return string(buf[:n])
+	} else if err == unix.ERANGE {
+		return "set"
 	}
 	return ""
 }
@@ -98,6 +95,24 @@ func mknodLike(to string, fi fs.FileInfo) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// mknodAt makes a node of type typ (a FIFO, socket or device) at path.
+func mknodAt(path string, typ snapshot.Type, perm uint32, rdev uint64) error {
+	var mode uint32
+	switch typ {
+	case snapshot.FIFO:
+		mode = unix.S_IFIFO
+	case snapshot.Socket:
+		mode = unix.S_IFSOCK
+	case snapshot.Char:
+		mode = unix.S_IFCHR
+	case snapshot.Block:
+		mode = unix.S_IFBLK
+	default:
+		return fmt.Errorf("a %s cannot be made", typ)
+	}
+	return unix.Mknod(path, mode|perm&0o777, int(rdev))
 }
 
 // copyMeta gives dst (just made from src) src's owner where allowed (root;
@@ -191,38 +206,27 @@ func getXattr(src, name string) ([]byte, error) {
 	return val[:sz], nil
 }
 
-// copyXattrs gives dst (an open file) the extended attributes of src, except
-// overlayfs's own. An attribute that cannot be set (security.capability
-// without CAP_SETFCAP) is an error: the apply must not silently differ from
-// what was reviewed.
-func copyXattrs(src string, dst *os.File) error {
-	buf := make([]byte, 4096)
-	n, err := unix.Llistxattr(src, buf)
-	if err == unix.ERANGE {
-		if n, err = unix.Llistxattr(src, nil); err == nil {
-			buf = make([]byte, n)
-			n, err = unix.Llistxattr(src, buf)
-		}
+// copyXattrs gives dst (an open file) the extended attributes of src,
+// except those skip names (nil: overlayfs's own, both name spaces). An
+// attribute that cannot be set (security.capability without CAP_SETFCAP)
+// is an error: the apply must not silently differ from what was reviewed.
+func copyXattrs(src string, dst *os.File, skip func(string) bool) error {
+	if skip == nil {
+		skip = snapshot.IsOverlayXattr
 	}
-	if err == unix.ENOTSUP || n == 0 {
-		return nil
-	}
+	names, err := listXattrs(src)
 	if err != nil {
 		return err
 	}
-	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
-		if name == "" || snapshot.IsOverlayXattr(name) {
+	for _, name := range names {
+		if skip(name) {
 			continue
 		}
-		sz, err := unix.Lgetxattr(src, name, nil)
+		val, err := getXattr(src, name)
 		if err != nil {
 			return err
 		}
-		val := make([]byte, sz)
-		if sz, err = unix.Lgetxattr(src, name, val); err != nil {
-			return err
-		}
-		if err := unix.Fsetxattr(int(dst.Fd()), name, val[:sz], 0); err != nil {
+		if err := unix.Fsetxattr(int(dst.Fd()), name, val, 0); err != nil {
 			return fmt.Errorf("set %s: %v", name, err)
 		}
 	}
