@@ -61,7 +61,11 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	deny := contain.SecretStores(home)
 	for _, d := range pol.DenyRead {
 		if a, err := filepath.Abs(d); err == nil {
-			deny = append(deny, g.inRunDir(spec.Dir, a))
+			// The workspace's file and its copy in a copy stage.
+			deny = append(deny, a)
+			if c := g.inRunDir(spec.Dir, a); c != a {
+				deny = append(deny, c)
+			}
 		}
 	}
 	spec.Containment = proc.Containment{
