@@ -358,9 +358,17 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		}
 		g.cfg.Log.Info().Int("files", cs.Files).Int("reflinked", cs.Reflinked).Int64("bytes", cs.Bytes).
 			Dur("elapsed", time.Since(t)).Msg("workspace copied into the stage")
+		// At the workspace's own path where a mount namespace can bind the
+		// copy there; else at the copy's (the report's stage says so).
+		if err := st.ProbeBind(ctx); err != nil {
+			g.cfg.Log.Warn().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
+		} else {
+			st.AtWorkspace = true
+			spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Copy(), Copy: true}
+		}
 		g.res.StageCost = &StageCost{Prepare: time.Since(t), Copy: cs}
 		spec.Dir = st.RunDir()
-		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && spec.Dir != g.ws && rel != ".." && !strings.HasPrefix(rel, "../") {
 			spec.Path = filepath.Join(spec.Dir, rel)
 		}
 	default:

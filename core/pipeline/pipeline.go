@@ -221,6 +221,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
 				CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}
 		}
+		if st.Mechanism == stage.Copy && !st.AtWorkspace {
+			res.Report.Stage.RunAt = st.Copy()
+		}
 	}
 	if db != nil {
 		budgetNotes(sctx, db, key, res)

@@ -30,6 +30,7 @@ type wireSpec struct {
 type wireOverlay struct {
 	Lower, Upper, Work []byte
 	UserXattr          bool `json:",omitempty"`
+	Copy               bool `json:",omitempty"`
 }
 
 func toBytes(ss []string) [][]byte {
@@ -83,7 +84,7 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 		s.Containment.HardLinks = fromBytes(w.HardLinks)
 	}
 	if o := w.Overlay; o != nil {
-		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work), UserXattr: o.UserXattr}
+		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work), UserXattr: o.UserXattr, Copy: o.Copy}
 	}
 	return nil
 }
@@ -92,5 +93,5 @@ func toWireOverlay(o *Overlay) *wireOverlay {
 	if o == nil {
 		return nil
 	}
-	return &wireOverlay{Lower: []byte(o.Lower), Upper: []byte(o.Upper), Work: []byte(o.Work), UserXattr: o.UserXattr}
+	return &wireOverlay{Lower: []byte(o.Lower), Upper: []byte(o.Upper), Work: []byte(o.Work), UserXattr: o.UserXattr, Copy: o.Copy}
 }

@@ -44,9 +44,14 @@
 //
 // Copy (fallback, every platform). Where no overlay can be mounted (no user
 // namespaces, Ubuntu's AppArmor restriction on them, containers, macOS,
-// Windows), the workspace is copied into the stage, with reflinks (FICLONE)
-// where the filesystem has them and byte copies otherwise, and the script
-// runs in the copy. What it gives up: the script sees another path; the copy
+// Windows), or the overlay would read differently from a direct run
+// (OverlayUnfit), the workspace is copied into the stage, with reflinks
+// (FICLONE) where the filesystem has them and byte copies otherwise, and the
+// script runs in the copy: at the workspace's own path where a mount
+// namespace can bind the copy there (ProbeBind, Linux), else at the copy's
+// path. What it gives up: without the namespace the script sees another
+// path (a venv made there names the stage in its shebangs; the report's
+// stage says run_at); the copy
 // costs time and space in proportion to the workspace (near nothing for
 // reflinks, a full copy otherwise); and reading it is a full walk of the
 // copy, not a read of what changed.
@@ -118,6 +123,10 @@ type Stage struct {
 	// attributes are user.overlay.* (a normal user's stage) rather than
 	// trusted.overlay.* (root's).
 	UserXattr bool `json:"userxattr,omitempty"`
+	// AtWorkspace says a copy stage's script runs at the workspace's own
+	// path, the copy bound over it in a mount namespace (see ProbeBind);
+	// otherwise it runs at the copy's path.
+	AtWorkspace bool `json:"at_workspace,omitempty"`
 }
 
 // OverlayXattrPrefix is the name space of the overlay's own attributes in
@@ -157,9 +166,9 @@ func (s *Stage) Root() string {
 }
 
 // RunDir is the directory the script runs in: the workspace itself (under
-// the overlay) or the copy.
+// the overlay, or with the copy bound over it) or the copy.
 func (s *Stage) RunDir() string {
-	if s.Mechanism == Copy {
+	if s.Mechanism == Copy && !s.AtWorkspace {
 		return s.Copy()
 	}
 	return s.Workspace
