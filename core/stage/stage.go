@@ -65,10 +65,13 @@
 // before-state recorded it (content, type, mode, owner, symlink target, or
 // absence); any difference is a conflict and nothing is applied. It then
 // writes a journal (the list of operations) into the stage directory and
-// carries it out: removals deepest first, directories, then files and
-// symlinks, each written to a temporary name in its directory and renamed
-// into place, keeping mode, modification time, a file's extended
-// attributes and symlink targets (owners are not changed). Every operation is idempotent: an apply killed midway
+// carries it out: removals deepest first, directories, then files,
+// symlinks, FIFOs, sockets and devices, then further names of a file
+// applied (hard links), each written to a temporary name in its directory
+// and renamed into place, keeping mode, modification time, a file's
+// extended attributes (not the overlay's own), symlink targets and, as
+// root, owners; a read-only folder is made writable for the operation and
+// then restored. Every operation is idempotent: an apply killed midway
 // and run again finds the journal, skips the check (it held when the journal
 // was written) and completes. No workspace file is ever half-written; a
 // killed apply can leave a temporary file (.NAME.diffgate-apply) that the
