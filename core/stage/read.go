@@ -25,10 +25,9 @@ type Delta struct {
 	// Partial says Before and After hold only the touched paths.
 	Partial bool
 	// Removed lists the paths the overlay's whiteouts remove, and Opaque
-	// the upper entries that hide the lower one whole (everything below the
-	// lower one is gone): opaque directories and every upper entry that is
-	// not a directory (a file or symlink that replaced a lower directory
-	// leaves no whiteout for what was below it).
+	// the upper entries that hide a lower directory whole (everything
+	// below it is gone): opaque directories, and each file or symlink that
+	// replaced a lower directory (it leaves no whiteout for what was below).
 	Removed, Opaque []string
 }
 
@@ -37,10 +36,12 @@ type Upper struct {
 	// Paths lists every entry of the upper layer that is not a whiteout,
 	// parents before children.
 	Paths []string
-	// Removed lists the whiteouts' paths; Opaque the opaque directories
-	// and the entries that are not directories (each hides whatever the
-	// lower layer holds at its path, a whole directory included).
+	// Removed lists the whiteouts' paths; Opaque the opaque directories.
 	Removed, Opaque []string
+	// NonDirs lists the entries that are not directories: each hides
+	// whatever the lower layer holds at its path, a whole directory
+	// included, with no whiteout for what lies below it.
+	NonDirs []string
 }
 
 // ScanUpper lists the upper layer at dir: its entries, its whiteouts (a
@@ -84,7 +85,7 @@ func ScanUpper(dir, xattrPrefix string) (*Upper, error) {
 				u.Opaque = append(u.Opaque, p)
 			default:
 				if !e.IsDir() {
-					u.Opaque = append(u.Opaque, p)
+					u.NonDirs = append(u.NonDirs, p)
 				}
 			}
 			u.Paths = append(u.Paths, p)
@@ -133,10 +134,25 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 		return nil, fmt.Errorf("stage: read upper layer: %v", oneLine(err))
 	}
 	touched := append(slices.Clone(u.Paths), u.Removed...)
-	deep := append(slices.Clone(u.Removed), u.Opaque...)
+	deep := slices.Concat(u.Removed, u.Opaque, u.NonDirs)
 	before, err := snapshot.Paths(ctx, s.Workspace, touched, snapshot.PathsOptions{Deep: deep})
 	if err != nil {
 		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+	}
+	// A file or symlink over a lower directory: everything below it is
+	// gone, as below an opaque directory.
+	opaque := u.Opaque
+	if len(u.NonDirs) > 0 {
+		nonDir := make(map[string]bool, len(u.NonDirs))
+		for _, p := range u.NonDirs {
+			nonDir[p] = true
+		}
+		opaque = slices.Clone(u.Opaque)
+		for i := range before.Entries {
+			if e := &before.Entries[i]; e.Type == snapshot.Dir && nonDir[e.Path] {
+				opaque = append(opaque, e.Path)
+			}
+		}
 	}
 	// The root's own entry: the upper layer's root is the overlay's root
 	// (New gave it the workspace root's mode and owner), so a chmod or
@@ -147,7 +163,7 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 		after.Self = &root
 	}
 	after.Root = s.Workspace
-	return &Delta{Before: before, After: after, Partial: true, Removed: u.Removed, Opaque: u.Opaque}, nil
+	return &Delta{Before: before, After: after, Partial: true, Removed: u.Removed, Opaque: opaque}, nil
 }
 
 // Merge returns the full after-manifest: before (a whole-workspace
