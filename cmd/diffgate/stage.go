@@ -39,6 +39,9 @@ func (c *cli) applyVerb(args []string) error {
 	if err != nil {
 		return usagef("apply: %v", err)
 	}
+	for _, p := range res.Held {
+		fmt.Fprintf(c.stderr, "diffgate: apply: held back %s: a change below it was not chosen\n", report.QuotePath(p))
+	}
 	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s): run %s\n", plural(len(res.Paths), "change"), id, res.Decision, res.State)
 	return nil
 }

@@ -72,6 +72,10 @@ type ApplyResult struct {
 	// run (then nothing was applied and the error is a
 	// *stage.ConflictError).
 	Conflicts []stage.Conflict
+	// Held lists the chosen changes left out: each removes a folder (or
+	// replaces it by a file or symlink) while a change below it was not
+	// chosen.
+	Held []string
 }
 
 // Apply writes run runID's staged changes into the workspace: all of them,
@@ -133,7 +137,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 			decision = history.ApplyOnlyAllowed
 		}
 	}
-	chosen = withoutOrphanedRemovals(chosen, all)
+	chosen, held := withoutOrphanedRemovals(chosen, all)
 	if decision == history.ApplySubset && len(chosen) == len(all) {
 		decision = history.ApplyAll
 	}
@@ -159,7 +163,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Paths: applied.Paths, Decision: decision, State: report.StageApplied}
+	res := &ApplyResult{Paths: applied.Paths, Decision: decision, State: report.StageApplied, Held: held}
 	if applied.Partial {
 		res.State = report.StagePartiallyApplied
 		if decision == history.ApplyAll { // resumed from a journal
@@ -178,9 +182,9 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 // directory (removed, or replaced by a file or symlink) while a change
 // below it is not chosen: applying it would remove entries whose removal
 // was not chosen (not allowed, or not picked by the reviewer).
-func withoutOrphanedRemovals(chosen, all []diff.Change) []diff.Change {
+func withoutOrphanedRemovals(chosen, all []diff.Change) (kept []diff.Change, held []string) {
 	if len(chosen) == len(all) {
-		return chosen
+		return chosen, nil
 	}
 	picked := make(map[string]bool, len(chosen))
 	for _, c := range chosen {
@@ -194,12 +198,13 @@ func withoutOrphanedRemovals(chosen, all []diff.Change) []diff.Change {
 				return strings.HasPrefix(o.Path, prefix) && !picked[o.Path]
 			})
 			if left {
+				held = append(held, c.Path)
 				continue
 			}
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, held
 }
 
 // Discard removes run runID's stage and records it in the history. A run
