@@ -361,7 +361,7 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		// At the workspace's own path where a mount namespace can bind the
 		// copy there; else at the copy's (the report's stage says so).
 		if err := st.ProbeBind(ctx); err != nil {
-			g.cfg.Log.Warn().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
+			g.cfg.Log.Info().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
 		} else {
 			st.AtWorkspace = true
 			spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Copy(), Copy: true}
