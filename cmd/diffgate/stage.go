@@ -53,6 +53,9 @@ func (c *cli) applyVerb(args []string) error {
 	if res.Resumed {
 		resumed = " (resumed an interrupted apply)"
 	}
+	for _, p := range res.Held {
+		fmt.Fprintf(c.stderr, "diffgate: apply: held back %s: a change below it was not chosen\n", report.QuotePath(p))
+	}
 	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s)%s: run %s\n", plural(len(res.Paths), "change"), id, res.Decision, resumed, res.State)
 	return nil
 }

@@ -114,7 +114,8 @@ func testRunWatch(t *testing.T) {
 	})
 	t.Run("staged", func(t *testing.T) {
 		// The stage lies in the user's cache directory: watching that
-		// directory does not report the stage's own writes.
+		// directory does not report the stage's own writes. (A staged run
+		// is always contained: --writable lets the script reach ~/.bashrc.)
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			t.Fatal(err)
@@ -123,7 +124,7 @@ func testRunWatch(t *testing.T) {
 		os.MkdirAll(cache, 0o755)
 		ws, sh := fixture(t, `echo x >> "$HOME/.bashrc"; echo 1 > inside`)
 		db := filepath.Join(t.TempDir(), "h.db")
-		code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--stage", "--contain=off", "--watch", cache, "--allow", "inside", "--", sh)
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--stage", "--writable", home, "--watch", cache, "--allow", "inside", "--", sh)
 		if !strings.HasPrefix(out, "OUTSIDE changed "+bashrc+" (size ") || strings.Count(out, "\n") != 1 || code != 1 {
 			t.Fatalf("staged: exit %d stdout %q stderr %s", code, out, errs)
 		}

@@ -92,14 +92,18 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 			// Relative to the workspace (--writable .git).
 			w = filepath.Join(spec.Dir, w)
 		}
-		writable = append(writable, filepath.Clean(w))
+		writable = append(writable, g.inRunDir(spec.Dir, filepath.Clean(w)))
 		g.grants = append(g.grants, report.Grant{Kind: "writable", Target: filepath.Clean(w), By: "--writable"})
 	}
 	writable = append(writable, extra...)
 	deny := append(contain.SecretStores(home), pol.Hidden...)
 	for _, d := range pol.DenyRead {
 		if a, err := filepath.Abs(d); err == nil {
+			// The workspace's file and its copy in a copy stage.
 			deny = append(deny, a)
+			if c := g.inRunDir(spec.Dir, a); c != a {
+				deny = append(deny, c)
+			}
 			g.grants = append(g.grants, report.Grant{Kind: "deny_read", Target: a, By: "--deny-read"})
 		}
 	}
@@ -131,6 +135,32 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 		}
 	}
 	return cleanup, nil
+}
+
+// inRunDir maps p, an absolute path inside the workspace, to the same
+// path inside dir, where the script runs (a copy stage's copy), and returns
+// any other path as it is: a --writable or --deny-read naming a folder or
+// file of the workspace by its absolute path means the script's copy of it
+// (the real one stays out of reach as the rest of the workspace does).
+func (g *run) inRunDir(dir, p string) string {
+	if dir == g.ws {
+		return p
+	}
+	for _, q := range []string{p, resolved(p)} {
+		if fspath.Within(q, g.ws) {
+			rel, _ := filepath.Rel(g.ws, q)
+			return filepath.Join(dir, rel)
+		}
+	}
+	return p
+}
+
+func resolved(p string) string {
+	r, err := fspath.Resolve(p)
+	if err != nil {
+		return p
+	}
+	return r
 }
 
 // gitReadOnly lists, below dir (where the script runs), the paths of

@@ -230,7 +230,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	}
 	g.afterRoot = g.ws
 	if st := cfg.Stage; st != nil {
-		if err := g.prepareStage(ctx, st, &spec); err != nil {
+		if err := g.prepareStage(ctx, st, &spec, before); err != nil {
 			return nil, err
 		}
 	}
@@ -341,16 +341,27 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 }
 
 // prepareStage points the run at the stage: an overlay over the workspace,
-// or a copy of it (filled now, after the before-snapshot), with a script
+// or a copy of it (filled now, after the before-snapshot; also for an
+// overlay stage of a workspace the overlay cannot stage faithfully,
+// stage.OverlayUnfit), with a script
 // that lies in the workspace taken from the copy.
-func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec) error {
+func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec, before *snapshot.Manifest) error {
 	if st.Workspace != g.ws {
 		return setupf("stage %s is for %s, not %s", st.ID, report.QuotePath(st.Workspace), report.QuotePath(g.ws))
+	}
+	if st.Mechanism == stage.Overlay {
+		// What an overlay would read differently from a direct run.
+		if why := stage.OverlayUnfit(before); why != "" {
+			if err := st.ToCopy(); err != nil {
+				return setupf("%v", err)
+			}
+			g.cfg.Log.Info().Str("why", why).Msg("stage: the overlay cannot stage this workspace faithfully; copying it")
+		}
 	}
 	g.afterRoot = st.Root()
 	switch st.Mechanism {
 	case stage.Overlay:
-		spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Upper(), Work: st.Work()}
+		spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr}
 	case stage.Copy:
 		t := time.Now()
 		cs, err := st.Populate(ctx)
@@ -359,9 +370,17 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		}
 		g.cfg.Log.Info().Int("files", cs.Files).Int("reflinked", cs.Reflinked).Int64("bytes", cs.Bytes).
 			Dur("elapsed", time.Since(t)).Msg("workspace copied into the stage")
+		// At the workspace's own path where a mount namespace can bind the
+		// copy there; else at the copy's (the report's stage says so).
+		if err := st.ProbeBind(ctx); err != nil {
+			g.cfg.Log.Info().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
+		} else {
+			st.AtWorkspace = true
+			spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Copy(), Copy: true}
+		}
 		g.res.StageCost = &StageCost{Prepare: time.Since(t), Copy: cs}
 		spec.Dir = st.RunDir()
-		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel, err := filepath.Rel(g.ws, spec.Path); err == nil && spec.Dir != g.ws && rel != ".." && !strings.HasPrefix(rel, "../") {
 			spec.Path = filepath.Join(spec.Dir, rel)
 		}
 	default:

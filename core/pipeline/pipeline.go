@@ -179,6 +179,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if db == nil {
 			return nil, &gate.SetupError{Msg: "--stage needs the history (apply and discard read the run's record)"}
 		}
+		if !cfg.Contain.Enabled() {
+			// Uncontained, the script reaches the real workspace past the
+			// stage: through /proc/PID/root or /proc/PID/cwd of the gate
+			// or of any process of the user, or by unmounting the overlay.
+			return nil, &gate.SetupError{Msg: "--stage needs containment (--contain=off would let the script write the workspace past the stage)"}
+		}
 		mech := o.StageMechanism
 		switch mech {
 		case "", StageAuto:
@@ -213,6 +219,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if c := res.StageCost; c != nil {
 			res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
 				CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}
+		}
+		if st.Mechanism == stage.Copy && !st.AtWorkspace {
+			res.Report.Stage.RunAt = st.Copy()
 		}
 	}
 	if db != nil {

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/fspath"
@@ -80,6 +82,10 @@ type ApplyResult struct {
 	// run (then nothing was applied and the error is a
 	// *stage.ConflictError).
 	Conflicts []stage.Conflict
+	// Held lists the chosen changes left out: each removes a folder (or
+	// replaces it by a file or symlink) while a change below it was not
+	// chosen.
+	Held []string
 }
 
 // Apply writes run runID's staged changes into the workspace: all of them,
@@ -115,6 +121,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	all := run.Report.Changes
 	var chosen []diff.Change
 	var decision string
+	var held []string
 	if started != nil {
 		// Resume exactly what was started, whatever o chooses now.
 		want := map[string]bool{}
@@ -127,7 +134,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 			}
 		}
 		decision = started.Decision
-	} else if chosen, decision, err = choose(runID, all, o); err != nil {
+	} else if chosen, decision, held, err = choose(runID, all, o); err != nil {
 		return nil, err
 	} else if run.Report.Verdict != report.Pass && !o.OnlyAllowed {
 		if !o.Force {
@@ -167,7 +174,7 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Paths: paths, Decision: decision, State: report.StageApplied, Resumed: started != nil}
+	res := &ApplyResult{Paths: paths, Decision: decision, State: report.StageApplied, Resumed: started != nil, Held: held}
 	done := map[string]bool{}
 	for _, p := range paths {
 		done[p] = true
@@ -194,9 +201,9 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 
 // choose returns the changes o chooses among all, and how they were
 // chosen.
-func choose(runID int64, all []diff.Change, o ApplyOptions) ([]diff.Change, string, error) {
-	chosen := all
-	decision := history.ApplyAll
+func choose(runID int64, all []diff.Change, o ApplyOptions) (chosen []diff.Change, decision string, held []string, err error) {
+	chosen = all
+	decision = history.ApplyAll
 	if len(o.Paths) > 0 {
 		want := map[string]bool{}
 		for _, p := range o.Paths {
@@ -215,7 +222,7 @@ func choose(runID int64, all []diff.Change, o ApplyOptions) ([]diff.Change, stri
 				left = append(left, p)
 			}
 			slices.Sort(left)
-			return nil, "", fmt.Errorf("run %d has no change at %s", runID, report.QuotePath(left[0]))
+			return nil, "", nil, fmt.Errorf("run %d has no change at %s", runID, report.QuotePath(left[0]))
 		}
 		decision = history.ApplySubset
 	}
@@ -231,10 +238,40 @@ func choose(runID int64, all []diff.Change, o ApplyOptions) ([]diff.Change, stri
 			decision = history.ApplyOnlyAllowed
 		}
 	}
+	chosen, held = withoutOrphanedRemovals(chosen, all)
 	if decision == history.ApplySubset && len(chosen) == len(all) {
 		decision = history.ApplyAll
 	}
-	return chosen, decision, nil
+	return chosen, decision, held, nil
+}
+
+// withoutOrphanedRemovals drops from chosen each change that removes a
+// directory (removed, or replaced by a file or symlink) while a change
+// below it is not chosen: applying it would remove entries whose removal
+// was not chosen (not allowed, or not picked by the reviewer).
+func withoutOrphanedRemovals(chosen, all []diff.Change) (kept []diff.Change, held []string) {
+	if len(chosen) == len(all) {
+		return chosen, nil
+	}
+	picked := make(map[string]bool, len(chosen))
+	for _, c := range chosen {
+		picked[c.Path] = true
+	}
+	out := chosen[:0:0]
+	for _, c := range chosen {
+		if b := c.Before; b != nil && b.Type == snapshot.Dir && (c.After == nil || c.After.Type != snapshot.Dir) {
+			prefix := c.Path + "/"
+			left := slices.ContainsFunc(all, func(o diff.Change) bool {
+				return strings.HasPrefix(o.Path, prefix) && !picked[o.Path]
+			})
+			if left {
+				held = append(held, c.Path)
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out, held
 }
 
 // Discard removes run runID's stage and records it in the history. It

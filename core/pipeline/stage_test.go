@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
@@ -25,7 +26,7 @@ import (
 func stagedRun(t *testing.T, ws, scripts, base string, db *history.DB, mech stage.Mechanism, body string) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), Options{
-		Config:  gate.Config{Workspace: ws, Script: script(t, scripts, body), Allow: []string{"new.txt"}},
+		Config:  gate.Config{Workspace: ws, Script: script(t, scripts, body), Allow: []string{"new.txt"}, Contain: contain.Policy{Mode: contain.Auto}},
 		History: db, Stage: true, StageMechanism: mech, StageBase: base,
 	})
 	if err != nil {

@@ -682,7 +682,7 @@ func TestContainmentStagedHasNoCapabilitiesAsUser(t *testing.T) {
 	path := filepath.Join(filepath.Dir(f.ws), "s.sh")
 	os.WriteFile(path, []byte("#!/bin/sh\ngrep -E '^Cap(Eff|Prm|Amb|Inh)' /proc/self/status\necho x > staged\n"), 0o755)
 	res, err := proc.Run(context.Background(), proc.Spec{Dir: f.ws, Path: path, Timeout: 30 * time.Second,
-		Overlay:     &proc.Overlay{Lower: f.ws, Upper: up, Work: work},
+		Overlay:     &proc.Overlay{Lower: f.ws, Upper: up, Work: work, UserXattr: os.Geteuid() != 0},
 		Containment: proc.Containment{Enabled: true, Writable: []string{f.ws}}})
 	if err != nil {
 		t.Skipf("no overlay here: %v", err)

@@ -15,4 +15,15 @@ type Overlay struct {
 	Lower string `json:"lower"`
 	Upper string `json:"upper"`
 	Work  string `json:"work"`
+	// UserXattr mounts with "userxattr": overlayfs keeps its own
+	// attributes as user.overlay.* (a normal user, in a user namespace,
+	// has no other choice) instead of trusted.overlay.* (root), and a
+	// script cannot set a user.overlay.* attribute of its own.
+	UserXattr bool `json:"userxattr,omitempty"`
+	// Copy, instead of an overlay, bind-mounts Upper (a copy of the
+	// workspace, core/stage's copy stage) over Lower: the script runs at
+	// the workspace's own path (absolute paths it writes, a venv's
+	// shebangs, name the workspace), every write lands in the copy. Work
+	// is not used.
+	Copy bool `json:"copy,omitempty"`
 }

@@ -38,26 +38,41 @@ func namespaceAttr(attr *syscall.SysProcAttr, ipc bool) {
 
 // mountOverlay runs in the supervisor, in its own mount namespace: it
 // makes the mount tree private (nothing propagates back to the host) and
-// mounts the overlay at o.Lower.
+// mounts the overlay at o.Lower (with userxattr when o.UserXattr), or for
+// a copy stage (o.Copy) binds o.Upper there.
 func mountOverlay(o *Overlay) error {
 	for _, p := range []string{o.Lower, o.Upper, o.Work} {
-		if strings.ContainsAny(p, ",:\\") {
+		if !o.Copy && strings.ContainsAny(p, ",:\\") {
 			return fmt.Errorf("proc: overlay: path %q holds a character overlayfs options cannot carry (, : or \\)", p)
 		}
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("proc: overlay: make the mount tree private: %v", err)
 	}
+	if o.Copy {
+		if err := unix.Mount(o.Upper, o.Lower, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("proc: overlay: bind the stage's copy at %s: %v", o.Lower, err)
+		}
+		return dropAmbient()
+	}
 	// volatile: no sync of the upper filesystem when the namespace dies
 	// (measured: it was most of the overlay's cost per run on a busy
 	// disk). The stage is read from the page cache right after; a crash
 	// can lose it, and Apply checks every file's hash against the review.
-	opts := "lowerdir=" + o.Lower + ",upperdir=" + o.Upper + ",workdir=" + o.Work + ",userxattr,volatile"
+	opts := "lowerdir=" + o.Lower + ",upperdir=" + o.Upper + ",workdir=" + o.Work + ",volatile"
+	if o.UserXattr {
+		opts += ",userxattr"
+	}
 	if err := unix.Mount("overlay", o.Lower, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("proc: overlay: mount at %s: %v", o.Lower, err)
 	}
-	// The ambient capabilities namespaceAttr asked for must not reach the
-	// script: this is the thread that forks it (supervise locks it).
+	return dropAmbient()
+}
+
+// dropAmbient clears the ambient capabilities namespaceAttr asked for: they
+// must not reach the script, and this is the thread that forks it
+// (supervise locks it).
+func dropAmbient() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("proc: overlay: drop ambient capabilities: %v", err)
 	}

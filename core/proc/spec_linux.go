@@ -29,6 +29,8 @@ type wireSpec struct {
 // wireOverlay is Overlay on the wire, its paths as bytes.
 type wireOverlay struct {
 	Lower, Upper, Work []byte
+	UserXattr          bool `json:",omitempty"`
+	Copy               bool `json:",omitempty"`
 }
 
 func toBytes(ss []string) [][]byte {
@@ -82,7 +84,7 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 		s.Containment.HardLinks = fromBytes(w.HardLinks)
 	}
 	if o := w.Overlay; o != nil {
-		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work)}
+		s.Overlay = &Overlay{Lower: string(o.Lower), Upper: string(o.Upper), Work: string(o.Work), UserXattr: o.UserXattr, Copy: o.Copy}
 	}
 	return nil
 }
@@ -91,5 +93,5 @@ func toWireOverlay(o *Overlay) *wireOverlay {
 	if o == nil {
 		return nil
 	}
-	return &wireOverlay{Lower: []byte(o.Lower), Upper: []byte(o.Upper), Work: []byte(o.Work)}
+	return &wireOverlay{Lower: []byte(o.Lower), Upper: []byte(o.Upper), Work: []byte(o.Work), UserXattr: o.UserXattr, Copy: o.Copy}
 }

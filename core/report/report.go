@@ -90,7 +90,11 @@ type Stage struct {
 	// Cost is what staging cost the run (an extension; a run reopened from
 	// the history has none).
 	Cost *StageCost `json:"cost,omitempty"`
-	ID   string     `json:"-"`
+	// RunAt is the path a copy stage's script ran at when it could not run
+	// at the workspace's own (no mount namespace to bind the copy there):
+	// absolute paths the script wrote (a venv's shebangs) name it.
+	RunAt string `json:"run_at,omitempty"`
+	ID    string `json:"-"`
 }
 
 // StageCost is what staging cost a run: preparing the stage (the copy of a
@@ -115,6 +119,9 @@ func (s *Stage) Summary() string {
 			line += fmt.Sprintf(" (copied %d files, %s)", c.CopiedFiles, Size(c.CopiedBytes))
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
+	}
+	if s.RunAt != "" {
+		line += "; the script ran at " + QuotePath(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
 	}
 	return line
 }

@@ -21,6 +21,11 @@ type PathsOptions struct {
 	// user.overlay.*) out of Entry.Xattr: an overlay's upper layer carries
 	// them on every copied-up entry, the merged view never shows them.
 	SkipOverlayXattrs bool
+	// OverlayXattrPrefix, when set, narrows SkipOverlayXattrs to the names
+	// starting with it: the name space the overlay was mounted with
+	// ("trusted.overlay." as root, "user.overlay." with userxattr); the
+	// other one holds the script's own attributes.
+	OverlayXattrPrefix string
 }
 
 // Paths records exactly the given entries below root (relative,
@@ -46,6 +51,7 @@ func Paths(ctx context.Context, root string, rels []string, opt PathsOptions) (*
 	sc := newScratch()
 	sc.xattr = xattrSupported && !opt.NoXattr
 	sc.noOverlay = opt.SkipOverlayXattrs
+	sc.overlayPrefix = opt.OverlayXattrPrefix
 	if sc.xattr {
 		d.xattrs(self, sc)
 	}

@@ -634,6 +634,8 @@ type scratch struct {
 	xval  []byte
 	// noOverlay leaves overlayfs's own attributes out (Paths).
 	noOverlay bool
+	// overlayPrefix narrows noOverlay to one name space (Paths).
+	overlayPrefix string
 }
 
 // digest returns the hash's sum in hex: one allocation, the string (the hex

@@ -48,7 +48,12 @@ func readXattrs(fd int, e *Entry, sc *scratch) {
 	}
 	names := strings.Split(strings.TrimRight(string(sc.xbuf[:n]), "\x00"), "\x00")
 	if sc.noOverlay {
-		names = slices.DeleteFunc(names, IsOverlayXattr)
+		names = slices.DeleteFunc(names, func(n string) bool {
+			if sc.overlayPrefix != "" {
+				return strings.HasPrefix(n, sc.overlayPrefix)
+			}
+			return IsOverlayXattr(n)
+		})
 		if len(names) == 0 {
 			e.Xattr = XattrNone
 			return

@@ -53,10 +53,11 @@ type ApplyOptions struct {
 
 // FromRecord returns the stage of a recorded run: its id, workspace and
 // mechanism as the run's record (the history) holds them. Nothing is read
-// from the stage directory: a script that could write there (a --writable
-// cache directory, or no containment) cannot steer where or what apply
-// writes; the staged files' contents are checked against the recorded
-// hashes.
+// from the stage directory but its owner (root or not: which name space
+// holds the overlay's own attributes): a script that could write there (a
+// --writable cache directory, or no containment) cannot steer where or
+// what apply writes; the staged files' contents are checked against the
+// recorded hashes.
 func FromRecord(base, id, workspace string, mech Mechanism) (*Stage, error) {
 	if base == "" {
 		var err error
@@ -73,7 +74,15 @@ func FromRecord(base, id, workspace string, mech Mechanism) (*Stage, error) {
 	if !filepath.IsAbs(workspace) {
 		return nil, fmt.Errorf("stage: workspace %q is not an absolute path", workspace)
 	}
-	return &Stage{ID: id, Dir: filepath.Join(base, id), Workspace: filepath.Clean(workspace), Mechanism: mech}, nil
+	dir := filepath.Join(base, id)
+	// The overlay's own attributes are in the name space of the stage's
+	// maker: user.overlay.* unless it was root (only root can make a
+	// root-owned stage directory; a script cannot forge that).
+	maker := ownerUID(dir)
+	if maker < 0 {
+		maker = os.Geteuid()
+	}
+	return &Stage{ID: id, Dir: dir, Workspace: filepath.Clean(workspace), Mechanism: mech, UserXattr: maker != 0}, nil
 }
 
 // validPath refuses a change path that could name anything but an entry
@@ -356,20 +365,42 @@ func parentsOK(root *wsRoot, p string, chosen map[string]*diff.Change) error {
 
 // op is one operation of an apply.
 type op struct {
-	Kind   string // remove, mkdir, file, symlink, chmod
+	Kind   string // remove, mkdir, file, symlink, node, link, chmod
 	Path   string
 	Perm   uint32
 	MTime  int64
 	SHA256 string
+	// Target is a symlink's target, or for a link the path (in the
+	// workspace) of the file it is another name of.
 	Target string
-	after  *snapshot.Entry // a file's recorded after-state
+	// Node is the type of a node (FIFO, socket, device), Rdev a device's
+	// number.
+	Node snapshot.Type
+	Rdev uint64
+	// Owner is the entry's uid and gid, set when not the applier's own
+	// (as root: a normal user's chown of it fails, an error).
+	Owner *[2]int64
+	after *snapshot.Entry // a file's recorded after-state
+}
+
+// owner returns a's owner when it is not the applier's, nil otherwise (or
+// when unknown).
+func owner(a *snapshot.Entry) *[2]int64 {
+	if a.UID < 0 || a.GID < 0 || (a.UID == int64(os.Geteuid()) && a.GID == int64(os.Getegid())) {
+		return nil
+	}
+	return &[2]int64{a.UID, a.GID}
 }
 
 // plan turns the chosen changes into operations: removals deepest first,
-// new directories parents first, files and symlinks, then directory modes
-// deepest first (a directory made read-only last).
+// new directories parents first, files, symlinks and nodes, further names
+// of a file applied (hard links), then directory modes deepest first (a
+// directory made read-only last).
 func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
-	var rm, mk, files, modes []op
+	var rm, mk, files, links, modes []op
+	// The first applied name of each staged inode with several names: the
+	// others become links to it, as in the stage.
+	firstName := map[[2]uint64]string{}
 	for _, p := range list {
 		c := chosen[p]
 		a, b := c.After, c.Before
@@ -391,14 +422,24 @@ func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
 			if b == nil || b.Type != snapshot.Dir {
 				mk = append(mk, op{Kind: "mkdir", Path: c.Path})
 			}
-			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm})
+			modes = append(modes, op{Kind: "chmod", Path: c.Path, Perm: a.Perm, Owner: owner(a)})
 		case snapshot.File:
 			if a.SHA256 == "" || a.Err != "" {
 				return nil, fmt.Errorf("stage: %s: the staged file's content is unknown, it cannot be applied", c.Path)
 			}
-			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256, after: a})
+			if a.Nlink > 1 && a.Ino != 0 {
+				key := [2]uint64{a.Dev, a.Ino}
+				if first, ok := firstName[key]; ok && chosen[first].After.SHA256 == a.SHA256 {
+					links = append(links, op{Kind: "link", Path: c.Path, Target: first})
+					continue
+				}
+				firstName[key] = c.Path
+			}
+			files = append(files, op{Kind: "file", Path: c.Path, Perm: a.Perm, MTime: a.MTime, SHA256: a.SHA256, Owner: owner(a), after: a})
 		case snapshot.Symlink:
-			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target})
+			files = append(files, op{Kind: "symlink", Path: c.Path, Target: a.Target, Owner: owner(a)})
+		case snapshot.FIFO, snapshot.Socket, snapshot.Char, snapshot.Block:
+			files = append(files, op{Kind: "node", Path: c.Path, Node: a.Type, Perm: a.Perm, Rdev: a.Rdev, MTime: a.MTime, Owner: owner(a)})
 		default:
 			return nil, fmt.Errorf("stage: %s: a %s cannot be applied", c.Path, a.Type)
 		}
@@ -408,8 +449,9 @@ func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
 	slices.SortFunc(rm, desc)
 	slices.SortFunc(mk, asc)
 	slices.SortFunc(files, asc)
+	slices.SortFunc(links, asc)
 	slices.SortFunc(modes, desc)
-	return slices.Concat(rm, mk, files, modes), nil
+	return slices.Concat(rm, mk, files, links, modes), nil
 }
 
 // verify checks that the staged file of o is a regular file with the
@@ -447,17 +489,32 @@ func (s *Stage) verify(src *wsRoot, o *op) error {
 	return nil
 }
 
-// do carries out one operation; each is idempotent.
+// do carries out one operation; each is idempotent. An operation refused
+// in a read-only folder of the workspace (the staged script made it
+// writable, wrote in it, and made it read-only again) is done with the
+// folder writable for it, then its mode restored.
 func (s *Stage) do(root, src *wsRoot, o *op) error {
+	err := s.do1(root, src, o)
+	if (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM)) && o.Kind != "chmod" && o.Path != diff.RootPath {
+		err = root.writableParent(o.Path, func() error { return s.do1(root, src, o) })
+	}
+	return err
+}
+
+func (s *Stage) do1(root, src *wsRoot, o *op) error {
 	switch o.Kind {
 	case "remove":
 		return root.remove(o.Path)
 	case "mkdir":
 		return root.mkdir(o.Path)
 	case "chmod":
-		return root.chmodDir(o.Path, o.Perm&0o7777)
+		return root.chmodDir(o.Path, o.Perm&0o7777, o.Owner)
 	case "symlink":
-		return root.symlink(o.Path, o.Target)
+		return root.symlink(o.Path, o.Target, o.Owner)
+	case "node":
+		return root.node(o.Path, o.Node, o.Perm, o.Rdev, o.MTime, o.Owner)
+	case "link":
+		return root.link(o.Path, o.Target)
 	case "file":
 		in, err := src.openFile(o.Path)
 		if err != nil {
@@ -472,11 +529,18 @@ func (s *Stage) do(root, src *wsRoot, o *op) error {
 			if hex.EncodeToString(h.Sum(nil)) != o.SHA256 {
 				return errors.New("the staged file changed since it was reviewed")
 			}
+			// The owner before the mode: a chown clears setuid and setgid.
+			if o.Owner != nil {
+				if err := f.Chown(int(o.Owner[0]), int(o.Owner[1])); err != nil {
+					return err
+				}
+			}
 			if err := f.Chmod(fs.FileMode(o.Perm&0o777) | modeBits(o.Perm)); err != nil {
 				return err
 			}
 			// After the mode: an ACL sets the group bits the mode shows.
-			return copyXattrs(filepath.Join(s.Root(), filepath.FromSlash(o.Path)), f)
+			// The overlay's own attributes are never applied.
+			return copyXattrs(filepath.Join(s.Root(), filepath.FromSlash(o.Path)), f, s.ownXattr)
 		})
 	}
 	return fmt.Errorf("unknown operation %q", o.Kind)

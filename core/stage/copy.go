@@ -16,16 +16,21 @@ type CopyStats struct {
 	Bytes            int64
 }
 
-// Populate fills a copy stage with a copy of the workspace: directories,
-// files (reflinked where the filesystem can, copied otherwise) with their
-// modes and modification times, and symlinks as they are. Other entries
-// (FIFOs, sockets, devices) are left out.
+// Populate fills a copy stage with a copy of the workspace that a snapshot
+// reads as the workspace itself: directories, files (reflinked where the
+// filesystem can, copied otherwise; hard links within the workspace stay
+// links), symlinks, FIFOs and sockets (a socket as an unbound socket
+// file), device nodes (as root; a normal user cannot make one, and a
+// workspace holding one cannot be copied: an error), with their modes,
+// modification times, extended attributes (overlayfs's own included: in a
+// copy they are plain attributes) and, where allowed (root), owners.
 func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
 	var st CopyStats
 	if s.Mechanism != Copy {
 		return st, fmt.Errorf("stage: %s is not a copy stage", s.ID)
 	}
 	dst := s.Copy()
+	links := map[[2]uint64]string{}
 	err := filepath.WalkDir(s.Workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -39,11 +44,20 @@ func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
 		if err != nil {
 			return err
 		}
-		switch {
-		case d.IsDir():
+		if d.IsDir() {
 			// Writable for the copy; the mode is set once it is filled.
-			return os.Mkdir(to, 0o700)
-		case fi.Mode().IsRegular():
+			if err := os.Mkdir(to, 0o700); err != nil {
+				return err
+			}
+			return copyMeta(p, to, fi)
+		}
+		if fi.Mode().IsRegular() {
+			if key, ok := linkKey(fi); ok {
+				if first, seen := links[key]; seen {
+					return os.Link(first, to)
+				}
+				links[key] = to
+			}
 			reflinked, err := copyFile(p, to, fi)
 			if err != nil {
 				return err
@@ -53,15 +67,30 @@ func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
 			if reflinked {
 				st.Reflinked++
 			}
+			if err := copyMeta(p, to, fi); err != nil {
+				return err
+			}
 			return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-		case fi.Mode()&fs.ModeSymlink != 0:
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
 			t, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return os.Symlink(t, to)
+			if err := os.Symlink(t, to); err != nil {
+				return err
+			}
+			return copyMeta(p, to, fi)
 		}
-		return nil
+		if made, err := mknodLike(to, fi); err != nil {
+			return fmt.Errorf("%s: %v", p, err)
+		} else if !made {
+			return nil // not on this platform
+		}
+		if err := copyMeta(p, to, fi); err != nil {
+			return err
+		}
+		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
 	})
 	if err == nil {
 		// Directory modes last, deepest first, so read-only ones were filled.
@@ -110,7 +139,7 @@ func copyFile(src, dst string, fi fs.FileInfo) (reflinked bool, err error) {
 		return false, err
 	}
 	// Without them every file that has some would read as changed.
-	if err = copyXattrs(src, out); err != nil {
+	if err = copyXattrs(src, out, func(string) bool { return false }); err != nil {
 		out.Close()
 		return false, fmt.Errorf("%s: %v", src, err)
 	}

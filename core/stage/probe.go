@@ -99,7 +99,7 @@ func probeOverlay(ctx context.Context, dir, workspace string) error {
 		return err
 	}
 	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script, Args: []string{probe},
-		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work}, Timeout: 30 * time.Second, KeepBytes: 4096})
+		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Work: work, UserXattr: os.Geteuid() != 0}, Timeout: 30 * time.Second, KeepBytes: 4096})
 	if err != nil {
 		return err
 	}
@@ -112,6 +112,44 @@ func probeOverlay(ctx context.Context, dir, workspace string) error {
 	}
 	if b, err := os.ReadFile(filepath.Join(upper, probe)); err != nil || string(b) != "staged\n" {
 		return errors.New("the trial overlay run's write is not in the upper layer")
+	}
+	return nil
+}
+
+// ProbeBind finds out, by trying, whether a copy stage's script can run at
+// the workspace's own path: a trial run through the supervisor with a
+// scratch directory bound over another in a private mount namespace (as
+// root a mount namespace, as a normal user also a user namespace). nil
+// means it can; the error says why not.
+func (s *Stage) ProbeBind(ctx context.Context) error {
+	if runtime.GOOS != "linux" {
+		return errors.New("mount namespaces are Linux only")
+	}
+	dir, err := os.MkdirTemp(s.Dir, ".probe-")
+	if err != nil {
+		return err
+	}
+	defer removeAll(dir)
+	lower, upper := filepath.Join(dir, "lower"), filepath.Join(dir, "upper")
+	for _, d := range []string{lower, upper} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	script := filepath.Join(dir, "probe.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho staged > probe\n"), 0o700); err != nil {
+		return err
+	}
+	res, err := proc.Run(ctx, proc.Spec{Dir: lower, Path: script,
+		Overlay: &proc.Overlay{Lower: lower, Upper: upper, Copy: true}, Timeout: 30 * time.Second, KeepBytes: 4096})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("trial run exited %d: %s", res.ExitCode, oneLine(errors.New(string(res.Stderr.Head))))
+	}
+	if b, err := os.ReadFile(filepath.Join(upper, "probe")); err != nil || string(b) != "staged\n" {
+		return errors.New("the trial run's write is not in the bound directory")
 	}
 	return nil
 }

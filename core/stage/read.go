@@ -25,8 +25,9 @@ type Delta struct {
 	// Partial says Before and After hold only the touched paths.
 	Partial bool
 	// Removed lists the paths the overlay's whiteouts remove, and Opaque
-	// the directories that replaced a lower one (everything below the lower
-	// one is gone).
+	// the upper entries that hide a lower directory whole (everything
+	// below it is gone): opaque directories, and each file or symlink that
+	// replaced a lower directory (it leaves no whiteout for what was below).
 	Removed, Opaque []string
 }
 
@@ -37,14 +38,19 @@ type Upper struct {
 	Paths []string
 	// Removed lists the whiteouts' paths; Opaque the opaque directories.
 	Removed, Opaque []string
+	// NonDirs lists the entries that are not directories: each hides
+	// whatever the lower layer holds at its path, a whole directory
+	// included, with no whiteout for what lies below it.
+	NonDirs []string
 }
 
 // ScanUpper lists the upper layer at dir: its entries, its whiteouts (a
-// character device 0/0) and its opaque directories. It fails on an entry
+// character device 0/0) and its opaque directories (overlayfs's attributes
+// named with xattrPrefix, Stage.OverlayXattrPrefix). It fails on an entry
 // overlayfs would read in a way the stage does not model (a redirected or
 // metacopy entry: the stage mounts with both off, so one means the upper
 // layer was not made by this package).
-func ScanUpper(dir string) (*Upper, error) {
+func ScanUpper(dir, xattrPrefix string) (*Upper, error) {
 	u := &Upper{}
 	var scan func(rel string) error
 	scan = func(rel string) error {
@@ -67,7 +73,7 @@ func ScanUpper(dir string) (*Upper, error) {
 				p = rel + "/" + p
 			}
 			full := filepath.Join(abs, e.Name())
-			kind, err := classify(full, e.Type())
+			kind, err := classify(full, e.Type(), xattrPrefix)
 			if err != nil {
 				return fmt.Errorf("stage: upper layer %s: %v", p, oneLine(err))
 			}
@@ -77,6 +83,10 @@ func ScanUpper(dir string) (*Upper, error) {
 				continue
 			case opaqueDir:
 				u.Opaque = append(u.Opaque, p)
+			default:
+				if !e.IsDir() {
+					u.NonDirs = append(u.NonDirs, p)
+				}
 			}
 			u.Paths = append(u.Paths, p)
 			if e.IsDir() {
@@ -115,19 +125,34 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 		after.Root = s.Workspace
 		return &Delta{After: after}, nil
 	}
-	u, err := ScanUpper(s.Upper())
+	u, err := ScanUpper(s.Upper(), s.OverlayXattrPrefix())
 	if err != nil {
 		return nil, err
 	}
-	after, err := snapshot.Paths(ctx, s.Upper(), u.Paths, snapshot.PathsOptions{SkipOverlayXattrs: true})
+	after, err := snapshot.Paths(ctx, s.Upper(), u.Paths, snapshot.PathsOptions{SkipOverlayXattrs: true, OverlayXattrPrefix: s.OverlayXattrPrefix()})
 	if err != nil {
 		return nil, fmt.Errorf("stage: read upper layer: %v", oneLine(err))
 	}
 	touched := append(slices.Clone(u.Paths), u.Removed...)
-	deep := append(slices.Clone(u.Removed), u.Opaque...)
+	deep := slices.Concat(u.Removed, u.Opaque, u.NonDirs)
 	before, err := snapshot.Paths(ctx, s.Workspace, touched, snapshot.PathsOptions{Deep: deep})
 	if err != nil {
 		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+	}
+	// A file or symlink over a lower directory: everything below it is
+	// gone, as below an opaque directory.
+	opaque := u.Opaque
+	if len(u.NonDirs) > 0 {
+		nonDir := make(map[string]bool, len(u.NonDirs))
+		for _, p := range u.NonDirs {
+			nonDir[p] = true
+		}
+		opaque = slices.Clone(u.Opaque)
+		for i := range before.Entries {
+			if e := &before.Entries[i]; e.Type == snapshot.Dir && nonDir[e.Path] {
+				opaque = append(opaque, e.Path)
+			}
+		}
 	}
 	// The root's own entry: the upper layer's root is the overlay's root
 	// (New gave it the workspace root's mode and owner), so a chmod or
@@ -138,7 +163,7 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 		after.Self = &root
 	}
 	after.Root = s.Workspace
-	return &Delta{Before: before, After: after, Partial: true, Removed: u.Removed, Opaque: u.Opaque}, nil
+	return &Delta{Before: before, After: after, Partial: true, Removed: u.Removed, Opaque: opaque}, nil
 }
 
 // Merge returns the full after-manifest: before (a whole-workspace

@@ -17,8 +17,10 @@
 // needed; a normal user gets a user namespace in which their own uid and
 // gid are mapped to themselves (the script never runs as uid 0 and holds no
 // capability after exec) and the overlay is mounted with "userxattr"
-// (kernel 5.11 or later). The mount is always made with userxattr, so the
-// upper layer reads the same way for root and for users, and "volatile"
+// (kernel 5.11 or later); root's overlay keeps trusted.overlay.*, so that a
+// script can set user.overlay.* attributes as in a direct run (a normal
+// user's cannot: overlayfs refuses them, see the README). The mount is
+// "volatile"
 // (the upper filesystem is not synced when the mount goes: a crash can lose
 // a stage, never apply a corrupt one, since Apply checks each file's hash).
 //
@@ -42,9 +44,14 @@
 //
 // Copy (fallback, every platform). Where no overlay can be mounted (no user
 // namespaces, Ubuntu's AppArmor restriction on them, containers, macOS,
-// Windows), the workspace is copied into the stage, with reflinks (FICLONE)
-// where the filesystem has them and byte copies otherwise, and the script
-// runs in the copy. What it gives up: the script sees another path; the copy
+// Windows), or the overlay would read differently from a direct run
+// (OverlayUnfit), the workspace is copied into the stage, with reflinks
+// (FICLONE) where the filesystem has them and byte copies otherwise, and the
+// script runs in the copy: at the workspace's own path where a mount
+// namespace can bind the copy there (ProbeBind, Linux), else at the copy's
+// path. What it gives up: without the namespace the script sees another
+// path (a venv made there names the stage in its shebangs; the report's
+// stage says run_at); the copy
 // costs time and space in proportion to the workspace (near nothing for
 // reflinks, a full copy otherwise); and reading it is a full walk of the
 // copy, not a read of what changed.
@@ -64,12 +71,16 @@
 // directory it removes is a change it applies; any difference is a
 // conflict and nothing is applied. It then writes through a descriptor of
 // the workspace (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS): removals
-// deepest first, directories, then files and symlinks, each written to an
-// unnamed (O_TMPFILE) or randomly named file and renamed into place,
-// keeping mode, modification time, holes, a file's extended attributes and
-// symlink targets (owners are not changed). Every operation is idempotent:
-// the caller records the apply as started (ApplyOptions.Start, before the
-// first write), and an apply killed midway is completed with
+// deepest first, directories, then files, symlinks, FIFOs, sockets and
+// devices, then further names of a file applied (hard links, when both
+// names are applied), each made under an unnamed (O_TMPFILE) or random
+// name and renamed into place, keeping mode, modification time, holes, a
+// file's extended attributes (not the overlay's own: only the name space
+// of the stage's maker is skipped), symlink targets and owners (a normal
+// user's apply of an entry owned by another fails); a read-only folder is
+// made writable for the operation and then restored. Every operation is
+// idempotent: the caller records the apply as started (ApplyOptions.Start,
+// before the first write), and an apply killed midway is completed with
 // ApplyOptions.Resume, which accepts each path as before or as applied. No
 // workspace file is ever half-written.
 //
@@ -90,6 +101,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/internal/fspath"
 )
 
@@ -117,6 +129,32 @@ type Stage struct {
 	Mechanism Mechanism `json:"mechanism"`
 	// Created is when the stage was made.
 	Created time.Time `json:"created"`
+	// UserXattr says the overlay is mounted with userxattr: its own
+	// attributes are user.overlay.* (a normal user's stage) rather than
+	// trusted.overlay.* (root's).
+	UserXattr bool `json:"userxattr,omitempty"`
+	// AtWorkspace says a copy stage's script runs at the workspace's own
+	// path, the copy bound over it in a mount namespace (see ProbeBind);
+	// otherwise it runs at the copy's path.
+	AtWorkspace bool `json:"at_workspace,omitempty"`
+}
+
+// OverlayXattrPrefix is the name space of the overlay's own attributes in
+// the upper layer: "user.overlay." (userxattr) or "trusted.overlay.". The
+// other one is the script's, an attribute like any other (as root a
+// script can set user.overlay.* in the overlay as in a direct run).
+func (s *Stage) OverlayXattrPrefix() string {
+	if s.UserXattr {
+		return "user.overlay."
+	}
+	return "trusted.overlay."
+}
+
+// ownXattr says whether name is one of the stage's own attributes, never
+// applied: the overlay's (none for a copy stage, whose attributes are all
+// the script's).
+func (s *Stage) ownXattr(name string) bool {
+	return s.Mechanism == Overlay && strings.HasPrefix(name, s.OverlayXattrPrefix())
 }
 
 // Upper is the overlay's upper layer (overlay stages).
@@ -138,9 +176,9 @@ func (s *Stage) Root() string {
 }
 
 // RunDir is the directory the script runs in: the workspace itself (under
-// the overlay) or the copy.
+// the overlay, or with the copy bound over it) or the copy.
 func (s *Stage) RunDir() string {
-	if s.Mechanism == Copy {
+	if s.Mechanism == Copy && !s.AtWorkspace {
 		return s.Copy()
 	}
 	return s.Workspace
@@ -190,6 +228,9 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 	s := &Stage{
 		ID:        now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(rnd[:]),
 		Workspace: ws, Mechanism: mech, Created: now,
+		// Root mounts with trusted.overlay.*: user.overlay.* stays free for
+		// the script, as in a direct run.
+		UserXattr: os.Geteuid() != 0,
 	}
 	s.Dir = filepath.Join(base, s.ID)
 	if err := os.Mkdir(s.Dir, 0o700); err != nil {
@@ -353,4 +394,50 @@ func oneLine(err error) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// OverlayUnfit says why an overlay cannot stage the workspace m records
+// so that the staged run reads as a direct one ("" when it can), and the
+// copy must be used instead:
+//   - a file with hard links: a write copies up one name only, where a
+//     direct write changes every name;
+//   - an overlayfs attribute (user.overlay.*, trusted.overlay.*): overlayfs
+//     hides it from the script, drops it on copy-up and may act on it;
+//   - a character device 0/0: overlayfs reads it as a whiteout.
+func OverlayUnfit(m *snapshot.Manifest) string {
+	if m == nil {
+		return ""
+	}
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		switch {
+		case e.Type == snapshot.File && e.Nlink > 1:
+			return "the workspace holds hard links (" + e.Path + ")"
+		case e.Type == snapshot.Char && e.Rdev == 0:
+			return "the workspace holds a 0/0 character device, which overlayfs reads as a whiteout (" + e.Path + ")"
+		case e.Xattr != "" && e.Xattr != snapshot.XattrNone:
+			names, _, _ := strings.Cut(e.Xattr, "#")
+			for _, n := range strings.Split(names, ",") {
+				if snapshot.IsOverlayXattr(n) {
+					return "the workspace holds an overlayfs attribute (" + n + " on " + e.Path + ")"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// ToCopy turns a fresh overlay stage into a copy stage (before Populate).
+func (s *Stage) ToCopy() error {
+	if s.Mechanism == Copy {
+		return nil
+	}
+	for _, d := range []string{s.Upper(), s.Work()} {
+		if err := removeAll(d); err != nil {
+			return fmt.Errorf("stage: %v", oneLine(err))
+		}
+	}
+	s.Mechanism = Copy
+	b, _ := json.Marshal(s)
+	return writeFileSync(filepath.Join(s.Dir, metaFile), b)
 }

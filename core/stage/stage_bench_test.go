@@ -59,7 +59,7 @@ func stageTen(b *testing.B, ws string) *stage.Stage {
 	script := filepath.Join(b.TempDir(), "ten.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nfor i in 0 1 2 3 4 5 6 7 8 9; do echo changed >> d10$i/f050.txt; done\n"), 0o755)
 	res, err := proc.Run(context.Background(), proc.Spec{Dir: ws, Path: script, Timeout: time.Minute,
-		Overlay: &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()}})
+		Overlay: &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr}})
 	if err != nil || res.ExitCode != 0 {
 		b.Fatalf("staged run: %v %+v", err, res)
 	}
@@ -123,7 +123,7 @@ func benchRun(b *testing.B, overlay bool) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { st.Discard() })
-			spec.Overlay = &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()}
+			spec.Overlay = &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr}
 			b.StartTimer()
 		}
 		if res, err := proc.Run(context.Background(), spec); err != nil || res.ExitCode != 0 {

@@ -184,7 +184,7 @@ func overlayStage(t *testing.T) (ws string, st *stage.Stage) {
 
 func runStaged(t *testing.T, ws string, st *stage.Stage) {
 	t.Helper()
-	runIn(t, ws, filepath.Join(ws, "run.sh"), &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	runIn(t, ws, filepath.Join(ws, "run.sh"), &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr})
 }
 
 // skipWithoutOverlay skips when this machine cannot mount an overlay in a
@@ -208,7 +208,7 @@ func overlayRunLeavesWorkspaceUntouched(t *testing.T) {
 	ws, st := overlayStage(t)
 	pristine := filepath.Join(t.TempDir(), "pristine")
 	cpTree(t, ws, pristine)
-	res := runIn(t, ws, filepath.Join(ws, "run.sh"), &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	res := runIn(t, ws, filepath.Join(ws, "run.sh"), &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr})
 	sameTree(t, ws, pristine)
 	// The script runs as the caller's own uid and, unless that is root,
 	// with no capability.
@@ -556,7 +556,7 @@ func applyRefusesALinkedParent(t *testing.T) {
 	ws, st := overlayStage(t)
 	script := filepath.Join(t.TempDir(), "s.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\necho new > deep/x/new.txt\necho top > top.txt\n"), 0o755)
-	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr})
 	changes := read(t, st)
 	outside := t.TempDir()
 	if err := os.RemoveAll(filepath.Join(ws, "deep/x")); err != nil {
@@ -613,7 +613,7 @@ func overlayLockedDirectory(t *testing.T) {
 	runIn(t, cp, script, nil)
 	t.Cleanup(func() { os.Chmod(filepath.Join(cp, "locked"), 0o755) })
 	want := diff.Compare(before, take(t, cp), diff.Options{})
-	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work()})
+	runIn(t, ws, script, &proc.Overlay{Lower: ws, Upper: st.Upper(), Work: st.Work(), UserXattr: st.UserXattr})
 	d, err := st.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -20,3 +20,7 @@ func createTemp(pfd int) (*os.File, string, error) { return createRandom(pfd) }
 func linkTemp(pfd int, f *os.File) (string, error) { return "", unix.ENOTSUP }
 
 func copyRange(dst, src *os.File, off, n int64) (int64, bool) { return 0, false }
+
+func chownFd(fd, uid, gid int) error { return unix.Fchown(fd, uid, gid) }
+
+func mknodAtFd(pfd int, name string, mode uint32, rdev uint64) error { return unix.ENOTSUP }

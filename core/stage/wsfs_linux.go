@@ -89,3 +89,14 @@ func copyRange(dst, src *os.File, off, n int64) (int64, bool) {
 	}
 	return done, true
 }
+
+// chownFd sets the owner of the inode fd names; fd may be an O_PATH
+// descriptor (AT_EMPTY_PATH).
+func chownFd(fd, uid, gid int) error {
+	return unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// mknodAtFd makes node name in pfd.
+func mknodAtFd(pfd int, name string, mode uint32, rdev uint64) error {
+	return unix.Mknodat(pfd, name, mode, int(rdev))
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,5 +62,72 @@ func TestOpenBeneath(t *testing.T) {
 				t.Fatal("removing the link removed its target")
 			}
 		})
+	}
+}
+
+// TestPlaceNodesAndLinks: a FIFO and a second name of a file are made
+// below the workspace descriptor, each under a random name renamed into
+// place; making them again (a resumed apply) leaves no temporary name; a
+// write in a read-only folder is done with it writable for the write only.
+// As root and as a user.
+func TestPlaceNodesAndLinks(t *testing.T) {
+	t.Run("self", testPlaceNodesAndLinks)
+	if testenv.IsRoot() || testenv.InUserChild() {
+		t.Run("user", func(t *testing.T) {
+			if testenv.AsUser(t) {
+				return
+			}
+			testPlaceNodesAndLinks(t)
+		})
+	}
+}
+
+func testPlaceNodesAndLinks(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a"), []byte("a\n"), 0o644)
+	os.Mkdir(filepath.Join(ws, "ro"), 0o755)
+	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "ro"), 0o755) }) // for TempDir's removal
+	r, err := openRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for range 2 {
+		if err := r.node("fifo", snapshot.FIFO, 0o640, 0, 1e9, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.link("b", "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(ws, "fifo"))
+	if err != nil || fi.Mode().Type() != os.ModeNamedPipe || fi.Mode().Perm() != 0o640 || fi.ModTime().Unix() != 1 {
+		t.Fatalf("fifo: %v %v", fi, err)
+	}
+	a, _ := os.Stat(filepath.Join(ws, "a"))
+	b, err := os.Stat(filepath.Join(ws, "b"))
+	if err != nil || !os.SameFile(a, b) {
+		t.Fatalf("b is not a second name of a: %v", err)
+	}
+	if err := r.link("c", "fifo"); err == nil {
+		t.Fatal("a link to a FIFO was made")
+	}
+	if os.Geteuid() != 0 { // root writes in a read-only folder anyway
+		os.Chmod(filepath.Join(ws, "ro"), 0o555)
+		if err := r.node("ro/f", snapshot.FIFO, 0o600, 0, 0, nil); err == nil {
+			t.Fatal("a FIFO was made in a read-only folder without making it writable")
+		}
+	}
+	os.Chmod(filepath.Join(ws, "ro"), 0o555)
+	if err := r.writableParent("ro/f", func() error { return r.node("ro/f", snapshot.FIFO, 0o600, 0, 0, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "ro")); err != nil || fi.Mode().Perm() != 0o555 {
+		t.Fatalf("ro's mode not restored: %v %v", fi, err)
+	}
+	names, _ := filepath.Glob(filepath.Join(ws, "*", ".diffgate-apply-*"))
+	top, _ := filepath.Glob(filepath.Join(ws, ".diffgate-apply-*"))
+	if len(names)+len(top) > 0 {
+		t.Fatalf("temporary names left: %v %v", names, top)
 	}
 }

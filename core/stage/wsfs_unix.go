@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/diffgate/diffgate/core/snapshot"
 	"golang.org/x/sys/unix"
 )
 
@@ -208,16 +209,22 @@ func removeAt(pfd int, name string) error {
 	return unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR)
 }
 
-// chmodDir sets directory rel's mode (raw bits, 07777).
-func (r *wsRoot) chmodDir(rel string, mode uint32) error {
-	if rel == "" || rel == "." {
-		return chmodFd(r.fd, mode)
+// chmodDir sets directory rel's mode (raw bits, 07777), and first its
+// owner when owner is not nil (a chown clears setuid and setgid).
+func (r *wsRoot) chmodDir(rel string, mode uint32, owner *[2]int64) error {
+	fd := r.fd
+	if rel != "" && rel != "." {
+		var err error
+		if fd, err = r.open(rel, dirFlags|unix.O_DIRECTORY); err != nil {
+			return err
+		}
+		defer unix.Close(fd)
 	}
-	fd, err := r.open(rel, dirFlags|unix.O_DIRECTORY)
-	if err != nil {
-		return err
+	if owner != nil {
+		if err := chownFd(fd, int(owner[0]), int(owner[1])); err != nil {
+			return err
+		}
 	}
-	defer unix.Close(fd)
 	return chmodFd(fd, mode)
 }
 
@@ -231,9 +238,90 @@ func chmodAt(pfd int, name string, mode uint32) error {
 	return chmodFd(fd, mode)
 }
 
-// symlink makes rel a symlink to target, replacing what is there (not a
-// directory) atomically.
-func (r *wsRoot) symlink(rel, target string) error {
+// symlink makes rel a symlink to target (owned by owner, when not nil),
+// replacing what is there (not a directory) atomically.
+func (r *wsRoot) symlink(rel, target string, owner *[2]int64) error {
+	return r.place(rel, func(pfd int, tmp string) error {
+		if err := unix.Symlinkat(target, pfd, tmp); err != nil {
+			return err
+		}
+		if owner != nil {
+			return unix.Fchownat(pfd, tmp, int(owner[0]), int(owner[1]), unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return nil
+	})
+}
+
+// node makes rel a FIFO, socket or device node (of type typ, mode perm,
+// device number rdev) with modification time mtime (0: left) and owner
+// (nil: the applier's), replacing what is there (not a directory)
+// atomically.
+func (r *wsRoot) node(rel string, typ snapshot.Type, perm uint32, rdev uint64, mtime int64, owner *[2]int64) error {
+	var mode uint32
+	switch typ {
+	case snapshot.FIFO:
+		mode = unix.S_IFIFO
+	case snapshot.Socket:
+		mode = unix.S_IFSOCK
+	case snapshot.Char:
+		mode = unix.S_IFCHR
+	case snapshot.Block:
+		mode = unix.S_IFBLK
+	default:
+		return fmt.Errorf("a %s cannot be made", typ)
+	}
+	return r.place(rel, func(pfd int, tmp string) error {
+		if err := mknodAtFd(pfd, tmp, mode|0o600, rdev); err != nil {
+			return err
+		}
+		if owner != nil {
+			if err := unix.Fchownat(pfd, tmp, int(owner[0]), int(owner[1]), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return err
+			}
+		}
+		// The name is new and random: nothing but the node made is there.
+		if err := unix.Fchmodat(pfd, tmp, perm&0o7777, 0); err != nil {
+			return err
+		}
+		if mtime != 0 {
+			ts := unix.NsecToTimespec(mtime)
+			return unix.UtimesNanoAt(pfd, tmp, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return nil
+	})
+}
+
+// link makes rel another name of the file at target (below the root, not a
+// symlink), replacing what is there (not a directory) atomically; rel
+// already a name of it is fine.
+func (r *wsRoot) link(rel, target string) error {
+	tfd, tname, err := r.parent(target)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	var ts unix.Stat_t
+	if err := unix.Fstatat(tfd, tname, &ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if ts.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s is not a regular file", target)
+	}
+	return r.place(rel, func(pfd int, tmp string) error {
+		_, name := splitRel(rel)
+		var st unix.Stat_t
+		if unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == ts.Dev && st.Ino == ts.Ino {
+			return errSame // a rename onto the same inode would leave tmp
+		}
+		return unix.Linkat(tfd, tname, pfd, tmp, 0)
+	})
+}
+
+var errSame = errors.New("already in place")
+
+// place makes a new entry with a random name in rel's directory (make),
+// then renames it onto rel.
+func (r *wsRoot) place(rel string, make func(pfd int, tmp string) error) error {
 	pfd, name, err := r.parent(rel)
 	if err != nil {
 		return err
@@ -241,20 +329,59 @@ func (r *wsRoot) symlink(rel, target string) error {
 	defer unix.Close(pfd)
 	for range 100 {
 		tmp := tempName()
-		err := unix.Symlinkat(target, pfd, tmp)
+		err := make(pfd, tmp)
+		if err == errSame {
+			return nil
+		}
 		if err == unix.EEXIST {
-			continue
+			continue // the name was taken: not made
+		}
+		if err == nil {
+			err = unix.Renameat(pfd, tmp, pfd, name)
 		}
 		if err != nil {
-			return err
-		}
-		if err := unix.Renameat(pfd, tmp, pfd, name); err != nil {
 			unix.Unlinkat(pfd, tmp, 0)
-			return err
 		}
-		return nil
+		return err
 	}
 	return errors.New("no free temporary name")
+}
+
+// writableParent runs fn with rel's directory writable by its owner when
+// it is not (a read-only folder of the workspace that the staged script
+// made writable, wrote in and made read-only again), then restores its
+// mode.
+func (r *wsRoot) writableParent(rel string, fn func() error) error {
+	dir, _ := splitRel(rel)
+	fd, err := r.open(dir, dirFlags|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if uint32(st.Mode)&0o200 != 0 {
+		return fn()
+	}
+	if err := chmodFd(fd, uint32(st.Mode)&0o7777|0o700); err != nil {
+		return err
+	}
+	err = fn()
+	if cerr := chmodFd(fd, uint32(st.Mode)&0o7777); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ownerUID is the uid owning path (not followed), -1 when unknown.
+func ownerUID(path string) int {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return -1
+	}
+	return int(st.Uid)
 }
 
 // writeFile writes rel: fill writes the content (and mode, attributes) into
