@@ -236,3 +236,73 @@ func TestNoLoadFullDiffWithoutContents(t *testing.T) {
 		t.Errorf("the card does not say where a full diff can be had: %s", allText(v.detail.body))
 	}
 }
+
+// A full diff loaded in one report is never shown for another report's
+// change at the same position: opening another report forgets it, and it
+// is kept by the change's path, not its place in the list.
+func TestFullDiffNotShownForAnotherReport(t *testing.T) {
+	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "a+1};var a=1;function", "a+2};var a=1;function", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	minified := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	a := &report.Report{Verdict: report.Fail, Changes: []diff.Change{minified}}
+	a.Evaluate()
+	l := newLoader()
+	l.contents[minified.Path] = [2][]byte{before, after}
+	close(l.release)
+	v, _ := newTestView(t, a, Options{LoadContents: l.load})
+	ui := make(uiLoop, 4)
+	v.detail.do = ui.do
+	v.Select(0)
+	test.Tap(v.detail.bar.load)
+	<-l.started
+	ui.next()
+	if h := header(v.detail.diff); h != "--- a/assets/app.min.js" {
+		t.Fatalf("the full diff of the first report: header %q", h)
+	}
+
+	// Another run: its first change is a binary file (no diff, nothing to
+	// load), its second a text edit.
+	logo := diff.Change{Path: "docs/logo.png", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry([]byte{0, 1}), After: fileEntry([]byte{0, 2}), DiffNote: diff.NoteBinary}
+	conf := diff.Change{Path: "src/conf.txt", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry([]byte("a\n")), After: fileEntry([]byte("b\n")),
+		TextDiff: "--- a/src/conf.txt\n+++ b/src/conf.txt\n@@ -1 +1 @@\n-a\n+b\n"}
+	b := &report.Report{Verdict: report.Fail, Changes: []diff.Change{logo, conf}}
+	b.Evaluate()
+	v.SetReport(b)
+	v.Select(0)
+	if txt := allText(v.detail.body); strings.Contains(txt, "app.min.js") {
+		t.Errorf("the other report's first change shows the first report's diff: %.200s", txt)
+	}
+	if s := v.detail.bar.Status(); strings.Contains(s, "Full diff") {
+		t.Errorf("the bar of the other report says %q", s)
+	}
+	v.Select(1)
+	if h := header(v.detail.diff); h != "--- a/src/conf.txt" {
+		t.Errorf("the other report's second change: header %q", h)
+	}
+
+	// The same run opened again (a new report, as reopening gives): the
+	// full diff is not carried over either.
+	a2 := a.Clone()
+	v.SetReport(a2)
+	v.Select(0)
+	if !v.detail.bar.load.Visible() || strings.Contains(v.detail.bar.Status(), "Full diff:") {
+		t.Errorf("reopened: load %v, status %q", v.detail.bar.load.Visible(), v.detail.bar.Status())
+	}
+	if h := header(v.detail.diff); h != "--- a/assets/app.min.js" {
+		t.Errorf("reopened: header %q", h)
+	}
+}
+
+// header is the first header line of the diff shown ("" for none).
+func header(dv *DiffView) string {
+	for _, l := range dv.Lines() {
+		if l.Kind == LineHeader {
+			return l.Text
+		}
+	}
+	return ""
+}

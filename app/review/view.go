@@ -301,6 +301,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.stage.reset()
 	v.exported.clear()
 	v.note.SetText("")
+	v.detail.bar.reset() // a full diff loaded for the previous report
 	v.detail.clear()
 	v.list.quiet = true
 	v.list.UnselectAll()
