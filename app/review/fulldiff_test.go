@@ -306,3 +306,46 @@ func header(dv *DiffView) string {
 	}
 	return ""
 }
+
+// A one-token edit in the middle of a 40 KiB line, as the gate reports it:
+// the app shows the removed and the added line around the change, the old
+// and the new token marked as changed words.
+func TestLongLineEditVisibleInApp(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 40<<10; i++ {
+		fmt.Fprintf(&sb, "v%d=x%d;", i, i)
+	}
+	line := sb.String()
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v1200=x1200;", "v1200=EDITED;", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	v.Select(0)
+	var del, add string
+	for _, l := range v.DiffLines() {
+		var marked string
+		for _, p := range l.pieces {
+			if p.changed {
+				marked += p.text
+			}
+		}
+		switch l.Kind {
+		case LineRemoved:
+			del = marked
+			if !strings.HasPrefix(l.Text, "-…") || !strings.Contains(l.Text, "v1200=x1200;") {
+				t.Errorf("removed line %.80q", l.Text)
+			}
+		case LineAdded:
+			add = marked
+			if !strings.HasPrefix(l.Text, "+…") || !strings.Contains(l.Text, "v1200=EDITED;") {
+				t.Errorf("added line %.80q", l.Text)
+			}
+		}
+	}
+	if !strings.Contains(del, "x1200") || !strings.Contains(add, "EDITED") {
+		t.Errorf("changed words: removed %q, added %q", del, add)
+	}
+}
