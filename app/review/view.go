@@ -298,6 +298,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.decision.Segments = nil
 	v.decision.Hide()
 	v.stage.runAllow = append([]string(nil), r.Allowlist...)
+	v.stage.scope.SetSelectedIndex(int(v.stage.defaultScope()))
 	v.stage.reset()
 	v.exported.clear()
 	v.note.SetText("")
@@ -865,19 +866,38 @@ func (v *View) saveApproval() {
 	}
 }
 
+// reject records the rejection; a run whose stage is pending asks first
+// and then discards the stage (a rejected run's changes must not stay one
+// click from the workspace).
 func (v *View) reject() {
 	if v.opts.OnReject == nil || v.r == nil {
 		return
 	}
+	if v.stage.pending() {
+		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
+			plural(len(v.r.Changes), "staged change")), "Reject and discard", func() {
+			if v.saveRejection() {
+				v.stage.discardNow()
+			}
+		})
+		return
+	}
+	v.saveRejection()
+}
+
+// saveRejection hands the rejection to the host and says what was saved.
+func (v *View) saveRejection() bool {
 	seq := v.decisionSeq
 	if err := v.opts.OnReject(v.r, strings.TrimSpace(v.note.Text)); err != nil {
 		v.setDecision("Could not save: "+err.Error(), style.FailColor)
-		return
+		return false
 	}
 	v.decided = report.Rejected
 	if v.decisionSeq == seq {
 		v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
 	}
+	v.stage.update() // Apply is off once rejected
+	return true
 }
 
 // SetDecision shows text (in the named color) on the decision line under
@@ -888,6 +908,14 @@ func (v *View) reject() {
 func (v *View) SetDecision(text string, c fyne.ThemeColorName) {
 	v.decisionSeq++
 	v.setDecision(text, c)
+}
+
+// SetDecided says what an earlier review decided on the report shown
+// (report.Approved, report.Rejected or ""), as a host that reopens a run
+// knows it: a rejected run's pending stage is not offered for Apply.
+func (v *View) SetDecided(decision string) {
+	v.decided = decision
+	v.stage.update()
 }
 
 func (v *View) setDecision(text string, c fyne.ThemeColorName) {
