@@ -349,3 +349,59 @@ func TestLongLineEditVisibleInApp(t *testing.T) {
 		t.Errorf("changed words: removed %q, added %q", del, add)
 	}
 }
+
+// Load full diff of a one-token edit far along a 40 KiB line: the changed
+// words are out of view until ] goes to the change, which brings them in
+// view (the view scrolls along the line); [ comes back to the start.
+func TestFullDiffNextChangeKey(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 40<<10; i++ {
+		fmt.Fprintf(&sb, "v%d=x%d;", i, i)
+	}
+	line := sb.String()
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v3000=x3000;", "v3000=EDITED;", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
+	r.Evaluate()
+	l := newLoader()
+	l.contents[c.Path] = [2][]byte{before, after}
+	close(l.release)
+	v, _ := newTestView(t, r, Options{LoadContents: l.load})
+	ui := make(uiLoop, 4)
+	v.detail.do = ui.do
+	v.Select(0)
+	test.Tap(v.detail.bar.load)
+	<-l.started
+	ui.next()
+	dv := v.detail.diff
+	drawn := func() string {
+		var b strings.Builder
+		for _, tx := range texts(dv) {
+			b.WriteString(tx.Text)
+		}
+		return b.String()
+	}
+	if strings.Contains(drawn(), "EDITED") {
+		t.Fatal("the change is in view before ]")
+	}
+	dv.TypedRune(']')
+	s, ok := dv.Stop()
+	if !ok || dv.Lines()[s.Line].Kind != LineRemoved || !strings.Contains(drawn(), "EDITED") || !strings.Contains(drawn(), "x3000") {
+		t.Fatalf("after ]: stop %+v %v, offset %v, drawn %.200q", s, ok, dv.scroll.Offset, drawn())
+	}
+	if dv.NextChange(1) {
+		t.Error("a second change in a diff of one")
+	}
+	// Shown again (the full diff kept), from the list: ] goes to the
+	// change in the diff too.
+	v.Select(0)
+	if _, ok := dv.Stop(); ok || strings.Contains(drawn(), "EDITED") {
+		t.Fatal("shown again: not back at the start")
+	}
+	v.TypedRune(']')
+	if _, ok := dv.Stop(); !ok || !strings.Contains(drawn(), "EDITED") {
+		t.Error("] from the list did not go to the change")
+	}
+}

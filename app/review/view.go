@@ -705,6 +705,10 @@ func (v *View) TypedRune(r rune) bool {
 		}
 	case 'a':
 		return v.OpenAllow()
+	case ']':
+		v.detail.diff.NextChange(1)
+	case '[':
+		v.detail.diff.NextChange(-1)
 	default:
 		return keys.PassRune(v, r)
 	}
@@ -736,6 +740,7 @@ func (v *View) Bindings() []keys.Binding {
 		{Group: g, Keys: "PgUp, PgDn, Home, End", What: "A page up or down, the first or last change"},
 		{Group: g, Keys: "Left, Right", What: "Close or open a folder"},
 		{Group: g, Keys: "n, p", What: "Next or previous violation"},
+		{Group: g, Keys: "], [", What: "Next or previous change in the diff (scrolls to the changed words of a long line)"},
 		{Group: g, Keys: "Enter", What: "Open the diff, or open or close a folder (Escape comes back from the diff)"},
 		{Group: g, Keys: "v", What: "Mark the selected change or folder viewed, or not"},
 		{Group: g, Keys: "a", What: "Allow… the selected change"},

@@ -16,9 +16,14 @@ import (
 // alike, so that every format (JSON, HTML, Markdown, the app) shows the
 // edit and marks its words (Intraline).
 
-// windowContext is how many bytes of unchanged text are kept on each side of
-// a change in a windowed line.
-const windowContext = 80
+// How many bytes of unchanged text a windowed line keeps before a change
+// (few: the change must show in a narrow pane without scrolling) and after
+// it; the cut is moved to a word's start (before) or end (after).
+const (
+	windowBefore  = 24
+	windowAfter   = 64
+	windowContext = windowBefore + windowAfter
+)
 
 // windowChange is the most of one changed span a windowed line keeps.
 const windowChange = 1 << 10
@@ -147,20 +152,20 @@ func WindowLine(old, new string, limit int) (string, string) {
 	// common writes unchanged text s to both windows: all of it when it is
 	// short, else its start (after a change) and its end (before one).
 	common := func(s string, first, last bool) {
-		keepHead, keepTail := windowContext, windowContext
+		keepHead, keepTail := windowAfter, windowBefore
 		if first {
 			keepHead = 0
 		}
 		if last {
 			keepTail = 0
 		}
-		if len(s) <= keepHead+keepTail+len(Ellipsis) {
+		if len(s) <= keepHead+keepTail+16 { // too little to leave out
 			wa.WriteString(s)
 			wb.WriteString(s)
 			return
 		}
-		h := s[:runeStart(s, keepHead)]
-		t := s[runeStart(s, len(s)-keepTail):]
+		h := s[:wordEnd(s, keepHead)]
+		t := s[wordStart(s, len(s)-keepTail):]
 		for _, w := range []*strings.Builder{&wa, &wb} {
 			w.WriteString(h)
 			w.WriteString(Ellipsis)
@@ -177,7 +182,7 @@ func WindowLine(old, new string, limit int) (string, string) {
 	diffs := lcs.DiffLines(ta, tb)
 	for k, d := range diffs {
 		// What this change may add: its context and its two sides.
-		need := 2*windowContext + 3*len(Ellipsis) + min(windowChange+len(Ellipsis), max(oa[d.End]-oa[d.Start], ob[d.ReplEnd]-ob[d.ReplStart]))
+		need := windowContext + 3*len(Ellipsis) + min(windowChange+len(Ellipsis), max(oa[d.End]-oa[d.Start], ob[d.ReplEnd]-ob[d.ReplStart]))
 		if k > 0 && max(wa.Len(), wb.Len())+need > limit {
 			over = true
 			break
@@ -201,6 +206,41 @@ func runeStart(s string, i int) int {
 	i = max(0, min(i, len(s)))
 	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
 		i--
+	}
+	return i
+}
+
+// wordStart is i moved forward to the start of a word or of a character
+// that is not part of one (a cut never splits a word), at most 16 bytes.
+func wordStart(s string, i int) int {
+	i = runeStart(s, i)
+	for j := i; j < len(s) && j < i+16; {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		if j > 0 {
+			p, _ := utf8.DecodeLastRuneInString(s[:j])
+			if !isWord(p) || !isWord(r) {
+				return j
+			}
+		}
+		j += n
+	}
+	return i
+}
+
+// wordEnd is i moved back to the end of a word or of a character that is
+// not part of one, at most 16 bytes.
+func wordEnd(s string, i int) int {
+	i = runeStart(s, i)
+	for j := i; j > 0 && j > i-16; {
+		p, n := utf8.DecodeLastRuneInString(s[:j])
+		if j >= len(s) {
+			return j
+		}
+		r, _ := utf8.DecodeRuneInString(s[j:])
+		if !isWord(p) || !isWord(r) {
+			return j
+		}
+		j -= n
 	}
 	return i
 }
