@@ -207,9 +207,12 @@ func (m *model) apply(f Filter, tree bool, viewed []bool) {
 			}
 		}
 	}
-	if m.violationsFirst {
-		pass(func(i int) bool { return !m.allowed(i) })
-		pass(m.allowed)
+	if m.violationsFirst { // as the reports rank them (report.Rank)
+		for _, allowed := range []bool{false, true} {
+			for rank := range report.Ranks {
+				pass(func(i int) bool { return m.allowed(i) == allowed && report.Rank(&m.r.Changes[i]) == rank })
+			}
+		}
 	} else {
 		pass(nil)
 	}
