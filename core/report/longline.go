@@ -20,7 +20,7 @@ import (
 // (few: the change must show in a narrow pane without scrolling) and after
 // it; the cut is moved to a word's start (before) or end (after).
 const (
-	windowBefore  = 24
+	windowBefore  = 12
 	windowAfter   = 64
 	windowContext = windowBefore + windowAfter
 )
@@ -159,7 +159,7 @@ func WindowLine(old, new string, limit int) (string, string) {
 		if last {
 			keepTail = 0
 		}
-		if len(s) <= keepHead+keepTail+16 { // too little to leave out
+		if len(s) <= keepHead+keepTail+24 { // too little to leave out
 			wa.WriteString(s)
 			wb.WriteString(s)
 			return

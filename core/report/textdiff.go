@@ -303,7 +303,10 @@ func DiffNoteText(note string) string {
 	case diff.NoteNotKept:
 		return "no text diff: the before-content was not kept"
 	case diff.NoteBudget:
-		return "no text diff: the run's budget for kept contents and diffs was spent (violations get theirs first)"
+		// Either budget: the run's diffs (given out in RankOrder), or the
+		// copies of before-contents kept, which a direct run takes before
+		// it knows what will change.
+		return "no text diff: past a budget: the run's diffs (violations and edits of existing files get theirs first) or the before-contents kept for a direct run (the history keeps up to 256 MiB of a workspace's text, DIFFGATE_TEXT_BUDGET); a staged run (--stage) diffs every file"
 	}
 	return "no text diff: " + note
 }
