@@ -294,6 +294,12 @@ func (m *model) compareNodes(a, b string) int {
 		}
 		return 1
 	}
+	if m.violationsFirst && !na.folder() && na.change >= 0 && nb.change >= 0 {
+		// Files of a folder as the reports rank them (report.Rank).
+		if ra, rb := report.Rank(&m.r.Changes[na.change]), report.Rank(&m.r.Changes[nb.change]); ra != rb {
+			return ra - rb
+		}
+	}
 	return compareNames(na.name, nb.name)
 }
 

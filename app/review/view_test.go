@@ -509,20 +509,21 @@ func TestTreeKeyboard(t *testing.T) {
 	if w.Canvas().Focused() != v.list {
 		t.Fatal("the tree does not take focus")
 	}
-	// n follows the tree's order: folders first, depth first.
+	// n follows the tree's order: folders first, depth first, a folder's
+	// files ranked (the edit config.json before the removed build.lock).
 	var seen []string
 	for i := 0; i < 5; i++ {
 		w.Canvas().Focused().TypedRune('n')
 		seen = append(seen, r.Changes[v.Selected()].Path)
 	}
-	if got := strings.Join(seen, ","); got != "cache/passwd,src/vendor/libfast.so,src/app.py,build.lock,config.json" {
+	if got := strings.Join(seen, ","); got != "cache/passwd,src/vendor/libfast.so,src/app.py,config.json,build.lock" {
 		t.Errorf("tree n order %s", got)
 	}
-	// Down from config.json's predecessor moves the selection.
-	v.Select(indexOf(t, r, "build.lock"))
+	// Down from build.lock's predecessor moves the selection.
+	v.Select(indexOf(t, r, "config.json"))
 	w.Canvas().Focus(v.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
-	if p := r.Changes[v.Selected()].Path; p != "config.json" {
+	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
 		t.Errorf("Down in the tree selected %s", p)
 	}
 }
