@@ -249,6 +249,9 @@ type DiffView struct {
 
 	lines   []DiffLine
 	maxCols int
+	// stop is the change NextChange last went to (an index into
+	// changeStops; -1: none yet).
+	stop int
 	// split asks for side by side; rows are its rows and sideCols the
 	// widest line of one side (built on demand).
 	split    bool
@@ -265,7 +268,7 @@ const minSplitCols = 24
 
 // NewDiffView returns an empty diff view.
 func NewDiffView() *DiffView {
-	v := &DiffView{}
+	v := &DiffView{stop: -1}
 	v.content = &diffContent{view: v}
 	v.content.ExtendBaseWidget(v.content)
 	v.scroll = container.NewScroll(v.content)
@@ -287,9 +290,85 @@ func (v *DiffView) SetLines(lines []DiffLine) {
 		v.maxCols = max(v.maxCols, lines[i].cols())
 	}
 	v.rows = nil
+	v.stop = -1
 	v.scroll.ScrollToOffset(fyne.Position{})
 	v.content.Refresh()
 	v.scroll.Refresh()
+}
+
+// ChangeStop is a place NextChange goes to: a line and the column (after
+// the marker, from 1) of a change in it.
+type ChangeStop struct{ Line, Col int }
+
+// changeStops are the changes of the diff, in order: each changed word of
+// a removed line (its paired added line has them at about the same
+// place, one row below), each changed word of an added line not paired
+// with a removed one, and the first line of each run of changed lines
+// without marked words.
+func (v *DiffView) changeStops() []ChangeStop {
+	var out []ChangeStop
+	for i, l := range v.lines {
+		if l.Kind != LineAdded && l.Kind != LineRemoved {
+			continue
+		}
+		if l.Kind == LineAdded && l.mate > 0 && v.lines[l.mate-1].Kind == LineRemoved {
+			continue // shown with its removed line
+		}
+		marked := false
+		col := 1
+		for _, p := range l.pieces {
+			if p.changed {
+				out = append(out, ChangeStop{i, col})
+				marked = true
+			}
+			col += p.cols
+		}
+		if !marked && (i == 0 || (v.lines[i-1].Kind != LineAdded && v.lines[i-1].Kind != LineRemoved)) {
+			out = append(out, ChangeStop{i, 1})
+		}
+	}
+	return out
+}
+
+// NextChange scrolls to the next (dir > 0) or previous change of the diff
+// (changeStops), its changed words in view however far along a long line
+// they are; it reports whether there was one.
+func (v *DiffView) NextChange(dir int) bool {
+	stops := v.changeStops()
+	k := v.stop + dir
+	if v.stop < 0 && dir < 0 {
+		k = len(stops) - 1
+	}
+	if k < 0 || k >= len(stops) {
+		return false
+	}
+	v.stop = k
+	s := stops[k]
+	row := s.Line
+	if v.SideBySideShown() {
+		for j, r := range v.splitRows() {
+			if r.left == s.Line || r.right == s.Line {
+				row = j
+				break
+			}
+		}
+	}
+	lh, cw := v.content.lineHeight(), v.content.charWidth()
+	// The change a third down the view, a few columns of what comes
+	// before it on its left.
+	y := float32(row)*lh - v.scroll.Size().Height/3
+	x := float32(max(0, s.Col-8)) * cw
+	v.ScrollTo(fyne.NewPos(x, y))
+	return true
+}
+
+// Stop is the change NextChange went to last (ok false before the first).
+func (v *DiffView) Stop() (s ChangeStop, ok bool) {
+	stops := v.changeStops()
+	if v.stop < 0 || v.stop >= len(stops) {
+		return ChangeStop{}, false
+	}
+	return stops[v.stop], true
 }
 
 // Lines returns the lines shown.
@@ -421,8 +500,17 @@ func (v *DiffView) FocusLost() { v.focused = false; v.Refresh() }
 // Focused reports whether the view has keyboard focus.
 func (v *DiffView) Focused() bool { return v.focused }
 
-// TypedRune implements fyne.Focusable.
+// TypedRune implements fyne.Focusable: ] and [ go to the next and the
+// previous change (NextChange); other characters go to OnRune.
 func (v *DiffView) TypedRune(r rune) {
+	switch r {
+	case ']':
+		v.NextChange(1)
+		return
+	case '[':
+		v.NextChange(-1)
+		return
+	}
 	if v.OnRune != nil {
 		v.OnRune(r)
 	}

@@ -250,7 +250,7 @@ func TestDiffViewLongLines(t *testing.T) {
 		t.Errorf("scrolled to the right, no row shows a line's end: %q", allText(v))
 	}
 	// The cut lines stay in view: what is left out is always said.
-	if n := len(findText(v, "… cut: the line above goes on for 35637 more bytes")); n != 2 {
+	if n := len(findText(v, "… cut: the line above is shown around its changes (39732 bytes)")); n != 2 {
 		t.Errorf("scrolled to the right, %d cut lines in view, want 2: %q", n, allText(v))
 	}
 	capture(t, w, "diffview-long")

@@ -48,15 +48,33 @@ type diffBar struct {
 	loading        bool
 	gen            int // counts loads: a late result of an old one is dropped
 	stop           context.CancelFunc
-	// of is the change the last load was for (-1: none), note what came
-	// of it, and full the full diff it gave ("" for none).
-	of         int
+	// of is the change the last load was for: the report it came from
+	// and the change's path (never its position in the list, which another
+	// report reuses); note is what came of it, and full the full diff it
+	// gave ("" for none).
+	of         loadKey
 	note, full string
 	noteColor  fyne.ThemeColorName
 }
 
+// loadKey names a change across reports: the report (by identity) and the
+// change's path. The zero key names none.
+type loadKey struct {
+	r    *report.Report
+	path string
+}
+
+// keyOf is the key of change i of the report shown (zero for none).
+func (b *diffBar) keyOf(i int) loadKey {
+	r := b.d.v.r
+	if r == nil || i < 0 || i >= len(r.Changes) {
+		return loadKey{}
+	}
+	return loadKey{r, r.Changes[i].Path}
+}
+
 func newDiffBar(d *detail) *diffBar {
-	b := &diffBar{d: d, of: -1}
+	b := &diffBar{d: d}
 	b.unified = widget.NewButtonWithIcon("Unified", theme.ListIcon(), func() { b.setSplit(false) })
 	b.split = widget.NewButtonWithIcon("Side by side", theme.GridIcon(), func() { b.setSplit(true) })
 	b.load = widget.NewButtonWithIcon("Load full diff", theme.DownloadIcon(), func() { b.start(d.change) })
@@ -127,10 +145,17 @@ func isFileChange(c *diff.Change) bool {
 
 // fullDiff returns the full diff loaded for change i, "" for none.
 func (b *diffBar) fullDiff(i int) string {
-	if b.of == i && i >= 0 {
+	if k := b.keyOf(i); k != (loadKey{}) && b.of == k {
 		return b.full
 	}
 	return ""
+}
+
+// reset forgets every load (a load under way is cancelled): another run or
+// report opens.
+func (b *diffBar) reset() {
+	b.abort()
+	b.of, b.note, b.full, b.noteColor = loadKey{}, "", "", ""
 }
 
 // wrap puts the bar above o, the diff (withDiff) or a card, for the change
@@ -157,7 +182,8 @@ func (b *diffBar) update() {
 	if r := b.d.v.r; r != nil && i >= 0 && i < len(r.Changes) {
 		c = &r.Changes[i]
 	}
-	if b.of != i {
+	k := b.keyOf(i)
+	if b.of != k {
 		b.abort() // the selection moved on
 	}
 	b.load.Hide()
@@ -165,7 +191,7 @@ func (b *diffBar) update() {
 	switch {
 	case b.loading:
 		b.cancel.Show()
-	case b.of == i && b.note != "":
+	case k != (loadKey{}) && b.of == k && b.note != "":
 		b.setStatus(b.note, b.noteColor)
 		if b.full == "" && c != nil && b.canLoad(c) {
 			b.load.Show() // try again
@@ -208,7 +234,7 @@ func (b *diffBar) start(i int) {
 	ctx, stop := context.WithCancel(context.Background())
 	b.gen++
 	gen := b.gen
-	b.stop, b.loading, b.of, b.note, b.full = stop, true, i, "", ""
+	b.stop, b.loading, b.of, b.note, b.full = stop, true, b.keyOf(i), "", ""
 	b.setStatus(fmt.Sprintf("Loading the full diff of %s…", report.QuotePath(c.Path)), style.Muted)
 	b.update()
 	b.d.root.Refresh()
@@ -246,8 +272,8 @@ func (b *diffBar) finish(d string, hunks int, err error) {
 	default:
 		b.note, b.full = fmt.Sprintf("Full diff: %s.", plural(hunks, "hunk")), d
 	}
-	if b.d.change == b.of {
-		b.d.show(b.of)
+	if i := b.d.change; i >= 0 && b.keyOf(i) == b.of {
+		b.d.show(i)
 	}
 }
 

@@ -236,3 +236,172 @@ func TestNoLoadFullDiffWithoutContents(t *testing.T) {
 		t.Errorf("the card does not say where a full diff can be had: %s", allText(v.detail.body))
 	}
 }
+
+// A full diff loaded in one report is never shown for another report's
+// change at the same position: opening another report forgets it, and it
+// is kept by the change's path, not its place in the list.
+func TestFullDiffNotShownForAnotherReport(t *testing.T) {
+	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "a+1};var a=1;function", "a+2};var a=1;function", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	minified := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	a := &report.Report{Verdict: report.Fail, Changes: []diff.Change{minified}}
+	a.Evaluate()
+	l := newLoader()
+	l.contents[minified.Path] = [2][]byte{before, after}
+	close(l.release)
+	v, _ := newTestView(t, a, Options{LoadContents: l.load})
+	ui := make(uiLoop, 4)
+	v.detail.do = ui.do
+	v.Select(0)
+	test.Tap(v.detail.bar.load)
+	<-l.started
+	ui.next()
+	if h := header(v.detail.diff); h != "--- a/assets/app.min.js" {
+		t.Fatalf("the full diff of the first report: header %q", h)
+	}
+
+	// Another run: its first change is a binary file (no diff, nothing to
+	// load), its second a text edit.
+	logo := diff.Change{Path: "docs/logo.png", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry([]byte{0, 1}), After: fileEntry([]byte{0, 2}), DiffNote: diff.NoteBinary}
+	conf := diff.Change{Path: "src/conf.txt", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry([]byte("a\n")), After: fileEntry([]byte("b\n")),
+		TextDiff: "--- a/src/conf.txt\n+++ b/src/conf.txt\n@@ -1 +1 @@\n-a\n+b\n"}
+	b := &report.Report{Verdict: report.Fail, Changes: []diff.Change{logo, conf}}
+	b.Evaluate()
+	v.SetReport(b)
+	v.Select(0)
+	if txt := allText(v.detail.body); strings.Contains(txt, "app.min.js") {
+		t.Errorf("the other report's first change shows the first report's diff: %.200s", txt)
+	}
+	if s := v.detail.bar.Status(); strings.Contains(s, "Full diff") {
+		t.Errorf("the bar of the other report says %q", s)
+	}
+	v.Select(1)
+	if h := header(v.detail.diff); h != "--- a/src/conf.txt" {
+		t.Errorf("the other report's second change: header %q", h)
+	}
+
+	// The same run opened again (a new report, as reopening gives): the
+	// full diff is not carried over either.
+	a2 := a.Clone()
+	v.SetReport(a2)
+	v.Select(0)
+	if !v.detail.bar.load.Visible() || strings.Contains(v.detail.bar.Status(), "Full diff:") {
+		t.Errorf("reopened: load %v, status %q", v.detail.bar.load.Visible(), v.detail.bar.Status())
+	}
+	if h := header(v.detail.diff); h != "--- a/assets/app.min.js" {
+		t.Errorf("reopened: header %q", h)
+	}
+}
+
+// header is the first header line of the diff shown ("" for none).
+func header(dv *DiffView) string {
+	for _, l := range dv.Lines() {
+		if l.Kind == LineHeader {
+			return l.Text
+		}
+	}
+	return ""
+}
+
+// A one-token edit in the middle of a 40 KiB line, as the gate reports it:
+// the app shows the removed and the added line around the change, the old
+// and the new token marked as changed words.
+func TestLongLineEditVisibleInApp(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 40<<10; i++ {
+		fmt.Fprintf(&sb, "v%d=x%d;", i, i)
+	}
+	line := sb.String()
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v1200=x1200;", "v1200=EDITED;", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	v.Select(0)
+	var del, add string
+	for _, l := range v.DiffLines() {
+		var marked string
+		for _, p := range l.pieces {
+			if p.changed {
+				marked += p.text
+			}
+		}
+		switch l.Kind {
+		case LineRemoved:
+			del = marked
+			if !strings.HasPrefix(l.Text, "-…") || !strings.Contains(l.Text, "v1200=x1200;") {
+				t.Errorf("removed line %.80q", l.Text)
+			}
+		case LineAdded:
+			add = marked
+			if !strings.HasPrefix(l.Text, "+…") || !strings.Contains(l.Text, "v1200=EDITED;") {
+				t.Errorf("added line %.80q", l.Text)
+			}
+		}
+	}
+	if !strings.Contains(del, "x1200") || !strings.Contains(add, "EDITED") {
+		t.Errorf("changed words: removed %q, added %q", del, add)
+	}
+}
+
+// Load full diff of a one-token edit far along a 40 KiB line: the changed
+// words are out of view until ] goes to the change, which brings them in
+// view (the view scrolls along the line); [ comes back to the start.
+func TestFullDiffNextChangeKey(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 40<<10; i++ {
+		fmt.Fprintf(&sb, "v%d=x%d;", i, i)
+	}
+	line := sb.String()
+	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v3000=x3000;", "v3000=EDITED;", 1)+"\n")
+	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
+		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
+	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
+	r.Evaluate()
+	l := newLoader()
+	l.contents[c.Path] = [2][]byte{before, after}
+	close(l.release)
+	v, _ := newTestView(t, r, Options{LoadContents: l.load})
+	ui := make(uiLoop, 4)
+	v.detail.do = ui.do
+	v.Select(0)
+	test.Tap(v.detail.bar.load)
+	<-l.started
+	ui.next()
+	dv := v.detail.diff
+	drawn := func() string {
+		var b strings.Builder
+		for _, tx := range texts(dv) {
+			b.WriteString(tx.Text)
+		}
+		return b.String()
+	}
+	if strings.Contains(drawn(), "EDITED") {
+		t.Fatal("the change is in view before ]")
+	}
+	dv.TypedRune(']')
+	s, ok := dv.Stop()
+	if !ok || dv.Lines()[s.Line].Kind != LineRemoved || !strings.Contains(drawn(), "EDITED") || !strings.Contains(drawn(), "x3000") {
+		t.Fatalf("after ]: stop %+v %v, offset %v, drawn %.200q", s, ok, dv.scroll.Offset, drawn())
+	}
+	if dv.NextChange(1) {
+		t.Error("a second change in a diff of one")
+	}
+	// Shown again (the full diff kept), from the list: ] goes to the
+	// change in the diff too.
+	v.Select(0)
+	if _, ok := dv.Stop(); ok || strings.Contains(drawn(), "EDITED") {
+		t.Fatal("shown again: not back at the start")
+	}
+	v.TypedRune(']')
+	if _, ok := dv.Stop(); !ok || !strings.Contains(drawn(), "EDITED") {
+		t.Error("] from the list did not go to the change")
+	}
+}

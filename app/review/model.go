@@ -207,9 +207,12 @@ func (m *model) apply(f Filter, tree bool, viewed []bool) {
 			}
 		}
 	}
-	if m.violationsFirst {
-		pass(func(i int) bool { return !m.allowed(i) })
-		pass(m.allowed)
+	if m.violationsFirst { // as the reports rank them (report.Rank)
+		for _, allowed := range []bool{false, true} {
+			for rank := range report.Ranks {
+				pass(func(i int) bool { return m.allowed(i) == allowed && report.Rank(&m.r.Changes[i]) == rank })
+			}
+		}
 	} else {
 		pass(nil)
 	}
@@ -290,6 +293,12 @@ func (m *model) compareNodes(a, b string) int {
 			return -1
 		}
 		return 1
+	}
+	if m.violationsFirst && !na.folder() && na.change >= 0 && nb.change >= 0 {
+		// Files of a folder as the reports rank them (report.Rank).
+		if ra, rb := report.Rank(&m.r.Changes[na.change]), report.Rank(&m.r.Changes[nb.change]); ra != rb {
+			return ra - rb
+		}
 	}
 	return compareNames(na.name, nb.name)
 }

@@ -49,6 +49,13 @@ func newRenames(r *report.Report) renames {
 		b, okB := idx[key{x.From, diff.Removed}]
 		if okA && okB {
 			rn.from[a], rn.to[b], rn.info[a] = b, a, x
+			// A report that found its renames anew (reopened from the
+			// history, which keeps no rename fields; an older report)
+			// records them, so the rows say "renamed" as for a fresh run.
+			if add, rem := &r.Changes[a], &r.Changes[b]; add.RenamedFrom == "" && rem.RenamedTo == "" {
+				add.RenamedFrom, add.Similarity, add.RenameDiff = x.From, x.Similarity, x.Diff
+				rem.RenamedTo, rem.Similarity = x.To, x.Similarity
+			}
 		}
 	}
 	return rn

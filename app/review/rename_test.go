@@ -130,3 +130,30 @@ func TestBannerSaysDiffCoverage(t *testing.T) {
 	oneText(t, v.banner, "0 of 4 content changes have a text diff; 1 past the run's budget, 3 without a")
 	oneText(t, v.banner, "reason recorded (an older report)")
 }
+
+// A run reopened from the history (which keeps no rename fields) shows its
+// renames as a fresh run does: the rename icon, "renamed" with the
+// similarity, not an added file with a pencil.
+func TestRenameReopened(t *testing.T) {
+	fresh := renameReport(t)
+	r := fresh.Clone()
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		c.RenamedFrom, c.RenamedTo, c.Similarity, c.RenameDiff = "", "", 0, ""
+	}
+	// The history keeps the rename's diff as the changes' own text diffs.
+	for i := range r.Changes {
+		if c := &r.Changes[i]; c.Path == "lib/util.go" || c.Path == "src/util.go" {
+			c.TextDiff = fresh.Changes[i].TextDiff
+		}
+	}
+	r.Apply(policy.MustParse("lib/"), []string{"lib/"}) // the doc/ rename a violation: its badge shows
+	v, w := newTestView(t, r, Options{})
+	v.SetTreeMode(false)
+	if c := r.Changes[indexOf(t, r, "doc/b.txt")]; c.RenamedFrom != "doc/a.txt" || c.Similarity != 100 {
+		t.Errorf("reopened rename: from %q, similarity %d", c.RenamedFrom, c.Similarity)
+	}
+	if len(findText(w.Content(), "renamed")) == 0 {
+		t.Errorf("no row says renamed: %s", allText(v.changes))
+	}
+}

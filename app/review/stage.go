@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -36,7 +37,18 @@ type ApplyRequest struct {
 	Partial bool
 	// Paths are the changes to apply (every change's path for ScopeAll).
 	Paths []string
+	// Forced is set when the run failed its gate and the reviewer
+	// confirmed applying what its allowlist did not allow (or a run that
+	// failed for other reasons): the history records the apply as forced.
+	Forced bool
 }
+
+// Titles of the questions the stage strip asks.
+const (
+	ApplyFailedTitle = "Apply changes the run's allowlist does not allow?"
+	DiscardTitle     = "Discard the staged changes?"
+	RejectTitle      = "Reject the run and discard its staged changes?"
+)
 
 // Conflict is a path that changed in the workspace since the run.
 type Conflict struct{ Path, Reason string }
@@ -122,6 +134,93 @@ func (p *stagePane) request() ApplyRequest {
 	return req
 }
 
+// defaultScope is what Apply applies when a report opens: only the allowed
+// changes of a run that failed its gate, all of them otherwise.
+func (p *stagePane) defaultScope() Scope {
+	if run := p.v.run; run != nil && run.Verdict != report.Pass {
+		return ScopeAllowed
+	}
+	return ScopeAll
+}
+
+// notAllowed returns the paths of req the run's own allowlist did not
+// allow, in the run's order.
+func (p *stagePane) notAllowed(req ApplyRequest) []string {
+	run := p.v.run
+	if run == nil {
+		return nil
+	}
+	want := make(map[string]bool, len(req.Paths))
+	for _, x := range req.Paths {
+		want[x] = true
+	}
+	var out []string
+	for _, c := range run.Changes {
+		if want[c.Path] && !c.Allowed {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// forcedWhy says what applying req forces on a run that failed its gate
+// (the history records such an apply as forced unless it is the run's own
+// allowed changes, OnlyAllowed): the changes its allowlist did not allow
+// (named, the first maxNamed) and the reasons no allowlist allows; "" when
+// nothing is forced.
+func (p *stagePane) forcedWhy(req ApplyRequest) string {
+	run := p.v.run
+	if run == nil || run.Verdict == report.Pass || req.OnlyAllowed {
+		return ""
+	}
+	bad := p.notAllowed(req)
+	_, other := Uncovered(run)
+	var b strings.Builder
+	fmt.Fprintf(&b, "The run failed its gate. Apply writes %s into the workspace", plural(len(req.Paths), "change"))
+	if len(bad) > 0 {
+		fmt.Fprintf(&b, ", %d of them not allowed by the run's allowlist:\n", len(bad))
+		const maxNamed = 8
+		for i, x := range bad {
+			if i == maxNamed {
+				fmt.Fprintf(&b, "• and %d more\n", len(bad)-maxNamed)
+				break
+			}
+			b.WriteString("• " + report.QuotePath(x) + "\n")
+		}
+	} else {
+		b.WriteString(", none of them a violation, but not the run's allowed changes as the run decided them.\n")
+	}
+	if len(other) > 0 {
+		b.WriteString("The run also failed for: " + strings.Join(other, ", ") + ".\n")
+	}
+	b.WriteString("\nThe history records this apply as forced.")
+	return b.String()
+}
+
+// ask shows a question with a confirm button named yes; do runs when the
+// reviewer confirms. Without a window to ask in, nothing is done.
+func (p *stagePane) ask(title, text, yes string, do func()) {
+	v := p.v
+	if v.confirm != nil {
+		return // already asking
+	}
+	w := windowOf(v)
+	if w == nil {
+		return
+	}
+	msg := widget.NewLabel(text)
+	msg.Wrapping = fyne.TextWrapWord
+	d := dialog.NewCustomConfirm(title, yes, "Cancel", msg, func(ok bool) {
+		if ok {
+			do()
+		}
+	}, w)
+	d.SetOnClosed(func() { v.confirm = nil })
+	v.confirm = d
+	d.Show()
+	d.Resize(fyne.NewSize(min(600, w.Canvas().Size().Width-40), d.MinSize().Height))
+}
+
 // reset clears the conflicts and shows the report's stage.
 func (p *stagePane) reset() {
 	p.setConflicts(nil)
@@ -153,6 +252,10 @@ func (p *stagePane) update() {
 	default:
 		pending = true
 		text, c = "Staged: nothing is in the workspace until you apply.", theme.ColorNameWarning
+		if p.v.decided == report.Rejected {
+			pending = false
+			text, c = "Rejected: Apply is off; the stage was not discarded (Discard removes it).", style.FailColor
+		}
 	}
 	p.info.Segments = []widget.RichTextSegment{
 		&widget.TextSegment{Text: text, Style: widget.RichTextStyle{Inline: true, ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}},
@@ -171,23 +274,56 @@ func (p *stagePane) update() {
 		p.scope.Disable()
 		p.applyBtn.Disable()
 		p.discardBtn.Disable()
+		if r.Stage.State == report.StagePending && p.v.opts.OnDiscard != nil {
+			p.discardBtn.Enable() // rejected: the stage can still go
+		}
 	}
 }
 
+// apply applies the chosen scope; on a run that failed its gate, a scope
+// with changes its allowlist did not allow asks first, naming them.
 func (p *stagePane) apply() {
 	if p.v.opts.OnApply == nil || p.v.r == nil {
 		return
 	}
-	p.busy("Applying…")
-	p.v.opts.OnApply(p.v.r, p.request(), p.outcome)
+	req := p.request()
+	why := p.forcedWhy(req)
+	if why == "" {
+		p.applyNow(req)
+		return
+	}
+	req.Forced = true
+	p.ask(ApplyFailedTitle, why, "Apply anyway", func() { p.applyNow(req) })
 }
 
+func (p *stagePane) applyNow(req ApplyRequest) {
+	p.busy("Applying…")
+	p.v.opts.OnApply(p.v.r, req, p.outcome)
+}
+
+// discard asks, then removes the stage.
 func (p *stagePane) discard() {
+	if p.v.opts.OnDiscard == nil || p.v.r == nil {
+		return
+	}
+	n := len(p.v.r.Changes)
+	p.ask(DiscardTitle, fmt.Sprintf("The %s of this run are removed; the workspace stays as it is. This cannot be undone.", plural(n, "staged change")),
+		"Discard", p.discardNow)
+}
+
+func (p *stagePane) discardNow() {
 	if p.v.opts.OnDiscard == nil || p.v.r == nil {
 		return
 	}
 	p.busy("Discarding…")
 	p.v.opts.OnDiscard(p.v.r, p.outcome)
+}
+
+// pending reports whether the report shown has a stage the host can still
+// apply or discard.
+func (p *stagePane) pending() bool {
+	r := p.v.r
+	return r != nil && r.Stage != nil && r.Stage.State == report.StagePending && p.v.opts.OnDiscard != nil
 }
 
 // busy disables the controls while the host applies or discards.

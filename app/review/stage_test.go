@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -58,6 +60,12 @@ func TestStageApplyScopes(t *testing.T) {
 		}
 		oneText(t, w.Content(), label)
 	}
+	// The demo run failed: Apply defaults to the allowed changes.
+	want("Apply " + plural(allowed, "change"))
+	if v.stage.scope.Selected != "Only allowed changes" {
+		t.Errorf("default scope of a failed run %q", v.stage.scope.Selected)
+	}
+	v.SetApplyScope(ScopeAll)
 	want("Apply " + plural(n, "change"))
 	if v.StageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
 		t.Errorf("stage strip %q", v.StageText())
@@ -67,6 +75,7 @@ func TestStageApplyScopes(t *testing.T) {
 	// A conflict: listed, nothing changes state, the buttons stay usable.
 	answerErr = &ConflictError{Conflicts: []Conflict{{Path: "config.json", Reason: "content"}}}
 	test.Tap(v.ApplyButton())
+	answerQuestion(t, w.Canvas(), ApplyFailedTitle, "Apply anyway")
 	if !strings.Contains(v.StageNote(), "CONFLICT config.json (content)") || !strings.Contains(v.StageNote(), "Nothing applied") {
 		t.Errorf("stage note after a conflict:\n%s", v.StageNote())
 	}
@@ -108,7 +117,172 @@ func TestStageApplyScopes(t *testing.T) {
 	}
 	want("Apply " + plural(shown, "change"))
 	test.Tap(v.DiscardButton())
+	answerQuestion(t, w.Canvas(), DiscardTitle, "Discard")
 	if !strings.Contains(v.StageNote(), "Discarded") || !v.ApplyButton().Disabled() {
 		t.Errorf("after discard: %q", v.StageNote())
+	}
+}
+
+// question is the text of the open dialog titled title ("" when none is
+// shown) and its buttons by label.
+func question(c fyne.Canvas, title string) (string, map[string]*widget.Button) {
+	top := c.Overlays().Top()
+	if top == nil {
+		return "", nil
+	}
+	titled := false
+	for _, tx := range texts(top) {
+		if tx.Text == title {
+			titled = true
+		}
+	}
+	if !titled {
+		return "", nil
+	}
+	var b strings.Builder
+	buttons := map[string]*widget.Button{}
+	walk(top, func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Label:
+			b.WriteString(x.Text + " ")
+		case *widget.Button:
+			buttons[x.Text] = x
+		}
+	})
+	return b.String(), buttons
+}
+
+// answerQuestion taps the button labelled answer in the dialog titled
+// title, and returns the dialog's text.
+func answerQuestion(t *testing.T, c fyne.Canvas, title, answer string) string {
+	t.Helper()
+	text, buttons := question(c, title)
+	if buttons[answer] == nil {
+		t.Fatalf("no question %q with %q (overlay text %q)", title, answer, text)
+	}
+	test.Tap(buttons[answer])
+	return text
+}
+
+// stagedFail is the demo run (it failed its gate) with a pending stage,
+// in a view whose host records each apply, discard and reject.
+func stagedFail(t *testing.T) (*View, fyne.Window, *[]ApplyRequest, *[]string) {
+	var applied []ApplyRequest
+	var events []string
+	opts := Options{
+		OnApply: func(r *report.Report, req ApplyRequest, done func(string, error)) {
+			applied = append(applied, req)
+			events = append(events, "apply")
+			done(report.StageApplied, nil)
+		},
+		OnDiscard: func(r *report.Report, done func(string, error)) {
+			events = append(events, "discard")
+			done(report.StageDiscarded, nil)
+		},
+		OnReject: func(r *report.Report, note string) error {
+			events = append(events, "reject")
+			return nil
+		},
+	}
+	r := DemoReport()
+	r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
+	v, w := newTestView(t, r, opts)
+	return v, w, &applied, &events
+}
+
+// On a failed run, Apply of all the changes asks first, naming the
+// changes the allowlist did not allow; Cancel applies nothing, Apply
+// anyway hands the host a forced request. The allowed changes (the
+// default) apply without a question and unforced.
+func TestStageApplyFailedRunAsks(t *testing.T) {
+	v, w, applied, _ := stagedFail(t)
+	c := w.Canvas()
+	r := v.Report()
+	if Scope(v.stage.scope.SelectedIndex()) != ScopeAllowed {
+		t.Fatalf("default scope %q on a failed run", v.stage.scope.Selected)
+	}
+	v.SetApplyScope(ScopeAll)
+	test.Tap(v.ApplyButton())
+	text, buttons := question(c, ApplyFailedTitle)
+	if buttons["Cancel"] == nil {
+		t.Fatalf("Apply of all the changes of a failed run asked nothing (applied %v)", *applied)
+	}
+	for _, ch := range r.Changes {
+		if named := strings.Contains(text, "• "+ch.Path); named == ch.Allowed {
+			t.Errorf("%s (allowed %v) named %v in %q", ch.Path, ch.Allowed, named, text)
+		}
+	}
+	if !strings.Contains(text, "5 of them not allowed by the run's allowlist") || !strings.Contains(text, "records this apply as forced") {
+		t.Errorf("question %q", text)
+	}
+	test.Tap(buttons["Cancel"])
+	if len(*applied) != 0 || r.Stage.State != report.StagePending || v.ApplyButton().Disabled() {
+		t.Fatalf("Cancel applied %v", *applied)
+	}
+	// Asked again: Apply anyway.
+	test.Tap(v.ApplyButton())
+	answerQuestion(t, c, ApplyFailedTitle, "Apply anyway")
+	if len(*applied) != 1 || !(*applied)[0].Forced || len((*applied)[0].Paths) != len(r.Changes) {
+		t.Fatalf("applied %+v", *applied)
+	}
+
+	// The default scope: no question, not forced.
+	v2, w2, applied2, _ := stagedFail(t)
+	test.Tap(v2.ApplyButton())
+	if text, _ := question(w2.Canvas(), ApplyFailedTitle); text != "" {
+		t.Errorf("asked for the allowed changes: %q", text)
+	}
+	if len(*applied2) != 1 || (*applied2)[0].Forced || !(*applied2)[0].OnlyAllowed {
+		t.Errorf("applied %+v", *applied2)
+	}
+}
+
+// Discard asks; Cancel keeps the stage.
+func TestStageDiscardAsks(t *testing.T) {
+	v, w, _, events := stagedFail(t)
+	test.Tap(v.DiscardButton())
+	if len(*events) != 0 {
+		t.Fatalf("Discard without a question: %v", *events)
+	}
+	answerQuestion(t, w.Canvas(), DiscardTitle, "Cancel")
+	if len(*events) != 0 || v.Report().Stage.State != report.StagePending {
+		t.Fatalf("Cancel discarded: %v", *events)
+	}
+	test.Tap(v.DiscardButton())
+	answerQuestion(t, w.Canvas(), DiscardTitle, "Discard")
+	if !slices.Equal(*events, []string{"discard"}) || v.Report().Stage.State != report.StageDiscarded {
+		t.Errorf("events %v, state %s", *events, v.Report().Stage.State)
+	}
+}
+
+// Reject on a pending stage asks, then records the rejection and discards
+// the stage; Apply is no longer offered. A rejected run reopened with its
+// stage still pending has Apply off, with the reason.
+func TestRejectDiscardsStage(t *testing.T) {
+	v, w, _, events := stagedFail(t)
+	test.Tap(v.rejectBtn)
+	if len(*events) != 0 {
+		t.Fatalf("Reject without a question: %v", *events)
+	}
+	text := answerQuestion(t, w.Canvas(), RejectTitle, "Reject and discard")
+	if !strings.Contains(text, "removes the 7 staged changes") {
+		t.Errorf("question %q", text)
+	}
+	if !slices.Equal(*events, []string{"reject", "discard"}) || v.Report().Stage.State != report.StageDiscarded {
+		t.Errorf("events %v, state %s", *events, v.Report().Stage.State)
+	}
+	if !v.ApplyButton().Disabled() {
+		t.Error("Apply enabled after Reject")
+	}
+
+	// Reopened rejected, the stage still pending.
+	v2, _, _, events2 := stagedFail(t)
+	v2.SetDecided(report.Rejected)
+	if !v2.ApplyButton().Disabled() || v2.DiscardButton().Disabled() || !strings.HasPrefix(v2.StageText(), "Rejected: Apply is off") {
+		t.Errorf("rejected run: Apply disabled %v, Discard disabled %v, strip %q", v2.ApplyButton().Disabled(), v2.DiscardButton().Disabled(), v2.StageText())
+	}
+	test.Tap(v2.ApplyButton())
+	if len(*events2) != 0 {
+		t.Errorf("a rejected run applied: %v", *events2)
 	}
 }

@@ -298,9 +298,11 @@ func (v *View) SetReport(r *report.Report) {
 	v.decision.Segments = nil
 	v.decision.Hide()
 	v.stage.runAllow = append([]string(nil), r.Allowlist...)
+	v.stage.scope.SetSelectedIndex(int(v.stage.defaultScope()))
 	v.stage.reset()
 	v.exported.clear()
 	v.note.SetText("")
+	v.detail.bar.reset() // a full diff loaded for the previous report
 	v.detail.clear()
 	v.list.quiet = true
 	v.list.UnselectAll()
@@ -703,6 +705,10 @@ func (v *View) TypedRune(r rune) bool {
 		}
 	case 'a':
 		return v.OpenAllow()
+	case ']':
+		v.detail.diff.NextChange(1)
+	case '[':
+		v.detail.diff.NextChange(-1)
 	default:
 		return keys.PassRune(v, r)
 	}
@@ -734,6 +740,7 @@ func (v *View) Bindings() []keys.Binding {
 		{Group: g, Keys: "PgUp, PgDn, Home, End", What: "A page up or down, the first or last change"},
 		{Group: g, Keys: "Left, Right", What: "Close or open a folder"},
 		{Group: g, Keys: "n, p", What: "Next or previous violation"},
+		{Group: g, Keys: "], [", What: "Next or previous change in the diff (scrolls to the changed words of a long line)"},
 		{Group: g, Keys: "Enter", What: "Open the diff, or open or close a folder (Escape comes back from the diff)"},
 		{Group: g, Keys: "v", What: "Mark the selected change or folder viewed, or not"},
 		{Group: g, Keys: "a", What: "Allow… the selected change"},
@@ -864,19 +871,38 @@ func (v *View) saveApproval() {
 	}
 }
 
+// reject records the rejection; a run whose stage is pending asks first
+// and then discards the stage (a rejected run's changes must not stay one
+// click from the workspace).
 func (v *View) reject() {
 	if v.opts.OnReject == nil || v.r == nil {
 		return
 	}
+	if v.stage.pending() {
+		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
+			plural(len(v.r.Changes), "staged change")), "Reject and discard", func() {
+			if v.saveRejection() {
+				v.stage.discardNow()
+			}
+		})
+		return
+	}
+	v.saveRejection()
+}
+
+// saveRejection hands the rejection to the host and says what was saved.
+func (v *View) saveRejection() bool {
 	seq := v.decisionSeq
 	if err := v.opts.OnReject(v.r, strings.TrimSpace(v.note.Text)); err != nil {
 		v.setDecision("Could not save: "+err.Error(), style.FailColor)
-		return
+		return false
 	}
 	v.decided = report.Rejected
 	if v.decisionSeq == seq {
 		v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
 	}
+	v.stage.update() // Apply is off once rejected
+	return true
 }
 
 // SetDecision shows text (in the named color) on the decision line under
@@ -887,6 +913,14 @@ func (v *View) reject() {
 func (v *View) SetDecision(text string, c fyne.ThemeColorName) {
 	v.decisionSeq++
 	v.setDecision(text, c)
+}
+
+// SetDecided says what an earlier review decided on the report shown
+// (report.Approved, report.Rejected or ""), as a host that reopens a run
+// knows it: a rejected run's pending stage is not offered for Apply.
+func (v *View) SetDecided(decision string) {
+	v.decided = decision
+	v.stage.update()
 }
 
 func (v *View) setDecision(text string, c fyne.ThemeColorName) {

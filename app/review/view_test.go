@@ -447,16 +447,17 @@ func TestKeyboard(t *testing.T) {
 	if w.Canvas().Focused() != v.list {
 		t.Fatal("the list does not take focus")
 	}
+	// Ranked as the reports rank them: the risk, the edits, the removal.
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
-	if v.Selected() != 0 {
-		t.Fatalf("Down selects %d, want the first change", v.Selected())
+	if p := r.Changes[max(0, v.Selected())].Path; p != "cache/passwd" {
+		t.Fatalf("Down selects %s, want the first change (the risk)", p)
 	}
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
-	if p := r.Changes[v.Selected()].Path; p != "cache/passwd" {
+	if p := r.Changes[v.Selected()].Path; p != "config.json" {
 		t.Errorf("second Down at %s", p)
 	}
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyUp})
-	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
+	if p := r.Changes[v.Selected()].Path; p != "cache/passwd" {
 		t.Errorf("Up at %s", p)
 	}
 	// n / p walk the violations (logs and logs/run.log are allowed).
@@ -465,12 +466,12 @@ func TestKeyboard(t *testing.T) {
 		w.Canvas().Focused().TypedRune('n')
 		seen = append(seen, r.Changes[v.Selected()].Path)
 	}
-	want := "cache/passwd,config.json,src/app.py,src/vendor/libfast.so,build.lock,cache/passwd"
+	want := "config.json,src/app.py,src/vendor/libfast.so,build.lock,cache/passwd,config.json"
 	if strings.Join(seen, ",") != want {
 		t.Errorf("n visits %v, want %s", seen, want)
 	}
 	w.Canvas().Focused().TypedRune('p')
-	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
+	if p := r.Changes[v.Selected()].Path; p != "cache/passwd" {
 		t.Errorf("p goes to %s", p)
 	}
 	// Enter opens the detail: with a text diff, the diff takes focus and
@@ -508,20 +509,21 @@ func TestTreeKeyboard(t *testing.T) {
 	if w.Canvas().Focused() != v.list {
 		t.Fatal("the tree does not take focus")
 	}
-	// n follows the tree's order: folders first, depth first.
+	// n follows the tree's order: folders first, depth first, a folder's
+	// files ranked (the edit config.json before the removed build.lock).
 	var seen []string
 	for i := 0; i < 5; i++ {
 		w.Canvas().Focused().TypedRune('n')
 		seen = append(seen, r.Changes[v.Selected()].Path)
 	}
-	if got := strings.Join(seen, ","); got != "cache/passwd,src/vendor/libfast.so,src/app.py,build.lock,config.json" {
+	if got := strings.Join(seen, ","); got != "cache/passwd,src/vendor/libfast.so,src/app.py,config.json,build.lock" {
 		t.Errorf("tree n order %s", got)
 	}
-	// Down from config.json's predecessor moves the selection.
-	v.Select(indexOf(t, r, "build.lock"))
+	// Down from build.lock's predecessor moves the selection.
+	v.Select(indexOf(t, r, "config.json"))
 	w.Canvas().Focus(v.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
-	if p := r.Changes[v.Selected()].Path; p != "config.json" {
+	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
 		t.Errorf("Down in the tree selected %s", p)
 	}
 }

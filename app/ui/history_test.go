@@ -165,6 +165,8 @@ func TestHistoryTable(t *testing.T) {
 	// Reject run 3 from the review.
 	test.Type(noteEntry(t, u.Review()), "appends to a.txt")
 	rejectButton(t, u.Review()).OnTapped()
+	answerDialog(t, u.Review(), "Reject and discard") // the run is staged
+	l.until(t, "the discard", 30*time.Second, func() bool { return u.Review().Report().Stage.State != report.StagePending })
 	if d := u.Review().Decision(); d != "Rejected: recorded on run 3." {
 		t.Errorf("decision line %q", d)
 	}

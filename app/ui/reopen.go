@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // reopened is what openRun reads off the UI goroutine: the run and, for an
@@ -60,6 +61,9 @@ func (u *UI) openRun(id int64, failed func(error)) {
 			}
 			u.reviewID = id
 			u.showReview(o.run.Report)
+			if o.run.Decision == history.Reject {
+				u.review.SetDecided(report.Rejected)
+			}
 			if text, c := o.decision(); text != "" {
 				u.review.SetDecision(text, c)
 			}

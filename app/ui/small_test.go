@@ -70,7 +70,7 @@ func TestSmallWindowShowsEveryButton(t *testing.T) {
 	showHistory(t, u, l)
 	want := map[*container.TabItem][]string{
 		u.runItem:     {"Run through the gate", "Cancel", "Browse…", "Load demo", "Writable folders…"},
-		u.reviewItem:  {"Approve allowlist", "Reject", "Apply 3 changes", "Discard", "HTML", "Markdown", "JSON", "Open folder", "Clear", "Suggest allowlist", "Reset"},
+		u.reviewItem:  {"Approve allowlist", "Reject", "Apply 1 change", "Discard", "HTML", "Markdown", "JSON", "Open folder", "Clear", "Suggest allowlist", "Reset"},
 		u.historyItem: {"Open in Review", "Refresh"},
 	}
 	for _, screen := range []struct {

@@ -55,7 +55,9 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 		t.Errorf("stage line %q does not name the mechanism %q", info, r.Stage.Mechanism)
 	}
 	v := u.Review()
-	if v.ApplyButton().Text != "Apply 3 changes" || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
+	// The run failed (two changes are not allowed): Apply defaults to the
+	// allowed change.
+	if v.ApplyButton().Text != "Apply 1 change" || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
 		t.Fatalf("Apply %q disabled %v, Discard disabled %v", v.ApplyButton().Text, v.ApplyButton().Disabled(), v.DiscardButton().Disabled())
 	}
 	if v.StageText() != "Staged: nothing is in the workspace until you apply.  "+r.Stage.Mechanism+" stage" {
@@ -76,6 +78,26 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 		}
 	}
 	return u, l, w, ws
+}
+
+// answerDialog taps the button labelled answer in the dialog shown over
+// o's window.
+func answerDialog(t *testing.T, o fyne.CanvasObject, answer string) {
+	t.Helper()
+	c := fyne.CurrentApp().Driver().CanvasForObject(o)
+	if c == nil || c.Overlays().Top() == nil {
+		t.Fatalf("no dialog to answer %q", answer)
+	}
+	var b *widget.Button
+	walk(c.Overlays().Top(), func(o fyne.CanvasObject) {
+		if x, ok := o.(*widget.Button); ok && x.Text == answer {
+			b = x
+		}
+	})
+	if b == nil {
+		t.Fatalf("the dialog has no %q button", answer)
+	}
+	test.Tap(b)
 }
 
 // wantFiles checks the workspace's files: "" means absent.
@@ -114,7 +136,9 @@ func TestStagedApply(t *testing.T) {
 func stagedApply(t *testing.T, opts Options) {
 	u, l, w, ws := stagedRun(t, opts)
 	v := u.Review()
+	v.SetApplyScope(review.ScopeAll)
 	test.Tap(v.ApplyButton())
+	answerDialog(t, v, "Apply anyway") // the run failed: it asks
 	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
 	if s := v.Report().Stage.State; s != report.StageApplied {
 		t.Fatalf("state %s; %s", s, v.StageNote())
@@ -142,6 +166,7 @@ func TestStagedDiscard(t *testing.T) {
 	u, l, w, ws := stagedRun(t)
 	v := u.Review()
 	test.Tap(v.DiscardButton())
+	answerDialog(t, v, "Discard")
 	l.until(t, "the discard", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
 	if s := v.Report().Stage.State; s != report.StageDiscarded {
 		t.Fatalf("state %s; %s", s, v.StageNote())
@@ -172,7 +197,9 @@ func TestStagedConflict(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("edited meanwhile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	v.SetApplyScope(review.ScopeAll)
 	test.Tap(v.ApplyButton())
+	answerDialog(t, v, "Apply anyway")
 	l.until(t, "the conflict", 30*time.Second, func() bool { return strings.Contains(v.StageNote(), "CONFLICT") })
 	if !strings.Contains(v.StageNote(), "CONFLICT a.txt") || !strings.Contains(v.StageNote(), "Nothing applied") {
 		t.Errorf("stage note %q", v.StageNote())

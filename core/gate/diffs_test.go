@@ -222,3 +222,35 @@ func TestRenamesInTheReport(t *testing.T) {
 		t.Error("the removed paths of the renames passed")
 	}
 }
+
+// The diff budget follows the reports' rank: with 30 added files and 2
+// edited files all violations (the added ones sorted first by path), and
+// room for a few diffs, the edits of existing files have theirs.
+func TestDiffBudgetEditsBeforeAdded(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"src/config.js", "src/mod7.js"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte("export const a = 1;\nexport const b = 2;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `mkdir -p a_generated && for i in $(seq 1 30); do echo "line $i of a generated file" > a_generated/f$i.txt; done
+sed -i 's/b = 2/b = 3/' src/config.js src/mod7.js`
+	res := stagedGate(t, ws, script, gate.Config{DiffBudget: 600})
+	for _, p := range []string{"src/config.js", "src/mod7.js"} {
+		if c := change(t, res.Report, p); c.TextDiff == "" || c.Allowed {
+			t.Errorf("edit %s: allowed %v, no diff (note %q)", p, c.Allowed, c.DiffNote)
+		}
+	}
+	budget := 0
+	for _, c := range res.Report.Changes {
+		if c.Kind == diff.Added && c.DiffNote == diff.NoteBudget {
+			budget++
+		}
+	}
+	if budget == 0 {
+		t.Error("the budget held every added file: the test proves nothing")
+	}
+}

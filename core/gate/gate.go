@@ -452,10 +452,12 @@ const (
 	largeDiffBudget   = 256 << 20
 )
 
-// addTextDiffs fills TextDiff for text files, violations first, then the
-// allowed changes, so that the budgets (the keep budget for after-contents,
-// the run's diff budget, the bytes of large files read) go to violations
-// first. A content change left without a diff gets a DiffNote saying why.
+// addTextDiffs fills TextDiff for text files in the order reports show
+// them (report.RankOrder: violations first, then the allowed changes, each
+// part edits of existing files before removals and added files), so that
+// the budgets (the keep budget for after-contents, the run's diff budget,
+// the bytes of large files read) go to what a reviewer reads first. A
+// content change left without a diff gets a DiffNote saying why.
 //
 // Before-contents come from the copies kept during the before-snapshot or
 // stored in the history, and, in a staged run, from the workspace itself,
@@ -465,14 +467,7 @@ const (
 // report.MaxFullDiffInput: in a staged run), its first report.ReportHunks
 // hunks kept.
 func (g *run) addTextDiffs(cs []diff.Change) {
-	order := make([]int, 0, len(cs))
-	for pass := 0; pass < 2; pass++ {
-		for i := range cs {
-			if cs[i].Allowed == (pass == 1) {
-				order = append(order, i)
-			}
-		}
-	}
+	order := report.RankOrder(cs)
 	budget := orDefault64(g.cfg.DiffBudget, defaultDiffBudget)
 	large := int64(largeDiffBudget)
 	for _, i := range order {

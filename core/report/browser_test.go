@@ -213,7 +213,7 @@ func checkDOM(t *testing.T, doc *html.Node) {
 		}
 		got = append(got, attr(row, "data-kind")+"/"+attr(row, "data-allowed"))
 	}
-	want := "changed/false removed/false added/false added/false changed/false added/false added/true added/true added/true"
+	want := "added/false changed/false changed/false removed/false added/false added/false added/true added/true added/true"
 	if strings.Join(got, " ") != want {
 		t.Errorf("rows in the browser's DOM:\n %s\nwant\n %s", strings.Join(got, " "), want)
 	}

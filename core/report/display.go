@@ -139,10 +139,10 @@ func entrySummary(e *snapshot.Entry) string {
 // kindLabel is the upper-case kind word the CLI prints.
 func kindLabel(k diff.Kind) string { return strings.ToUpper(string(k)) }
 
-// splitChanges returns the violations and the allowed changes, each in the
-// report's order (by path).
+// splitChanges returns the violations and the allowed changes, each ranked
+// (RankOrder: risks, edits, removals, additions; by path within a rank).
 func (r *Report) splitChanges() (violations, allowed []*diff.Change) {
-	for i := range r.Changes {
+	for _, i := range RankOrder(r.Changes) {
 		c := &r.Changes[i]
 		if c.Allowed {
 			allowed = append(allowed, c)

@@ -26,7 +26,9 @@ var ErrNotText = errors.New("not text (binary content)")
 // but for sides of up to MaxFullDiffInput bytes, with its first maxHunks
 // hunks (all for maxHunks <= 0) and at most maxBytes bytes of them (CutDiff;
 // no bound for maxBytes <= 0); when hunks are left out, a cut line says how
-// many ("… cut: 12 more hunks not shown (5120 bytes)"). hunks is the
+// many ("… cut: 12 more hunks not shown (5120 bytes)"). A diff for a report
+// (maxBytes up to MaxTextDiffOutput) shows a long changed line around its
+// changes (WindowLongLines); a larger bound keeps lines whole. hunks is the
 // diff's number of hunks. A missing side is nil. It stops with ctx's error
 // when ctx is done.
 //
@@ -70,6 +72,9 @@ func FullDiff(ctx context.Context, before, after []byte, name string, maxHunks, 
 	}
 	if n := hunks - keep; n > 0 {
 		d += fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, n, pluralWord(n, "hunk"), rest)
+	}
+	if maxBytes > 0 && maxBytes <= MaxTextDiffOutput {
+		d = WindowLongLines(d) // for a report: a long line around its changes
 	}
 	if maxBytes > 0 {
 		d = cutKeepingTail(d, maxBytes)

@@ -420,10 +420,12 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 	h.Aspects = strings.Join(aspects, ", ")
 	h.DiffNote = DiffNoteText(c.DiffNote)
 	h.DiffLabel = "text diff"
-	td := c.TextDiff
-	if rn := notes[c.Path]; rn.diff != "" {
-		// A rename with edits: what changed from the old file.
-		td, h.DiffLabel = rn.diff, "text diff from the old file"
+	td, from, why := diffToShow(c, notes)
+	if from { // a rename with edits: what changed from the old file
+		h.DiffLabel = "text diff from the old file"
+	}
+	if why != "" { // a rename's half: its content is shown once
+		h.DiffNote = why
 	}
 	if td != "" {
 		d := cleanDiff(td)

@@ -86,9 +86,10 @@ func TestHTMLStructure(t *testing.T) {
 		path, kind string
 		allowed    bool
 	}
+	// Ranked (Rank): the risk, the edits, the removal, the added files.
 	want := []rowWant{
-		{"config.json", "changed", false}, {"data/old.csv", "removed", false}, {"link-to-etc", "added", false},
-		{`"notes\nevil.txt"`, "added", false}, {"run.sh", "changed", false}, {`"weird-\xff\xfe.bin"`, "added", false},
+		{"link-to-etc", "added", false}, {"config.json", "changed", false}, {"run.sh", "changed", false},
+		{"data/old.csv", "removed", false}, {`"notes\nevil.txt"`, "added", false}, {`"weird-\xff\xfe.bin"`, "added", false},
 		{".cache/index.bin", "added", true}, {"docs/a|b `x`.md", "added", true}, {"logs/run.log", "added", true},
 	}
 	if len(rows) != len(want) {
@@ -118,13 +119,13 @@ func TestHTMLStructure(t *testing.T) {
 			t.Errorf("row %q is in the wrong table", w.path)
 		}
 	}
-	if risk := byClass(rows[2], "span", "risk"); len(risk) != 1 || textOf(risk[0]) != "symlink-escape" {
+	if risk := byClass(rows[0], "span", "risk"); len(risk) != 1 || textOf(risk[0]) != "symlink-escape" {
 		t.Errorf("link-to-etc has no risk badge")
 	}
 	if n := len(findAll(doc, func(n *html.Node) bool { return isElem("span")(n) && hasClass(n, "risk") })); n != 1 {
 		t.Errorf("%d risk badges, want 1", n)
 	}
-	if d := textOf(byClass(rows[4], "td", "detail")[0]); d != "mode 0644 -> 0755" {
+	if d := textOf(byClass(rows[2], "td", "detail")[0]); d != "mode 0644 -> 0755" {
 		t.Errorf("run.sh detail %q", d)
 	}
 	if d := textOf(byClass(rows[7], "td", "rule")[0]); d != "added:docs/**" {
@@ -132,7 +133,7 @@ func TestHTMLStructure(t *testing.T) {
 	}
 
 	// Per-change detail: before/after metadata with the differing rows marked.
-	runSh := rows[4].Parent // the change's <tbody>
+	runSh := rows[2].Parent // the change's <tbody>
 	var differs []string
 	for _, tr := range byClass(runSh, "tr", "differs") {
 		cells := findAll(tr, isElem("td"))
@@ -141,18 +142,18 @@ func TestHTMLStructure(t *testing.T) {
 	if strings.Join(differs, ",") != "Mode:0644->0755" {
 		t.Errorf("run.sh differing metadata %q", differs)
 	}
-	meta := textOf(byClass(rows[0].Parent, "table", "meta-table")[0])
+	meta := textOf(byClass(rows[1].Parent, "table", "meta-table")[0])
 	for _, s := range []string{"Owner", "1000:1000", "SHA-256", r.Changes[1].Before.SHA256, r.Changes[1].After.SHA256, "176 B (176 bytes)", "218 B (218 bytes)"} {
 		if !strings.Contains(meta, s) {
 			t.Errorf("config.json metadata lacks %q", s)
 		}
 	}
-	if meta := textOf(byClass(rows[2].Parent, "table", "meta-table")[0]); !strings.Contains(meta, "Target—/etc/passwd") {
+	if meta := textOf(byClass(rows[0].Parent, "table", "meta-table")[0]); !strings.Contains(meta, "Target—/etc/passwd") {
 		t.Errorf("symlink metadata lacks its target: %q", meta)
 	}
 
 	// The text diff, line by line, coloured by class.
-	diffs := byClass(rows[0].Parent, "pre", "diff")
+	diffs := byClass(rows[1].Parent, "pre", "diff")
 	if len(diffs) != 1 {
 		t.Fatal("config.json has no diff")
 	}
@@ -168,7 +169,7 @@ func TestHTMLStructure(t *testing.T) {
 	if strings.Join(classes, " ") != wantClasses {
 		t.Errorf("diff classes\n %s\nwant\n %s", strings.Join(classes, " "), wantClasses)
 	}
-	if d := findAll(rows[0].Parent, isElem("details")); len(d) != 2 || attr(d[1], "open") == "" && !hasAttr(d[1], "open") {
+	if d := findAll(rows[1].Parent, isElem("details")); len(d) != 2 || attr(d[1], "open") == "" && !hasAttr(d[1], "open") {
 		t.Errorf("the violation's text diff is not open")
 	}
 	if d := byClass(rows[7].Parent, "details", "textdiff"); len(d) != 1 || hasAttr(d[0], "open") {
@@ -253,8 +254,9 @@ func TestHTMLEscapesHostileText(t *testing.T) {
 	if len(rows) != len(r.Changes) {
 		t.Fatalf("%d rows, want %d", len(rows), len(r.Changes))
 	}
-	for i, row := range rows {
-		if got, want := textOf(byClass(row, "td", "path")[0]), displayPath(r.Changes[i].Path); got != want {
+	order := RankOrder(r.Changes)
+	for k, row := range rows {
+		if got, want := textOf(byClass(row, "td", "path")[0]), displayPath(r.Changes[order[k]].Path); got != want {
 			t.Errorf("path renders as %q, want %q", got, want)
 		}
 	}

@@ -433,13 +433,18 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 		status, attr = "violation", " open"
 	}
 	for _, c := range cs {
-		td, from := c.TextDiff, ""
-		if rn := notes[c.Path]; rn.diff != "" {
-			td, from = rn.diff, ", from the old file" // a rename with edits
+		td, fromOld, why := diffToShow(c, notes)
+		from := ""
+		if fromOld {
+			from = ", from the old file" // a rename with edits
 		}
 		if td == "" {
-			if c.DiffNote != "" && m.len()+300 < limit {
-				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, DiffNoteText(c.DiffNote))
+			note := DiffNoteText(c.DiffNote)
+			if why != "" { // a rename's half: its content is shown once
+				note = why
+			}
+			if note != "" && m.len()+300 < limit {
+				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, note)
 				m.line()
 			}
 			continue

@@ -142,7 +142,8 @@ func TestMarkdownRendersAsGFM(t *testing.T) {
 			t.Errorf("summary %s = %q, want %q", k, summary[k], want)
 		}
 	}
-	wantV := []string{"config.json", "data/old.csv", "link-to-etc", `"notes\nevil.txt"`, "run.sh", `"weird-\xff\xfe.bin"`}
+	// Ranked: the risk, the edits, the removal, the added files.
+	wantV := []string{"link-to-etc", "config.json", "run.sh", "data/old.csv", `"notes\nevil.txt"`, `"weird-\xff\xfe.bin"`}
 	if got := column(tables[1], 1); strings.Join(got, "|") != strings.Join(wantV, "|") {
 		t.Errorf("violation paths %q, want %q", got, wantV)
 	}
@@ -150,10 +151,10 @@ func TestMarkdownRendersAsGFM(t *testing.T) {
 	if got := column(tables[2], 1); strings.Join(got, "\x00") != strings.Join(wantA, "\x00") {
 		t.Errorf("allowed paths %q, want %q", got, wantA)
 	}
-	if got := column(tables[1], 2); got[0] != "content +4 −3 (176 B -> 218 B)" || got[2] != "symlink-escape -> /etc/passwd, allow with symlink-escape:link-to-etc" || got[4] != "mode 0644 -> 0755" {
+	if got := column(tables[1], 2); got[1] != "content +4 −3 (176 B -> 218 B)" || got[0] != "symlink-escape -> /etc/passwd, allow with symlink-escape:link-to-etc" || got[2] != "mode 0644 -> 0755" {
 		t.Errorf("details %q", got)
 	}
-	if got := column(tables[1], 4); got[2] != "⚠️ symlink-escape" || got[0] != "" {
+	if got := column(tables[1], 4); got[0] != "⚠️ symlink-escape" || got[1] != "" {
 		t.Errorf("risks %q", got)
 	}
 	if got := column(tables[2], 3); strings.Join(got, " ") != ".cache/ added:docs/** logs/run.log" {
@@ -235,14 +236,15 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 		t.Fatalf("%d tables, want 2 (summary, violations)", len(tables))
 	}
 	var want []string
-	for i := range r.Changes {
+	order := RankOrder(r.Changes)
+	for _, i := range order {
 		want = append(want, displayPath(r.Changes[i].Path))
 	}
 	if got := column(tables[1], 1); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("paths do not render verbatim:\n got %q\nwant %q", got, want)
 	}
-	for _, rule := range column(tables[1], 3)[:len(r.Changes)-1] {
-		if rule != "|`r`|" {
+	for k, rule := range column(tables[1], 3) {
+		if order[k] != len(r.Changes)-1 && rule != "|`r`|" {
 			t.Errorf("rule renders as %q", rule)
 		}
 	}

@@ -350,6 +350,28 @@ func contentFromDiff(c *diff.Change) ([]byte, bool) {
 // for the added one of a rename with edits, the diff from the old content.
 type renameNote struct {
 	text, diff string
+	// shownWith, set on the removed half of a rename and on the added half
+	// of a rename with the same content, says why the change shows no
+	// diff of its own: the content is the other half's (a rename is one
+	// file, not a removal and an addition of its whole text).
+	shownWith string
+}
+
+// diffToShow is the diff a report shows for c: a rename's diff from the
+// old file for the added half of a rename with edits (from is then set),
+// none for the removed half or a rename without edits (why says so), else
+// c's own text diff.
+func diffToShow(c *diff.Change, notes map[string]renameNote) (td string, from bool, why string) {
+	rn, ok := notes[c.Path]
+	switch {
+	case !ok:
+		return c.TextDiff, false, ""
+	case rn.diff != "":
+		return rn.diff, true, ""
+	case rn.shownWith != "":
+		return "", false, rn.shownWith
+	}
+	return c.TextDiff, false, ""
 }
 
 // renameNotes maps each path of a rename to its note.
@@ -364,8 +386,14 @@ func (r *Report) renameNotes() map[string]renameNote {
 		if rn.Similarity < 100 {
 			alike = ", " + strconv.Itoa(rn.Similarity) + "% alike"
 		}
-		m[rn.From] = renameNote{text: "renamed to " + displayPath(rn.To) + alike}
-		m[rn.To] = renameNote{text: "renamed from " + displayPath(rn.From) + alike, diff: rn.Diff}
+		from := renameNote{text: "renamed to " + displayPath(rn.To) + alike,
+			shownWith: "no text diff: renamed to " + displayPath(rn.To) + "; its diff there shows what changed"}
+		to := renameNote{text: "renamed from " + displayPath(rn.From) + alike, diff: rn.Diff}
+		if rn.Similarity == 100 {
+			from.shownWith = "no text diff: renamed to " + displayPath(rn.To) + " with the same content"
+			to.shownWith = "no text diff: renamed from " + displayPath(rn.From) + " with the same content"
+		}
+		m[rn.From], m[rn.To] = from, to
 	}
 	return m
 }

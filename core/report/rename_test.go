@@ -229,3 +229,48 @@ func TestRenameFolderMovedWithEdits(t *testing.T) {
 		}
 	}
 }
+
+// A rename is shown once: the removed half's whole content is not shown in
+// red next to the added half's diff from the old file, in HTML or
+// Markdown; its row says where the diff is.
+func TestRenameShownOnce(t *testing.T) {
+	old := goSource(60)
+	edited := strings.Replace(old, "return a }", "return a + 1 }", 1)
+	files := map[string]string{"docs/old-name.go": old, "docs/guide.go": edited}
+	r := &Report{Schema: Schema, Workspace: "/w", Verdict: Fail}
+	r.Changes = []diff.Change{
+		{Path: "docs/guide.go", Kind: diff.Added, Aspects: []diff.Aspect{}, After: file("docs/guide.go", 0o644, edited, t1),
+			TextDiff: mustDiff("", edited, "docs/guide.go")},
+		{Path: "docs/old-name.go", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: file("docs/old-name.go", 0o644, old, t0),
+			TextDiff: mustDiff(old, "", "docs/old-name.go")},
+	}
+	MarkRenames(r.Changes, contentsOf(files))
+	r.Evaluate()
+	if r.Changes[0].RenamedFrom == "" {
+		t.Fatal("not a rename")
+	}
+	_, doc := parseHTML(t, r)
+	for _, row := range changeRows(doc) {
+		tb := row.Parent
+		switch textOf(byClass(row, "td", "path")[0]) {
+		case "docs/old-name.go":
+			if n := len(byClass(tb, "span", "del")); n != 0 {
+				t.Errorf("the removed half shows %d removed lines", n)
+			}
+			if !strings.Contains(textOf(tb), "renamed to docs/guide.go; its diff there shows what changed") {
+				t.Errorf("the removed half does not say where its diff is: %q", textOf(tb))
+			}
+		case "docs/guide.go":
+			if n := len(byClass(tb, "span", "del")) + len(byClass(tb, "span", "add")); n != 2 {
+				t.Errorf("the added half shows %d changed lines, want 2", n)
+			}
+		}
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "<code>docs/old-name.go</code> (removed") || !strings.Contains(md.String(), "renamed to docs/guide.go; its diff there") {
+		t.Errorf("Markdown shows the removed half's content:\n%s", md.String())
+	}
+}

@@ -67,7 +67,7 @@ func IsText(b []byte) bool {
 // when either side is not text (see IsText) or is larger than
 // MaxTextDiffInput; an added or removed file is passed as nil on the missing
 // side. Identical sides give "", true. A diff longer than MaxTextDiffOutput
-// is cut (see CutDiff).
+// is cut, and a long changed line shown around its changes (see CutDiff).
 func TextDiff(before, after []byte, name string) (string, bool) {
 	if len(before) > MaxTextDiffInput || len(after) > MaxTextDiffInput || !IsText(before) || !IsText(after) {
 		return "", false
@@ -91,14 +91,18 @@ func diffLabel(name string) string {
 }
 
 // CutDiff returns the unified diff d cut to about max bytes without ever
-// hiding one side of a change. A line longer than MaxDiffLine is cut. Whole
+// hiding one side of a change. A changed line longer than MaxDiffLine is
+// shown around its changes, in its removed and its added version alike
+// (WindowLongLines); any other line longer than that is cut. Whole
 // hunks are kept while they fit; the first hunk that does not fit is shrunk
 // into what is left (always for the first hunk): each run of context, removed and added lines keeps
 // its first lines, so a change shows both what went and what came. Every cut
 // is a line of its own starting with CutPrefix that says what it left out
 // ("… cut: 12 more added lines", "… cut: 3 more hunks not shown (5120
-// bytes)"). A d of at most max bytes is returned unchanged.
+// bytes)"). A d of at most max bytes without a long line is returned
+// unchanged.
 func CutDiff(d string, max int) string {
+	d = WindowLongLines(d)
 	if len(d) <= max {
 		return d
 	}
@@ -299,7 +303,10 @@ func DiffNoteText(note string) string {
 	case diff.NoteNotKept:
 		return "no text diff: the before-content was not kept"
 	case diff.NoteBudget:
-		return "no text diff: the run's budget for kept contents and diffs was spent (violations get theirs first)"
+		// Either budget: the run's diffs (given out in RankOrder), or the
+		// copies of before-contents kept, which a direct run takes before
+		// it knows what will change.
+		return "no text diff: past a budget: the run's diffs (violations and edits of existing files get theirs first) or the before-contents kept for a direct run (the history keeps up to 256 MiB of a workspace's text, DIFFGATE_TEXT_BUDGET); a staged run (--stage) diffs every file"
 	}
 	return "no text diff: " + note
 }
