@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -44,22 +45,11 @@ func (f *Filter) kindOn(k diff.Kind) bool {
 // share a kind or a verdict starts collapsed, as one row with its counts.
 const rollUpMin = 50
 
-// vendorDirs are the vendor and cache trees that start collapsed whatever
-// they hold; ".git/objects" is matched as a path.
-var vendorDirs = []string{"node_modules", ".venv", "venv", "__pycache__", "target", "dist", "build"}
-
 // isVendor reports whether the folder id is, or is inside, a vendor or
-// cache tree.
+// cache tree (policy.VendorDir: Suggest offers one entry for it).
 func isVendor(id string) bool {
-	if p := "/" + id + "/"; strings.Contains(p, "/.git/objects/") {
-		return true
-	}
-	for part := range strings.SplitSeq(id, "/") {
-		if slices.Contains(vendorDirs, part) {
-			return true
-		}
-	}
-	return false
+	_, ok := policy.VendorDir(id)
+	return ok
 }
 
 // counts tallies changes for a folder's row.

@@ -117,7 +117,8 @@ type View struct {
 	decision                                 *widget.RichText
 	exportBtns                               map[Format]*widget.Button
 	exported                                 *exported
-	confirm                                  dialog.Dialog // the approval question while it is asked
+	confirm                                  dialog.Dialog  // the approval question while it is asked
+	suggest                                  *suggestDialog // the Suggest allowlist dialog while it is shown
 	root                                     fyne.CanvasObject
 	decisionSeq                              int // counts SetDecision calls
 	stage                                    *stagePane
@@ -277,6 +278,9 @@ func (v *View) build() {
 func (v *View) SetReport(r *report.Report) {
 	if v.confirm != nil { // a question about the previous report
 		v.confirm.Hide()
+	}
+	if v.suggest != nil {
+		v.suggest.d.Hide()
 	}
 	v.r = r
 	v.sel = -1
@@ -766,18 +770,6 @@ func (v *View) ChangesWidget() fyne.Focusable { return v.list }
 func (v *View) FocusChanges() { v.focusChanges() }
 
 func (v *View) focusChanges() { v.focus(v.list) }
-
-// SuggestAllowlist adds to the draft the fewest entries that allow every
-// violation left (policy.Suggest, as "diffgate allowlist suggest" prints
-// them) and returns them.
-func (v *View) SuggestAllowlist() []string {
-	if v.r == nil {
-		return nil
-	}
-	entries := policy.Suggest(v.r.Changes)
-	v.editor.AppendAll(entries)
-	return entries
-}
 
 // Allow appends entry to the draft allowlist and re-evaluates the verdict.
 func (v *View) Allow(entry string) {

@@ -204,7 +204,9 @@ func (c *containControls) editFolders() {
 	body := container.NewBorder(
 		widget.NewLabel("Besides its workspace, a contained script may write only to these folders (and below them)."),
 		add, nil, nil, container.NewVScroll(list))
-	dialog.ShowCustom("Writable folders", "Done", container.NewGridWrap(fyne.NewSize(520, 260), body), c.u.win)
+	d := dialog.NewCustom("Writable folders", "Done", container.NewGridWrap(fyne.NewSize(520, 260), body), c.u.win)
+	c.u.keys.Modal(d) // Escape closes it
+	d.Show()
 }
 
 func (c *containControls) setWritable(ws []string) {

@@ -60,7 +60,9 @@ func (l *historyList) TypedKey(ev *fyne.KeyEvent) {
 		l.List.TypedKey(ev)
 		l.navigating = false
 	default:
-		l.List.TypedKey(ev)
+		if !keys.PassFunctionKey(l, ev) {
+			l.List.TypedKey(ev)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/keys/keytest"
 	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/core/policy"
 )
 
 // drawnText is every text drawn under o, one per line.
@@ -210,7 +211,7 @@ func TestReviewKeys(t *testing.T) {
 	// Allow every violation: the demo run still fails (its leftover
 	// process), so Ctrl+Enter from the note asks first, saying why;
 	// Cancel saves nothing, Approve anyway saves version 1.
-	v.SuggestAllowlist()
+	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	c.Focus(noteEntry(t, v))
 	keytest.Type(w, "fine")
 	ctrlEnter := v.Bindings()[0].Shortcut
