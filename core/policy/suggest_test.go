@@ -207,7 +207,11 @@ func TestProposeKeepsEditsApart(t *testing.T) {
 		file("src/config.js", diff.Changed), file("src/mod7.js", diff.Added), file("old.txt", diff.Removed),
 		dir("gone", diff.Removed), file("gone/f", diff.Removed),
 		link("cache/passwd", diff.Added, "/etc/passwd", diff.SymlinkEscape),
-		func() diff.Change { c := file(".github/workflows/ci.yml", diff.Added); c.Risk = diff.RunsLater; return c }(),
+		func() diff.Change {
+			c := file(".github/workflows/ci.yml", diff.Added)
+			c.Risk = diff.RunsLater
+			return c
+		}(),
 		file("secret", diff.Added),
 	}
 	MustParse("!secret").Apply(cs)
