@@ -152,7 +152,7 @@ func (p *stagePane) update() {
 		text = "Expired: the stage was removed after 14 days, the workspace is untouched."
 	default:
 		pending = true
-		text, c = "Staged: nothing is in the workspace until you apply.", theme.ColorNameWarning
+		text, c = StagedText(r), theme.ColorNameWarning
 	}
 	p.info.Segments = []widget.RichTextSegment{
 		&widget.TextSegment{Text: text, Style: widget.RichTextStyle{Inline: true, ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}},

@@ -176,23 +176,42 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	} else {
 		put(colViolations, "0", muted, false)
 	}
+	switch ct := containedWord(s.Contained); ct {
+	case "yes":
+		put(colContained, ct, col(style.PassColor), false)
+	case "—":
+		put(colContained, ct, muted, false)
+	default: // as loud as a failed verdict
+		put(colContained, ct, col(style.FailColor), true)
+	}
+	if e := escapesWord(s); e == "0" {
+		put(colEscapes, e, muted, false)
+	} else {
+		put(colEscapes, e, col(style.FailColor), true)
+	}
+	word := decisionWord(s)
 	switch s.Decision {
 	case history.Approve:
-		put(colDecision, "Approved", col(style.PassColor), false)
+		put(colDecision, word, col(style.PassColor), false)
 		r.dec.SetResource(style.Colored(theme.ConfirmIcon(), style.PassColor))
 	case history.Reject:
-		put(colDecision, "Rejected", col(style.FailColor), false)
+		put(colDecision, word, col(style.FailColor), false)
 		r.dec.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
-	case "":
-		if s.Stage == report.StagePending { // staged: nothing applied yet
-			put(colDecision, "To apply", col(theme.ColorNameWarning), false)
-			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
-			break
-		}
-		fallthrough
 	default:
-		put(colDecision, "Not reviewed", muted, false)
-		r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+		switch s.Stage {
+		case report.StagePending: // staged: nothing applied yet
+			put(colDecision, word, col(theme.ColorNameWarning), false)
+			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
+		case report.StageApplied, report.StagePartiallyApplied:
+			put(colDecision, word, fg, false)
+			r.dec.SetResource(style.Colored(theme.DocumentSaveIcon(), theme.ColorNameForeground))
+		case report.StageDiscarded, report.StageExpired:
+			put(colDecision, word, muted, false)
+			r.dec.SetResource(style.Colored(theme.DeleteIcon(), style.Muted))
+		default:
+			put(colDecision, word, muted, false)
+			r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+		}
 	}
 }
 
