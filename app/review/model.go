@@ -20,6 +20,9 @@ type Filter struct {
 	// Blocked and Outside show the actions containment blocked and the
 	// changes outside the workspace (findings.go).
 	Blocked, Outside bool
+	// RiskyOnly keeps only the changes that carry a risk (the Risky chip:
+	// on, it narrows the list to them; it never hides them).
+	RiskyOnly bool
 	// Text keeps only paths containing it (case-insensitive).
 	Text string
 }
@@ -174,7 +177,7 @@ func (m *model) match(f *Filter, i int) bool {
 	if !f.kindOn(c.Kind) {
 		return false
 	}
-	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations {
+	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations || f.RiskyOnly && c.Risk == diff.NoRisk {
 		return false
 	}
 	return f.Text == "" || strings.Contains(m.lower[i], strings.ToLower(f.Text))
