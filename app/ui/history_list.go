@@ -150,7 +150,11 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	}
 	put(colID, fmt.Sprint(s.ID), muted, false)
 	put(colDate, s.StartedAt.Local().Format("2006-01-02 15:04"), fg, false)
-	r.ws.set(homeRel(s.Workspace), fg, size)
+	ws := homeRel(s.Workspace)
+	if isDemoWorkspace(s.Workspace) { // marked at the end, which a cut path keeps
+		ws = filepath.Base(filepath.Dir(s.Workspace)) + " (demo)"
+	}
+	r.ws.set(ws, fg, size)
 	put(colScript, filepath.Base(s.Script), fg, false)
 
 	vc := col(style.VerdictColor(s.Verdict))
