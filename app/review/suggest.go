@@ -82,7 +82,7 @@ func (v *View) SuggestAllowlist() bool {
 			if pk.Risk != diff.NoRisk {
 				what = "⚠ " + string(pk.Risk) + " · " + what
 			}
-			c := widget.NewCheck(what+"   →  "+strings.Join(pk.Entries, ", "), func(bool) { s.update() })
+			c := widget.NewCheck(what+"  ·  entry: "+strings.Join(pk.Entries, ", "), func(bool) { s.update() })
 			s.entries[c] = pk.Entries
 			s.picks = append(s.picks, c)
 			box.Add(c)

@@ -710,10 +710,10 @@ func TestSuggestAllowlistButton(t *testing.T) {
 	if got := strings.Join(bulk, "\n"); got != "out/ true" {
 		t.Errorf("bulk lines:\n%s", got)
 	}
-	if got := strings.Join(picks, "\n"); got != "REMOVED build.lock   →  build.lock false\n"+
-		"⚠ symlink-escape · ADDED cache/passwd   →  symlink-escape:cache/passwd false\n"+
-		"CHANGED config.json   →  config.json false\nCHANGED src/app.py   →  src/app.py false\n"+
-		"CHANGED src/vendor/libfast.so   →  src/vendor/libfast.so false" {
+	if got := strings.Join(picks, "\n"); got != "REMOVED build.lock  ·  entry: build.lock false\n"+
+		"⚠ symlink-escape · ADDED cache/passwd  ·  entry: symlink-escape:cache/passwd false\n"+
+		"CHANGED config.json  ·  entry: config.json false\nCHANGED src/app.py  ·  entry: src/app.py false\n"+
+		"CHANGED src/vendor/libfast.so  ·  entry: src/vendor/libfast.so false" {
 		t.Errorf("lines to read:\n%s", got)
 	}
 	if got := segmentsText(s.outcome); got != "With the 1 entry ticked, the run still fails (5 violations left). Nothing is saved until you approve." {
