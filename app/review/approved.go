@@ -3,6 +3,8 @@ package review
 import (
 	"slices"
 
+	"fyne.io/fyne/v2/widget"
+
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -33,3 +35,6 @@ func StagedText(r *report.Report) string {
 	}
 	return "Staged: nothing is in the workspace until you apply."
 }
+
+// ExportButton is the Export button of format f (nil when there is none).
+func (v *View) ExportButton(f Format) *widget.Button { return v.exportBtns[f] }
