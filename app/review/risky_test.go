@@ -43,3 +43,32 @@ func TestRiskyChip(t *testing.T) {
 		t.Error("a report without risks shows a Risky chip")
 	}
 }
+
+// TestStagedStripSaysWhatHappenedOutside: a pending staged run that was
+// not contained, or changed something outside the workspace, does not say
+// that nothing happened until Apply.
+func TestStagedStripSaysWhatHappenedOutside(t *testing.T) {
+	apply := func(*report.Report, ApplyRequest, func(string, error)) {}
+	for _, tc := range []struct {
+		name string
+		set  func(r *report.Report)
+		want string
+	}{
+		{"contained", func(r *report.Report) { r.Containment = &report.Containment{Mode: "auto", Contained: true} },
+			"Staged: nothing is in the workspace until you apply."},
+		{"not contained", func(r *report.Report) { r.Containment = &report.Containment{Mode: "off"} },
+			"Staged, but not contained: the script could change things outside the workspace; only the workspace's changes wait until you apply."},
+		{"changed ~/.bashrc", func(r *report.Report) {
+			r.Containment = &report.Containment{Mode: "off"}
+			r.Outside = []report.Outside{{Path: "/root/.bashrc", Kind: diff.Changed}}
+		}, "Staged, but 1 change outside the workspace already happened; only the workspace's changes wait until you apply."},
+	} {
+		r := DemoReport()
+		r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
+		tc.set(r)
+		v, _ := newTestView(t, r, Options{OnApply: apply})
+		if got := v.StageText(); got != tc.want+"  copy stage" {
+			t.Errorf("%s: strip %q", tc.name, got)
+		}
+	}
+}
