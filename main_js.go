@@ -7,8 +7,10 @@
 package main
 
 import (
+	"os"
 	"syscall/js"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
 	"github.com/diffgate/diffgate/app/web"
@@ -17,7 +19,10 @@ import (
 func main() {
 	// The page's loader times the start from here (window.diffgateLoad.main).
 	js.Global().Get("performance").Call("mark", "diffgate-main")
-	a := app.NewWithID("io.github.diffgate")
+	// A browser has no file system for Fyne's cache: drop the errors it
+	// logs about that (six console lines a load), keep any other.
+	var a fyne.App
+	web.WithoutCacheNoise(os.Stderr, func() { a = app.NewWithID("io.github.diffgate") })
 	w := a.NewWindow("diffgate review")
 	web.Start(a, w)
 	w.ShowAndRun()

@@ -52,6 +52,10 @@ type Binding struct {
 // Map is a window's table of keys. Install it on the window's canvas.
 type Map struct {
 	list []*Binding
+	// modals are the dialogs shown over the window that Escape closes,
+	// the newest last (Modal).
+	mu     sync.Mutex
+	modals []Closer
 
 	// OnKey and OnRune receive the plain keys and characters typed while
 	// nothing has focus that no binding takes (the desktop app routes them
@@ -75,6 +79,54 @@ func (m *Map) Bindings() []Binding {
 		out[i] = *b
 	}
 	return out
+}
+
+// Closer is a dialog Escape can close (dialog.Dialog is one).
+type Closer interface {
+	Hide()
+	SetOnClosed(func())
+}
+
+// Modal makes Escape close d (its Hide: Cancel, Close) while it is shown,
+// from an entry of this package or with nothing focused; the newest dialog
+// closes first. A nil Map does nothing.
+func (m *Map) Modal(d Closer) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.modals = append(m.modals, d)
+	m.mu.Unlock()
+	d.SetOnClosed(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i, x := range m.modals {
+			if x == d {
+				m.modals = append(m.modals[:i], m.modals[i+1:]...)
+				break
+			}
+		}
+	})
+}
+
+// Escape closes the newest dialog Modal registered and reports whether
+// there was one.
+func (m *Map) Escape() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	n := len(m.modals)
+	var d Closer
+	if n > 0 {
+		d = m.modals[n-1]
+	}
+	m.mu.Unlock()
+	if d == nil {
+		return false
+	}
+	d.Hide() // its OnClosed drops it
+	return true
 }
 
 // Shortcut runs the binding of shortcut s and reports whether there was one.
@@ -134,6 +186,9 @@ func (m *Map) Install(c fyne.Canvas) {
 		}
 	}
 	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
+		if ev.Name == fyne.KeyEscape && m.Escape() {
+			return
+		}
 		if !m.Key(ev.Name) && m.OnKey != nil {
 			m.OnKey(ev)
 		}
@@ -169,6 +224,13 @@ func PassShortcut(o fyne.CanvasObject, s fyne.Shortcut) bool { return For(o).Sho
 
 // PassKey runs the window binding of plain key k for o (see PassShortcut).
 func PassKey(o fyne.CanvasObject, k fyne.KeyName) bool { return For(o).Key(k) }
+
+// PassFunctionKey runs the window binding of ev for o when ev is a function
+// key (F1: the cheat sheet), for a widget that takes plain keys (a list)
+// but none of F1 to F12, and reports whether it ran one.
+func PassFunctionKey(o fyne.CanvasObject, ev *fyne.KeyEvent) bool {
+	return isFunctionKey(ev.Name) && PassKey(o, ev.Name)
+}
 
 // PassRune runs the window binding of character r for o, a widget that types
 // no text (see PassShortcut).

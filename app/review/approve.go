@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -75,6 +76,7 @@ func (v *View) confirmApproval(approve func()) {
 		}
 	}, w)
 	d.SetOnClosed(func() { v.confirm = nil })
+	keys.For(v).Modal(d) // Escape cancels
 	v.confirm = d
 	d.Show()
 	d.Resize(fyne.NewSize(min(560, w.Canvas().Size().Width-40), d.MinSize().Height))

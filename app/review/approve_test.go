@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -89,7 +90,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	r.Process.ExitCode = 3
 	r.Process.Leftovers = []report.Leftover{{PID: 42, Cmd: "sleep 300"}}
 	v.SetReport(r)
-	v.SuggestAllowlist()
+	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	if v.Report().Count().Violations != 0 {
 		t.Fatal("the suggestion leaves violations")
 	}
@@ -105,7 +106,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 
 	// A draft that passes the run: no question.
 	v.SetReport(cleanReport())
-	v.SuggestAllowlist()
+	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	test.Tap(v.approveBtn)
 	if text, _, _ := approvalQuestion(c); text != "" || len(approved) != 3 {
 		t.Errorf("a passing draft: question %q, %d approvals", text, len(approved))

@@ -26,6 +26,8 @@ var riskHelp = map[diff.Risk]string{
 	diff.HardlinkEscape: "a file with another name (a hard link) outside the workspace: writing to it changes that file too",
 	diff.Setuid:         "a file that gained the setuid or setgid bit",
 	diff.SpecialFile:    "a device node",
+	diff.Capability:     "a file that gained file capabilities",
+	diff.RunsLater:      "a new CI workflow or git hook: something runs it later, outside the gate",
 }
 
 // detail is the pane for the selected change: what it is, the rule that

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -19,6 +20,9 @@ type Filter struct {
 	// Blocked and Outside show the actions containment blocked and the
 	// changes outside the workspace (findings.go).
 	Blocked, Outside bool
+	// RiskyOnly keeps only the changes that carry a risk (the Risky chip:
+	// on, it narrows the list to them; it never hides them).
+	RiskyOnly bool
 	// Text keeps only paths containing it (case-insensitive).
 	Text string
 }
@@ -44,22 +48,11 @@ func (f *Filter) kindOn(k diff.Kind) bool {
 // share a kind or a verdict starts collapsed, as one row with its counts.
 const rollUpMin = 50
 
-// vendorDirs are the vendor and cache trees that start collapsed whatever
-// they hold; ".git/objects" is matched as a path.
-var vendorDirs = []string{"node_modules", ".venv", "venv", "__pycache__", "target", "dist", "build"}
-
 // isVendor reports whether the folder id is, or is inside, a vendor or
-// cache tree.
+// cache tree (policy.VendorDir: Suggest offers one entry for it).
 func isVendor(id string) bool {
-	if p := "/" + id + "/"; strings.Contains(p, "/.git/objects/") {
-		return true
-	}
-	for part := range strings.SplitSeq(id, "/") {
-		if slices.Contains(vendorDirs, part) {
-			return true
-		}
-	}
-	return false
+	_, ok := policy.VendorDir(id)
+	return ok
 }
 
 // counts tallies changes for a folder's row.
@@ -184,7 +177,7 @@ func (m *model) match(f *Filter, i int) bool {
 	if !f.kindOn(c.Kind) {
 		return false
 	}
-	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations {
+	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations || f.RiskyOnly && c.Risk == diff.NoRisk {
 		return false
 	}
 	return f.Text == "" || strings.Contains(m.lower[i], strings.ToLower(f.Text))

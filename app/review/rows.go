@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -349,7 +350,7 @@ func (l *changeList) TypedKey(ev *fyne.KeyEvent) {
 	case fyne.KeyRight:
 		l.v.right()
 	default:
-		if !l.v.TypedKey(ev) {
+		if !keys.PassFunctionKey(l, ev) && !l.v.TypedKey(ev) {
 			l.List.TypedKey(ev)
 		}
 	}

@@ -251,7 +251,7 @@ func (p *stagePane) update() {
 		text = "Expired: the stage was removed after 14 days, the workspace is untouched."
 	default:
 		pending = true
-		text, c = "Staged: nothing is in the workspace until you apply.", theme.ColorNameWarning
+		text, c = StagedText(r), theme.ColorNameWarning
 		if p.v.decided == report.Rejected {
 			pending = false
 			text, c = "Rejected: Apply is off; the stage was not discarded (Discard removes it).", style.FailColor

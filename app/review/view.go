@@ -97,6 +97,7 @@ type View struct {
 	banner                                   *Banner
 	added, removed, changed, violations, all *Chip
 	blockedChip, outsideChip                 *Chip // shown when the report has any
+	riskyChip                                *Chip // on: only risky changes; shown when the report has any
 	search                                   *keys.Entry
 	treeBtn, listBtn                         *widget.Button
 	shown                                    *widget.RichText
@@ -117,7 +118,8 @@ type View struct {
 	decision                                 *widget.RichText
 	exportBtns                               map[Format]*widget.Button
 	exported                                 *exported
-	confirm                                  dialog.Dialog // the approval question while it is asked
+	confirm                                  dialog.Dialog  // the approval question while it is asked
+	suggest                                  *suggestDialog // the Suggest allowlist dialog while it is shown
 	root                                     fyne.CanvasObject
 	decisionSeq                              int // counts SetDecision calls
 	stage                                    *stagePane
@@ -149,7 +151,10 @@ func (v *View) build() {
 	v.all = NewChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
 	v.blockedChip = NewChip("Blocked", style.Blocked, toggle(func(b bool) { v.filter.Blocked = b }))
 	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
+	v.riskyChip = NewChip("Risky", style.Risk, toggle(func(b bool) { v.filter.RiskyOnly = b }))
+	v.riskyChip.On = false
 	v.blockedChip.Hide() // until a report has blocked actions
+	v.riskyChip.Hide()
 	v.outsideChip.Hide()
 
 	v.search = keys.NewEntry()
@@ -220,7 +225,7 @@ func (v *View) build() {
 	}
 
 	// Layout.
-	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all, v.blockedChip, v.outsideChip)
+	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all, v.riskyChip, v.blockedChip, v.outsideChip)
 	modeBtns := container.NewHBox(v.treeBtn, v.listBtn)
 	toolbar := container.NewBorder(nil, nil, chips, modeBtns, v.search)
 	listHead := container.NewVBox(container.NewBorder(nil, nil, v.reviewed, v.violFirst), v.hiddenBar)
@@ -277,6 +282,9 @@ func (v *View) build() {
 func (v *View) SetReport(r *report.Report) {
 	if v.confirm != nil { // a question about the previous report
 		v.confirm.Hide()
+	}
+	if v.suggest != nil {
+		v.suggest.d.Hide()
 	}
 	v.r = r
 	v.sel = -1
@@ -361,6 +369,7 @@ func (v *View) setFilter(f Filter) {
 	v.all.SetOn(f.Allowed)
 	v.blockedChip.SetOn(f.Blocked)
 	v.outsideChip.SetOn(f.Outside)
+	v.riskyChip.SetOn(f.RiskyOnly)
 	if v.search.Text != f.Text {
 		v.search.OnChanged = nil
 		v.search.SetText(f.Text)
@@ -774,18 +783,6 @@ func (v *View) FocusChanges() { v.focusChanges() }
 
 func (v *View) focusChanges() { v.focus(v.list) }
 
-// SuggestAllowlist adds to the draft the fewest entries that allow every
-// violation left (policy.Suggest, as "diffgate allowlist suggest" prints
-// them) and returns them.
-func (v *View) SuggestAllowlist() []string {
-	if v.r == nil {
-		return nil
-	}
-	entries := policy.Suggest(v.r.Changes)
-	v.editor.AppendAll(entries)
-	return entries
-}
-
 // Allow appends entry to the draft allowlist and re-evaluates the verdict.
 func (v *View) Allow(entry string) {
 	v.editor.Append(entry)
@@ -949,7 +946,7 @@ func (v *View) refilter() {
 	for _, c := range []struct {
 		chip *Chip
 		n    int
-	}{{v.blockedChip, len(r.Blocked)}, {v.outsideChip, len(r.Outside)}} {
+	}{{v.blockedChip, len(r.Blocked)}, {v.outsideChip, len(r.Outside)}, {v.riskyChip, n.Risky}} {
 		c.chip.SetCount(c.n)
 		if c.chip.Visible() != (c.n > 0) {
 			c.chip.Hidden = c.n == 0

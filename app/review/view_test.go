@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
@@ -672,33 +673,100 @@ func TestNaturalOrder(t *testing.T) {
 	}
 }
 
-// TestSuggestAllowlistButton: the button drafts the entries the CLI's
-// "allowlist suggest" prints; with them every violation is allowed and the
-// verdict turns to pass (the demo's leftover aside).
+// TestSuggestAllowlistButton: the button opens a dialog and changes
+// nothing by itself. An added tree is offered ticked; every edit of a
+// file that existed, removal and risk is on a line of its own, unticked.
+// Add to draft with the tree alone leaves the run failing and says so;
+// with every line ticked, the run passes and the decision line says the
+// verdict changed. The entries are those "allowlist suggest" prints.
 func TestSuggestAllowlistButton(t *testing.T) {
 	r := cleanReport()
+	dir, obj := &snapshot.Entry{Path: "out", Type: snapshot.Dir}, &snapshot.Entry{Path: "out/a.o", Type: snapshot.File}
+	r.Changes = append(r.Changes, diff.Change{Path: "out", Kind: diff.Added, After: dir}, diff.Change{Path: "out/a.o", Kind: diff.Added, After: obj})
+	r.Apply(policy.MustParse(r.Allowlist...), r.Allowlist)
 	if r.Verdict != report.Fail {
 		t.Fatalf("fixture verdict %s", r.Verdict)
 	}
 	want := policy.Suggest(r.Changes)
-	v, _ := newTestView(t, r, Options{})
-	if v.suggestBtn.Disabled() {
-		t.Fatal("Suggest allowlist is disabled with violations left")
-	}
+	v, w := newTestView(t, r, Options{OnApprove: func(*report.Report, []string, string) error { return nil }})
 	before := v.Draft()
-	test.Tap(v.suggestBtn)
-	if got := v.Draft(); !slices.Equal(got, append(before, want...)) {
-		t.Fatalf("draft %q, want %q then %q", got, before, want)
+	open := func() *suggestDialog {
+		t.Helper()
+		test.Tap(v.suggestBtn)
+		if v.suggest == nil || w.Canvas().Overlays().Top() == nil {
+			t.Fatal("Suggest allowlist shows no dialog")
+		}
+		return v.suggest
 	}
+	s := open()
+	if !slices.Equal(v.Draft(), before) || v.Report().Verdict != report.Fail {
+		t.Fatalf("opening the dialog changed the draft %q or the verdict %s", v.Draft(), v.Report().Verdict)
+	}
+	var bulk, picks []string
+	for _, c := range s.bulk {
+		bulk = append(bulk, fmt.Sprintf("%s %v", c.Text, c.Checked))
+	}
+	for _, c := range s.picks {
+		picks = append(picks, fmt.Sprintf("%s %v", c.Text, c.Checked))
+	}
+	if got := strings.Join(bulk, "\n"); got != "out/ true" {
+		t.Errorf("bulk lines:\n%s", got)
+	}
+	if got := strings.Join(picks, "\n"); got != "REMOVED build.lock  ·  entry: build.lock false\n"+
+		"⚠ symlink-escape · ADDED cache/passwd  ·  entry: symlink-escape:cache/passwd false\n"+
+		"CHANGED config.json  ·  entry: config.json false\nCHANGED src/app.py  ·  entry: src/app.py false\n"+
+		"CHANGED src/vendor/libfast.so  ·  entry: src/vendor/libfast.so false" {
+		t.Errorf("lines to read:\n%s", got)
+	}
+	if got := segmentsText(s.outcome); got != "With the 1 entry ticked, the run still fails (5 violations left). Nothing is saved until you approve." {
+		t.Errorf("outcome %q", got)
+	}
+	test.Tap(buttonNamed(t, w.Canvas().Overlays().Top(), "Add to draft"))
+	if got := v.Draft(); !slices.Equal(got, append(slices.Clone(before), "out/")) || v.Report().Verdict != report.Fail {
+		t.Fatalf("after Add to draft: draft %q, verdict %s", got, v.Report().Verdict)
+	}
+	if d := v.Decision(); d != "Suggest added 1 entry to the draft: the run still fails (5 violations left). Not saved until you approve." {
+		t.Errorf("decision line %q", d)
+	}
+
+	// Every line ticked: the run passes, and the line says it changed.
+	s = open()
+	for _, c := range s.picks {
+		c.SetChecked(true)
+	}
+	if got := segmentsText(s.outcome); !strings.Contains(got, "the run passes") {
+		t.Errorf("outcome with every line ticked %q", got)
+	}
+	test.Tap(buttonNamed(t, w.Canvas().Overlays().Top(), "Add to draft"))
 	if v.Report().Verdict != report.Pass || v.Report().Count().Violations != 0 {
 		t.Fatalf("after the suggestion: verdict %s, reasons %v", v.Report().Verdict, v.Report().Reasons)
+	}
+	for _, e := range want {
+		if !slices.Contains(v.Draft(), e) {
+			t.Errorf("draft %q lacks %q (allowlist suggest)", v.Draft(), e)
+		}
+	}
+	if d := v.Decision(); d != "Suggest added 5 entries to the draft: the run passes (it failed before). Not saved until you approve." {
+		t.Errorf("decision line %q", d)
 	}
 	if !v.suggestBtn.Disabled() {
 		t.Error("Suggest allowlist still enabled with nothing left to allow")
 	}
-	if !slices.Contains(want, "symlink-escape:cache/passwd") {
-		t.Errorf("the risky link is not named: %q", want)
+}
+
+// buttonNamed is the button labelled s under o.
+func buttonNamed(t *testing.T, o fyne.CanvasObject, s string) *widget.Button {
+	t.Helper()
+	var found *widget.Button
+	walk(o, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == s {
+			found = b
+		}
+	})
+	if found == nil {
+		t.Fatalf("no %q button", s)
 	}
+	return found
 }
 
 // TestDetailSaysWhyThereIsNoDiff: the detail view gives the report's

@@ -34,7 +34,7 @@ var containModes = []struct {
 	label string
 }{
 	{contain.Auto, "Contained"},
-	{contain.On, "Contained or refuse"},
+	{contain.On, "Contained (refuse if a layer is missing)"},
 	{contain.Off, "Not contained"},
 }
 
@@ -62,7 +62,11 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 		labels[i] = m.label
 	}
 	c.mode = widget.NewSelect(labels, func(string) {
-		prefs.SetString(prefContainMode, string(c.Mode()))
+		// "Not contained" lasts for this session only: the next start is
+		// contained again, never one Ctrl+R from an uncontained run.
+		if c.Mode() != contain.Off {
+			prefs.SetString(prefContainMode, string(c.Mode()))
+		}
 		c.refresh()
 	})
 	c.net = widget.NewCheck("Network", func(on bool) {
@@ -81,7 +85,7 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 	mode := contain.Mode(prefs.StringWithFallback(prefContainMode, string(contain.Auto)))
 	c.mode.SetSelectedIndex(0)
 	for i, m := range containModes {
-		if m.mode == mode {
+		if m.mode == mode && mode != contain.Off { // an older version kept "off"
 			c.mode.SetSelectedIndex(i)
 		}
 	}
@@ -200,7 +204,9 @@ func (c *containControls) editFolders() {
 	body := container.NewBorder(
 		widget.NewLabel("Besides its workspace, a contained script may write only to these folders (and below them)."),
 		add, nil, nil, container.NewVScroll(list))
-	dialog.ShowCustom("Writable folders", "Done", container.NewGridWrap(fyne.NewSize(520, 260), body), c.u.win)
+	d := dialog.NewCustom("Writable folders", "Done", container.NewGridWrap(fyne.NewSize(520, 260), body), c.u.win)
+	c.u.keys.Modal(d) // Escape closes it
+	d.Show()
 }
 
 func (c *containControls) setWritable(ws []string) {

@@ -94,9 +94,34 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	if got := c.policy.Segments[0].(*widget.TextSegment).Style.ColorName; got != style.FailColor {
 		t.Errorf("Not contained is drawn in %s, not as loudly as a failure", got)
 	}
-	// Preferences keep the choice for the next start.
+	// Preferences keep the network and folders for the next start, but
+	// never "Not contained": the next start is contained.
 	prefs := u.app.Preferences()
-	if prefs.String(prefContainMode) != "off" || !prefs.Bool(prefContainNet) || len(prefs.StringList(prefContainWritable)) != 1 {
+	if prefs.String(prefContainMode) == "off" || !prefs.Bool(prefContainNet) || len(prefs.StringList(prefContainWritable)) != 1 {
 		t.Errorf("preferences %q %v %v", prefs.String(prefContainMode), prefs.Bool(prefContainNet), prefs.StringList(prefContainWritable))
+	}
+}
+
+// TestNotContainedDoesNotOutliveTheSession: choosing "Not contained" (and
+// a preference an older version saved as "off") starts the next session
+// contained; the strict mode keeps its choice and says what it refuses.
+func TestNotContainedDoesNotOutliveTheSession(t *testing.T) {
+	u, _, _ := newTestUI(t, Options{})
+	ws := func() string { return "" }
+	c := u.run.contain
+	c.mode.SetSelectedIndex(1)
+	if got := c.mode.Selected; got != "Contained (refuse if a layer is missing)" {
+		t.Errorf("strict mode is named %q", got)
+	}
+	c.mode.SetSelectedIndex(2)
+	if c.Mode() != contain.Off {
+		t.Fatalf("mode %s", c.Mode())
+	}
+	if next := newContainControls(u, ws); next.Mode() != contain.On {
+		t.Errorf("after Not contained the next start is %s, want the last contained mode (on)", next.Mode())
+	}
+	u.app.Preferences().SetString(prefContainMode, "off")
+	if next := newContainControls(u, ws); next.Mode() != contain.Auto {
+		t.Errorf("a saved \"off\" starts %s, want auto", next.Mode())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,8 +84,8 @@ func (u *UI) openFolder(path string) {
 		if err == nil {
 			return
 		}
-		u.log.Warn().Err(err).Str("dir", dir).Msg("open folder")
-		u.do(func() { u.review.SetExportProblem("Could not open the folder: " + oneLine(err)) })
+		u.log.Warn().Err(err).Str("dir", dir).Msg("open folder") // the launcher's own words
+		u.do(func() { u.review.SetExportProblem(openerProblem(cmd, err)) })
 	}()
 }
 
@@ -125,9 +126,23 @@ func runOpener(cmd *exec.Cmd) error {
 		return nil
 	}
 	if line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); line != "" {
-		return fmt.Errorf("%s: %v (%s)", filepath.Base(cmd.Path), err, line)
+		return fmt.Errorf("%s: %w (%s)", filepath.Base(cmd.Path), err, line)
 	}
-	return fmt.Errorf("%s: %v", filepath.Base(cmd.Path), err)
+	return fmt.Errorf("%s: %w", filepath.Base(cmd.Path), err)
+}
+
+// openerProblem says in one plain line why the folder did not open; the
+// launcher's own output goes to the log only.
+func openerProblem(cmd *exec.Cmd, err error) string {
+	name := filepath.Base(cmd.Args[0])
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return "Could not open the folder: " + name + " is not installed."
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		return fmt.Sprintf("Could not open the folder: no file manager is set up to open it (%s exited with %d).", name, ee.ExitCode())
+	}
+	return "Could not open the folder: " + name + " did not start."
 }
 
 // limitedBuffer keeps the first n bytes written to it.

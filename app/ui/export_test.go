@@ -19,8 +19,11 @@ import (
 // workspace too.
 func TestExportShowsItsPath(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "opened")
-	fail := false
+	fail, missing := false, false
 	opener := func(dir string) *exec.Cmd {
+		if missing {
+			return exec.Command("diffgate-no-such-opener", dir)
+		}
 		if fail {
 			return exec.Command("sh", "-c", "echo 'xdg-open: no method available for opening it' >&2; exit 4")
 		}
@@ -64,8 +67,16 @@ func TestExportShowsItsPath(t *testing.T) {
 	test.Tap(v.OpenFolderButton())
 	l.until(t, "the failure line", 20*time.Second, func() bool { text, _ := v.Exported(); return strings.Contains(text, "Could not") })
 	text, canOpen = v.Exported()
-	if want := "Saved to " + matches[0] + "  Could not open the folder: sh: exit status 4 (xdg-open: no method available for opening it)"; text != want || !canOpen {
+	if want := "Saved to " + matches[0] + "  Could not open the folder: no file manager is set up to open it (sh exited with 4)."; text != want || !canOpen {
 		t.Errorf("after a failed launch: %q (Open folder %v), want %q", text, canOpen, want)
+	}
+
+	// A launcher that is not installed: said in one plain line.
+	missing = true
+	test.Tap(v.OpenFolderButton())
+	l.until(t, "the second failure line", 20*time.Second, func() bool { text, _ := v.Exported(); return strings.Contains(text, "not installed") })
+	if text, _ := v.Exported(); text != "Saved to "+matches[0]+"  Could not open the folder: diffgate-no-such-opener is not installed." {
+		t.Errorf("without a launcher: %q", text)
 	}
 
 	// Browse… for the workspace starts in it.

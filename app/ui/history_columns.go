@@ -4,6 +4,7 @@ package ui
 
 import (
 	"cmp"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,8 @@ const (
 	colRemoved
 	colChanged
 	colViolations
+	colContained
+	colEscapes
 	colDecision
 	numColumns
 )
@@ -48,6 +51,8 @@ var columns = [numColumns]struct {
 	colRemoved:    {"Removed", 76, fyne.TextAlignTrailing, 1},
 	colChanged:    {"Changed", 76, fyne.TextAlignTrailing, 2},
 	colViolations: {"Violations", 86, fyne.TextAlignTrailing, 0},
+	colContained:  {"Contained", 84, fyne.TextAlignCenter, 0},
+	colEscapes:    {"Blocked/out", 90, fyne.TextAlignTrailing, 0},
 	colDecision:   {"Decision", 112, fyne.TextAlignLeading, 0},
 }
 
@@ -110,8 +115,12 @@ func less(c column, a, b *history.Summary) int {
 		r = cmp.Compare(a.Changed, b.Changed)
 	case colViolations:
 		r = cmp.Compare(a.Violations, b.Violations)
+	case colContained:
+		r = strings.Compare(containedWord(a.Contained), containedWord(b.Contained))
+	case colEscapes:
+		r = cmp.Compare(a.Blocked+a.Outside, b.Blocked+b.Outside)
 	case colDecision:
-		r = strings.Compare(a.Decision, b.Decision)
+		r = strings.Compare(decisionWord(a), decisionWord(b))
 	}
 	if r == 0 {
 		r = cmp.Compare(a.ID, b.ID)
@@ -166,4 +175,55 @@ func verdictWord(v string) string {
 		return "PASS"
 	}
 	return "FAIL"
+}
+
+// containedWord is the Contained column of a run: "yes", "NO" (a layer
+// was missing), "OFF" (run not contained) or "—" (recorded before
+// containment existed).
+func containedWord(c string) string {
+	switch c {
+	case history.ContainedYes:
+		return "yes"
+	case history.ContainedNo:
+		return "NO"
+	case history.ContainedOff:
+		return "OFF"
+	}
+	return "—"
+}
+
+// escapesWord is the Blocked/out column: the blocked actions and the
+// changes outside the workspace, "0" when there are none.
+func escapesWord(s *history.Summary) string {
+	if s.Blocked == 0 && s.Outside == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d/%d", s.Blocked, s.Outside)
+}
+
+// decisionWord is the Decision column: the review's decision ("Approved
+// v2"), else what became of a staged run's changes, else "Not reviewed".
+func decisionWord(s *history.Summary) string {
+	switch s.Decision {
+	case history.Approve:
+		if s.ApprovedVersion > 0 {
+			return fmt.Sprintf("Approved v%d", s.ApprovedVersion)
+		}
+		return "Approved"
+	case history.Reject:
+		return "Rejected"
+	}
+	switch s.Stage {
+	case report.StagePending:
+		return "To apply"
+	case report.StageApplied:
+		return "Applied"
+	case report.StagePartiallyApplied:
+		return "Part applied"
+	case report.StageDiscarded:
+		return "Discarded"
+	case report.StageExpired:
+		return "Expired"
+	}
+	return "Not reviewed"
 }

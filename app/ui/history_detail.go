@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
@@ -100,7 +101,11 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 			text, c := st.Mechanism+" · "+st.State, style.Muted
 			switch st.State {
 			case report.StagePending:
-				text += ": nothing is in the workspace yet; open the run to apply or discard it"
+				if s := review.StagedText(run.Report); !strings.HasPrefix(s, "Staged:") { // something outside
+					text += ": " + s + " Open the run to apply or discard it"
+				} else {
+					text += ": nothing is in the workspace yet; open the run to apply or discard it"
+				}
 				c = theme.ColorNameWarning
 			case report.StageApplied, report.StagePartiallyApplied:
 				c = style.PassColor

@@ -60,7 +60,9 @@ func (l *historyList) TypedKey(ev *fyne.KeyEvent) {
 		l.List.TypedKey(ev)
 		l.navigating = false
 	default:
-		l.List.TypedKey(ev)
+		if !keys.PassFunctionKey(l, ev) {
+			l.List.TypedKey(ev)
+		}
 	}
 }
 
@@ -148,7 +150,11 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	}
 	put(colID, fmt.Sprint(s.ID), muted, false)
 	put(colDate, s.StartedAt.Local().Format("2006-01-02 15:04"), fg, false)
-	r.ws.set(homeRel(s.Workspace), fg, size)
+	ws := homeRel(s.Workspace)
+	if isDemoWorkspace(s.Workspace) { // marked at the end, which a cut path keeps
+		ws = filepath.Base(filepath.Dir(s.Workspace)) + " (demo)"
+	}
+	r.ws.set(ws, fg, size)
 	put(colScript, filepath.Base(s.Script), fg, false)
 
 	vc := col(style.VerdictColor(s.Verdict))
@@ -174,23 +180,42 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	} else {
 		put(colViolations, "0", muted, false)
 	}
+	switch ct := containedWord(s.Contained); ct {
+	case "yes":
+		put(colContained, ct, col(style.PassColor), false)
+	case "—":
+		put(colContained, ct, muted, false)
+	default: // as loud as a failed verdict
+		put(colContained, ct, col(style.FailColor), true)
+	}
+	if e := escapesWord(s); e == "0" {
+		put(colEscapes, e, muted, false)
+	} else {
+		put(colEscapes, e, col(style.FailColor), true)
+	}
+	word := decisionWord(s)
 	switch s.Decision {
 	case history.Approve:
-		put(colDecision, "Approved", col(style.PassColor), false)
+		put(colDecision, word, col(style.PassColor), false)
 		r.dec.SetResource(style.Colored(theme.ConfirmIcon(), style.PassColor))
 	case history.Reject:
-		put(colDecision, "Rejected", col(style.FailColor), false)
+		put(colDecision, word, col(style.FailColor), false)
 		r.dec.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
-	case "":
-		if s.Stage == report.StagePending { // staged: nothing applied yet
-			put(colDecision, "To apply", col(theme.ColorNameWarning), false)
-			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
-			break
-		}
-		fallthrough
 	default:
-		put(colDecision, "Not reviewed", muted, false)
-		r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+		switch s.Stage {
+		case report.StagePending: // staged: nothing applied yet
+			put(colDecision, word, col(theme.ColorNameWarning), false)
+			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
+		case report.StageApplied, report.StagePartiallyApplied:
+			put(colDecision, word, fg, false)
+			r.dec.SetResource(style.Colored(theme.DocumentSaveIcon(), theme.ColorNameForeground))
+		case report.StageDiscarded, report.StageExpired:
+			put(colDecision, word, muted, false)
+			r.dec.SetResource(style.Colored(theme.DeleteIcon(), style.Muted))
+		default:
+			put(colDecision, word, muted, false)
+			r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
+		}
 	}
 }
 

@@ -176,9 +176,9 @@ func TestHistoryTable(t *testing.T) {
 	rows := shownRows(t, u, l)
 	// The app stages by default: runs not reviewed are still to apply.
 	want := []string{
-		"3 | * | " + ws1 + " | script.sh | FAIL | +1 | 0 | ~1 | 1 | Rejected",
-		"2 | * | " + ws2 + " | script.sh | PASS | +2 | 0 | 0 | 0 | To apply",
-		"1 | * | " + ws1 + " | script.sh | FAIL | +1 | −1 | ~1 | 3 | To apply",
+		"3 | * | " + ws1 + " | script.sh | FAIL | +1 | 0 | ~1 | 1 | * | 0 | Rejected",
+		"2 | * | " + ws2 + " | script.sh | PASS | +2 | 0 | 0 | 0 | * | 0 | To apply",
+		"1 | * | " + ws1 + " | script.sh | FAIL | +1 | −1 | ~1 | 3 | * | 0 | To apply",
 	}
 	match := func(got, want []string) bool {
 		if len(got) != len(want) {
@@ -471,9 +471,20 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	// History tab: the run is approved; the versions panel shows v2 with
 	// + changed:config.ini (green) and − tmp/ (red), then v1.
 	u.Tabs.Select(u.historyItem)
-	if rows := shownRows(t, u, l); len(rows) != 1 || !strings.HasSuffix(rows[0], "| Approved") {
+	if rows := shownRows(t, u, l); len(rows) != 1 || !strings.Contains(rows[0], "| FAIL |") || !strings.HasSuffix(rows[0], "| Approved v2") {
 		t.Errorf("rows %q", rows)
 	}
+	// The Pass/Fail filter goes by the verdict the run had, as the list
+	// and the reopened run say it.
+	u.history.verdict.SetSelected(verdictPass)
+	if rows := shownRows(t, u, l); len(rows) != 0 {
+		t.Errorf("Pass shows %q", rows)
+	}
+	u.history.verdict.SetSelected(verdictFail)
+	if rows := shownRows(t, u, l); len(rows) != 1 {
+		t.Errorf("Fail shows %q", rows)
+	}
+	u.history.verdict.SetSelected(verdictAll)
 	vt := texts(u.history.versions)
 	i2, i1 := strings.Index(vt, "Version 2"), strings.Index(vt, "Version 1")
 	if i2 < 0 || i1 < i2 || !strings.Contains(vt, "+ changed:config.ini") || !strings.Contains(vt, "− tmp/") ||
@@ -497,10 +508,19 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 		t.Errorf("added drawn in %q, removed in %q", plus, minus)
 	}
 
-	// Reopened, the run says it was approved with version 2, which covers it.
+	// Reopened, the run shows version 2 in the editor and the verdict it
+	// gives in the banner (PASS), and says the run failed when it ran and
+	// was approved as version 2, which covers it.
 	reopen(t, u, l, 1)
-	if d := v.Decision(); !strings.Contains(d, ", allowlist version 2: config edits are expected. Version 2 covers this run: every change is allowed.") {
+	if d := v.Decision(); !strings.HasPrefix(d, "Failed when it ran; approved as allowlist version 2 on ") ||
+		!strings.HasSuffix(d, ": config edits are expected. Version 2 (in the editor) covers this run: every change is allowed.") {
 		t.Errorf("reopened decision %q", d)
+	}
+	if got := v.Editor().Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" {
+		t.Errorf("reopened editor %q, want version 2", got)
+	}
+	if r := v.Report(); r.Verdict != report.Pass || !strings.Contains(drawnText(v.Banner()), "PASS") {
+		t.Errorf("reopened banner: verdict %s, drawn %q", r.Verdict, drawnText(v.Banner()))
 	}
 	if got := v.Decision(); !drawnIn(v, got[:20], style.PassColor) {
 		t.Errorf("the decision %q is not drawn in the pass color", got)
@@ -686,5 +706,92 @@ func TestBackgroundKeepsTheNewest(t *testing.T) {
 	historyIdle(t, u, l)
 	if !slices.Equal(got, []string{"new"}) {
 		t.Errorf("answers shown: %q", got)
+	}
+}
+
+// TestHistoryShowsWhatAnAuditNeeds: the run table says how each run was
+// contained and what it did outside its workspace (a NOT contained run that
+// changed ~/.bashrc does not look like a contained one), and what became
+// of a staged run (applied, discarded) instead of "Not reviewed". A
+// pending not-contained staged run's detail does not say nothing
+// happened yet.
+func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	db := openDB(t, dbPath)
+	ctx := context.Background()
+	home, _ := os.UserHomeDir()
+	record := func(name string, ct *report.Containment, stage string, outside int, blocked int) int64 {
+		r := &report.Report{Schema: report.Schema, Workspace: "/ws/" + name, Verdict: report.Fail,
+			Script: report.Script{Path: "/ws/" + name + "/gen.sh"}, StartedAt: time.Now(), FinishedAt: time.Now(), Containment: ct}
+		for range outside {
+			r.Outside = append(r.Outside, report.Outside{Path: filepath.Join(home, ".bashrc"), Kind: diff.Changed, Aspects: []string{report.OutsideSize}})
+		}
+		for range blocked {
+			r.Blocked = append(r.Blocked, report.Blocked{Kind: "write", Target: "/etc/x", Count: 1})
+		}
+		if stage != "" {
+			r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
+		}
+		id, err := db.Record(ctx, &history.Run{Report: r}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stage != "" && stage != report.StagePending {
+			ev := history.StageEvent{RunID: id, Event: stage, At: time.Now()}
+			if stage == report.StageApplied {
+				ev.Decision, ev.Paths = history.ApplyAll, []string{"a"}
+			}
+			if err := db.AddStageEvent(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	record("contained", &report.Containment{Mode: "auto", Contained: true}, report.StageApplied, 0, 2)
+	record("off", &report.Containment{Mode: "off"}, report.StageDiscarded, 1, 0)
+	pending := record("missing", &report.Containment{Mode: "auto"}, report.StagePending, 0, 0)
+	record("old", nil, "", 0, 0)
+
+	u, l, w := newTestUI(t, Options{DBPath: dbPath})
+	w.Resize(fyne.NewSize(1024, 700))
+	showHistory(t, u, l)
+	rows := shownRows(t, u, l)
+	want := map[string]string{
+		"/ws/contained": "| yes | 2/0 | Applied", "/ws/off": "| OFF | 0/1 | Discarded",
+		"/ws/missing": "| NO | 0 | To apply", "/ws/old": "| — | 0 | Not reviewed",
+	}
+	for _, r := range rows {
+		for ws, tail := range want {
+			if strings.Contains(r, ws) {
+				if !strings.HasSuffix(r, tail) {
+					t.Errorf("row %q, want it to end %q", r, tail)
+				}
+				delete(want, ws)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows %q lack %v", rows, want)
+	}
+	// At 1024 wide the containment columns are shown.
+	var hidden []string
+	walk(u.history.list, func(o fyne.CanvasObject) {
+		if r, ok := o.(*historyRow); ok && r.i == 0 {
+			for _, c := range []column{colContained, colEscapes, colDecision} {
+				if !r.cell[c].Visible() || r.cell[c].Size().Width < 40 {
+					hidden = append(hidden, columns[c].title)
+				}
+			}
+		}
+	})
+	if len(hidden) > 0 {
+		t.Errorf("at 1024 wide, hidden columns %q", hidden)
+	}
+	u.history.list.Select(u.history.indexOf(pending))
+	l.until(t, "the pending run's detail", 5*time.Second, func() bool {
+		return strings.Contains(texts(u.history.detail), "pending: Staged, but not contained")
+	})
+	if strings.Contains(texts(u.history.detail), "nothing is in the workspace") {
+		t.Errorf("detail: %s", texts(u.history.detail))
 	}
 }

@@ -42,7 +42,7 @@ func (u *UI) keyMap() *keys.Map {
 	}
 	m.Add(
 		keys.Binding{Group: win, Keys: "Tab, Shift+Tab", What: "Next or previous field or button (out of the allowlist and the note too: they take no tab character)"},
-		keys.Binding{Group: win, Keys: "Escape", What: "Leave a text field"},
+		keys.Binding{Group: win, Keys: "Escape", What: "Leave a text field; close a dialog"},
 		keys.Binding{Group: win, Keys: "?", What: "This list (outside a text field, where ? is typed)", Rune: '?', Run: u.showKeys},
 		keys.Binding{Group: win, Keys: "F1, Ctrl+?", What: "This list, from anywhere", Key: fyne.KeyF1, Run: u.showKeys},
 		keys.Binding{Group: win, Shortcut: shortcutSheet, Run: u.showKeys},
@@ -126,6 +126,7 @@ func (u *UI) showKeys() {
 	}
 	u.sheet = keys.ShowSheet(u.keys, u.win)
 	u.sheet.SetOnClosed(func() { u.sheet = nil })
+	u.keys.Modal(u.sheet) // Escape closes it
 }
 
 // Keys is the window's table of keys.

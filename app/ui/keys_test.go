@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/keys/keytest"
 	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/core/policy"
 )
 
 // drawnText is every text drawn under o, one per line.
@@ -210,7 +211,7 @@ func TestReviewKeys(t *testing.T) {
 	// Allow every violation: the demo run still fails (its leftover
 	// process), so Ctrl+Enter from the note asks first, saying why;
 	// Cancel saves nothing, Approve anyway saves version 1.
-	v.SuggestAllowlist()
+	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	c.Focus(noteEntry(t, v))
 	keytest.Type(w, "fine")
 	ctrlEnter := v.Bindings()[0].Shortcut
@@ -363,4 +364,53 @@ func buttonNamed(t *testing.T, o fyne.CanvasObject, s string) *widget.Button {
 		t.Fatalf("no %q button", s)
 	}
 	return found
+}
+
+// TestEscapeClosesDialogsAndF1FromLists: F1 opens the cheat sheet while
+// the change list or the run list has the focus (as they do after Alt+2
+// and Alt+3); Escape closes the cheat sheet, the writable-folders dialog
+// and the approve question (which then saves nothing).
+func TestEscapeClosesDialogsAndF1FromLists(t *testing.T) {
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(fyne.NewSize(1024, 700))
+	openReport(t, u, l, writeDemoReport(t))
+	c := w.Canvas()
+	escape := func(what string) {
+		t.Helper()
+		keytest.Key(w, fyne.KeyEscape)
+		if top := c.Overlays().Top(); top != nil {
+			t.Errorf("Escape did not close %s", what)
+			top.Hide()
+		}
+	}
+	for _, tab := range []*container.TabItem{u.reviewItem, u.historyItem} {
+		u.selectTab(tab)
+		if c.Focused() == nil {
+			t.Fatalf("%s tab: nothing has the focus", tab.Text)
+		}
+		keytest.Key(w, fyne.KeyF1)
+		if !sheetShown(w) {
+			t.Errorf("%s tab: F1 from %T shows no cheat sheet", tab.Text, c.Focused())
+			continue
+		}
+		escape("the cheat sheet")
+		if u.sheet != nil {
+			t.Error("the cheat sheet is still recorded as open")
+		}
+	}
+
+	u.selectTab(u.runItem)
+	u.run.contain.editFolders()
+	if top := c.Overlays().Top(); top == nil || !strings.Contains(drawnText(top), "Writable folders") {
+		t.Fatal("no writable-folders dialog")
+	}
+	escape("the writable-folders dialog")
+
+	u.selectTab(u.reviewItem)
+	approveButton(t, u.Review()).OnTapped()
+	approvalDialog(t, w)
+	escape("the approve question")
+	if d := u.Review().Decision(); d != "" {
+		t.Errorf("Escape on the approve question decided %q", d)
+	}
 }

@@ -13,14 +13,17 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
+// phaseLabels name the steps in a word or two: eight columns share a
+// window as narrow as 1024 px, and a label is never cut.
 var phaseLabels = map[gate.Phase]string{
-	gate.Validate:  "Check inputs",
-	gate.Before:    "Snapshot before",
-	gate.Execute:   "Run script",
-	gate.Leftovers: "Leftover processes",
-	gate.After:     "Snapshot after",
+	gate.Validate:  "Inputs",
+	gate.Before:    "Before",
+	gate.Execute:   "Script",
+	gate.Leftovers: "Leftovers",
+	gate.After:     "After",
 	gate.Compare:   "Diff",
 	gate.Policy:    "Allowlist",
 	gate.Verdict:   "Verdict",
@@ -67,7 +70,7 @@ func newPhaseProgress() *phaseProgress {
 		r.inf.Hide()
 		r.name.Truncation = fyne.TextTruncateEllipsis
 		r.info.SizeName = theme.SizeNameCaptionText
-		r.info.Truncation = fyne.TextTruncateEllipsis
+		r.info.Wrapping = fyne.TextWrapWord // "1,204 entries · 3.1 MB" on two lines when narrow
 		p.rows[ph] = r
 		head := container.NewBorder(nil, nil, container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon)), nil, style.Tight(r.name))
 		objs = append(objs, container.NewVBox(head, container.New(&thinBar{}, r.bar, r.inf), style.Tight(r.info)))
@@ -164,6 +167,10 @@ func (p *phaseProgress) update(ev gate.Progress) {
 		p.beforeEntries = ev.Entries
 		p.set(ev.Phase, phaseRunning, 0, true, snapInfo(ev))
 	case gate.After:
+		if ev.Entries == 0 && ev.Bytes == 0 { // a staged run reads its stage, not a snapshot
+			p.set(ev.Phase, phaseRunning, 0, true, "reading…")
+			break
+		}
 		frac := 0.0
 		if p.beforeEntries > 0 {
 			frac = min(0.99, float64(ev.Entries)/float64(p.beforeEntries))
@@ -219,5 +226,35 @@ func phaseIndex(ph gate.Phase) int {
 }
 
 func snapInfo(ev gate.Progress) string {
-	return fmt.Sprintf("%s entries · %s", review.GroupDigits(ev.Entries), report.Size(ev.Bytes))
+	return entriesInfo(ev.Entries, ev.Bytes)
+}
+
+// entriesInfo is "1 entry · 12 B", "1,204 entries · 3.1 MB".
+func entriesInfo(n, bytes int64) string {
+	what := "entries"
+	if n == 1 {
+		what = "entry"
+	}
+	return fmt.Sprintf("%s %s · %s", review.GroupDigits(n), what, report.Size(bytes))
+}
+
+// afterDone says what the after step found once the run is over (the
+// snapshot's progress events stop short of the total): the manifest's
+// entries, or for a staged run (no manifest) the changes read from the stage.
+func (p *phaseProgress) afterDone(after *snapshot.Manifest, r *report.Report) {
+	info := ""
+	switch {
+	case after != nil:
+		var bytes int64
+		for i := range after.Entries {
+			bytes += after.Entries[i].Size
+		}
+		info = entriesInfo(int64(len(after.Entries)), bytes)
+	case r != nil && r.Stage != nil:
+		n := len(r.Changes)
+		info = fmt.Sprintf("stage: %s %s", review.GroupDigits(int64(n)), map[bool]string{true: "change", false: "changes"}[n == 1])
+	default:
+		return
+	}
+	p.set(gate.After, phaseDone, 1, false, info)
 }

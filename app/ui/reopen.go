@@ -21,6 +21,9 @@ import (
 // with it.
 type reopened struct {
 	run *history.Run
+	// ran is the verdict the run had (the review re-evaluates the report
+	// it shows in place).
+	ran string
 	// approved is the version the decision approved (nil: none recorded,
 	// or alErr says why it could not be read).
 	approved *history.Allowlist
@@ -61,6 +64,9 @@ func (u *UI) openRun(id int64, failed func(error)) {
 			}
 			u.reviewID = id
 			u.showReview(o.run.Report)
+			if o.approved != nil { // the editor and banner as approved
+				u.review.SetApproved(o.approved.Entries)
+			}
 			if o.run.Decision == history.Reject {
 				u.review.SetDecided(report.Rejected)
 			}
@@ -83,7 +89,7 @@ func readRun(h *History, id int64) (*reopened, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &reopened{run: run}
+	o := &reopened{run: run, ran: run.Report.Verdict}
 	o.viewed, o.viewedErr = h.Viewed(id)
 	if run.Decision != history.Approve || run.ApprovedVersion == 0 {
 		return o, nil
@@ -104,13 +110,26 @@ func readRun(h *History, id int64) (*reopened, error) {
 	return o, nil
 }
 
-// decision is the decision line of a reopened run, and its color.
+// decision is the decision line of a reopened run, and its color. For an
+// approval it starts with the run's own verdict as history ("Failed when it
+// ran; approved as allowlist version 1 on …"): the banner above shows the
+// verdict with the approved version.
 func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	text, c := decisionText(o.run)
 	if o.run.Decision != history.Approve {
 		return text, c
 	}
 	v := o.run.ApprovedVersion
+	if v > 0 {
+		ran := "Failed"
+		if o.ran == report.Pass {
+			ran = "Passed"
+		}
+		text = fmt.Sprintf("%s when it ran; approved as allowlist version %d on %s", ran, v, o.run.DecidedAt.Local().Format("2006-01-02 15:04"))
+		if o.run.DecisionNote != "" {
+			text += ": " + o.run.DecisionNote
+		}
+	}
 	if !strings.HasSuffix(text, ".") {
 		text += "."
 	}
@@ -120,7 +139,7 @@ func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	case o.approved == nil:
 		return text + " Which allowlist version was approved was not recorded (an approval made before diffgate recorded it).", c
 	case o.uncovered == 0 && len(o.other) == 0:
-		return text + fmt.Sprintf(" Version %d covers this run: every change is allowed.", v), style.PassColor
+		return text + fmt.Sprintf(" Version %d (in the editor) covers this run: every change is allowed.", v), style.PassColor
 	}
 	var why []string
 	if o.uncovered > 0 {
@@ -129,5 +148,5 @@ func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	if len(o.other) > 0 {
 		why = append(why, strings.Join(o.other, ", ")+", which no allowlist allows")
 	}
-	return text + fmt.Sprintf(" Version %d does not cover this run: %s.", v, strings.Join(why, "; ")), theme.ColorNameWarning
+	return text + fmt.Sprintf(" Version %d (in the editor) does not cover this run: %s.", v, strings.Join(why, "; ")), theme.ColorNameWarning
 }

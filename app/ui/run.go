@@ -685,6 +685,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 	t.phases.finish(true)
 	res, id, recErr := out.Result, out.RunID, out.RecordErr
 	r := res.Report
+	t.phases.afterDone(res.After, r)
 	t.setStageInfo(stageLine(out))
 	t.contain.setEnforced(r.Containment)
 	// Keep the manifest for the next run's hash reuse only when the history

@@ -45,6 +45,7 @@ func (u *UI) startScreenshot(path string) {
 	u.exitCode = 1
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "diffgate-app: screenshot:", err)
+		u.Close() // the demo's copy and stage: Quit may end the process before OnStopped
 		u.app.Quit()
 	}
 	if v := os.Getenv(screenshotSizeEnv); v != "" {
@@ -82,6 +83,7 @@ func (u *UI) startScreenshot(path string) {
 					return
 				}
 				u.exitCode = 0
+				u.Close()
 				u.app.Quit()
 			})
 		})

@@ -4,12 +4,14 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -26,6 +28,7 @@ import (
 	"github.com/diffgate/diffgate/assets"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
 )
@@ -81,6 +84,10 @@ type UI struct {
 	runItem, reviewItem, historyItem *container.TabItem
 
 	demoData *assets.Demo
+	// demoRuns are the staged runs of the demo's copy: their stages are
+	// discarded (and recorded so) when the copy goes, so no demo run waits
+	// in the History to be applied to a folder that is gone.
+	demoRuns []int64
 	// contents are the sources of the reviewed report's contents (Load
 	// full diff).
 	contents contentsPtr
@@ -167,6 +174,7 @@ func (u *UI) Close() {
 	}
 	u.closed = true
 	keys.Uninstall(u.win.Canvas())
+	u.discardDemoRuns() // while the history is open
 	if u.hist != nil {
 		if err := u.hist.Close(); err != nil {
 			u.log.Warn().Err(err).Msg("close history")
@@ -218,6 +226,31 @@ func (u *UI) emptyReview() fyne.CanvasObject {
 	return container.NewCenter(msg)
 }
 
+// demoDiscardTimeout bounds the discard of the demo's stages on exit.
+const demoDiscardTimeout = 10 * time.Second
+
+// discardDemoRuns discards the stages of the demo runs still pending, on
+// the UI goroutine (at exit, or when a fresh copy replaces the demo).
+func (u *UI) discardDemoRuns() {
+	runs := u.demoRuns
+	u.demoRuns = nil
+	if u.hist == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), demoDiscardTimeout)
+	defer cancel()
+	for _, id := range runs {
+		if err := pipeline.Discard(ctx, u.hist.db, id, u.opts.StageBase); err != nil {
+			u.log.Debug().Err(err).Int64("run", id).Msg("demo stage") // applied or discarded by the reviewer
+		}
+	}
+}
+
+// isDemoWorkspace reports whether ws is a copy of the bundled demo.
+func isDemoWorkspace(ws string) bool {
+	return filepath.Base(ws) == "workspace" && strings.HasPrefix(filepath.Base(filepath.Dir(ws)), "diffgate-demo-")
+}
+
 // demo makes a fresh copy of the bundled demo (a run changes the copy, so
 // every "Load demo" starts clean) and removes the previous one.
 func (u *UI) demo() (*assets.Demo, error) {
@@ -226,6 +259,7 @@ func (u *UI) demo() (*assets.Demo, error) {
 		return nil, err
 	}
 	if u.demoData != nil {
+		u.discardDemoRuns()
 		u.demoData.Remove()
 	}
 	u.demoData = d
@@ -275,6 +309,9 @@ func exists(p string) bool {
 // when it was not) for review.
 func (u *UI) showResult(res *gate.Result, id int64) {
 	u.reviewID = id
+	if id > 0 && res.Report.Stage != nil && u.demoData != nil && res.Report.Workspace == u.demoData.Workspace {
+		u.demoRuns = append(u.demoRuns, id)
+	}
 	u.contentsFor(res.Report, res)
 	u.showReview(res.Report)
 	if u.history != nil {

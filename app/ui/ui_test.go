@@ -286,7 +286,7 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	// The History tab lists the run; opening it reopens it from the database.
 	u.Tabs.Select(u.historyItem)
 	rows := shownRows(t, u, l)
-	if len(rows) != 1 || !strings.Contains(rows[0], "| FAIL |") || !strings.HasSuffix(rows[0], "| Approved") {
+	if len(rows) != 1 || !strings.Contains(rows[0], "| FAIL |") || !strings.HasSuffix(rows[0], "| Approved v1") {
 		t.Fatalf("history rows %q", rows)
 	}
 	u.history.list.Select(0)
@@ -299,8 +299,8 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	// It says which version was approved, and that the run still fails
 	// with it (the mode change and the removed lock file; the leftover
 	// sleep, which no allowlist allows).
-	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved on ") || !strings.Contains(d, ", allowlist version 1: debug on is fine for the demo") ||
-		!strings.HasSuffix(d, "demo. Version 1 does not cover this run: 2 changes it does not allow; 1 leftover process, which no allowlist allows.") {
+	if d := u.Review().Decision(); !strings.HasPrefix(d, "Failed when it ran; approved as allowlist version 1 on ") || !strings.Contains(d, ": debug on is fine for the demo") ||
+		!strings.HasSuffix(d, "demo. Version 1 (in the editor) does not cover this run: 2 changes it does not allow; 1 leftover process, which no allowlist allows.") {
 		t.Errorf("reopened run's decision line %q", d)
 	}
 }

@@ -91,7 +91,7 @@ type App struct {
 	source                                   string
 	sourceText                               *widget.RichText
 	openBtn, compareBtn, demoBtn             *widget.Button
-	allowlistBtn, reportBtn                  *widget.Button
+	allowlistBtn                             *widget.Button
 	headerBg, errBg, welcomeBg               *canvas.Rectangle
 	nameText, downloadText                   *canvas.Text
 	downloads                                *fyne.Container
@@ -184,7 +184,6 @@ func (x *App) build() {
 	x.demoBtn = widget.NewButtonWithIcon("Demo", theme.MediaPlayIcon(), x.OpenDemo)
 	x.demoBtn.Importance = widget.LowImportance
 	x.allowlistBtn = widget.NewButtonWithIcon("Allowlist", theme.DownloadIcon(), x.DownloadAllowlist)
-	x.reportBtn = widget.NewButtonWithIcon("Report JSON", theme.DownloadIcon(), func() { x.download(review.JSON) })
 
 	x.sourceText = widget.NewRichText()
 	x.sourceText.Truncation = fyne.TextTruncateEllipsis
@@ -197,7 +196,7 @@ func (x *App) build() {
 	x.nameText.TextSize = theme.TextSubHeadingSize()
 	left := container.NewHBox(logo, x.nameText, widget.NewSeparator())
 	x.downloadText = canvas.NewText("Download", nil)
-	x.downloads = container.NewHBox(widget.NewSeparator(), container.NewCenter(x.downloadText), x.allowlistBtn, x.reportBtn)
+	x.downloads = container.NewHBox(widget.NewSeparator(), container.NewCenter(x.downloadText), x.allowlistBtn) // the report: the review's Export JSON
 	right := container.NewHBox(x.openBtn, x.compareBtn, x.demoBtn, x.downloads)
 	header := container.NewBorder(nil, nil, left, right, x.sourceText)
 	x.headerBg = canvas.NewRectangle(nil)
@@ -225,7 +224,7 @@ func (x *App) build() {
 	x.named["compare"] = x.compareBtn
 	x.named["demo"] = x.demoBtn
 	x.named["download-allowlist"] = x.allowlistBtn
-	x.named["download-report"] = x.reportBtn
+	x.named["download-report"] = x.view.ExportButton(review.JSON) // one JSON download, not two
 	x.named["allowlist-editor"] = x.view.Editor().Entry()
 	x.named["error-close"] = closeErr
 	x.named["error-bar"] = x.errBar
@@ -427,12 +426,6 @@ func (x *App) export(r *report.Report, f review.Format) {
 	}
 	if err := x.host.Download(f.FileName(r), mimeType(f), buf.Bytes()); err != nil {
 		x.Fail("Could not download the report: " + err.Error())
-	}
-}
-
-func (x *App) download(f review.Format) {
-	if r := x.view.Report(); r != nil {
-		x.export(r, f)
 	}
 }
 

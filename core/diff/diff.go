@@ -49,10 +49,35 @@ const (
 	Setuid         Risk = "setuid"
 	SpecialFile    Risk = "special-file"
 	Capability     Risk = "capability"
+	// RunsLater is a new file that something runs later, outside the
+	// gate: a CI workflow or a git hook (IsRunsLater).
+	RunsLater Risk = "runs-later"
 )
 
 // Risks lists every risk name.
-var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capability}
+var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capability, RunsLater}
+
+// IsRunsLater reports whether path (relative, '/'-separated) is where a
+// file is run later by something else: a GitHub workflow
+// (.github/workflows/*.yml or *.yaml), a GitLab pipeline (.gitlab-ci.yml)
+// or a git hook (.git/hooks/NAME, but not the NAME.sample git ships),
+// at the top of the workspace or of a repository inside it.
+func IsRunsLater(path string) bool {
+	dir, base := "", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, base = path[:i], path[i+1:]
+	}
+	under := func(d string) bool { return dir == d || strings.HasSuffix(dir, "/"+d) }
+	switch {
+	case base == ".gitlab-ci.yml":
+		return true
+	case under(".github/workflows"):
+		return strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")
+	case under(".git/hooks"):
+		return !strings.HasSuffix(base, ".sample")
+	}
+	return false
+}
 
 // Change is one changed path. Allowed, Rule and TextDiff are filled in by
 // later stages (policy, report); Compare leaves them empty.
@@ -597,6 +622,9 @@ func riskOf(before, after *snapshot.Entry, r *resolver) Risk {
 	}
 	if after.Type == snapshot.File && capsGained(before, after) {
 		return Capability
+	}
+	if before == nil && (after.Type == snapshot.File || after.Type == snapshot.Symlink) && IsRunsLater(after.Path) {
+		return RunsLater
 	}
 	return NoRisk
 }

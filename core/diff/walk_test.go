@@ -210,3 +210,36 @@ func TestCapabilityGained(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsLaterIsARisk: a new CI workflow, GitLab pipeline or git hook is
+// the risk runs-later (something runs it later, outside the gate); the
+// same names elsewhere, a hook's .sample and an edit of an existing
+// workflow are not.
+func TestRunsLaterIsARisk(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, ".github/workflows/old.yml", "on: push\n")
+	write(t, ws, "README", "r")
+	before := snap(t, ws, snapshot.Options{})
+	for _, p := range []string{".github/workflows/ci.yml", ".github/workflows/rel.yaml", ".gitlab-ci.yml",
+		".git/hooks/pre-commit", ".git/hooks/pre-push.sample", "sub/.git/hooks/post-checkout",
+		"sub/.gitlab-ci.yml", "docs/ci.yml", ".github/ci.yml", ".github/workflows/notes.txt"} {
+		write(t, ws, p, "x")
+	}
+	write(t, ws, ".github/workflows/old.yml", "on: pull_request\n")
+	after := snap(t, ws, snapshot.Options{})
+	got := map[string]diff.Risk{}
+	for _, c := range diff.Compare(before, after, diff.Options{Root: ws}) {
+		got[c.Path] = c.Risk
+	}
+	for p, want := range map[string]diff.Risk{
+		".github/workflows/ci.yml": diff.RunsLater, ".github/workflows/rel.yaml": diff.RunsLater,
+		".gitlab-ci.yml": diff.RunsLater, ".git/hooks/pre-commit": diff.RunsLater,
+		"sub/.git/hooks/post-checkout": diff.RunsLater, "sub/.gitlab-ci.yml": diff.RunsLater,
+		".git/hooks/pre-push.sample": diff.NoRisk, "docs/ci.yml": diff.NoRisk, ".github/ci.yml": diff.NoRisk,
+		".github/workflows/notes.txt": diff.NoRisk, ".github/workflows/old.yml": diff.NoRisk,
+	} {
+		if r, ok := got[p]; !ok || r != want {
+			t.Errorf("%s: risk %q (listed %v), want %q", p, r, ok, want)
+		}
+	}
+}

@@ -33,8 +33,10 @@ type Summary struct {
 	// Added, Removed and Changed count the changes per kind; Violations
 	// counts those the allowlist did not allow.
 	Added, Removed, Changed, Violations int
-	// Decision is the latest reviewer decision ("" if none).
-	Decision string
+	// Decision is the latest reviewer decision ("" if none);
+	// ApprovedVersion the allowlist version it approved (0: none recorded).
+	Decision        string
+	ApprovedVersion int
 	// Stage is a staged run's stage state (report.StagePending, ...); ""
 	// for a direct run.
 	Stage string
@@ -99,6 +101,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	where, args := f.where()
 	q := `SELECT id, started_at, workspace, script_path, verdict, added, removed, changed, violations,
 		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), ''),
+		coalesce((SELECT allowlist_version FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), 0),
 		extra, coalesce((SELECT event FROM stage_events e WHERE e.run_id = runs.id ORDER BY e.id DESC LIMIT 1), '')
 		FROM runs` + where + " ORDER BY id DESC"
 	if f.Limit > 0 {
@@ -115,7 +118,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 		var started, event string
 		var extra []byte
 		if err := rows.Scan(&s.ID, &started, &s.Workspace, &s.Script, &s.Verdict,
-			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &extra, &event); err != nil {
+			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &s.ApprovedVersion, &extra, &event); err != nil {
 			return nil, fmt.Errorf("list runs: %w", errText(err))
 		}
 		if len(extra) > 0 {

@@ -444,6 +444,7 @@ var riskAspects = map[diff.Risk][]diff.Aspect{
 	diff.SymlinkEscape: {diff.Target, diff.TypeA},
 	diff.SpecialFile:   {diff.TypeA, diff.Content},
 	diff.Capability:    {diff.Xattr},
+	diff.RunsLater:     {diff.Content, diff.Mode, diff.TypeA},
 	// Writing through a hard link: a mode, owner or xattr change made
 	// through it also needs an ordinary entry.
 	diff.HardlinkEscape: {diff.Content},

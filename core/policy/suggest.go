@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,4 +234,121 @@ func parentOf(p string) string {
 // baseOf is p's last segment.
 func baseOf(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
+}
+
+// vendorDirs are the vendor and cache trees a package manager or build
+// fills: the review rolls them up, and Propose offers one entry for each.
+// ".git/objects" is matched as a path.
+var vendorDirs = []string{"node_modules", ".venv", "venv", "__pycache__", "target", "dist", "build"}
+
+// generatedExts are the extensions of files a build or a run writes
+// (objects, bytecode, logs): an added one is generated output.
+var generatedExts = []string{".o", ".obj", ".pyc", ".pyo", ".class", ".log", ".tmp"}
+
+// VendorDir returns the topmost vendor or cache folder that is p or holds
+// it ("web/node_modules" for "web/node_modules/x/y.js"), and whether
+// there is one.
+func VendorDir(p string) (string, bool) {
+	if i := strings.Index("/"+p+"/", "/.git/objects/"); i >= 0 {
+		return p[:i] + ".git/objects", true
+	}
+	end := 0
+	for part := range strings.SplitSeq(p, "/") {
+		end += len(part)
+		if slices.Contains(vendorDirs, part) {
+			return p[:end], true
+		}
+		end++
+	}
+	return "", false
+}
+
+// Pick is a violation Propose leaves to the reviewer: the entries that
+// would allow it (Needed), to be ticked one by one after reading it.
+type Pick struct {
+	Path    string
+	Kind    diff.Kind
+	Risk    diff.Risk
+	Entries []string
+}
+
+// Proposal is what the review's Suggest allowlist offers for a run's
+// violations. Bulk holds entries for what nobody reads line by line:
+// folders added whole, vendor and cache folders, and added generated files
+// (objects, bytecode, logs). Every other violation that an entry can allow
+// (an edit or removal of a file that existed, an added file among the
+// sources, a risk) is a Pick of its own, never in Bulk. Both come sorted.
+type Proposal struct {
+	Bulk  []string
+	Picks []Pick
+}
+
+// Propose sorts the violations of changes into a Proposal (a change a !
+// entry denied stays denied and gets nothing).
+func Propose(changes []diff.Change) Proposal {
+	var p Proposal
+	roots := map[string]bool{} // folders added whole
+	for i := range changes {
+		c := &changes[i]
+		if !c.Allowed && c.Rule == "" && c.Risk == diff.NoRisk && c.IsDir() && c.Kind == diff.Added {
+			roots[c.Path] = true
+		}
+	}
+	inRoot := func(path string) bool {
+		for q := path; q != ""; q = parentOf(q) {
+			if roots[q] {
+				return true
+			}
+		}
+		return false
+	}
+	bulk := map[string]bool{}
+	for i := range changes {
+		c := &changes[i]
+		if c.Allowed || c.Rule != "" {
+			continue
+		}
+		need := Needed(c)
+		if len(need) == 0 {
+			continue
+		}
+		if c.Risk == diff.NoRisk {
+			if v, ok := VendorDir(c.Path); ok {
+				if e := EscapeGlob(lineSafe(v)) + "/"; allows(e, c) {
+					bulk[e] = true
+					continue
+				}
+			}
+			if c.Kind == diff.Added && inRoot(c.Path) {
+				if !inRoot(parentOf(c.Path)) {
+					bulk[need[0]] = true // the topmost root itself: "dir/"
+				}
+				continue
+			}
+			if c.Kind == diff.Added && !c.IsDir() && slices.Contains(generatedExts, path.Ext(baseOf(c.Path))) {
+				bulk[need[0]] = true
+				continue
+			}
+		}
+		p.Picks = append(p.Picks, Pick{Path: c.Path, Kind: c.Kind, Risk: c.Risk, Entries: need})
+	}
+	// A root inside a vendor folder is covered by the folder's entry.
+	for e := range bulk {
+		if v, ok := VendorDir(strings.TrimSuffix(e, "/")); ok && e != EscapeGlob(lineSafe(v))+"/" && bulk[EscapeGlob(lineSafe(v))+"/"] {
+			delete(bulk, e)
+		}
+	}
+	p.Bulk = slices.Sorted(maps.Keys(bulk))
+	sort.Slice(p.Picks, func(i, j int) bool { return p.Picks[i].Path < p.Picks[j].Path })
+	return p
+}
+
+// allows reports whether entry parses and allows c.
+func allows(entry string, c *diff.Change) bool {
+	r, err := ParseRule(entry)
+	if err != nil {
+		return false
+	}
+	probe := *c
+	return (&Policy{Rules: []Rule{r}}).Decide(&probe).Allowed
 }

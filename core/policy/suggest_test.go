@@ -192,3 +192,63 @@ func TestHardlinkEscapeEntries(t *testing.T) {
 		t.Errorf("the error for an unknown risk does not list hardlink-escape: %v", err)
 	}
 }
+
+// TestProposeKeepsEditsApart: Propose offers entries in bulk only for
+// folders added whole, vendor folders and added generated files; an edit
+// or removal of a file that existed, an added source file and a risk are
+// picks of their own, each with the entries that allow it. With the bulk
+// entries alone, every pick is still a violation.
+func TestProposeKeepsEditsApart(t *testing.T) {
+	cs := []diff.Change{
+		dir("out", diff.Added), dir("out/x", diff.Added), file("out/x/y.o", diff.Added),
+		dir("web/node_modules/pkg", diff.Added), file("web/node_modules/pkg/index.js", diff.Added),
+		file("web/node_modules/.package-lock.json", diff.Changed),
+		file("src/main.o", diff.Added), file("run.log", diff.Added),
+		file("src/config.js", diff.Changed), file("src/mod7.js", diff.Added), file("old.txt", diff.Removed),
+		dir("gone", diff.Removed), file("gone/f", diff.Removed),
+		link("cache/passwd", diff.Added, "/etc/passwd", diff.SymlinkEscape),
+		func() diff.Change {
+			c := file(".github/workflows/ci.yml", diff.Added)
+			c.Risk = diff.RunsLater
+			return c
+		}(),
+		file("secret", diff.Added),
+	}
+	MustParse("!secret").Apply(cs)
+	p := Propose(cs)
+	if want := []string{"out/", "run.log", "src/main.o", "web/node_modules/"}; !reflect.DeepEqual(p.Bulk, want) {
+		t.Errorf("bulk %q, want %q", p.Bulk, want)
+	}
+	var picks []string
+	for _, pk := range p.Picks {
+		picks = append(picks, string(pk.Kind)+" "+pk.Path+" "+strings.Join(pk.Entries, "+"))
+	}
+	want := []string{
+		"added .github/workflows/ci.yml runs-later:.github/workflows/ci.yml",
+		"added cache/passwd symlink-escape:cache/passwd",
+		"removed gone gone/", "removed gone/f gone/f",
+		"removed old.txt old.txt", "changed src/config.js src/config.js", "added src/mod7.js src/mod7.js",
+	}
+	if !reflect.DeepEqual(picks, want) {
+		t.Errorf("picks:\n%s\nwant:\n%s", strings.Join(picks, "\n"), strings.Join(want, "\n"))
+	}
+	left := violationsLeft(t, cs, append([]string{"!secret"}, p.Bulk...))
+	slices.Sort(left)
+	if wantLeft := []string{".github/workflows/ci.yml", "cache/passwd", "gone", "gone/f", "old.txt", "secret", "src/config.js", "src/mod7.js"}; !reflect.DeepEqual(left, wantLeft) {
+		t.Errorf("with the bulk entries, still violations: %q, want %q", left, wantLeft)
+	}
+	// A plain folder entry never allows a new workflow; only its risk's does.
+	ci := cs[14]
+	if d := MustParse(".github/").Decide(&ci); d.Allowed {
+		t.Errorf(".github/ allowed a new workflow: %+v", d)
+	}
+	if d := MustParse("runs-later:.github/workflows/*.yml").Decide(&ci); !d.Allowed {
+		t.Errorf("runs-later:.github/workflows/*.yml: %+v", d)
+	}
+	for p, want := range map[string]string{"node_modules/a/b": "node_modules", "web/node_modules": "web/node_modules",
+		"a/.git/objects/ab/cd": "a/.git/objects", ".git/objects/x": ".git/objects", "src/a": ""} {
+		if got, _ := VendorDir(p); got != want {
+			t.Errorf("VendorDir(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
