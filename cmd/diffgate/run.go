@@ -183,10 +183,15 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range hintLines(rep) {
 		fmt.Fprintln(c.stderr, line)
 	}
-	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
-		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
+		// Above the summary, which stays the last line (the contract).
+		db := ""
+		if *dbPath != "" {
+			db = " --db " + quoteArg(*dbPath)
+		}
+		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d%s | diffgate discard %d%s\n", res.RunID, res.RunID, db, res.RunID, db)
 	}
+	fmt.Fprintln(c.stderr, summary(rep))
 	var problems []error
 	for _, t := range targets {
 		if err := t.write(rep); err != nil {
