@@ -229,7 +229,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 	}
 }
 
-func entries(n int) string {
+func entries[N ~int | ~int64](n N) string {
 	if n == 1 {
 		return "1 entry"
 	}
@@ -292,6 +292,6 @@ func (c *cli) historyVerify(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "ok: %d runs, chain intact\n", n)
+	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", plural(n, "run"))
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/wslock"
 )
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
@@ -28,7 +29,7 @@ func (c *cli) runVerb(args []string) error {
 	ws := fs.String("workspace", "", "the `DIR` the script runs in and the gate watches")
 	var allow, reports listFlag
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
-	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
+	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
 	fromHistory := fs.Bool("allowlist-from-history", false, "use the workspace's latest approved allowlist")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit for the script (`DUR`); 0 means none")
 	fs.Var(&reports, "report", "write a report to `FILE` (.json, .html, .md; repeatable)")
@@ -98,7 +99,7 @@ func (c *cli) runVerb(args []string) error {
 		}
 		return usagef("workspace %s: %s", report.QuotePath(*ws), errText(err))
 	}
-	entries, err := allowEntries(allow, *allowFile)
+	allowList, err := allowEntries(allow, *allowFile)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (c *cli) runVerb(args []string) error {
 		pol.Hidden = append(pol.Hidden, history.Files(db)...)
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
 		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
 	if !*noHistory {
@@ -155,7 +156,7 @@ func (c *cli) runVerb(args []string) error {
 		cfg.Progress = func(p gate.Progress) {
 			if p.Phase == gate.Before || p.Phase == gate.After {
 				mu.Lock()
-				fmt.Fprintf(c.stderr, "\r%s: %d entries, %.1f MB\x1b[K", p.Phase, p.Entries, float64(p.Bytes)/1e6)
+				fmt.Fprintf(c.stderr, "\r%s: %s, %.1f MB\x1b[K", p.Phase, entries(p.Entries), float64(p.Bytes)/1e6)
 				mu.Unlock()
 			}
 		}
@@ -165,6 +166,10 @@ func (c *cli) runVerb(args []string) error {
 	res, err := pipeline.Run(c.ctx, opts)
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
+	}
+	var held *wslock.HeldError
+	if errors.As(err, &held) && *lockWait == 0 {
+		return usagef("%v (--lock-wait DUR waits for it)", err)
 	}
 	if err != nil {
 		return usagef("%v", err)

@@ -112,7 +112,7 @@ func (s *Stage) Summary() string {
 	if c := s.Cost; c != nil {
 		line += fmt.Sprintf("; prepared in %.1f ms", c.PrepareMS)
 		if c.CopiedFiles > 0 {
-			line += fmt.Sprintf(" (copied %d files, %s)", c.CopiedFiles, Size(c.CopiedBytes))
+			line += fmt.Sprintf(" (copied %s, %s)", plural(c.CopiedFiles, "file"), Size(c.CopiedBytes))
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
