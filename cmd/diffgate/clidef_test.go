@@ -42,3 +42,43 @@ func TestAllowlistStdinAndPlurals(t *testing.T) {
 		t.Fatalf("verify: exit %d stdout %q stderr %q", code, out, errs)
 	}
 }
+
+// --allowlist-from-history names the approved version it used, on stderr
+// and in the JSON report.
+func TestAllowlistFromHistoryNamesVersion(t *testing.T) {
+	ws, sh := fixture(t, "echo x > new")
+	db := filepath.Join(t.TempDir(), "h.db")
+	for i, list := range []string{"logs/", "new"} {
+		if code, out, errs := cliRun(t, "allowlist", "approve", "--workspace", ws, "--allow", list, "--note", "ok by review "+list, "--db", db); code != 0 {
+			t.Fatalf("approve %d: exit %d %q %q", i+1, code, out, errs)
+		}
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := cliRun(t, "run", "--workspace", ws, "--db", db, "--allowlist-from-history", "--report", rep, "--", sh)
+	if code != 0 || out != "" {
+		t.Fatalf("run: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "\nallowlist: version 2, approved ") && !strings.HasPrefix(errs, "allowlist: version 2, approved ") {
+		t.Fatalf("stderr %q: want the line naming version 2", errs)
+	}
+	if !strings.Contains(errs, "(ok by review new)\n") {
+		t.Fatalf("stderr %q: want the approval's note", errs)
+	}
+	r := readReport(t, rep)
+	if a := r.AllowlistApproved; a == nil || a.Version != 2 || a.ApprovedAt == nil || a.Note != "ok by review new" {
+		t.Fatalf("report allowlist_approved %+v, want version 2 with its time and note", a)
+	}
+	// A run without it has none.
+	code, _, errs = cliRun(t, "run", "--workspace", ws, "--db", db, "--allow", "new", "--report", rep, "--", sh)
+	if r := readReport(t, rep); code != 0 || r.AllowlistApproved != nil || strings.Contains(errs, "allowlist: version") {
+		t.Fatalf("run with --allow: exit %d, allowlist_approved %+v, stderr %q", code, r.AllowlistApproved, errs)
+	}
+	// history export keeps the version.
+	exp := filepath.Join(t.TempDir(), "e.json")
+	if code, out, errs := cliRun(t, "history", "export", "1", "-o", exp, "--db", db); code != 0 {
+		t.Fatalf("export: %d %q %q", code, out, errs)
+	}
+	if a := readReport(t, exp).AllowlistApproved; a == nil || a.Version != 2 {
+		t.Fatalf("exported allowlist_approved %+v, want version 2", a)
+	}
+}

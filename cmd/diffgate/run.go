@@ -179,6 +179,9 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintln(c.stdout, line)
 	}
 	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	if a := rep.AllowlistApproved; a != nil {
+		lines = append([]string{truncate(a.Line(), 300)}, lines...)
+	}
 	for _, line := range append(lines, report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)

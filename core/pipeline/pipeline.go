@@ -110,6 +110,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	sctx := context.WithoutCancel(ctx)
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
+	var approved *report.ApprovedAllowlist
 	if db != nil {
 		k, err := history.WorkspaceKey(cfg.Workspace)
 		if err != nil {
@@ -135,6 +136,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 			cfg.Allow = append(cfg.Allow, al.Entries...)
 			o.AllowlistVersion = al.Version
+			at := al.CreatedAt.UTC()
+			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note}
 		}
 		// A cache only saves time: problems reading it cost a full hash.
 		if !cfg.Rehash {
@@ -207,6 +210,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{Result: res, Probe: probe, Expired: expired}
+	res.Report.AllowlistApproved = approved
 	if st != nil {
 		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), Requested: string(cmp.Or(o.StageMechanism, StageAuto)),
 			State: report.StagePending, ID: st.ID}

@@ -24,16 +24,19 @@ const (
 
 // Report is the outcome of one gated run, exactly the contract's JSON fields.
 type Report struct {
-	Schema     string        `json:"schema"`
-	Verdict    string        `json:"verdict"`
-	Reasons    []string      `json:"reasons"`
-	Workspace  string        `json:"workspace"`
-	Script     Script        `json:"script"`
-	Allowlist  []string      `json:"allowlist"`
-	StartedAt  time.Time     `json:"started_at"`
-	FinishedAt time.Time     `json:"finished_at"`
-	Process    Process       `json:"process"`
-	Changes    []diff.Change `json:"changes"`
+	Schema    string   `json:"schema"`
+	Verdict   string   `json:"verdict"`
+	Reasons   []string `json:"reasons"`
+	Workspace string   `json:"workspace"`
+	Script    Script   `json:"script"`
+	Allowlist []string `json:"allowlist"`
+	// AllowlistApproved names the approved version Allowlist came from
+	// (--allowlist-from-history; an extension).
+	AllowlistApproved *ApprovedAllowlist `json:"allowlist_approved,omitempty"`
+	StartedAt         time.Time          `json:"started_at"`
+	FinishedAt        time.Time          `json:"finished_at"`
+	Process           Process            `json:"process"`
+	Changes           []diff.Change      `json:"changes"`
 	// Unreadable lists the entries the gate could not fully read before or
 	// after the run (an extension): each fails the gate.
 	Unreadable []diff.Unknown `json:"unreadable,omitempty"`
@@ -117,6 +120,28 @@ func (s *Stage) Summary() string {
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
 	return line
+}
+
+// ApprovedAllowlist is an approved allowlist version a run used.
+type ApprovedAllowlist struct {
+	Version int `json:"version"`
+	// ApprovedAt and Note are the approval's (unset in a report read back
+	// from the history, which keeps the version only).
+	ApprovedAt *time.Time `json:"approved_at,omitempty"`
+	Note       string     `json:"note,omitempty"`
+}
+
+// Line is the stderr line naming the version:
+// "allowlist: version 3, approved 2026-12-02T01:02:03Z (note)".
+func (a *ApprovedAllowlist) Line() string {
+	line := fmt.Sprintf("allowlist: version %d", a.Version)
+	if a.ApprovedAt != nil {
+		line += ", approved " + a.ApprovedAt.UTC().Format(time.RFC3339)
+	}
+	if a.Note != "" {
+		line += " (" + a.Note + ")"
+	}
+	return Printable(line)
 }
 
 // Script identifies what was run.
