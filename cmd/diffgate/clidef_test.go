@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +81,28 @@ func TestAllowlistFromHistoryNamesVersion(t *testing.T) {
 	}
 	if a := readReport(t, exp).AllowlistApproved; a == nil || a.Version != 2 {
 		t.Fatalf("exported allowlist_approved %+v, want version 2", a)
+	}
+}
+
+// A script without execute permission is refused as a shell would: exit
+// 126, one line, nothing run, no run recorded and no stage left.
+func TestNonExecutableScript(t *testing.T) {
+	ws, sh := fixture(t, "echo x > new")
+	if err := os.Chmod(sh, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, flags := range [][]string{{"--no-history"}, {"--db", db}, {"--db", db, "--stage"}} {
+		args := append(append([]string{"run", "--workspace", ws}, flags...), "--", sh)
+		code, out, errs := cliRun(t, args...)
+		if code != 126 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "not executable") {
+			t.Errorf("%v: exit %d stdout %q stderr %q; want 126 and one line", flags, code, out, errs)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "new")); err == nil {
+			t.Fatalf("%v: the script ran", flags)
+		}
+	}
+	if code, out, _ := cliRun(t, "history", "list", "--db", db); code != 0 || out != "" {
+		t.Errorf("history list: exit %d %q; want no run", code, out)
 	}
 }

@@ -171,6 +171,9 @@ func (c *cli) runVerb(args []string) error {
 	if errors.As(err, &held) && *lockWait == 0 {
 		return usagef("%v (--lock-wait DUR waits for it)", err)
 	}
+	if errors.Is(err, gate.ErrNotExecutable) {
+		return err
+	}
 	if err != nil {
 		return usagef("%v", err)
 	}
