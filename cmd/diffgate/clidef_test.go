@@ -106,3 +106,33 @@ func TestNonExecutableScript(t *testing.T) {
 		t.Errorf("history list: exit %d %q; want no run", code, out)
 	}
 }
+
+// **/__pycache__/ allows the folder and what is below it, in run, diff and
+// an approved allowlist alike.
+func TestGlobTrailingSlashCLI(t *testing.T) {
+	ws, sh := fixture(t, "mkdir -p pkg/__pycache__ && echo x > pkg/__pycache__/m.pyc && echo y > other")
+	before := filepath.Join(t.TempDir(), "b.json")
+	if code, _, errs := cliRun(t, "snapshot", ws, "-o", before); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := cliRun(t, "run", "--no-history", "--workspace", ws, "--allow", "**/__pycache__/", "--", sh)
+	if code != 1 || out != "ADDED other\n" {
+		t.Fatalf("run: exit %d stdout %q stderr %q; want only other unexpected", code, out, errs)
+	}
+	after := filepath.Join(t.TempDir(), "a.json")
+	if code, _, errs := cliRun(t, "snapshot", ws, "-o", after); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, out, errs := cliRun(t, "diff", "--allow", "**/__pycache__/", before, after); code != 1 || out != "ADDED other\n" {
+		t.Fatalf("diff: exit %d stdout %q stderr %q; want only other unexpected", code, out, errs)
+	}
+
+	ws2, sh2 := fixture(t, "mkdir -p a/b/__pycache__ && echo x > a/b/__pycache__/m.pyc")
+	db := filepath.Join(t.TempDir(), "h.db")
+	if code, out, errs := cliRun(t, "allowlist", "approve", "--workspace", ws2, "--allow", "**/__pycache__/", "--note", "bytecode", "--db", db); code != 0 {
+		t.Fatalf("approve: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := cliRun(t, "run", "--db", db, "--workspace", ws2, "--allowlist-from-history", "--", sh2); code != 0 || out != "" {
+		t.Fatalf("run --allowlist-from-history: exit %d stdout %q stderr %q", code, out, errs)
+	}
+}
