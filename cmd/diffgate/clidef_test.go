@@ -136,3 +136,28 @@ func TestGlobTrailingSlashCLI(t *testing.T) {
 		t.Fatalf("run --allowlist-from-history: exit %d stdout %q stderr %q", code, out, errs)
 	}
 }
+
+// With GITHUB_STEP_SUMMARY set, a run appends its Markdown report to it
+// (what was there stays); a summary that cannot be written is one line and
+// the verdict stands.
+func TestStepSummary(t *testing.T) {
+	ws, sh := fixture(t, "echo x > new")
+	sum := filepath.Join(t.TempDir(), "summary.md")
+	os.WriteFile(sum, []byte("earlier step\n"), 0o644)
+	t.Setenv("GITHUB_STEP_SUMMARY", sum)
+	code, out, errs := cliRun(t, "run", "--no-history", "--workspace", ws, "--", sh)
+	if code != 1 || out != "ADDED new\n" {
+		t.Fatalf("run: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	data, _ := os.ReadFile(sum)
+	if !strings.HasPrefix(string(data), "earlier step\n") || !strings.Contains(string(data), "new") || !strings.Contains(string(data), "FAIL") {
+		t.Fatalf("step summary:\n%s\nwant the earlier text, then the run's Markdown report", data)
+	}
+
+	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	code, out, errs = cliRun(t, "run", "--no-history", "--workspace", ws, "--allow", "new", "--", sh)
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	if code != 0 || out != "" || !strings.Contains(errs, "GITHUB_STEP_SUMMARY") || !strings.HasPrefix(lines[len(lines)-1], "PASS") {
+		t.Fatalf("unwritable summary: exit %d stdout %q stderr %q; want 0, one line naming it, the summary last", code, out, errs)
+	}
+}

@@ -182,6 +182,10 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintln(c.stdout, line)
 	}
 	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	if err := appendStepSummary(rep); err != nil {
+		// The verdict stands: say so above the summary.
+		lines = append(lines, report.Printable(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
+	}
 	if a := rep.AllowlistApproved; a != nil {
 		lines = append([]string{truncate(a.Line(), 300)}, lines...)
 	}
@@ -330,4 +334,26 @@ func watchSummary(w *report.Watch) string {
 		return ""
 	}
 	return report.Printable(truncate(w.Summary(), 300))
+}
+
+// appendStepSummary appends the run's Markdown report to the file named by
+// GITHUB_STEP_SUMMARY, when it is set (a GitHub Actions job step: the
+// report shows on the run's summary page).
+func appendStepSummary(rep *report.Report) error {
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY: %v", err)
+	}
+	err = rep.WriteMarkdown(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", report.QuotePath(path), err)
+	}
+	return nil
 }
