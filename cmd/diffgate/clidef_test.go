@@ -161,3 +161,27 @@ func TestStepSummary(t *testing.T) {
 		t.Fatalf("unwritable summary: exit %d stdout %q stderr %q; want 0, one line naming it, the summary last", code, out, errs)
 	}
 }
+
+// A HOME where the stage directory cannot be made: one line naming
+// ~/.cache/diffgate/stages and XDG_CACHE_HOME, exit 2, the workspace
+// untouched; XDG_CACHE_HOME then moves it.
+func TestStageUnwritableHome(t *testing.T) {
+	ws, sh := fixture(t, "echo x > new")
+	db := filepath.Join(t.TempDir(), "h.db")
+	// Below a regular file: not a directory, even for root.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	t.Setenv("HOME", filepath.Join(file, "home"))
+	t.Setenv("XDG_CACHE_HOME", "")
+	code, out, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--", sh)
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "~/.cache/diffgate/stages") || !strings.Contains(errs, "XDG_CACHE_HOME") {
+		t.Fatalf("exit %d stdout %q stderr %q; want 2 and one line naming ~/.cache/diffgate/stages and XDG_CACHE_HOME", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new")); err == nil {
+		t.Fatal("the script ran")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if code, _, errs := cliRun(t, "run", "--stage", "--db", db, "--workspace", ws, "--allow", "new", "--", sh); code != 0 {
+		t.Fatalf("with XDG_CACHE_HOME: exit %d stderr %q", code, errs)
+	}
+}
