@@ -185,3 +185,38 @@ func TestStageUnwritableHome(t *testing.T) {
 		t.Fatalf("with XDG_CACHE_HOME: exit %d stderr %q", code, errs)
 	}
 }
+
+// Inline code is named as the command line that ran it, sh -c '…' (cut to
+// 200 characters), in the history list and the Markdown report.
+func TestInlineScriptNamed(t *testing.T) {
+	ws, _ := fixture(t, "")
+	db := filepath.Join(t.TempDir(), "h.db")
+	md := filepath.Join(t.TempDir(), "r.md")
+	code, out, errs := cliRun(t, "run", "--db", db, "--workspace", ws, "--allow", "new", "--report", md, "--", "sh", "-c", "echo 'it' > new")
+	if code != 0 || out != "" {
+		t.Fatalf("run: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	want := `sh -c 'echo '\''it'\'' > new'`
+	if code, out, _ := cliRun(t, "history", "list", "--db", db); code != 0 || !strings.Contains(out, want) || strings.Contains(out, "/usr/bin/sh") {
+		t.Errorf("history list:\n%s\nwant the script column %s", out, want)
+	}
+	if data, _ := os.ReadFile(md); !strings.Contains(string(data), want) {
+		t.Errorf("Markdown:\n%s\nwant the script %s", data, want)
+	}
+	long := "echo " + strings.Repeat("a", 300) + " > new"
+	if code, _, errs := cliRun(t, "run", "--db", db, "--workspace", ws, "--allow", "new", "--", "sh", "-c", long); code != 0 {
+		t.Fatalf("run: exit %d stderr %q", code, errs)
+	}
+	_, out, _ = cliRun(t, "history", "list", "--db", db, "--limit", "1")
+	line := strings.Split(strings.TrimSpace(out), "\n")[1]
+	col := line[strings.Index(line, "sh -c '"):]
+	if n := len([]rune(col)); n != 200 || !strings.HasSuffix(col, "…") {
+		t.Errorf("long inline script: column %q (%d characters), want 200 ending in …", col, n)
+	}
+	// A script file stays its path.
+	_, sh := fixture(t, "true")
+	cliRun(t, "run", "--db", db, "--workspace", ws, "--", sh)
+	if _, out, _ = cliRun(t, "history", "list", "--db", db, "--limit", "1"); !strings.Contains(out, sh) {
+		t.Errorf("history list:\n%s\nwant %s", out, sh)
+	}
+}

@@ -82,7 +82,7 @@ func (c *cli) historyList(args []string) error {
 		// before containment).
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			r.Verdict, dash(r.Contained), r.Added, r.Removed, r.Changed, r.Violations, r.Blocked, r.Outside, dash(r.Stage),
-			tabSafe(r.Workspace), tabSafe(r.Script))
+			tabSafe(r.Workspace), tabSafe(r.ScriptLine))
 	}
 	return tw.Flush()
 }

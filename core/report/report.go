@@ -5,9 +5,11 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -163,6 +165,37 @@ type Script struct {
 	// Inline is set when the script is the interpreter's inline code
 	// (sh -c CODE): SHA256 and the kept text are the code's (an extension).
 	Inline bool `json:"inline,omitempty"`
+}
+
+// maxScriptLine bounds Script.Line.
+const maxScriptLine = 200
+
+// Line names the script in one line, for the history list, the Markdown
+// and the app's banner: its path, or for inline code the command line that
+// ran it, sh -c 'CODE' (the interpreter's base name, its inline option and
+// the code in single quotes, white space runs as one space), cut to 200
+// characters with "…".
+func (s *Script) Line() string {
+	if !s.Inline {
+		return s.Path
+	}
+	code, flag := "", ""
+	for i, a := range s.Args {
+		if (a == "-c" || a == "-e") && i+1 < len(s.Args) {
+			flag, code = a, s.Args[i+1]
+			break
+		}
+	}
+	if flag == "" {
+		return s.Path
+	}
+	code = strings.Join(strings.Fields(code), " ")
+	line := filepath.Base(s.Path) + " " + flag + " '" + strings.ReplaceAll(code, "'", `'\''`) + "'"
+	if utf8.RuneCountInString(line) > maxScriptLine {
+		r := []rune(line)
+		line = string(r[:maxScriptLine-1]) + "…"
+	}
+	return line
 }
 
 // Process is what became of the script's process tree.
