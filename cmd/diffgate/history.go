@@ -262,6 +262,10 @@ func (c *cli) historyExport(args []string) error {
 	if err != nil {
 		return err
 	}
+	if run.AllowlistVersion > 0 && run.Report.AllowlistApproved == nil {
+		// The history keeps the version the run used, not the approval.
+		run.Report.AllowlistApproved = &report.ApprovedAllowlist{Version: run.AllowlistVersion}
+	}
 	if err := run.Report.WriteFile(*out); err != nil {
 		return usagef("%v", err)
 	}

@@ -326,9 +326,6 @@ func (r *runRow) toRun() (*Run, error) {
 		return nil, fmt.Errorf("extra: %w", err)
 	}
 	run := &Run{Report: rep, AllowlistVersion: int(r.allowlistVersion)}
-	if r.allowlistVersion > 0 {
-		rep.AllowlistApproved = &report.ApprovedAllowlist{Version: int(r.allowlistVersion)}
-	}
 	if r.scriptText != "" {
 		run.ScriptText = []byte(r.scriptText)
 	}
