@@ -137,8 +137,8 @@ func (c *cli) allowlistApprove(args []string) error {
 	fs, wsFlag, db := allowlistFlags("approve")
 	var allow listFlag
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
-	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
-	note := fs.String("note", "", "why these entries are fine (required)")
+	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
+	note := fs.String("note", "", "why these entries are fine: `TEXT` (required)")
 	if _, err := parseN(fs, args, 0); err != nil {
 		return err
 	}
@@ -162,11 +162,11 @@ func (c *cli) allowlistApprove(args []string) error {
 	if err != nil {
 		return err
 	}
-	entries, err := allowEntries(allow, *allowFile)
+	allowList, err := allowEntries(allow, *allowFile)
 	if err != nil {
 		return err
 	}
-	if _, err := policy.Parse(entries); err != nil {
+	if _, err := policy.Parse(allowList); err != nil {
 		return usagef("allowlist approve: %v", err)
 	}
 	lock, err := c.holdWorkspace("allowlist approve", ws)
@@ -183,13 +183,13 @@ func (c *cli) allowlistApprove(args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.Approve(c.ctx, ws, entries, *note)
+	a, err := h.Approve(c.ctx, ws, allowList, *note)
 	if err != nil {
 		return err
 	}
 	added, removed := history.DiffAllowlists(prev, a)
-	fmt.Fprintf(c.stdout, "approved allowlist version %d for %s: %d entries (%d added, %d removed)\n",
-		a.Version, tabSafe(ws), len(a.Entries), len(added), len(removed))
+	fmt.Fprintf(c.stdout, "approved allowlist version %d for %s: %s (%d added, %d removed)\n",
+		a.Version, tabSafe(ws), entries(len(a.Entries)), len(added), len(removed))
 	return nil
 }
 

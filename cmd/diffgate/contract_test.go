@@ -662,7 +662,7 @@ func TestRunCancelledBySignal(t *testing.T) {
 			if code != 1 || out != "CHANGED config.json\nCANCELLED\n" || !strings.Contains(errs, "run 1: fail (1 unexpected change, run cancelled)") {
 				t.Errorf("history show: exit %d stdout %q stderr %q", code, out, errs)
 			}
-			if code, out, _ := cliRun(t, "history", "verify", "--db", db); code != 0 || out != "ok: 1 runs, chain intact\n" {
+			if code, out, _ := cliRun(t, "history", "verify", "--db", db); code != 0 || out != "ok: 1 run, chain intact\n" {
 				t.Errorf("verify: %d %q", code, out)
 			}
 		})

@@ -82,7 +82,7 @@ func (c *cli) historyList(args []string) error {
 		// before containment).
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			r.Verdict, dash(r.Contained), r.Added, r.Removed, r.Changed, r.Violations, r.Blocked, r.Outside, dash(r.Stage),
-			tabSafe(r.Workspace), tabSafe(r.Script))
+			tabSafe(r.Workspace), tabSafe(r.ScriptLine))
 	}
 	return tw.Flush()
 }
@@ -229,7 +229,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 	}
 }
 
-func entries(n int) string {
+func entries[N ~int | ~int64](n N) string {
 	if n == 1 {
 		return "1 entry"
 	}
@@ -262,6 +262,10 @@ func (c *cli) historyExport(args []string) error {
 	if err != nil {
 		return err
 	}
+	if run.AllowlistVersion > 0 && run.Report.AllowlistApproved == nil {
+		// The history keeps the version the run used, not the approval.
+		run.Report.AllowlistApproved = &report.ApprovedAllowlist{Version: run.AllowlistVersion}
+	}
 	if err := run.Report.WriteFile(*out); err != nil {
 		return usagef("%v", err)
 	}
@@ -292,6 +296,6 @@ func (c *cli) historyVerify(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "ok: %d runs, chain intact\n", n)
+	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", plural(n, "run"))
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -22,6 +23,9 @@ const (
 	exitPass  = 0
 	exitFail  = 1
 	exitUsage = 2
+	// exitNotExecutable is a shell's exit status for a script it found but
+	// cannot execute.
+	exitNotExecutable = 126
 )
 
 // usageError is a setup or usage problem: exit 2 with a one-line reason.
@@ -55,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case errors.Is(err, errFailed):
 		return exitFail
+	case errors.Is(err, gate.ErrNotExecutable):
+		// As a shell would: 126, the command cannot be executed.
+		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
+		return exitNotExecutable
 	default:
 		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
 		return exitUsage

@@ -22,6 +22,6 @@ func (c *cli) progress(label string) func(snapshot.Progress) {
 		return nil
 	}
 	return func(p snapshot.Progress) {
-		fmt.Fprintf(c.stderr, "\r%s: %d entries, %.1f MB\x1b[K", label, p.Entries, float64(p.Bytes)/1e6)
+		fmt.Fprintf(c.stderr, "\r%s: %s, %.1f MB\x1b[K", label, entries(p.Entries), float64(p.Bytes)/1e6)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/wslock"
 )
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
@@ -28,7 +29,7 @@ func (c *cli) runVerb(args []string) error {
 	ws := fs.String("workspace", "", "the `DIR` the script runs in and the gate watches")
 	var allow, reports listFlag
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
-	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
+	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
 	fromHistory := fs.Bool("allowlist-from-history", false, "use the workspace's latest approved allowlist")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit for the script (`DUR`); 0 means none")
 	fs.Var(&reports, "report", "write a report to `FILE` (.json, .html, .md; repeatable)")
@@ -98,7 +99,7 @@ func (c *cli) runVerb(args []string) error {
 		}
 		return usagef("workspace %s: %s", report.QuotePath(*ws), errText(err))
 	}
-	entries, err := allowEntries(allow, *allowFile)
+	allowList, err := allowEntries(allow, *allowFile)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (c *cli) runVerb(args []string) error {
 		pol.Hidden = append(pol.Hidden, history.Files(db)...)
 	}
 
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: entries, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
+	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
 		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
 	if !*noHistory {
@@ -155,7 +156,7 @@ func (c *cli) runVerb(args []string) error {
 		cfg.Progress = func(p gate.Progress) {
 			if p.Phase == gate.Before || p.Phase == gate.After {
 				mu.Lock()
-				fmt.Fprintf(c.stderr, "\r%s: %d entries, %.1f MB\x1b[K", p.Phase, p.Entries, float64(p.Bytes)/1e6)
+				fmt.Fprintf(c.stderr, "\r%s: %s, %.1f MB\x1b[K", p.Phase, entries(p.Entries), float64(p.Bytes)/1e6)
 				mu.Unlock()
 			}
 		}
@@ -166,6 +167,13 @@ func (c *cli) runVerb(args []string) error {
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
+	var held *wslock.HeldError
+	if errors.As(err, &held) && *lockWait == 0 {
+		return usagef("%v (--lock-wait DUR waits for it)", err)
+	}
+	if errors.Is(err, gate.ErrNotExecutable) {
+		return err
+	}
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -174,6 +182,13 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintln(c.stdout, line)
 	}
 	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	if err := appendStepSummary(rep); err != nil {
+		// The verdict stands: say so above the summary.
+		lines = append(lines, report.Printable(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
+	}
+	if a := rep.AllowlistApproved; a != nil {
+		lines = append([]string{truncate(a.Line(), 300)}, lines...)
+	}
 	for _, line := range append(lines, report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
@@ -183,10 +198,15 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range hintLines(rep) {
 		fmt.Fprintln(c.stderr, line)
 	}
-	fmt.Fprintln(c.stderr, summary(rep))
 	if rep.Stage != nil && res.RunID > 0 {
-		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d | diffgate discard %d\n", res.RunID, res.RunID, res.RunID)
+		// Above the summary, which stays the last line (the contract).
+		db := ""
+		if *dbPath != "" {
+			db = " --db " + quoteArg(*dbPath)
+		}
+		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d%s | diffgate discard %d%s\n", res.RunID, res.RunID, db, res.RunID, db)
 	}
+	fmt.Fprintln(c.stderr, summary(rep))
 	var problems []error
 	for _, t := range targets {
 		if err := t.write(rep); err != nil {
@@ -314,4 +334,26 @@ func watchSummary(w *report.Watch) string {
 		return ""
 	}
 	return report.Printable(truncate(w.Summary(), 300))
+}
+
+// appendStepSummary appends the run's Markdown report to the file named by
+// GITHUB_STEP_SUMMARY, when it is set (a GitHub Actions job step: the
+// report shows on the run's summary page).
+func appendStepSummary(rep *report.Report) error {
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY: %v", err)
+	}
+	err = rep.WriteMarkdown(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", report.QuotePath(path), err)
+	}
+	return nil
 }

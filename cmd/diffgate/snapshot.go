@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -39,7 +40,7 @@ func (c *cli) diffVerb(args []string) error {
 	fs := newFlags("diff")
 	var allow listFlag
 	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
-	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line")
+	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
 	pos, err := parseN(fs, args, 2)
 	if err != nil {
 		return err
@@ -81,18 +82,26 @@ func (c *cli) diffVerb(args []string) error {
 }
 
 // allowEntries collects --allow lists and an --allowlist file.
+// stdin is what --allowlist - reads (a variable for the tests).
+var stdin io.Reader = os.Stdin
+
 func allowEntries(lists []string, file string) ([]string, error) {
 	var entries []string
 	for _, l := range lists {
 		entries = append(entries, policy.SplitList(l)...)
 	}
 	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, usagef("allowlist: %v", err)
+		// "-" is standard input.
+		var r io.Reader = stdin
+		if file != "-" {
+			f, err := os.Open(file)
+			if err != nil {
+				return nil, usagef("allowlist: %v", err)
+			}
+			defer f.Close()
+			r = f
 		}
-		defer f.Close()
-		more, err := policy.ReadEntries(f)
+		more, err := policy.ReadEntries(r)
 		if err != nil {
 			return nil, usagef("allowlist %s: %v", report.QuotePath(file), err)
 		}

@@ -171,8 +171,12 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	if code != dcode || code != 1 || out != dout {
 		t.Fatalf("staged run: exit %d stdout %q; direct run: exit %d stdout %q (stderr %q)", code, out, dcode, dout, errs)
 	}
-	if !strings.Contains(errs, "\nstaged as run 1: diffgate apply 1 | diffgate discard 1\n") {
-		t.Fatalf("stderr %q", errs)
+	// The hint names the --db given; the summary stays the last line.
+	if hint := fmt.Sprintf("\nstaged as run 1: diffgate apply 1 --db %s | diffgate discard 1 --db %s\n", db, db); !strings.Contains(errs, hint) {
+		t.Fatalf("stderr %q, want the line %q", errs, hint)
+	}
+	if lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n"); !strings.HasPrefix(lines[len(lines)-1], "FAIL: ") {
+		t.Fatalf("last stderr line %q, want the summary (stderr %q)", lines[len(lines)-1], errs)
 	}
 	if got := treeDigest(t, ws); got != untouched {
 		t.Fatalf("the staged run touched the workspace:\n%s\nwant\n%s", got, untouched)

@@ -223,7 +223,11 @@ func writeVerbUsage(w io.Writer, path []string, v *verb, fs *flag.FlagSet) {
 				first = false
 			}
 			arg, use := flag.UnquoteUsage(f)
+			// A one-letter flag is written as the usage lines write it (-o).
 			l := "  --" + f.Name
+			if len(f.Name) == 1 {
+				l = "  -" + f.Name
+			}
 			if arg != "" {
 				l += " " + arg
 			}

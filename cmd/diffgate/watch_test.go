@@ -84,7 +84,7 @@ func testRunWatch(t *testing.T) {
 		if e := readReport(t, exp); len(e.Outside) != 1 || e.Outside[0].Line() != strings.TrimSuffix(want, "\n") || e.Watch == nil {
 			t.Errorf("exported: %+v %+v", e.Outside, e.Watch)
 		}
-		if code, out, _ := cliRun(t, "history", "verify", "--db", db); code != 0 || out != "ok: 1 runs, chain intact\n" {
+		if code, out, _ := cliRun(t, "history", "verify", "--db", db); code != 0 || out != "ok: 1 run, chain intact\n" {
 			t.Errorf("verify: %d %q", code, out)
 		}
 	})

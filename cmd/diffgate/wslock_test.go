@@ -116,7 +116,7 @@ func testTwoRuns(t *testing.T) {
 	for _, w := range []string{ws, filepath.Join(ws, "sub")} {
 		code, out, errs := cliRun(t, "run", "--workspace", w, "--no-history", "--allow", "b.log", "--", second)
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, pid) ||
-			!strings.Contains(errs, "being gated by another diffgate run") {
+			!strings.Contains(errs, "being gated by another diffgate run") || !strings.Contains(errs, "--lock-wait DUR") {
 			t.Errorf("second run on %s while the first runs: exit %d stdout %q stderr %q; want 2 and one line naming %s", w, code, out, errs, pid)
 		}
 	}

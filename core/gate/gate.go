@@ -28,11 +28,17 @@ import (
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
 // script, bad allowlist entry): nothing ran. Its message is one line.
-type SetupError struct{ Msg string }
+type SetupError struct {
+	Msg string
+	// Err is the cause, when one is kept (a *wslock.HeldError).
+	Err error
+}
 
 func (e *SetupError) Error() string { return e.Msg }
 
-func setupf(format string, a ...any) error { return &SetupError{fmt.Sprintf(format, a...)} }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func setupf(format string, a ...any) error { return &SetupError{Msg: fmt.Sprintf(format, a...)} }
 
 // maxScriptText bounds the script text kept in the result.
 const maxScriptText = 1 << 20
@@ -49,7 +55,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// One run at a time per workspace, or each reports the other's writes.
 	lock, err := wslock.Acquire(ctx, g.ws, cfg.LockWait, cfg.Log)
 	if err != nil {
-		return nil, setupf("%v", err)
+		return nil, &SetupError{Msg: err.Error(), Err: err}
 	}
 	defer lock.Release()
 	return g.run(ctx)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,10 @@ import (
 
 	"github.com/diffgate/diffgate/core/report"
 )
+
+// ErrNotExecutable is the cause of the SetupError for a script without
+// execute permission: the CLI exits 126 for it, as a shell does.
+var ErrNotExecutable = errors.New("script not executable")
 
 // lookCommand resolves SCRIPT as a shell would: a name without a slash is
 // looked up on PATH, anything else is a path (relative to the current
@@ -41,6 +46,10 @@ func lookCommand(name string) (string, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return "", setupf("script %s: not a regular file", report.QuotePath(name))
+	}
+	if st.Mode()&0o111 == 0 {
+		// As a shell would refuse it (exit 126), before any snapshot.
+		return "", &SetupError{Msg: fmt.Sprintf("script %s: permission denied: not executable (chmod +x it, or run it as sh %s)", report.QuotePath(name), report.QuotePath(name)), Err: ErrNotExecutable}
 	}
 	return abs, nil
 }

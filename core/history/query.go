@@ -29,7 +29,10 @@ type Summary struct {
 	StartedAt time.Time
 	Workspace string
 	Script    string
-	Verdict   string
+	// ScriptLine names the script in one line (report.Script.Line): for
+	// inline code, sh -c 'CODE'.
+	ScriptLine string
+	Verdict    string
 	// Added, Removed and Changed count the changes per kind; Violations
 	// counts those the allowlist did not allow.
 	Added, Removed, Changed, Violations int
@@ -102,7 +105,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	q := `SELECT id, started_at, workspace, script_path, verdict, added, removed, changed, violations,
 		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), ''),
 		coalesce((SELECT allowlist_version FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), 0),
-		extra, coalesce((SELECT event FROM stage_events e WHERE e.run_id = runs.id ORDER BY e.id DESC LIMIT 1), '')
+		extra, coalesce((SELECT event FROM stage_events e WHERE e.run_id = runs.id ORDER BY e.id DESC LIMIT 1), ''), args
 		FROM runs` + where + " ORDER BY id DESC"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
@@ -116,14 +119,21 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	for rows.Next() {
 		var s Summary
 		var started, event string
-		var extra []byte
+		var extra, args []byte
 		if err := rows.Scan(&s.ID, &started, &s.Workspace, &s.Script, &s.Verdict,
-			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &s.ApprovedVersion, &extra, &event); err != nil {
+			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &s.ApprovedVersion, &extra, &event, &args); err != nil {
 			return nil, fmt.Errorf("list runs: %w", errText(err))
 		}
+		s.ScriptLine = s.Script
 		if len(extra) > 0 {
 			var rep report.Report
 			if decodeExtra(extra, &rep) == nil {
+				if rep.Script.Inline {
+					rep.Script.Path = s.Script
+					if rep.Script.Args, err = decodeList(args); err == nil {
+						s.ScriptLine = rep.Script.Line()
+					}
+				}
 				if rep.Stage != nil {
 					s.Stage = report.StagePending
 					if event != "" && event != EventApplying {

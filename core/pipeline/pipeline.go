@@ -19,6 +19,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +112,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	sctx := context.WithoutCancel(ctx)
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
+	var approved *report.ApprovedAllowlist
 	if db != nil {
 		k, err := history.WorkspaceKey(cfg.Workspace)
 		if err != nil {
@@ -135,6 +138,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 			cfg.Allow = append(cfg.Allow, al.Entries...)
 			o.AllowlistVersion = al.Version
+			at := al.CreatedAt.UTC()
+			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note}
 		}
 		// A cache only saves time: problems reading it cost a full hash.
 		if !cfg.Rehash {
@@ -168,6 +173,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	} else if o.FromHistory {
 		return nil, &gate.SetupError{Msg: "the approved allowlist needs the history"}
+	}
+	if o.Stage && db != nil && o.StageBase == "" {
+		// Before the expiry, which reads the same directory.
+		if err := stageBaseUsable(); err != nil {
+			return nil, err
+		}
 	}
 	var expired []int64
 	if db != nil {
@@ -213,6 +224,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{Result: res, Probe: probe, Expired: expired}
+	res.Report.AllowlistApproved = approved
 	if st != nil {
 		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), Requested: string(cmp.Or(o.StageMechanism, StageAuto)),
 			State: report.StagePending, ID: st.ID}
@@ -270,3 +282,22 @@ func record(ctx context.Context, db *history.DB, res *gate.Result, version int) 
 
 // millis is d in milliseconds, to the microsecond.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// stageBaseUsable makes the default stage directory (stage.BaseDir), or says
+// in one line where it is and how to move it: an unwritable HOME otherwise
+// shows as a bare "mkdir /nonexistent: permission denied".
+func stageBaseUsable() error {
+	base, err := stage.BaseDir()
+	if err == nil {
+		err = os.MkdirAll(base, 0o700)
+	}
+	if err == nil {
+		return nil
+	}
+	at := ""
+	if base != "" {
+		at = " " + report.QuotePath(base)
+	}
+	return &gate.SetupError{Msg: fmt.Sprintf("stage: cannot make the stage directory%s (~/.cache/diffgate/stages, or $XDG_CACHE_HOME/diffgate/stages): %s; set XDG_CACHE_HOME to a writable directory",
+		at, strings.TrimPrefix(err.Error(), "stage: "))}
+}

@@ -32,6 +32,11 @@ type Rule struct {
 	base string
 	// glob is set when Pattern has glob metacharacters.
 	glob bool
+	// gpat is the glob matched against paths: Pattern less a trailing "/".
+	// A glob written with one (**/__pycache__/) names folders: it matches a
+	// folder, and what is below it, never a file (dirOnly).
+	gpat    string
+	dirOnly bool
 	// lit is a glob's literal prefix: every path it matches starts with it.
 	lit string
 	// segs is the number of segments every path a glob matches has, or -1
@@ -278,6 +283,8 @@ func ParseRule(text string) (Rule, error) {
 			return bad("invalid glob pattern")
 		}
 		r.glob = true
+		r.gpat = strings.TrimRight(s, "/")
+		r.dirOnly = r.gpat != s
 		r.lit = literalPrefix(s)
 		r.segs = -1
 		if !strings.Contains(s, "**") && !strings.ContainsAny(s, "{[\\") {
@@ -328,8 +335,8 @@ func (r *Rule) matchesPath(p string, isDir bool) bool {
 	}
 	n := strings.Count(p, "/") + 1
 	for q := p; ; n-- {
-		if r.segs < 0 || n == r.segs {
-			if ok, _ := doublestar.Match(r.Pattern, q); ok {
+		if (r.segs < 0 || n == r.segs) && (!r.dirOnly || isDir || len(q) < len(p)) {
+			if ok, _ := doublestar.Match(r.gpat, q); ok {
 				return true
 			}
 		}

@@ -299,8 +299,11 @@ func referenceDecide(rules []Rule, c *diff.Change) Decision {
 		if !strings.ContainsAny(r.Pattern, "*?[{\\") {
 			return false
 		}
+		// A glob with a trailing slash names folders: the path itself
+		// when it is one, and its ancestors.
+		pat := strings.TrimRight(r.Pattern, "/")
 		for q := c.Path; ; {
-			if ok, _ := doublestar.Match(r.Pattern, q); ok {
+			if ok, _ := doublestar.Match(pat, q); ok && (pat == r.Pattern || isDir || q != c.Path) {
 				return true
 			}
 			i := strings.LastIndexByte(q, '/')
@@ -435,4 +438,42 @@ func FuzzSplitList(f *testing.F) {
 			t.Fatalf("%q split into %q", list, got)
 		}
 	})
+}
+
+// A glob written with a trailing slash names folders: the folder and what
+// is below it, never a file of that name; indexed or not.
+func TestGlobTrailingSlash(t *testing.T) {
+	cases := []struct {
+		c    diff.Change
+		want bool
+	}{
+		{dir("__pycache__", diff.Added), true},
+		{file("__pycache__/m.pyc", diff.Added), true},
+		{dir("pkg/sub/__pycache__", diff.Added), true},
+		{file("pkg/sub/__pycache__/m.cpython-312.pyc", diff.Changed), true},
+		{file("pkg/__pycache__", diff.Added), false}, // a file of that name
+		{file("pkg/__pycache__x/m.pyc", diff.Added), false},
+		{file("pkg/m.py", diff.Added), false},
+	}
+	for _, entries := range [][]string{{"**/__pycache__/"}, {"pkg/*/__pycache__/", "**/__pycache__/"}} {
+		p := MustParse(entries...)
+		// The index is used from indexMin rules on: pad the list to try it too.
+		padded := append([]string{}, entries...)
+		for i := 0; len(padded) < indexMin+1; i++ {
+			padded = append(padded, fmt.Sprintf("pad%d/", i))
+		}
+		pi := MustParse(padded...)
+		for _, tc := range cases {
+			if got := p.Decide(&tc.c).Allowed; got != tc.want {
+				t.Errorf("%v: %s allowed %v, want %v", entries, tc.c.Path, got, tc.want)
+			}
+			if got := pi.Decide(&tc.c).Allowed; got != tc.want {
+				t.Errorf("%v (indexed): %s allowed %v, want %v", entries, tc.c.Path, got, tc.want)
+			}
+		}
+	}
+	// The same glob written without the slash still matches the file too.
+	if c := file("pkg/__pycache__", diff.Added); !MustParse("**/__pycache__").Decide(&c).Allowed {
+		t.Error("**/__pycache__ no longer allows a file of that name")
+	}
 }

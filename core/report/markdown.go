@@ -115,7 +115,7 @@ func (r *Report) markdown(m *mdWriter) {
 	m.line("|---|---|")
 	row := func(k, v string) { m.line("| ", k, " | ", v, " |") }
 	row("Workspace", mdCode(r.Workspace, true))
-	row("Script", mdCode(r.Script.Path, true))
+	row("Script", mdCode(r.Script.Line(), true))
 	row("Script SHA-256", orDash(mdCode(r.Script.SHA256, true), r.Script.SHA256))
 	row("Arguments", mdList(r.Script.Args, "none"))
 	row("Allowlist", mdList(r.Allowlist, "*empty: nothing is allowed*"))

@@ -5,9 +5,11 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -24,16 +26,19 @@ const (
 
 // Report is the outcome of one gated run, exactly the contract's JSON fields.
 type Report struct {
-	Schema     string        `json:"schema"`
-	Verdict    string        `json:"verdict"`
-	Reasons    []string      `json:"reasons"`
-	Workspace  string        `json:"workspace"`
-	Script     Script        `json:"script"`
-	Allowlist  []string      `json:"allowlist"`
-	StartedAt  time.Time     `json:"started_at"`
-	FinishedAt time.Time     `json:"finished_at"`
-	Process    Process       `json:"process"`
-	Changes    []diff.Change `json:"changes"`
+	Schema    string   `json:"schema"`
+	Verdict   string   `json:"verdict"`
+	Reasons   []string `json:"reasons"`
+	Workspace string   `json:"workspace"`
+	Script    Script   `json:"script"`
+	Allowlist []string `json:"allowlist"`
+	// AllowlistApproved names the approved version Allowlist came from
+	// (--allowlist-from-history; an extension).
+	AllowlistApproved *ApprovedAllowlist `json:"allowlist_approved,omitempty"`
+	StartedAt         time.Time          `json:"started_at"`
+	FinishedAt        time.Time          `json:"finished_at"`
+	Process           Process            `json:"process"`
+	Changes           []diff.Change      `json:"changes"`
 	// Unreadable lists the entries the gate could not fully read before or
 	// after the run (an extension): each fails the gate.
 	Unreadable []diff.Unknown `json:"unreadable,omitempty"`
@@ -116,7 +121,7 @@ func (s *Stage) Summary() string {
 	if c := s.Cost; c != nil {
 		line += fmt.Sprintf("; prepared in %.1f ms", c.PrepareMS)
 		if c.CopiedFiles > 0 {
-			line += fmt.Sprintf(" (copied %d files, %s)", c.CopiedFiles, Size(c.CopiedBytes))
+			line += fmt.Sprintf(" (copied %s, %s)", plural(c.CopiedFiles, "file"), Size(c.CopiedBytes))
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
@@ -124,6 +129,28 @@ func (s *Stage) Summary() string {
 		line += "; the script ran at " + QuotePath(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
 	}
 	return line
+}
+
+// ApprovedAllowlist is an approved allowlist version a run used.
+type ApprovedAllowlist struct {
+	Version int `json:"version"`
+	// ApprovedAt and Note are the approval's (unset in a report read back
+	// from the history, which keeps the version only).
+	ApprovedAt *time.Time `json:"approved_at,omitempty"`
+	Note       string     `json:"note,omitempty"`
+}
+
+// Line is the stderr line naming the version:
+// "allowlist: version 3, approved 2026-12-02T01:02:03Z (note)".
+func (a *ApprovedAllowlist) Line() string {
+	line := fmt.Sprintf("allowlist: version %d", a.Version)
+	if a.ApprovedAt != nil {
+		line += ", approved " + a.ApprovedAt.UTC().Format(time.RFC3339)
+	}
+	if a.Note != "" {
+		line += " (" + a.Note + ")"
+	}
+	return Printable(line)
 }
 
 // Script identifies what was run.
@@ -145,6 +172,37 @@ type Script struct {
 	// Inline is set when the script is the interpreter's inline code
 	// (sh -c CODE): SHA256 and the kept text are the code's (an extension).
 	Inline bool `json:"inline,omitempty"`
+}
+
+// maxScriptLine bounds Script.Line.
+const maxScriptLine = 200
+
+// Line names the script in one line, for the history list, the Markdown
+// and the app's banner: its path, or for inline code the command line that
+// ran it, sh -c 'CODE' (the interpreter's base name, its inline option and
+// the code in single quotes, white space runs as one space), cut to 200
+// characters with "…".
+func (s *Script) Line() string {
+	if !s.Inline {
+		return s.Path
+	}
+	code, flag := "", ""
+	for i, a := range s.Args {
+		if (a == "-c" || a == "-e") && i+1 < len(s.Args) {
+			flag, code = a, s.Args[i+1]
+			break
+		}
+	}
+	if flag == "" {
+		return s.Path
+	}
+	code = strings.Join(strings.Fields(code), " ")
+	line := filepath.Base(s.Path) + " " + flag + " '" + strings.ReplaceAll(code, "'", `'\''`) + "'"
+	if utf8.RuneCountInString(line) > maxScriptLine {
+		r := []rune(line)
+		line = string(r[:maxScriptLine-1]) + "…"
+	}
+	return line
 }
 
 // Process is what became of the script's process tree.
