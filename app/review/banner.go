@@ -210,8 +210,9 @@ func (b *Banner) update() {
 		b.facts.Objects = append(b.facts.Objects, style.Tight(k), style.Tight(container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l)))
 	}
 	fact("Workspace", r.Workspace, false)
-	script := r.Script.Path
-	if len(r.Script.Args) > 0 {
+	// An inline script as sh -c '<code>' (cut), a file with its arguments.
+	script := r.Script.Line()
+	if script == r.Script.Path && len(r.Script.Args) > 0 {
 		script += " " + strings.Join(r.Script.Args, " ")
 	}
 	if r.Script.Path == "" {

@@ -23,3 +23,22 @@ func TestBannerGrantsAndHints(t *testing.T) {
 		t.Fatalf("banner texts: %s", all)
 	}
 }
+
+// TestBannerInlineScript: an inline script reads sh -c '<code>' in the
+// banner, not the shell's path; a script file keeps its arguments.
+func TestBannerInlineScript(t *testing.T) {
+	r := cleanReport()
+	r.Script = report.Script{Path: "/usr/bin/sh", Args: []string{"-c", "echo hi >   out.txt"}, Inline: true}
+	r.Evaluate()
+	v, _ := newTestView(t, r, Options{})
+	if all := allText(v.Banner()); !strings.Contains(all, "sh -c 'echo hi > out.txt'") {
+		t.Fatalf("banner texts: %s", all)
+	}
+	r = cleanReport()
+	r.Script = report.Script{Path: "/w/gen.sh", Args: []string{"--fast"}}
+	r.Evaluate()
+	v, _ = newTestView(t, r, Options{})
+	if all := allText(v.Banner()); !strings.Contains(all, "/w/gen.sh --fast") {
+		t.Fatalf("banner texts: %s", all)
+	}
+}
