@@ -51,30 +51,7 @@ func WindowLongLines(d string) string {
 	nl := strings.HasSuffix(d, "\n")
 	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
 	windowed := map[int]string{}
-	inHunk := false
-	for i := 0; i < len(lines); {
-		l := lines[i]
-		if strings.HasPrefix(l, "@@") {
-			inHunk = true
-		}
-		if !inHunk || !isChangeLine(l) {
-			i++
-			continue
-		}
-		var del, add []int
-		j := i
-	scan:
-		for ; j < len(lines); j++ {
-			switch m := lines[j]; {
-			case strings.HasPrefix(m, "-"):
-				del = append(del, j)
-			case strings.HasPrefix(m, "+"):
-				add = append(add, j)
-			case IsCutLine(m) || strings.HasPrefix(m, `\`):
-			default:
-				break scan
-			}
-		}
+	eachChangeRun(lines, func(del, add []int) {
 		for _, p := range alignLongLines(lines, del, add) {
 			a, b := p[0], p[1]
 			if len(lines[a]) <= MaxDiffLine+1 && len(lines[b]) <= MaxDiffLine+1 {
@@ -83,8 +60,7 @@ func WindowLongLines(d string) string {
 			wa, wb := WindowLine(lines[a][1:], lines[b][1:], MaxDiffLine-1)
 			windowed[a], windowed[b] = "-"+wa, "+"+wb
 		}
-		i = j
-	}
+	})
 	if len(windowed) == 0 {
 		return d
 	}

@@ -40,6 +40,20 @@ func Intraline(lines []string) (marks [][]Span, pair []int) {
 	for i := range pair {
 		pair[i] = -1
 	}
+	eachChangeRun(lines, func(del, add []int) {
+		for _, p := range alignLines(lines, del, add) {
+			d, a := p[0], p[1]
+			pair[d], pair[a] = a, d
+			marks[d], marks[a] = WordDiff(lines[d][1:], lines[a][1:])
+		}
+	})
+	return marks, pair
+}
+
+// eachChangeRun calls fn with each run of removed (del) and added (add)
+// lines of a unified diff's hunks (indices into lines; cut marks and "\ No
+// newline" lines inside a run belong to it).
+func eachChangeRun(lines []string, fn func(del, add []int)) {
 	inHunk := false
 	for i := 0; i < len(lines); {
 		l := lines[i]
@@ -64,14 +78,9 @@ func Intraline(lines []string) (marks [][]Span, pair []int) {
 				break scan
 			}
 		}
-		for _, p := range alignLines(lines, del, add) {
-			d, a := p[0], p[1]
-			pair[d], pair[a] = a, d
-			marks[d], marks[a] = WordDiff(lines[d][1:], lines[a][1:])
-		}
+		fn(del, add)
 		i = j
 	}
-	return marks, pair
 }
 
 func isChangeLine(l string) bool {

@@ -99,18 +99,9 @@ func mknodLike(to string, fi fs.FileInfo) (bool, error) {
 
 // mknodAt makes a node of type typ (a FIFO, socket or device) at path.
 func mknodAt(path string, typ snapshot.Type, perm uint32, rdev uint64) error {
-	var mode uint32
-	switch typ {
-	case snapshot.FIFO:
-		mode = unix.S_IFIFO
-	case snapshot.Socket:
-		mode = unix.S_IFSOCK
-	case snapshot.Char:
-		mode = unix.S_IFCHR
-	case snapshot.Block:
-		mode = unix.S_IFBLK
-	default:
-		return fmt.Errorf("a %s cannot be made", typ)
+	mode, err := nodeMode(typ)
+	if err != nil {
+		return err
 	}
 	return unix.Mknod(path, mode|perm&0o777, int(rdev))
 }

@@ -257,18 +257,9 @@ func (r *wsRoot) symlink(rel, target string, owner *[2]int64) error {
 // (nil: the applier's), replacing what is there (not a directory)
 // atomically.
 func (r *wsRoot) node(rel string, typ snapshot.Type, perm uint32, rdev uint64, mtime int64, owner *[2]int64) error {
-	var mode uint32
-	switch typ {
-	case snapshot.FIFO:
-		mode = unix.S_IFIFO
-	case snapshot.Socket:
-		mode = unix.S_IFSOCK
-	case snapshot.Char:
-		mode = unix.S_IFCHR
-	case snapshot.Block:
-		mode = unix.S_IFBLK
-	default:
-		return fmt.Errorf("a %s cannot be made", typ)
+	mode, err := nodeMode(typ)
+	if err != nil {
+		return err
 	}
 	return r.place(rel, func(pfd int, tmp string) error {
 		if err := mknodAtFd(pfd, tmp, mode|0o600, rdev); err != nil {
@@ -441,4 +432,20 @@ func tempName() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return ".diffgate-apply-" + hex.EncodeToString(b[:])
+}
+
+// nodeMode is the S_IF* file type bits of a node of type typ (a FIFO,
+// socket or device).
+func nodeMode(typ snapshot.Type) (uint32, error) {
+	switch typ {
+	case snapshot.FIFO:
+		return unix.S_IFIFO, nil
+	case snapshot.Socket:
+		return unix.S_IFSOCK, nil
+	case snapshot.Char:
+		return unix.S_IFCHR, nil
+	case snapshot.Block:
+		return unix.S_IFBLK, nil
+	}
+	return 0, fmt.Errorf("a %s cannot be made", typ)
 }
