@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/keys/keytest"
 	"github.com/diffgate/diffgate/app/review"
+	"github.com/diffgate/diffgate/internal/version"
 )
 
 // drawnText is every text drawn under o, one per line.
@@ -363,4 +364,30 @@ func buttonNamed(t *testing.T, o fyne.CanvasObject, s string) *widget.Button {
 		t.Fatalf("no %q button", s)
 	}
 	return found
+}
+
+// TestAboutShowsVersion: Help > About diffgate shows the line diffgate
+// --version prints (version and commit).
+func TestAboutShowsVersion(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	var about *fyne.MenuItem
+	for _, m := range u.mainMenu().Items {
+		for _, it := range m.Items {
+			if it.Label == "About diffgate" {
+				about = it
+			}
+		}
+	}
+	if about == nil {
+		t.Fatal("no About diffgate in the menu")
+	}
+	about.Action()
+	top := w.Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("About showed nothing")
+	}
+	want := version.Get().String()
+	if s := drawnText(top); !strings.Contains(s, want) {
+		t.Errorf("About shows %q, want %q", s, want)
+	}
 }
