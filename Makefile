@@ -136,7 +136,8 @@ package: deps
 	rm -rf build/pkg && mkdir -p build/pkg/tar
 	GOFLAGS="$$GOFLAGS $(addprefix -ldflags=,$(VERSION_X))" $(GO) tool fyne package -os linux --release
 	tar -xJf diffgate.tar.xz -C build/pkg/tar
-	cp build/pkg/tar/usr/local/bin/diffgate build/pkg/diffgate-app
+	find build/pkg/tar -path '*/bin/diffgate' -type f -exec cp {} build/pkg/diffgate-app \;
+	test -x build/pkg/diffgate-app
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(VERSION_X)" -o build/pkg/diffgate ./cmd/diffgate
 	build/pkg/diffgate manpage | gzip -9n >build/pkg/diffgate.1.gz
 	rm -f build/diffgate_*.deb
