@@ -120,9 +120,14 @@ bench: deps cli web
 # --version and the app's About): git describe of a v* tag
 # (v0.1.0, v0.1.0-3-g13456b7), else FyneApp.toml's version and the commit
 # (v0.1.0-dev.g13456b7). -dirty when the clone had uncommitted changes.
-DESCRIBE = $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null)
-VERSION ?= $(if $(filter v%,$(DESCRIBE)),$(DESCRIBE),v$(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)-dev.g$(or $(DESCRIBE),unknown))
-COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# Computed once, when make starts (every recipe line sees the same).
+ifndef VERSION
+DESCRIBE := $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null)
+VERSION := $(if $(filter v%,$(DESCRIBE)),$(DESCRIBE),v$(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)-dev.g$(or $(DESCRIBE),unknown))
+endif
+ifndef COMMIT
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+endif
 VERSION_X = -X=github.com/diffgate/diffgate/internal/version.version=$(VERSION) \
 	-X=github.com/diffgate/diffgate/internal/version.commit=$(COMMIT)
 

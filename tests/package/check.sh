@@ -25,6 +25,7 @@ fi
 [ -f "$deb" ] || { echo "check.sh: no package $deb (make package builds build/diffgate_*.deb)" >&2; exit 2; }
 deb=$(readlink -f "$deb")
 [ "$(id -u)" = 0 ] || { echo "check.sh: run as root on a throwaway machine (it installs and removes packages)" >&2; exit 2; }
+cd / # the normal user below cannot enter root's folders
 
 step() { echo; echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
