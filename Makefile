@@ -136,10 +136,13 @@ VERSION_X = -X=github.com/diffgate/diffgate/internal/version.version=$(VERSION) 
 # go.mod, packaging/nfpm.yaml): /usr/bin/diffgate (the CLI, static),
 # /usr/bin/diffgate-app (the app from the tar.xz, one build), its .desktop
 # file and icon, and diffgate(1) generated from the verb table (diffgate
-# manpage). fyne package takes -ldflags from GOFLAGS.
+# manpage). fyne package takes -ldflags from GOFLAGS; its --release bumps
+# FyneApp.toml's Build, put back afterwards (the clone stays clean).
 package: deps
 	rm -rf build/pkg && mkdir -p build/pkg/tar
-	GOFLAGS="$$GOFLAGS $(addprefix -ldflags=,$(VERSION_X))" $(GO) tool fyne package -os linux --release
+	cp FyneApp.toml build/pkg/FyneApp.toml; \
+	GOFLAGS="$$GOFLAGS $(addprefix -ldflags=,$(VERSION_X))" $(GO) tool fyne package -os linux --release; \
+	rc=$$?; cp build/pkg/FyneApp.toml FyneApp.toml; exit $$rc
 	tar -xJf diffgate.tar.xz -C build/pkg/tar
 	find build/pkg/tar -path '*/bin/diffgate' -type f -exec cp {} build/pkg/diffgate-app \;
 	test -x build/pkg/diffgate-app
