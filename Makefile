@@ -138,7 +138,10 @@ VERSION_X = -X=github.com/diffgate/diffgate/internal/version.version=$(VERSION) 
 # file and icon, and diffgate(1) generated from the verb table (diffgate
 # manpage). fyne package takes -ldflags from GOFLAGS; its --release bumps
 # FyneApp.toml's Build, put back afterwards (the clone stays clean).
+# fyne package writes the tar.xz with tar -J: xz, not in a minimal Debian.
+PACKAGE_PKGS := xz-utils
 package: deps
+	$(call apt_install,$(PACKAGE_PKGS))
 	rm -rf build/pkg && mkdir -p build/pkg/tar
 	cp FyneApp.toml build/pkg/FyneApp.toml; \
 	GOFLAGS="$$GOFLAGS $(addprefix -ldflags=,$(VERSION_X))" $(GO) tool fyne package -os linux --release; \
