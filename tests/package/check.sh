@@ -50,6 +50,7 @@ if [ -n "$purge" ]; then
 fi
 
 step "apt-get install $deb"
+apt-get update -qq
 apt-get install -y -qq "$deb" >/tmp/dg-check-apt.log 2>&1 || { cat /tmp/dg-check-apt.log; fail "apt-get install"; }
 tail -3 /tmp/dg-check-apt.log
 [ "$(command -v diffgate)" = /usr/bin/diffgate ] || fail "diffgate is not /usr/bin/diffgate"
