@@ -87,7 +87,7 @@ func writeManPage(w io.Writer, ver string) error {
 	b.WriteString(".SH EXIT STATUS\n.TP\n0\nthe gate passed\n.TP\n1\nthe gate failed (a violation, a non-zero exit of the script, a timeout, a leftover process)\n" +
 		".TP\n2\na usage or setup error, with a one-line reason on standard error\n")
 	b.WriteString(".SH ENVIRONMENT\n.TP\n.B DIFFGATE_DB\nthe history database when --db is not given\n")
-	b.WriteString(".SH FILES\n.TP\n.I ~/.local/share/diffgate/history.db\nthe history of runs and approved allowlists (the default --db); removing the package leaves it\n")
+	b.WriteString(".SH FILES\n.TP\n.I ~/.config/diffgate/history.db\nthe history of runs and approved allowlists (the default --db); removing the package leaves it\n")
 	b.WriteString(".SH SEE ALSO\n.B diffgate-app\n")
 	_, err := io.WriteString(w, b.String())
 	return err

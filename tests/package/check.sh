@@ -96,7 +96,7 @@ set -e
 [ $code = 1 ] && [ "$out" = "CHANGED config.json" ] || fail "the failing script: exit $code, stdout: $out"
 grep -q '"verdict": *"fail"' "$home/fail.json" || fail "fail.json has no fail verdict"
 ok "FAIL: exit 1, $out"
-hist="$home/.local/share/diffgate/history.db"
+hist="$home/.config/diffgate/history.db"
 [ -s "$hist" ] || fail "no history at $hist"
 n=$(as_user diffgate history list | grep -c 'pass.sh\|fail.sh' || true)
 [ "$n" -ge 2 ] || fail "history list shows $n of the 2 runs"
