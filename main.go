@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"fyne.io/fyne/v2/app"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/ui"
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/internal/version"
 )
 
 func main() {
@@ -18,6 +20,10 @@ func main() {
 	flags, err := ui.ParseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
 		os.Exit(ui.UsageExitCode(err))
+	}
+	if flags.Version {
+		fmt.Println(version.Get())
+		return
 	}
 	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	if os.Getenv("DIFFGATE_DEV") != "" {

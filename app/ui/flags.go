@@ -19,6 +19,8 @@ type Flags struct {
 	Report string
 	// Workspace and Script preselect the run inputs.
 	Workspace, Script string
+	// Version prints the version and exits.
+	Version bool
 }
 
 // ParseFlags parses the app's arguments. -h prints the usage to out and
@@ -31,8 +33,9 @@ func ParseFlags(args []string, out io.Writer) (Flags, error) {
 	fs.StringVar(&f.Report, "report", "", "open a JSON report `FILE` in the review view")
 	fs.StringVar(&f.Workspace, "workspace", "", "preselect the workspace `DIR`")
 	fs.StringVar(&f.Script, "script", "", "preselect the `SCRIPT` to run")
+	fs.BoolVar(&f.Version, "version", false, "print the version and the commit and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(out, "usage: diffgate-app [--workspace DIR] [--script SCRIPT] [--screenshot FILE]")
+		fmt.Fprintln(out, "usage: diffgate-app [--workspace DIR] [--script SCRIPT] [--screenshot FILE] [--version]")
 		fmt.Fprintln(out, "\nThe desktop review app of diffgate: run a script through the filesystem gate and review what it changed.")
 		fs.VisitAll(func(fl *flag.Flag) {
 			if fl.Name == "report" {

@@ -3,9 +3,11 @@ package ui
 import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 
 	"github.com/diffgate/diffgate/app/keys"
+	"github.com/diffgate/diffgate/internal/version"
 )
 
 // Shortcuts of the window.
@@ -95,8 +97,19 @@ func (u *UI) mainMenu() *fyne.MainMenu {
 			keys.MenuItem("Review", find(shortcutTabs[1])),
 			keys.MenuItem("History", find(shortcutTabs[2]))),
 		fyne.NewMenu("Help",
-			keys.MenuItem(keys.SheetTitle, find(shortcutSheet))),
+			keys.MenuItem(keys.SheetTitle, find(shortcutSheet)),
+			fyne.NewMenuItem("About diffgate", u.showAbout)),
 	)
+}
+
+// showAbout shows the version and the commit the app was built from.
+func (u *UI) showAbout() {
+	dialog.ShowInformation("About diffgate", aboutText(), u.win)
+}
+
+// aboutText is the About box's text: the line diffgate --version prints.
+func aboutText() string {
+	return version.Get().String() + "\nThe desktop review app of diffgate,\na filesystem gate around scripts you did not write."
 }
 
 // selectTab shows a tab and gives the focus to what its keys drive: the

@@ -19,6 +19,7 @@ import (
 	"github.com/diffgate/diffgate/app/keys/keytest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/internal/version"
 )
 
 // drawnText is every text drawn under o, one per line.
@@ -443,4 +444,30 @@ func inOwnProcess(t *testing.T) bool {
 		t.Fatalf("in its own process: %v\n%s", err, out)
 	}
 	return true
+}
+
+// TestAboutShowsVersion: Help > About diffgate shows the line diffgate
+// --version prints (version and commit).
+func TestAboutShowsVersion(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	var about *fyne.MenuItem
+	for _, m := range u.mainMenu().Items {
+		for _, it := range m.Items {
+			if it.Label == "About diffgate" {
+				about = it
+			}
+		}
+	}
+	if about == nil {
+		t.Fatal("no About diffgate in the menu")
+	}
+	about.Action()
+	top := w.Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("About showed nothing")
+	}
+	want := version.Get().String()
+	if s := drawnText(top); !strings.Contains(s, want) {
+		t.Errorf("About shows %q, want %q", s, want)
+	}
 }

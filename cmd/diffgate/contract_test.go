@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -360,6 +361,12 @@ func TestVerbHelp(t *testing.T) {
 		}
 	}
 	for _, v := range verbs() {
+		if v.hidden {
+			if strings.Contains(top, "diffgate "+v.name) {
+				t.Errorf("top-level usage shows the hidden verb %q", v.name)
+			}
+			continue
+		}
 		walk([]string{v.name}, &v)
 	}
 	// -h after "--" belongs to the script, not to the gate.
@@ -368,13 +375,15 @@ func TestVerbHelp(t *testing.T) {
 		t.Errorf("script -h: exit %d %q %q", code, out, errs)
 	}
 	for args, want := range map[string]string{
-		"snapshot":         "diffgate: usage: diffgate snapshot DIR -o FILE\n",
-		"diff a":           "diffgate: usage: diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER\n",
-		"history show":     "diffgate: usage: diffgate history show RUN|last [--violations] [--db PATH]\n",
-		"history bogus":    "diffgate: history: unknown subcommand \"bogus\" (want list, show, export or verify)\n",
-		"allowlist":        "diffgate: usage: diffgate allowlist show|list|approve|diff|suggest ... (see diffgate allowlist -h)\n",
-		"explode":          "diffgate: unknown command \"explode\" (want run, apply, discard, snapshot, diff, history or allowlist)\n",
-		"snapshot --bogus": "diffgate: diffgate snapshot: flag provided but not defined: -bogus\n",
+		"snapshot":          "diffgate: usage: diffgate snapshot DIR -o FILE\n",
+		"diff a":            "diffgate: usage: diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER\n",
+		"history show":      "diffgate: usage: diffgate history show RUN|last [--violations] [--db PATH]\n",
+		"history bogus":     "diffgate: history: unknown subcommand \"bogus\" (want list, show, export or verify)\n",
+		"allowlist":         "diffgate: usage: diffgate allowlist show|list|approve|diff|suggest ... (see diffgate allowlist -h)\n",
+		"explode":           "diffgate: unknown command \"explode\" (want run, apply, discard, snapshot, diff, history, allowlist or version)\n",
+		"snapshot --bogus":  "diffgate: diffgate snapshot: flag provided but not defined: -bogus\n",
+		"version extra":     "diffgate: usage: diffgate version\n",
+		"--version --bogus": "diffgate: diffgate version: flag provided but not defined: -bogus\n",
 	} {
 		code, out, errs := cliRun(t, strings.Fields(args)...)
 		if code != 2 || out != "" || errs != want {
@@ -1170,5 +1179,24 @@ func TestAllowlistSuggestGrants(t *testing.T) {
 	if code != 0 || len(lines) != 3 || lines[0] != "preset:node" || !strings.HasPrefix(lines[1], "# run with --writable .git (BLOCKED ") ||
 		!strings.HasPrefix(lines[2], "# BLOCKED /tmp/dg-suggest-") {
 		t.Fatalf("suggest: exit %d stdout %q stderr %q", code, sugg, errs)
+	}
+}
+
+// TestVersion pins diffgate --version (contract, round 3): one line on
+// stdout, "diffgate VERSION" and the commit when known, exit 0; diffgate
+// version says the same.
+func TestVersion(t *testing.T) {
+	line := regexp.MustCompile(`^diffgate \S+( \(commit [0-9a-f]{1,12}(, modified)?\)| \(modified\))?\n$`)
+	var first string
+	for _, args := range [][]string{{"--version"}, {"version"}, {"-version"}} {
+		code, out, errs := cliRun(t, args...)
+		if code != 0 || errs != "" || !line.MatchString(out) {
+			t.Errorf("%q: exit %d stdout %q stderr %q", args, code, out, errs)
+		}
+		if first == "" {
+			first = out
+		} else if out != first {
+			t.Errorf("%q says %q, --version %q", args, out, first)
+		}
 	}
 }

@@ -24,11 +24,17 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "diffgate")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/diffgate")
+	// As make package stamps the version in (VERSION_X in the Makefile).
+	cmd := exec.Command("go", "build", "-o", bin, "-ldflags",
+		"-X=github.com/diffgate/diffgate/internal/version.version=v9.8.7-1-gfedcba9 -X=github.com/diffgate/diffgate/internal/version.commit=fedcba9876543210fedcba9876543210fedcba98",
+		"./cmd/diffgate")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/diffgate: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != "diffgate v9.8.7-1-gfedcba9 (commit fedcba987654)\n" {
+		t.Errorf("the release binary's --version: %q, %v", out, err)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {

@@ -28,6 +28,9 @@ type verb struct {
 	def  string
 	// notes, when set, returns text printed after the flags of -h.
 	notes func() string
+	// hidden leaves the verb out of the usage and the man page (a tool
+	// for the build, not for users).
+	hidden bool
 }
 
 // verbs is the table of verbs. A new verb or sub-verb is one row here.
@@ -84,6 +87,10 @@ func verbs() []verb {
 					synopsis: "RUN|last [--db PATH]",
 					help:     "print the fewest entries that would allow a recorded run's violations, one per line"},
 			}},
+		{name: "version", run: (*cli).versionVerb,
+			help: "print the version and the commit diffgate was built from (as diffgate --version)"},
+		{name: "manpage", run: (*cli).manpageVerb, hidden: true,
+			help: "print the man page diffgate(1), in roff, generated from this table (make package)"},
 	}
 }
 
@@ -136,6 +143,9 @@ func (c *cli) dispatch(path []string, v *verb, args []string) error {
 func subNames(vs []verb, sep string) string {
 	var names []string
 	for _, v := range vs {
+		if v.hidden {
+			continue
+		}
 		names = append(names, v.name)
 	}
 	if sep == ", " && len(names) > 1 {
@@ -201,10 +211,12 @@ func topUsage() string {
 	var b strings.Builder
 	b.WriteString("diffgate: a filesystem gate around scripts you did not write\n\nusage:\n")
 	for _, v := range verbs() {
-		synopses(&b, []string{v.name}, &v, true)
+		if !v.hidden {
+			synopses(&b, []string{v.name}, &v, true)
+		}
 	}
 	b.WriteString("\nexit status: 0 the gate passed, 1 it failed, 2 usage or setup error.\n")
-	b.WriteString("diffgate VERB -h prints a verb's usage and flags.\n")
+	b.WriteString("diffgate VERB -h prints a verb's usage and flags; diffgate --version the version.\n")
 	return b.String()
 }
 
@@ -215,38 +227,50 @@ func writeVerbUsage(w io.Writer, path []string, v *verb, fs *flag.FlagSet) {
 	b.WriteString("usage:\n")
 	synopses(&b, path, v, v.subs != nil)
 	b.WriteString("\n" + v.help + "\n")
-	if fs != nil {
-		first := true
-		fs.VisitAll(func(f *flag.Flag) {
-			if first {
-				b.WriteString("\nflags:\n")
-				first = false
-			}
-			arg, use := flag.UnquoteUsage(f)
-			// A one-letter flag is written as the usage lines write it (-o).
-			l := "  --" + f.Name
-			if len(f.Name) == 1 {
-				l = "  -" + f.Name
-			}
-			if arg != "" {
-				l += " " + arg
-			}
-			if len(l) < 24 {
-				l += strings.Repeat(" ", 24-len(l))
-			} else {
-				l += "\n" + strings.Repeat(" ", 24)
-			}
-			l += use
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
-				l += fmt.Sprintf(" (default %s)", f.DefValue)
-			}
-			b.WriteString(l + "\n")
-		})
+	for i, f := range flagDocs(fs) {
+		if i == 0 {
+			b.WriteString("\nflags:\n")
+		}
+		l := "  " + f.dashed()
+		if f.arg != "" {
+			l += " " + f.arg
+		}
+		if len(l) < 24 {
+			l += strings.Repeat(" ", 24-len(l))
+		} else {
+			l += "\n" + strings.Repeat(" ", 24)
+		}
+		l += f.use
+		if f.def != "" {
+			l += fmt.Sprintf(" (default %s)", f.def)
+		}
+		b.WriteString(l + "\n")
 	}
 	if v.notes != nil {
 		b.WriteString("\n" + v.notes())
 	}
 	io.WriteString(w, b.String())
+}
+
+// flagDoc is one flag as -h and the man page show it.
+type flagDoc struct{ name, arg, use, def string }
+
+// flagDocs lists fs's flags (none for a nil fs), sorted by name; def is
+// empty for a zero default.
+func flagDocs(fs *flag.FlagSet) []flagDoc {
+	var out []flagDoc
+	if fs == nil {
+		return nil
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, use := flag.UnquoteUsage(f)
+		d := flagDoc{name: f.Name, arg: arg, use: use}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+			d.def = f.DefValue
+		}
+		out = append(out, d)
+	})
+	return out
 }
 
 // secretStoresNote lists the secret stores a contained script cannot
@@ -260,8 +284,20 @@ func secretStoresNote() string {
 	return b.String()
 }
 
+// dashed is the flag as the usage lines write it: --name, or -o for a
+// one-letter flag.
+func (f flagDoc) dashed() string {
+	if len(f.name) == 1 {
+		return "-" + f.name
+	}
+	return "--" + f.name
+}
+
 // dispatchTop runs the verb named by args[0].
 func (c *cli) dispatchTop(args []string) error {
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if isHelp(args[0]) {
 		if len(args) == 1 {
 			fmt.Fprint(c.stdout, topUsage())
