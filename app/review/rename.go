@@ -208,7 +208,7 @@ func (d *detail) showRename(i, j int) {
 	}
 	d.showAllowButton()
 	both := diff.Change{Path: add.Path, Kind: diff.Changed, Before: rem.Before, After: add.After}
-	d.meta.Objects = metaRows(th, &both)
+	d.setMeta(metaRows(th, &both), metaSummary(both.Before, both.After, style.KindColor(diff.Changed)))
 	if full := d.bar.fullDiff(i); full != "" {
 		d.diff.SetDiff(full)
 		d.setBody(d.bar.wrap(d.diff, true))

@@ -1146,3 +1146,9 @@ func (v *View) Reviewed() (viewed, total int) { return v.nViewed, len(v.viewed) 
 
 // HiddenByFilter is how many changes the filter hides.
 func (v *View) HiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
+
+// DiffRoom is the height of the diff and of the detail pane it is in (a
+// small window must leave the diff most of the pane).
+func (v *View) DiffRoom() (diff, pane float32) {
+	return v.detail.diff.Size().Height, v.detail.root.Size().Height
+}
