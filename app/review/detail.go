@@ -65,7 +65,7 @@ func newDetail(v *View) *detail {
 	}
 	d.icon = widget.NewIcon(nil)
 	d.title = widget.NewRichText()
-	d.title.Wrapping = fyne.TextWrapBreak
+	d.title.Wrapping = fyne.TextWrapWord // a path wraps after a "/" (pathSegments)
 	d.status = widget.NewRichText()
 	d.status.Wrapping = fyne.TextWrapWord
 	d.allowBtn = widget.NewButtonWithIcon("Allow…", theme.ConfirmIcon(), d.showAllowMenu)
@@ -155,10 +155,8 @@ func (d *detail) show(i int) {
 	kindName := style.KindColor(c.Kind)
 
 	d.icon.SetResource(style.Colored(style.KindIcon(c.Kind), kindName))
-	d.title.Segments = []widget.RichTextSegment{
-		&widget.TextSegment{Text: report.QuotePath(c.Path), Style: widget.RichTextStyle{
-			SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}},
-	}
+	d.title.Segments = pathSegments(report.QuotePath(c.Path), widget.RichTextStyle{
+		SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 
 	st := []widget.RichTextSegment{seg(strings.ToUpper(string(c.Kind)), kindName, fyne.TextStyle{Bold: true})}
@@ -200,8 +198,8 @@ func (d *detail) showFolder(id string) {
 	}
 	d.change, d.folder = -1, id
 	d.icon.SetResource(theme.FolderIcon())
-	d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: report.QuotePath(id) + "/", Style: widget.RichTextStyle{
-		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}}}
+	d.title.Segments = pathSegments(report.QuotePath(id)+"/", widget.RichTextStyle{
+		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 	colorName := style.Muted
 	if n.belowViolations > 0 {

@@ -270,8 +270,11 @@ func (d *detail) showFinding(id string) {
 	c := groupColor(g)
 	d.icon.SetResource(style.Colored(groupIcon(g), c))
 	title := func(text string, mono bool) {
-		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
-			SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}}}
+		st := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}
+		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: st}}
+		if mono { // a path or an address: wrap after a "/" only
+			d.title.Segments = pathSegments(text, st)
+		}
 		d.title.Refresh()
 	}
 	status := func(segs ...widget.RichTextSegment) {

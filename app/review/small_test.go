@@ -50,3 +50,73 @@ func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
 func tapLink(l *widget.Hyperlink) {
 	test.TapAt(l, fyne.NewPos(l.MinSize().Width/2, l.Size().Height/2))
 }
+
+func TestCutMiddle(t *testing.T) {
+	width := func(n int) func(string) bool { return func(s string) bool { return len([]rune(s)) <= n } }
+	for _, c := range []struct {
+		path string
+		n    int
+		want string
+	}{
+		{"src/app.py", 20, "src/app.py"},
+		{"node_modules/pkg/lib/index.js", 20, "node_modul…/index.js"},
+		{"node_modules/pkg/lib/index.js", 12, "no…/index.js"},
+		{"node_modules/pkg/lib/index.js", 10, "…/index.js"},
+		{"assets/a-very-long-file-name.min.js", 16, "a-very-…e.min.js"},
+		{"a-very-long-file-name.min.js", 12, "a-v…e.min.js"},
+		{"x/a-very-long-file-name.min.js", 5, "…n.js"},
+	} {
+		got := CutMiddle(c.path, width(c.n))
+		if got != c.want {
+			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.path, c.n, got, c.want)
+		}
+		if n := len([]rune(got)); n > c.n {
+			t.Errorf("CutMiddle(%q, %d) = %q: %d runes", c.path, c.n, got, n)
+		}
+	}
+}
+
+// TestListCutsPathsInTheMiddle: in list mode, a path too long for a narrow
+// changes pane keeps its file name and loses the middle.
+func TestListCutsPathsInTheMiddle(t *testing.T) {
+	r := DemoReport()
+	long := "node_modules/some-package/dist/esm/internal/index.js"
+	r.Changes[0].Path = long
+	v, w := newTestView(t, r, Options{})
+	v.SetTreeMode(false)
+	w.Resize(smallReview)
+	var cut string
+	for _, x := range texts(v.list) {
+		if strings.HasSuffix(x.Text, "/index.js") {
+			cut = x.Text
+		}
+	}
+	if cut == "" || cut == long || !strings.HasPrefix(cut, "node_modules/") || !strings.Contains(cut, "…/index.js") {
+		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, allText(v.list))
+	}
+}
+
+// TestTitleWrapsAtSlash: a long path in the detail's title wraps after a
+// "/", never inside a name ("app.min. js").
+func TestTitleWrapsAtSlash(t *testing.T) {
+	r := DemoReport()
+	i := indexOf(t, r, "config.json")
+	r.Changes[i].Path = "assets/javascripts/vendor/bundle/app.min.js"
+	v, w := newTestView(t, r, Options{})
+	w.Resize(smallReview)
+	v.Select(i)
+	parts := map[string]bool{"assets/": true, "javascripts/": true, "vendor/": true, "bundle/": true, "app.min.js": true}
+	lines := map[float32]bool{}
+	for _, x := range texts(v.detail.title) {
+		if x.Text == "" {
+			continue
+		}
+		lines[x.Position().Y] = true
+		if !parts[x.Text] {
+			t.Errorf("the title draws %q: a path cut inside a name", x.Text)
+		}
+	}
+	if len(lines) < 2 {
+		t.Logf("the title fits on one line at this width (%v)", v.detail.title.Size())
+	}
+}
