@@ -55,7 +55,7 @@ func NewBanner(r *report.Report) *Banner {
 	b.summary.Wrapping = fyne.TextWrapWord
 	b.contained = canvas.NewText("", color.Black)
 	b.contained.TextStyle = fyne.TextStyle{Bold: true}
-	b.reasons = container.NewVBox()
+	b.reasons = container.New(linesLayout{}) // no padding between rows: the window must fit 1024×700
 	b.facts = container.New(layout.NewFormLayout())
 	b.ExtendBaseWidget(b)
 	return b
@@ -81,11 +81,11 @@ func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
 	pad := th.Size(theme.SizeNamePadding)
 	head := container.NewBorder(nil, nil, container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
 		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.contained)), nil,
-		container.NewVBox(layout.NewSpacer(), b.summary, layout.NewSpacer()))
+		container.New(vCenter{}, style.Tight(b.summary))) // tight: two lines about as high as the verdict
 	// Many reasons (blocked actions and their hints) scroll within a few
 	// rows: the window must fit 1024×700 with the review's buttons in it.
 	reasons := container.New(&capHeight{o: b.reasons, rows: maxReasonRows}, container.NewVScroll(b.reasons))
-	left := container.NewVBox(head, reasons)
+	left := container.New(topFirst{}, head, reasons) // no gap: a wrapped headline takes it
 	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
 	inner := container.New(layout.NewCustomPaddedLayout(pad, pad, 4*pad, 2*pad), body)
 	accent := container.New(&accentLayout{}, b.accent)
@@ -240,6 +240,58 @@ func (b *Banner) update() {
 	}
 	fact("Process", exit, false)
 	b.facts.Refresh()
+}
+
+// vCenter lays its objects out full width, at their minimum height,
+// centered vertically (a VBox with spacers would add padding). It asks
+// for headBleed less than their height: a headline wrapped to two lines may
+// reach into the banner's padding rather than make the window taller.
+type vCenter struct{}
+
+const headBleed = 8
+
+func (vCenter) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, (s.Height-h)/2))
+		o.Resize(fyne.NewSize(s.Width, h))
+	}
+}
+
+func (vCenter) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return fyne.NewSize(m.Width, fyne.Max(0, m.Height-headBleed))
+}
+
+// linesLayout stacks its objects at their minimum heights, full width,
+// with no gap: lines of text, spaced by their own line height.
+type linesLayout struct{}
+
+func (linesLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	y := float32(0)
+	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(s.Width, h))
+		y += h
+	}
+}
+
+func (linesLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		if o.Visible() {
+			ms := o.MinSize()
+			m = fyne.NewSize(fyne.Max(m.Width, ms.Width), m.Height+ms.Height)
+		}
+	}
+	return m
 }
 
 // maxReasonRows is how many reason rows the banner shows before they
