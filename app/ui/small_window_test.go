@@ -103,3 +103,23 @@ func TestSmallWindowHeadlineAndExport(t *testing.T) {
 		t.Errorf("the review needs %v, higher than %v", m, small)
 	}
 }
+
+// TestSmallWindowSideBySide: at 1024×700 side by side is shown, not
+// refused as too narrow: turning it on widens the detail pane.
+func TestSmallWindowSideBySide(t *testing.T) {
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(small)
+	r := openReport(t, u, l, writeDemoReport(t))
+	v := u.Review()
+	v.Select(changeIndex(t, r, "config.json"))
+	l.settle(50 * time.Millisecond)
+	v.SetSideBySide(true)
+	w.Resize(small)
+	l.settle(50 * time.Millisecond)
+	if !v.SideBySideShown() {
+		t.Errorf("side by side refused at 1024×700 (%s)", v.SideBySideLabel())
+	}
+	if v.SideBySideLabel() != "Side by side" {
+		t.Errorf("the button says %q", v.SideBySideLabel())
+	}
+}
