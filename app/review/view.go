@@ -1175,3 +1175,6 @@ func (v *View) SideBySideShown() bool { return v.detail.diff.SideBySideShown() }
 // SideBySideLabel is the side by side button's text ("Side by side: too
 // narrow" when refused).
 func (v *View) SideBySideLabel() string { return v.detail.bar.split.Text }
+
+// DetailTitle is the detail pane's title as text (a path, however it wraps).
+func (v *View) DetailTitle() string { return segmentsText(v.detail.title) }

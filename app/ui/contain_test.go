@@ -62,7 +62,7 @@ func TestRunTabContainsTheScript(t *testing.T) {
 		strings.Index(drawn, escaped) > strings.Index(drawn, "\ninside\n") {
 		t.Errorf("the review's list:\n%s", drawn)
 	}
-	if !strings.Contains(drawn, "\nBLOCKED CREATE\n") || !strings.Contains(drawn, "\n"+filepath.Join(outside, "escaped")+"\n") || u.Review().Selected() != -1 {
+	if !strings.Contains(drawn, "\nBLOCKED CREATE\n") || u.Review().DetailTitle() != filepath.Join(outside, "escaped") || u.Review().Selected() != -1 {
 		t.Errorf("the review does not open on the blocked action (change %d selected)", u.Review().Selected())
 	}
 	if c.enforced.Hidden || !strings.HasPrefix(richText(c.enforced), "Enforced: ") {

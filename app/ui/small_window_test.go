@@ -123,3 +123,17 @@ func TestSmallWindowSideBySide(t *testing.T) {
 		t.Errorf("the button says %q", v.SideBySideLabel())
 	}
 }
+
+// TestSmallWindowRunOutput: after a run at 1024×700 the Run tab's Output
+// is in the window and shows several lines.
+func TestSmallWindowRunOutput(t *testing.T) {
+	u, _, w, _ := stagedRun(t)
+	u.Tabs.Select(u.runItem)
+	w.Resize(small)
+	o := u.run.output.view
+	p := fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
+	lines := o.Size().Height / 18 // a monospace line is about 18 px
+	if !o.Visible() || p.Y < 0 || p.Y+o.Size().Height > small.Height+0.5 || lines < 5 {
+		t.Errorf("the output at %v, %v in a %v window: %.1f lines", p, o.Size(), small, lines)
+	}
+}
