@@ -3,6 +3,7 @@
 package ui
 
 import (
+	"fyne.io/fyne/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,8 @@ import (
 // change the policy: the network, extra writable folders, and "Not
 // contained", which says so in red.
 func TestRunTabContainsTheScript(t *testing.T) {
-	u, l, _ := newTestUI(t, Options{})
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(fyne.NewSize(1400, 900)) // the list row below shows the temp folder whole
 	c := u.run.contain
 	base, err := os.MkdirTemp("/tmp", "dg-app-contain-")
 	if err != nil {
