@@ -192,7 +192,9 @@ func (t *runTab) layout() fyne.CanvasObject {
 	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn, t.stage), nil, t.status)
 	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, container.New(shrinkLayout{h: 48}, t.output.view))
 	bottom := container.NewBorder(container.NewVBox(actions, t.contain.enforced, t.stageInfo, t.phases.root), nil, nil, nil, outputPane)
-	split := container.NewVSplit(top, bottom)
+	// The script pane may shrink below its minimum (it scrolls) for the
+	// output of a run in a 1024×700 window.
+	split := container.NewVSplit(container.New(shrinkLayout{h: 100}, top), bottom)
 	split.Offset = 0.5
 	t.split = split
 	t.hint = container.NewVBox()
