@@ -373,7 +373,8 @@ func (d *detail) setMetaOpen(open bool) {
 }
 
 // metaSummary is the before/after table of entries b and a in one line:
-// what differs ("Size 114 B → 113 B", "SHA-256 changed"), or, when nothing
+// what differs ("Size 114 B → 113 B", or "SHA-256 changed" at the same
+// size), or, when nothing
 // does, the values of the entry there is ("file · 114 B · 0644 rw-r--r--").
 func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.RichTextSegment {
 	var out []widget.RichTextSegment
@@ -383,6 +384,7 @@ func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.Ric
 		}
 	}
 	both := b != nil && a != nil
+	sizeDiffers := false
 	for _, r := range metaRowList(false) {
 		var bv, av string
 		if b != nil {
@@ -391,12 +393,15 @@ func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.Ric
 		if a != nil {
 			av = r.get(a)
 		}
-		if both && bv != av {
+		if both && bv != av && !(r.label == "SHA-256" && sizeDiffers) { // another size says the content changed
 			sep()
 			out = append(out, seg(r.label+" ", style.Muted, fyne.TextStyle{}))
 			if r.label == "SHA-256" {
 				out = append(out, seg("changed", changed, fyne.TextStyle{Bold: true}))
 				continue
+			}
+			if r.label == "Size" {
+				sizeDiffers = true
 			}
 			out = append(out, seg(orDash(bv)+" ", changed, fyne.TextStyle{Bold: true, Monospace: r.mono}), arrow(changed),
 				seg(" "+orDash(av), changed, fyne.TextStyle{Bold: true, Monospace: r.mono}))

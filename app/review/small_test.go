@@ -27,8 +27,8 @@ func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
 	if d.meta.Visible() {
 		t.Error("the before/after table is expanded by default")
 	}
-	sum := allText(d.metaSum)
-	if !strings.Contains(sum, "162 B") || !strings.Contains(sum, "214 B") || !strings.Contains(sum, "SHA-256") {
+	sum := segmentsText(d.metaSum)
+	if !strings.Contains(sum, "Size 162 B") || !strings.Contains(sum, "214 B") {
 		t.Errorf("summary line %q does not say what changed", sum)
 	}
 	tapLink(d.metaBtn)
@@ -37,6 +37,9 @@ func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
 	}
 	oneText(t, d.meta, "SHA-256")
 	v.Select(indexOf(t, v.Report(), "src/app.py")) // the choice holds
+	if sum := segmentsText(d.metaSum); !strings.Contains(sum, "Mode") || !strings.Contains(sum, "0755") {
+		t.Errorf("summary of a chmod %q", sum)
+	}
 	if !d.meta.Visible() {
 		t.Error("the table collapsed again on the next change")
 	}
