@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
+	"github.com/go-gl/glfw/v3.4/glfw"
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/app/ui"
@@ -31,7 +33,25 @@ func main() {
 	}
 	a := app.NewWithID("io.github.diffgate")
 	w := a.NewWindow("diffgate")
-	u := ui.Create(a, w, ui.Options{Flags: flags, Log: log})
+	u := ui.Create(a, w, ui.Options{Flags: flags, Log: log, ScreenSize: screenSize})
 	w.ShowAndRun()
 	os.Exit(u.ExitCode())
+}
+
+// screenSize is the work area (the screen less panels and docks) of the
+// primary monitor, where the window opens, in pixels; zero when GLFW
+// cannot say. Fyne has initialized GLFW by then; it runs on the main
+// thread (the app's started hook).
+func screenSize() (size fyne.Size) {
+	defer func() {
+		if recover() != nil { // GLFW reports an error by panicking
+			size = fyne.Size{}
+		}
+	}()
+	m := glfw.GetPrimaryMonitor()
+	if m == nil {
+		return fyne.Size{}
+	}
+	_, _, w, h := m.GetWorkarea()
+	return fyne.NewSize(float32(w), float32(h))
 }

@@ -31,8 +31,8 @@ type Banner struct {
 	bg, accent *canvas.Rectangle
 	icon       *widget.Icon
 	verdict    *canvas.Text
-	// summary is cut with an ellipsis on a narrow window rather than widen
-	// it (the reasons below say it all again).
+	// summary wraps (to two lines in a 1024 px window) rather than widen
+	// the window or be cut.
 	summary *widget.RichText
 	// contained says, beside the verdict, whether the script was contained:
 	// "NOT CONTAINED" as loudly as a FAIL.
@@ -52,10 +52,10 @@ func NewBanner(r *report.Report) *Banner {
 	b.verdict = canvas.NewText("", color.Black)
 	b.verdict.TextStyle = fyne.TextStyle{Bold: true}
 	b.summary = widget.NewRichText()
-	b.summary.Truncation = fyne.TextTruncateEllipsis
+	b.summary.Wrapping = fyne.TextWrapWord
 	b.contained = canvas.NewText("", color.Black)
 	b.contained.TextStyle = fyne.TextStyle{Bold: true}
-	b.reasons = container.NewVBox()
+	b.reasons = container.New(linesLayout{}) // no padding between rows: the window must fit 1024×700
 	b.facts = container.New(layout.NewFormLayout())
 	b.ExtendBaseWidget(b)
 	return b
@@ -81,8 +81,11 @@ func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
 	pad := th.Size(theme.SizeNamePadding)
 	head := container.NewBorder(nil, nil, container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(36), b.icon), b.verdict,
 		container.NewGridWrap(fyne.NewSize(4, 1)), container.NewCenter(b.contained)), nil,
-		container.NewVBox(layout.NewSpacer(), b.summary, layout.NewSpacer()))
-	left := container.NewVBox(head, b.reasons)
+		container.New(vCenter{}, style.Tight(b.summary))) // tight: two lines about as high as the verdict
+	// Many reasons (blocked actions and their hints) scroll within a few
+	// rows: the window must fit 1024×700 with the review's buttons in it.
+	reasons := container.New(&capHeight{o: b.reasons, rows: maxReasonRows}, container.NewVScroll(b.reasons))
+	left := container.New(topFirst{}, head, reasons) // no gap: a wrapped headline takes it
 	body := container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewSeparator(), b.facts), left)
 	inner := container.New(layout.NewCustomPaddedLayout(pad, pad, 4*pad, 2*pad), body)
 	accent := container.New(&accentLayout{}, b.accent)
@@ -238,6 +241,83 @@ func (b *Banner) update() {
 	}
 	fact("Process", exit, false)
 	b.facts.Refresh()
+}
+
+// vCenter lays its objects out full width, at their minimum height,
+// centered vertically (a VBox with spacers would add padding). It asks
+// for headBleed less than their height: a headline wrapped to two lines may
+// reach into the banner's padding rather than make the window taller.
+type vCenter struct{}
+
+const headBleed = 8
+
+func (vCenter) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, (s.Height-h)/2))
+		o.Resize(fyne.NewSize(s.Width, h))
+	}
+}
+
+func (vCenter) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return fyne.NewSize(m.Width, fyne.Max(0, m.Height-headBleed))
+}
+
+// linesLayout stacks its objects at their minimum heights, full width,
+// with no gap: lines of text, spaced by their own line height.
+type linesLayout struct{}
+
+func (linesLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	y := float32(0)
+	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(s.Width, h))
+		y += h
+	}
+}
+
+func (linesLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		if o.Visible() {
+			ms := o.MinSize()
+			m = fyne.NewSize(fyne.Max(m.Width, ms.Width), m.Height+ms.Height)
+		}
+	}
+	return m
+}
+
+// maxReasonRows is how many reason rows the banner shows before they
+// scroll.
+const maxReasonRows = 5
+
+// capHeight lays its one object (a scroll of o) out over its bounds and
+// asks for o's minimum height up to rows lines of text: past that, o
+// scrolls.
+type capHeight struct {
+	o    fyne.CanvasObject
+	rows int
+}
+
+func (c *capHeight) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(s)
+	}
+}
+
+func (c *capHeight) MinSize([]fyne.CanvasObject) fyne.Size {
+	m := c.o.MinSize()
+	line := fyne.MeasureText("Mg", theme.TextSize(), fyne.TextStyle{}).Height
+	return fyne.NewSize(m.Width, fyne.Min(m.Height, float32(c.rows)*line))
 }
 
 // maxBannerBlocked bounds the blocked actions the banner lists (the

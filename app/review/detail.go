@@ -39,8 +39,12 @@ type detail struct {
 	title    *widget.RichText
 	status   *widget.RichText
 	allowBtn *widget.Button
-	meta     *fyne.Container
-	body     *fyne.Container // the diff view or a message card
+	meta     *fyne.Container   // the before/after table (or a finding's facts)
+	metaSum  *widget.RichText  // the table in one line, while it is collapsed
+	metaBtn  *widget.Hyperlink // Details / Hide details: a link, a line lower than a button
+	metaBar  *fyne.Container   // metaSum and metaBtn
+	metaOpen bool              // the reviewer expanded the table
+	body     *fyne.Container   // the diff view or a message card
 	diff     *DiffView
 	bar      *diffBar // unified / side by side, Load full diff
 	card     *fyne.Container
@@ -61,12 +65,17 @@ func newDetail(v *View) *detail {
 	}
 	d.icon = widget.NewIcon(nil)
 	d.title = widget.NewRichText()
-	d.title.Wrapping = fyne.TextWrapBreak
+	d.title.Wrapping = fyne.TextWrapWord // a path wraps after a "/" (pathSegments)
 	d.status = widget.NewRichText()
 	d.status.Wrapping = fyne.TextWrapWord
 	d.allowBtn = widget.NewButtonWithIcon("Allow…", theme.ConfirmIcon(), d.showAllowMenu)
 	d.allowBtn.Importance = widget.SuccessImportance
 	d.meta = container.New(&tableLayout{})
+	d.metaSum = widget.NewRichText()
+	d.metaSum.Truncation = fyne.TextTruncateEllipsis
+	d.metaBtn = widget.NewHyperlink("Details ▾", nil)
+	d.metaBtn.OnTapped = func() { d.setMetaOpen(!d.metaOpen) }
+	d.metaBar = container.NewBorder(nil, nil, nil, style.Tight(d.metaBtn), style.Tight(d.metaSum))
 	d.diff = NewDiffView()
 	d.diff.OnEscape = v.focusChanges
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
@@ -75,8 +84,8 @@ func newDetail(v *View) *detail {
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
 		container.NewVBox(layout.NewSpacer(), d.allowBtn, layout.NewSpacer()), d.title)
-	d.top = container.NewVBox(head, d.status, d.meta, layout.NewSpacer())
-	d.root = container.NewBorder(d.top, nil, nil, nil, d.body)
+	d.top = container.NewVBox(head, style.Tight(d.status), d.metaBar, d.meta)
+	d.root = container.New(topFirst{}, d.top, d.body) // no gap: the diff needs every line at 1024×700
 	d.clear()
 	return d
 }
@@ -91,7 +100,7 @@ func (d *detail) clear() {
 		Text: "Use the Up and Down keys to move through the changes, n and p to jump to the next or previous violation, Enter to open the diff."}}
 	d.status.Refresh()
 	d.allowBtn.Hide()
-	d.meta.Objects = nil
+	d.setMeta(nil, nil)
 	d.bar.update() // cancels a full diff under way
 	d.setBody(nil)
 	d.root.Refresh()
@@ -146,10 +155,8 @@ func (d *detail) show(i int) {
 	kindName := style.KindColor(c.Kind)
 
 	d.icon.SetResource(style.Colored(style.KindIcon(c.Kind), kindName))
-	d.title.Segments = []widget.RichTextSegment{
-		&widget.TextSegment{Text: report.QuotePath(c.Path), Style: widget.RichTextStyle{
-			SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}},
-	}
+	d.title.Segments = pathSegments(report.QuotePath(c.Path), widget.RichTextStyle{
+		SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 
 	st := []widget.RichTextSegment{seg(strings.ToUpper(string(c.Kind)), kindName, fyne.TextStyle{Bold: true})}
@@ -177,7 +184,7 @@ func (d *detail) show(i int) {
 	}
 	d.showAllowButton()
 
-	d.meta.Objects = metaRows(th, c)
+	d.setMeta(metaRows(th, c), metaSummary(c.Before, c.After, style.KindColor(c.Kind)))
 	d.setBody(d.content(th, c))
 	d.root.Refresh()
 }
@@ -191,8 +198,8 @@ func (d *detail) showFolder(id string) {
 	}
 	d.change, d.folder = -1, id
 	d.icon.SetResource(theme.FolderIcon())
-	d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: report.QuotePath(id) + "/", Style: widget.RichTextStyle{
-		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}}}}
+	d.title.Segments = pathSegments(report.QuotePath(id)+"/", widget.RichTextStyle{
+		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 	colorName := style.Muted
 	if n.belowViolations > 0 {
@@ -211,7 +218,7 @@ func (d *detail) showFolder(id string) {
 		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}
 	}
 	d.showAllowButton()
-	d.meta.Objects = nil
+	d.setMeta(nil, nil)
 	d.bar.update() // cancels a full diff under way
 	d.setBody(nil)
 	d.root.Refresh()
@@ -328,6 +335,108 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 // only) offers no Load full diff.
 var noFullDiff = fmt.Sprintf("A full diff needs the files themselves, which a report does not hold: open the run in the desktop app, which diffs files up to %d MiB.", FullDiffMax>>20)
 
+// setMeta shows objs as the metadata table. With a summary (a change's
+// before/after table) the table collapses to that one line, with Details to
+// expand it (the diff needs the room in a small window); the choice holds
+// from change to change. Without one (a finding's facts) the table shows.
+func (d *detail) setMeta(objs []fyne.CanvasObject, summary []widget.RichTextSegment) {
+	d.meta.Objects = objs
+	if summary == nil {
+		d.metaBar.Hide()
+		d.meta.Show()
+		d.meta.Refresh()
+		return
+	}
+	d.metaSum.Segments = summary
+	d.metaSum.Refresh()
+	d.metaBar.Show()
+	d.setMetaOpen(d.metaOpen)
+}
+
+// setMetaOpen expands (open) or collapses the before/after table.
+func (d *detail) setMetaOpen(open bool) {
+	d.metaOpen = open
+	if !d.metaBar.Visible() {
+		return
+	}
+	if open {
+		d.meta.Show()
+		d.metaSum.Hide()
+		d.metaBtn.SetText("Hide details ▴")
+	} else {
+		d.meta.Hide()
+		d.metaSum.Show()
+		d.metaBtn.SetText("Details ▾")
+	}
+	d.meta.Refresh()
+	d.top.Refresh()
+}
+
+// metaSummary is the before/after table of entries b and a in one line:
+// what differs ("Size 114 B → 113 B", or "SHA-256 changed" at the same
+// size), or, when nothing
+// does, the values of the entry there is ("file · 114 B · 0644 rw-r--r--").
+func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.RichTextSegment {
+	var out []widget.RichTextSegment
+	sep := func() {
+		if len(out) > 0 {
+			out = append(out, seg("  ·  ", style.Muted, fyne.TextStyle{}))
+		}
+	}
+	both := b != nil && a != nil
+	sizeDiffers := false
+	for _, r := range metaRowList(false) {
+		var bv, av string
+		if b != nil {
+			bv = r.get(b)
+		}
+		if a != nil {
+			av = r.get(a)
+		}
+		if both && bv != av && !(r.label == "SHA-256" && sizeDiffers) { // another size says the content changed
+			sep()
+			out = append(out, seg(r.label+" ", style.Muted, fyne.TextStyle{}))
+			if r.label == "SHA-256" {
+				out = append(out, seg("changed", changed, fyne.TextStyle{Bold: true}))
+				continue
+			}
+			if r.label == "Size" {
+				sizeDiffers = true
+			}
+			out = append(out, seg(orDash(bv)+" ", changed, fyne.TextStyle{Bold: true, Monospace: r.mono}), arrow(changed),
+				seg(" "+orDash(av), changed, fyne.TextStyle{Bold: true, Monospace: r.mono}))
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	e := a
+	if e == nil {
+		e = b
+	}
+	if e == nil {
+		return []widget.RichTextSegment{seg("No metadata", style.Muted, fyne.TextStyle{})}
+	}
+	for _, r := range metaRowList(false) {
+		if v := r.get(e); v != "" && r.label != "SHA-256" && r.label != "Owner" {
+			sep()
+			out = append(out, seg(v, "", fyne.TextStyle{Monospace: r.mono}))
+		}
+	}
+	if both {
+		sep()
+		out = append(out, seg("metadata unchanged", style.Muted, fyne.TextStyle{}))
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
 // metaRows builds the before/after table of change c.
 func metaRows(_ fyne.Theme, c *diff.Change) []fyne.CanvasObject {
 	return entryRows(c.Before, c.After, style.KindColor(c.Kind), false)
@@ -373,6 +482,18 @@ func entryRows(b, a *snapshot.Entry, changed fyne.ThemeColorName, stat bool) []f
 		}
 		objs = append(objs, styledText(r.label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
 	}
+	for _, r := range metaRowList(stat) {
+		add(r)
+	}
+	for i, o := range objs {
+		objs[i] = style.Tight(o)
+	}
+	return objs
+}
+
+// metaRowList is the rows of the before/after table; stat adds those of
+// a stat-only record.
+func metaRowList(stat bool) []metaRow {
 	rows := []metaRow{
 		{"Type", func(e *snapshot.Entry) string { return string(e.Type) }, false},
 		{"Mode", func(e *snapshot.Entry) string {
@@ -399,14 +520,7 @@ func entryRows(b, a *snapshot.Entry, changed fyne.ThemeColorName, stat bool) []f
 	if stat {
 		rows = append(rows, statRows()...)
 	}
-	rows = append(rows, metaRow{"Error", func(e *snapshot.Entry) string { return e.Err }, false})
-	for _, r := range rows {
-		add(r)
-	}
-	for i, o := range objs {
-		objs[i] = style.Tight(o)
-	}
-	return objs
+	return append(rows, metaRow{"Error", func(e *snapshot.Entry) string { return e.Err }, false})
 }
 
 // symbolic renders the permission bits as ls does, e.g. "rwxr-xr-x".
@@ -450,6 +564,23 @@ func signedBytes(n int64) string {
 		return "+" + report.Size(n)
 	}
 	return "−" + report.Size(-n)
+}
+
+// topFirst lays out two objects: the first at the top, as high as its
+// minimum, the second below it filling the rest, with no gap between.
+type topFirst struct{}
+
+func (topFirst) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	h := objs[0].MinSize().Height
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(s.Width, h))
+	objs[1].Move(fyne.NewPos(0, h))
+	objs[1].Resize(fyne.NewSize(s.Width, fyne.Max(0, s.Height-h)))
+}
+
+func (topFirst) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	a, b := objs[0].MinSize(), objs[1].MinSize()
+	return fyne.NewSize(fyne.Max(a.Width, b.Width), a.Height+b.Height)
 }
 
 // tableLayout lays out its objects in rows of three: a label column as wide

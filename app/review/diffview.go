@@ -263,8 +263,9 @@ type DiffView struct {
 }
 
 // minSplitCols is the narrowest text column (in characters) of a side by
-// side pane: below it the view shows the diff unified.
-const minSplitCols = 24
+// side pane: below it the view shows the diff unified. Each pane scrolls
+// sideways; 16 lets side by side work in a 1024 px window.
+const minSplitCols = 16
 
 // NewDiffView returns an empty diff view.
 func NewDiffView() *DiffView {

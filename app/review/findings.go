@@ -270,8 +270,11 @@ func (d *detail) showFinding(id string) {
 	c := groupColor(g)
 	d.icon.SetResource(style.Colored(groupIcon(g), c))
 	title := func(text string, mono bool) {
-		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
-			SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}}}
+		st := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}
+		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: st}}
+		if mono { // a path or an address: wrap after a "/" only
+			d.title.Segments = pathSegments(text, st)
+		}
 		d.title.Refresh()
 	}
 	status := func(segs ...widget.RichTextSegment) {
@@ -280,7 +283,7 @@ func (d *detail) showFinding(id string) {
 	}
 	d.suggest = nil // no allowlist entry allows a finding
 	d.showAllowButton()
-	d.meta.Objects = nil
+	d.setMeta(nil, nil)
 	d.bar.update() // cancels a full diff under way
 	switch {
 	case !item && g == groupBlocked:
@@ -299,7 +302,7 @@ func (d *detail) showFinding(id string) {
 			status(seg("REFUSED "+report.Printable(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
 				seg("   "+report.Printable(q.Reason), "", fyne.TextStyle{}))
 		}
-		d.meta.Objects = factRows([][2]string{
+		d.setMeta(factRows([][2]string{
 			{"Host", report.Printable(q.Target())},
 			{"Address", report.Printable(q.Addr)},
 			{"Method", report.Printable(q.Method)},
@@ -307,7 +310,7 @@ func (d *detail) showFinding(id string) {
 			{"Bytes in", report.Size(q.BytesIn)},
 			{"Process", processText(&report.Blocked{PID: q.PID, Cmd: q.Cmd})},
 			{"Reason", report.Printable(q.Reason)},
-		})
+		}), nil)
 	case !item:
 		title(groupTitle(g), false)
 		status(seg(countOf(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
@@ -322,20 +325,20 @@ func (d *detail) showFinding(id string) {
 		st = append(st, seg("   ", "", fyne.TextStyle{}),
 			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
 		status(st...)
-		d.meta.Objects = factRows([][2]string{
+		d.setMeta(factRows([][2]string{
 			{"Kind", report.Printable(b.Kind)},
 			{"Target", report.QuotePath(b.Target)},
 			{"Process", processText(b)},
 			{"System call", report.Printable(b.Op)},
 			{"Count", GroupDigits(max(b.Count, 1))},
-		})
+		}), nil)
 	default:
 		o := &r.Outside[k]
 		title(report.QuotePath(o.Path), true)
 		status(seg("OUTSIDE "+strings.ToUpper(string(o.Kind)), c, fyne.TextStyle{Bold: true}),
 			seg(" ("+o.Detail()+")", c, fyne.TextStyle{}), seg("   ", "", fyne.TextStyle{}),
 			seg("Violation: a change outside the workspace; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
-		d.meta.Objects = entryRows(o.Before, o.After, c, true)
+		d.setMeta(entryRows(o.Before, o.After, c, true), nil)
 	}
 	d.setBody(nil)
 	d.root.Refresh()

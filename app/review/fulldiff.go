@@ -92,6 +92,9 @@ func newDiffBar(d *detail) *diffBar {
 // setSplit shows the diff unified or side by side.
 func (b *diffBar) setSplit(on bool) {
 	b.d.diff.SetSideBySide(on)
+	if on && b.d.diff.Size().Width > 0 && b.d.diff.Size().Width < roomySplit {
+		b.d.v.roomForSplit() // a small window: the detail takes what the other panes spare
+	}
 	b.unified.Importance, b.split.Importance = widget.HighImportance, widget.LowImportance
 	if on {
 		b.unified.Importance, b.split.Importance = widget.LowImportance, widget.HighImportance
@@ -100,6 +103,10 @@ func (b *diffBar) setSplit(on bool) {
 	b.split.Refresh()
 	b.splitLabel()
 }
+
+// roomySplit is the diff's width (px) below which turning side by side on
+// widens the detail pane.
+const roomySplit = 640
 
 // splitLabel says on the side by side button when the pane is too narrow
 // for it (the diff is then shown unified).

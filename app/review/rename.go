@@ -173,13 +173,12 @@ func (d *detail) showRename(i, j int) {
 	}
 	d.icon.SetResource(style.Colored(theme.ContentRedoIcon(), name))
 	mono := fyne.TextStyle{Bold: true, Monospace: true}
-	d.title.Segments = []widget.RichTextSegment{
-		&widget.TextSegment{Text: report.QuotePath(rem.Path), Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: mono, Inline: true}},
+	pathStyle := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: mono}
+	d.title.Segments = append(pathSegments(report.QuotePath(rem.Path), pathStyle),
 		&widget.TextSegment{Text: " ", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, Inline: true}},
 		&widget.TextSegment{Text: "→", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, Inline: true}},
-		&widget.TextSegment{Text: " ", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, Inline: true}},
-		&widget.TextSegment{Text: report.QuotePath(add.Path), Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: mono}},
-	}
+		&widget.TextSegment{Text: " ", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, Inline: true}})
+	d.title.Segments = append(d.title.Segments, pathSegments(report.QuotePath(add.Path), pathStyle)...)
 	d.title.Refresh()
 
 	what := "RENAMED"
@@ -208,7 +207,7 @@ func (d *detail) showRename(i, j int) {
 	}
 	d.showAllowButton()
 	both := diff.Change{Path: add.Path, Kind: diff.Changed, Before: rem.Before, After: add.After}
-	d.meta.Objects = metaRows(th, &both)
+	d.setMeta(metaRows(th, &both), metaSummary(both.Before, both.After, style.KindColor(diff.Changed)))
 	if full := d.bar.fullDiff(i); full != "" {
 		d.diff.SetDiff(full)
 		d.setBody(d.bar.wrap(d.diff, true))

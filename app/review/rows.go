@@ -42,6 +42,7 @@ type changeRow struct {
 	icon   *widget.Icon
 	name   *widget.RichText
 	seg    *widget.TextSegment
+	full   string // a change's whole path or name, cut in the middle to fit (CutMiddle); "" for other rows
 	badge  *canvas.Text
 	depth  int
 	folder bool
@@ -77,6 +78,7 @@ func (r *changeRow) set(v *View, id string, depth int) {
 	th := r.l.Theme()
 	r.id = id
 	r.depth = max(depth, 0)
+	r.full = ""
 	if isFinding(id) {
 		r.folder = v.tree && isGroup(id)
 		r.setFinding(th, v, id)
@@ -132,11 +134,13 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 		r.icon.SetResource(style.Colored(theme.ContentRedoIcon(), name))
 	}
 	r.seg.Text = report.QuotePath(label)
+	r.full = r.seg.Text
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{Bold: !c.Allowed}
 	r.name.Segments = []widget.RichTextSegment{r.seg}
 	if c.RenamedFrom != "" {
 		r.name.Segments = renameSegments(r.seg, label) // "old → new", quoted already
+		r.full = ""
 	}
 	switch {
 	case c.Risk != diff.NoRisk && !c.Allowed:
@@ -255,8 +259,28 @@ func (l *rowLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	badge.Resize(fyne.NewSize(bw, b.Height))
 	badge.Move(fyne.NewPos(s.Width-bw-4, mid(b.Height)))
 	nm := name.MinSize()
-	name.Resize(fyne.NewSize(fyne.Max(0, s.Width-x-bw-8), nm.Height))
+	nw := fyne.Max(0, s.Width-x-bw-8)
+	l.r.fit(nw - 2*tightPad)
+	name.Resize(fyne.NewSize(nw, nm.Height))
 	name.Move(fyne.NewPos(x, mid(nm.Height)))
+}
+
+// tightPad is the room style.Tight leaves on each side of a text.
+const tightPad = 2
+
+// fit cuts the change's path in the middle to fit width w, keeping its
+// file name ("node_modules/pk…/index.js"), rather than cut its end.
+func (r *changeRow) fit(w float32) {
+	if r.full == "" || w <= 0 {
+		return
+	}
+	size := theme.SizeForWidget(theme.SizeNameText, r.name)
+	ts := r.seg.Style.TextStyle
+	text := CutMiddle(r.full, func(s string) bool { return fyne.MeasureText(s, size, ts).Width <= w })
+	if r.seg.Text != text {
+		r.seg.Text = text
+		r.name.Refresh()
+	}
 }
 
 func (l *rowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {

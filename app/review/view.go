@@ -107,22 +107,25 @@ type View struct {
 	hiddenText                               *widget.RichText
 	clearBtn                                 *widget.Button
 	changesPane                              *fyne.Container
-	list                                     *changeList
-	changes                                  *fyne.Container
-	empty                                    *widget.RichText
-	detail                                   *detail
-	editor                                   *AllowlistEditor
-	note                                     *keys.Entry
-	approveBtn, rejectBtn, resetBtn          *widget.Button
-	suggestBtn                               *widget.Button
-	decision                                 *widget.RichText
-	exportBtns                               map[Format]*widget.Button
-	exported                                 *exported
-	confirm                                  dialog.Dialog  // the approval question while it is asked
-	suggest                                  *suggestDialog // the Suggest allowlist dialog while it is shown
-	root                                     fyne.CanvasObject
-	decisionSeq                              int // counts SetDecision calls
-	stage                                    *stagePane
+	// mainSplit (changes | the rest) and innerSplit (detail | sidebar)
+	// give the detail more room for a side by side diff.
+	mainSplit, innerSplit           *container.Split
+	list                            *changeList
+	changes                         *fyne.Container
+	empty                           *widget.RichText
+	detail                          *detail
+	editor                          *AllowlistEditor
+	note                            *keys.Entry
+	approveBtn, rejectBtn, resetBtn *widget.Button
+	suggestBtn                      *widget.Button
+	decision                        *widget.RichText
+	exportBtns                      map[Format]*widget.Button
+	exported                        *exported
+	confirm                         dialog.Dialog  // the approval question while it is asked
+	suggest                         *suggestDialog // the Suggest allowlist dialog while it is shown
+	root                            fyne.CanvasObject
+	decisionSeq                     int // counts SetDecision calls
+	stage                           *stagePane
 }
 
 // New returns a view of r (which may be nil: SetReport later).
@@ -274,6 +277,7 @@ func (v *View) build() {
 	inner.Offset = 0.68
 	main := container.NewHSplit(changesPane, inner)
 	main.Offset = 0.32
+	v.mainSplit, v.innerSplit = main, inner
 	top := container.NewVBox(v.banner, v.stage.root, toolbar)
 	v.root = container.NewBorder(top, nil, nil, nil, main)
 }
@@ -1146,3 +1150,31 @@ func (v *View) Reviewed() (viewed, total int) { return v.nViewed, len(v.viewed) 
 
 // HiddenByFilter is how many changes the filter hides.
 func (v *View) HiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
+
+// DiffRoom is the height of the diff and of the detail pane it is in (a
+// small window must leave the diff most of the pane).
+func (v *View) DiffRoom() (diff, pane float32) {
+	return v.detail.diff.Size().Height, v.detail.root.Size().Height
+}
+
+// roomForSplit widens the detail pane as far as the changes list and the
+// sidebar allow (each at its minimum width): a side by side diff in a
+// small window. The reviewer may drag the dividers back.
+func (v *View) roomForSplit() {
+	if v.mainSplit == nil {
+		return
+	}
+	v.mainSplit.SetOffset(0) // the split keeps each side at its minimum
+	v.innerSplit.SetOffset(1)
+}
+
+// SideBySideShown reports whether the diff is drawn side by side (asked
+// for, and room for it).
+func (v *View) SideBySideShown() bool { return v.detail.diff.SideBySideShown() }
+
+// SideBySideLabel is the side by side button's text ("Side by side: too
+// narrow" when refused).
+func (v *View) SideBySideLabel() string { return v.detail.bar.split.Text }
+
+// DetailTitle is the detail pane's title as text (a path, however it wraps).
+func (v *View) DetailTitle() string { return segmentsText(v.detail.title) }

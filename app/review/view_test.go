@@ -412,7 +412,8 @@ func TestDetailShowsColoredDiff(t *testing.T) {
 	if len(findText(d, "11")) != 1 {
 		t.Error("the new line number 11 is not drawn")
 	}
-	// Metadata: the size changed and is highlighted.
+	// Metadata (expanded): the size changed and is highlighted.
+	v.detail.setMetaOpen(true)
 	oneText(t, v.detail.meta, "162 B")
 	wantColor(t, "changed size", oneText(t, v.detail.meta, "214 B").Color, style.Changed)
 	oneText(t, v.detail.status, "Violation: no allowlist entry covers this change")
@@ -428,6 +429,7 @@ func TestDetailBinaryAndMode(t *testing.T) {
 	oneText(t, v.detail.body, "Content changed; no text diff (binary or large file).")
 	oneText(t, v.detail.body, "Size 18.0 KiB ")
 	oneText(t, v.detail.body, " 20.0 KiB (+2.0 KiB)")
+	v.detail.setMetaOpen(true)
 	oneText(t, v.detail.meta, "SHA-256")
 
 	v.Select(indexOf(t, r, "src/app.py"))

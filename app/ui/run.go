@@ -71,8 +71,11 @@ type runTab struct {
 	stageInfo          *widget.RichText
 	phases             *phaseProgress
 	output             *outputPane
-	hint               fyne.CanvasObject
-	root               fyne.CanvasObject
+	// split divides the script and allowlist (top) from the run's
+	// progress and output; a run gives the output the room.
+	split *container.Split
+	hint  fyne.CanvasObject
+	root  fyne.CanvasObject
 
 	scriptSHA string
 	hashGen   int
@@ -189,8 +192,11 @@ func (t *runTab) layout() fyne.CanvasObject {
 	actions := container.NewBorder(nil, nil, container.NewHBox(t.runBtn, t.cancelBtn, t.stage), nil, t.status)
 	outputPane := container.NewBorder(heading("Output"), nil, nil, nil, container.New(shrinkLayout{h: 48}, t.output.view))
 	bottom := container.NewBorder(container.NewVBox(actions, t.contain.enforced, t.stageInfo, t.phases.root), nil, nil, nil, outputPane)
-	split := container.NewVSplit(top, bottom)
+	// The script pane may shrink below its minimum (it scrolls) for the
+	// output of a run in a 1024×700 window.
+	split := container.NewVSplit(container.New(shrinkLayout{h: 100}, top), bottom)
 	split.Offset = 0.5
+	t.split = split
 	t.hint = container.NewVBox()
 	return container.NewBorder(container.NewVBox(t.hint, form), nil, nil, nil, split)
 }
@@ -579,6 +585,10 @@ func (t *runTab) start() {
 	t.cancel = cancel
 	t.setRunning(true)
 	t.output.clear()
+	// The script was read before the run: its output needs the room now
+	// (in a 1024×700 window it would be two lines). The split keeps the
+	// script pane at its minimum; the reviewer may drag it back.
+	t.split.SetOffset(0)
 	t.phases.reset(timeout)
 	t.setStatus("Running…", style.Muted)
 	t.setStageInfo("", style.Muted)

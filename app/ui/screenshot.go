@@ -89,6 +89,9 @@ func (u *UI) startScreenshot(path string) {
 		})
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
+		if os.Getenv(screenshotSizeEnv) == "" {
+			u.fitScreen()
+		}
 		if f := u.opts.Flags.Report; f != "" {
 			u.loadReport(f, func(r *report.Report, err error) {
 				if err != nil {

@@ -51,6 +51,11 @@ type Options struct {
 	// StageMechanism forces a staged run's mechanism (stage.Overlay or
 	// stage.Copy; "" probes), as run --stage-mechanism does.
 	StageMechanism stage.Mechanism
+	// ScreenSize, called on the main thread once the app has started,
+	// is the usable area of the screen the window opens on, in pixels
+	// (zero when unknown); the window is fitted to it (WindowSize). Nil
+	// keeps a size that fits the smallest supported screen, 1024×700.
+	ScreenSize func() fyne.Size
 
 	// do runs a function on the UI goroutine; fyne.Do unless a test
 	// supplies its own event loop.
@@ -160,10 +165,24 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		u.showNotice("History unavailable: " + oneLine(u.histErr) + ". Runs are not recorded until this is fixed; the file was left as it is.")
 	}
 	w.SetContent(container.NewBorder(u.notice, nil, nil, nil, u.Tabs))
-	w.Resize(fyne.NewSize(1400, 900))
+	w.Resize(WindowSize(fyne.Size{})) // fitted to the screen once started (fitScreen)
+	a.Lifecycle().SetOnStarted(u.fitScreen)
 	w.SetMaster()
 	u.preload()
 	return u
+}
+
+// fitScreen sizes the window to the screen it opens on (Options.ScreenSize).
+func (u *UI) fitScreen() {
+	if u.opts.ScreenSize == nil {
+		return
+	}
+	px := u.opts.ScreenSize()
+	scale := u.win.Canvas().Scale()
+	if scale <= 0 {
+		scale = 1
+	}
+	u.win.Resize(WindowSize(fyne.NewSize(px.Width/scale, px.Height/scale)))
 }
 
 // Close releases what the window holds: the history database and the

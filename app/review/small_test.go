@@ -1,0 +1,125 @@
+package review
+
+import (
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// smallReview is the room the review tab has in a 1024×700 window: less
+// the menu bar (40 px) and the tab bar (40 px) above it.
+var smallReview = fyne.NewSize(1024, 700-40-40)
+
+// TestSmallWindowDiffGetsTheRoom: at 1024×700 the diff of the demo's
+// config.json takes at least 60% of the detail pane's height; the
+// before/after table is one summary line, and Details expands it.
+func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	w.Resize(smallReview)
+	v.Select(indexOf(t, v.Report(), "config.json"))
+	d := v.detail
+	if got, pane := d.diff.Size().Height, d.root.Size().Height; got < 0.6*pane {
+		t.Errorf("the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more", got, 100*got/pane, pane)
+	}
+	if d.meta.Visible() {
+		t.Error("the before/after table is expanded by default")
+	}
+	sum := segmentsText(d.metaSum)
+	if !strings.Contains(sum, "Size 162 B") || !strings.Contains(sum, "214 B") {
+		t.Errorf("summary line %q does not say what changed", sum)
+	}
+	tapLink(d.metaBtn)
+	if !d.meta.Visible() || d.metaSum.Visible() {
+		t.Fatal("Details does not expand the table")
+	}
+	oneText(t, d.meta, "SHA-256")
+	v.Select(indexOf(t, v.Report(), "src/app.py")) // the choice holds
+	if sum := segmentsText(d.metaSum); !strings.Contains(sum, "Mode") || !strings.Contains(sum, "0755") {
+		t.Errorf("summary of a chmod %q", sum)
+	}
+	if !d.meta.Visible() {
+		t.Error("the table collapsed again on the next change")
+	}
+	tapLink(d.metaBtn)
+	if d.meta.Visible() {
+		t.Error("Hide details does not collapse the table")
+	}
+}
+
+// tapLink taps link l in the middle of its text.
+func tapLink(l *widget.Hyperlink) {
+	test.TapAt(l, fyne.NewPos(l.MinSize().Width/2, l.Size().Height/2))
+}
+
+func TestCutMiddle(t *testing.T) {
+	width := func(n int) func(string) bool { return func(s string) bool { return len([]rune(s)) <= n } }
+	for _, c := range []struct {
+		path string
+		n    int
+		want string
+	}{
+		{"src/app.py", 20, "src/app.py"},
+		{"node_modules/pkg/lib/index.js", 20, "node_modul…/index.js"},
+		{"node_modules/pkg/lib/index.js", 12, "no…/index.js"},
+		{"node_modules/pkg/lib/index.js", 10, "…/index.js"},
+		{"assets/a-very-long-file-name.min.js", 16, "a-very-…e.min.js"},
+		{"a-very-long-file-name.min.js", 12, "a-v…e.min.js"},
+		{"x/a-very-long-file-name.min.js", 5, "…n.js"},
+	} {
+		got := CutMiddle(c.path, width(c.n))
+		if got != c.want {
+			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.path, c.n, got, c.want)
+		}
+		if n := len([]rune(got)); n > c.n {
+			t.Errorf("CutMiddle(%q, %d) = %q: %d runes", c.path, c.n, got, n)
+		}
+	}
+}
+
+// TestListCutsPathsInTheMiddle: in list mode, a path too long for a narrow
+// changes pane keeps its file name and loses the middle.
+func TestListCutsPathsInTheMiddle(t *testing.T) {
+	r := DemoReport()
+	long := "node_modules/some-package/dist/esm/internal/index.js"
+	r.Changes[0].Path = long
+	v, w := newTestView(t, r, Options{})
+	v.SetTreeMode(false)
+	w.Resize(smallReview)
+	var cut string
+	for _, x := range texts(v.list) {
+		if strings.HasSuffix(x.Text, "/index.js") {
+			cut = x.Text
+		}
+	}
+	if cut == "" || cut == long || !strings.HasPrefix(cut, "node_modules/") || !strings.Contains(cut, "…/index.js") {
+		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, allText(v.list))
+	}
+}
+
+// TestTitleWrapsAtSlash: a long path in the detail's title wraps after a
+// "/", never inside a name ("app.min. js").
+func TestTitleWrapsAtSlash(t *testing.T) {
+	r := DemoReport()
+	i := indexOf(t, r, "config.json")
+	r.Changes[i].Path = "assets/javascripts/vendor/bundle/app.min.js"
+	v, w := newTestView(t, r, Options{})
+	w.Resize(smallReview)
+	v.Select(i)
+	parts := map[string]bool{"assets/": true, "javascripts/": true, "vendor/": true, "bundle/": true, "app.min.js": true}
+	lines := map[float32]bool{}
+	for _, x := range texts(v.detail.title) {
+		if x.Text == "" {
+			continue
+		}
+		lines[x.Position().Y] = true
+		if !parts[x.Text] {
+			t.Errorf("the title draws %q: a path cut inside a name", x.Text)
+		}
+	}
+	if len(lines) < 2 {
+		t.Logf("the title fits on one line at this width (%v)", v.detail.title.Size())
+	}
+}
