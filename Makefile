@@ -121,12 +121,14 @@ bench: deps cli web
 # (v0.1.0, v0.1.0-3-g13456b7), else FyneApp.toml's version and the commit
 # (v0.1.0-dev.g13456b7). -dirty when the clone had uncommitted changes.
 # Computed once, when make starts (every recipe line sees the same).
+# (Paths from the Makefile's own folder: make -f from elsewhere reads it too.)
+MAKEFILE_DIR := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
 ifndef VERSION
-DESCRIBE := $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null)
-VERSION := $(if $(filter v%,$(DESCRIBE)),$(DESCRIBE),v$(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)-dev.g$(or $(DESCRIBE),unknown))
+DESCRIBE := $(shell git -C $(MAKEFILE_DIR) describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null)
+VERSION := $(if $(filter v%,$(DESCRIBE)),$(DESCRIBE),v$(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' $(MAKEFILE_DIR)FyneApp.toml 2>/dev/null)-dev.g$(or $(DESCRIBE),unknown))
 endif
 ifndef COMMIT
-COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT := $(shell git -C $(MAKEFILE_DIR) rev-parse HEAD 2>/dev/null)
 endif
 VERSION_X = -X=github.com/diffgate/diffgate/internal/version.version=$(VERSION) \
 	-X=github.com/diffgate/diffgate/internal/version.commit=$(COMMIT)
