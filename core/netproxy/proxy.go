@@ -270,15 +270,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		port = n
 	}
-	rec := p.record(r.Context(), normHost(host), port, r.Method)
-	addr, reason := p.check(r.Context(), host, port)
-	if addr.IsValid() {
-		p.finish(rec, func(rec *Request) { rec.Addr = addr.Addr().String() })
-	}
-	if reason != "" {
-		p.finish(rec, func(rec *Request) { rec.Reason = reason })
-		refuse(w, http.StatusForbidden, reason)
-		p.cfg.Log.Info().Str("host", host).Int("port", port).Str("reason", reason).Msg("netproxy: refused")
+	rec, addr, ok := p.admit(w, r, host, port, r.Method)
+	if !ok {
 		return
 	}
 	out := r.Clone(context.WithValue(r.Context(), dialKey{}, addr))
@@ -310,6 +303,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// admit records a request (method) for host:port and checks it: the
+// address to dial, or false once the client has its 403 (recorded with
+// the reason).
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, host string, port int, method string) (*Request, netip.AddrPort, bool) {
+	rec := p.record(r.Context(), normHost(host), port, method)
+	addr, reason := p.check(r.Context(), host, port)
+	if addr.IsValid() {
+		p.finish(rec, func(rec *Request) { rec.Addr = addr.Addr().String() })
+	}
+	if reason != "" {
+		p.finish(rec, func(rec *Request) { rec.Reason = reason })
+		refuse(w, http.StatusForbidden, reason)
+		p.cfg.Log.Info().Str("host", host).Int("port", port).Str("reason", reason).Msg("netproxy: refused")
+		return rec, addr, false
+	}
+	return rec, addr, true
+}
+
 func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	host, ps, err := net.SplitHostPort(r.Host)
 	port, perr := strconv.Atoi(ps)
@@ -319,15 +330,8 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, ReasonBadRequest+": CONNECT needs host:port")
 		return
 	}
-	rec := p.record(r.Context(), normHost(host), port, http.MethodConnect)
-	addr, reason := p.check(r.Context(), host, port)
-	if addr.IsValid() {
-		p.finish(rec, func(rec *Request) { rec.Addr = addr.Addr().String() })
-	}
-	if reason != "" {
-		p.finish(rec, func(rec *Request) { rec.Reason = reason })
-		refuse(w, http.StatusForbidden, reason)
-		p.cfg.Log.Info().Str("host", host).Int("port", port).Str("reason", reason).Msg("netproxy: refused")
+	rec, addr, ok := p.admit(w, r, host, port, http.MethodConnect)
+	if !ok {
 		return
 	}
 	d := net.Dialer{Timeout: p.cfg.DialTimeout}

@@ -212,16 +212,8 @@ func (w *watcher) onCreate(n *seccompNotif, op string) {
 // watcher refuses it with EXDEV itself.
 func (w *watcher) checkLink(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64, flags int) {
 	tid := int(n.PID)
-	from, e := readString(tid, oarg)
-	to, e2 := readString(tid, narg)
-	if e == 0 {
-		e = e2
-	}
-	if e != 0 {
-		w.refuse(n, e, kindLink, op)
-		return
-	}
-	if !w.valid(n.ID) {
+	from, to, ok := w.readTwoNames(n, oarg, narg, kindLink, op)
+	if !ok {
 		return
 	}
 	src := resolve(tid, odir, from, flags&unix.AT_SYMLINK_FOLLOW != 0, flags&unix.AT_EMPTY_PATH != 0)
@@ -297,10 +289,10 @@ func (w *watcher) onRemove(n *seccompNotif, op string) {
 	}
 }
 
-// checkRename records a rename out of, or into, a place outside the
-// writable directories, and refuses one that moves a read-only path of
-// the workspace (or a directory holding one) or replaces one.
-func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64) {
+// readTwoNames reads the two path arguments of a link or rename (at
+// oarg, narg); a name that cannot be read refuses the call (recorded as
+// kind), and a notification no longer valid is left: false either way.
+func (w *watcher) readTwoNames(n *seccompNotif, oarg, narg uint64, kind, op string) (from, to string, ok bool) {
 	tid := int(n.PID)
 	from, e := readString(tid, oarg)
 	to, e2 := readString(tid, narg)
@@ -308,10 +300,19 @@ func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint6
 		e = e2
 	}
 	if e != 0 {
-		w.refuse(n, e, kindRename, op)
-		return
+		w.refuse(n, e, kind, op)
+		return "", "", false
 	}
-	if !w.valid(n.ID) {
+	return from, to, w.valid(n.ID)
+}
+
+// checkRename records a rename out of, or into, a place outside the
+// writable directories, and refuses one that moves a read-only path of
+// the workspace (or a directory holding one) or replaces one.
+func (w *watcher) checkRename(n *seccompNotif, op string, odir int32, oarg uint64, ndir int32, narg uint64) {
+	tid := int(n.PID)
+	from, to, ok := w.readTwoNames(n, oarg, narg, kindRename, op)
+	if !ok {
 		return
 	}
 	src := resolve(tid, odir, from, false, false)
