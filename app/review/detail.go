@@ -73,7 +73,7 @@ func newDetail(v *View) *detail {
 	d.meta = container.New(&tableLayout{})
 	d.metaSum = widget.NewRichText()
 	d.metaSum.Truncation = fyne.TextTruncateEllipsis
-	d.metaBtn = widget.NewHyperlink("Details ▾", nil)
+	d.metaBtn = widget.NewHyperlink("Show details", nil)
 	d.metaBtn.OnTapped = func() { d.setMetaOpen(!d.metaOpen) }
 	d.metaBar = container.NewBorder(nil, nil, nil, style.Tight(d.metaBtn), style.Tight(d.metaSum))
 	d.diff = NewDiffView()
@@ -362,11 +362,11 @@ func (d *detail) setMetaOpen(open bool) {
 	if open {
 		d.meta.Show()
 		d.metaSum.Hide()
-		d.metaBtn.SetText("Hide details ▴")
+		d.metaBtn.SetText("Hide details")
 	} else {
 		d.meta.Hide()
 		d.metaSum.Show()
-		d.metaBtn.SetText("Details ▾")
+		d.metaBtn.SetText("Show details")
 	}
 	d.meta.Refresh()
 	d.top.Refresh()
