@@ -29,9 +29,9 @@ func (v *View) SetApproved(entries []string) {
 func StagedText(r *report.Report) string {
 	switch ct := r.Containment; {
 	case len(r.Outside) > 0:
-		return "Staged, but " + plural(len(r.Outside), "change") + " outside the workspace already happened; only the workspace's changes wait until you apply."
+		return "Staged, but " + plural(len(r.Outside), "change") + " outside already happened: only the workspace waits for Apply."
 	case ct != nil && !ct.Contained:
-		return "Staged, but not contained: the script could change things outside the workspace; only the workspace's changes wait until you apply."
+		return "Staged, but not contained: only the workspace waits for Apply."
 	}
 	return "Staged: nothing is in the workspace until you apply."
 }

@@ -57,11 +57,11 @@ func TestStagedStripSaysWhatHappenedOutside(t *testing.T) {
 		{"contained", func(r *report.Report) { r.Containment = &report.Containment{Mode: "auto", Contained: true} },
 			"Staged: nothing is in the workspace until you apply."},
 		{"not contained", func(r *report.Report) { r.Containment = &report.Containment{Mode: "off"} },
-			"Staged, but not contained: the script could change things outside the workspace; only the workspace's changes wait until you apply."},
+			"Staged, but not contained: only the workspace waits for Apply."},
 		{"changed ~/.bashrc", func(r *report.Report) {
 			r.Containment = &report.Containment{Mode: "off"}
 			r.Outside = []report.Outside{{Path: "/root/.bashrc", Kind: diff.Changed}}
-		}, "Staged, but 1 change outside the workspace already happened; only the workspace's changes wait until you apply."},
+		}, "Staged, but 1 change outside already happened: only the workspace waits for Apply."},
 	} {
 		r := DemoReport()
 		r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
