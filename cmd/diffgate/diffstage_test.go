@@ -45,6 +45,10 @@ type diffCase struct {
 	// userOverlay, when set, is the documented way a normal user's
 	// overlay run differs (README, "What does not hold").
 	userOverlay string
+	// absPaths: the script writes its working directory's absolute path,
+	// which differs when a copy stage cannot run at the workspace's path
+	// (no mount namespace; the report says so: stage.run_at).
+	absPaths bool
 }
 
 var diffCorpus = []diffCase{
@@ -80,8 +84,8 @@ var diffCorpus = []diffCase{
 	{name: "retarget-symlink", script: "ln -sfn b.txt link"},
 	{name: "add-empty-dir", script: "mkdir newempty"},
 	{name: "remove-empty-dir", script: "rmdir empty"},
-	{name: "absolute-paths", script: `pwd > where.txt; ln -s "$PWD/a.txt" abs-link`},
-	{name: "venv", script: "/usr/bin/python3 -m venv --without-pip .venv"},
+	{name: "absolute-paths", script: `pwd > where.txt; ln -s "$PWD/a.txt" abs-link`, absPaths: true},
+	{name: "venv", script: "/usr/bin/python3 -m venv --without-pip .venv", absPaths: true},
 	{name: "remove-and-recreate", script: "rm -r keep && mkdir keep && echo k2 > keep/k.txt"},
 }
 
@@ -126,6 +130,11 @@ func testStagedVerdict(t *testing.T) {
 						}
 						t.Logf("as a normal user, by overlay: %s", c.userOverlay)
 						return
+					}
+					if mech == stage.Copy && c.absPaths && strings.Contains(s.errs, "not at the workspace's path") {
+						// No mount namespace here (a chroot): the copy ran at its
+						// own path, which the report says; what it wrote names it.
+						t.Skipf("the copy stage could not run at the workspace's path here: %s", s.errs)
 					}
 					if s.code != d.code || s.out != d.out || s.changes != d.changes {
 						t.Fatalf("staged %s: exit %d\n%s\nchanges:\n%s\ndirect: exit %d\n%s\nchanges:\n%s\n(stderr %s)",

@@ -183,6 +183,13 @@ func TestProxyRefusesSpecial(t *testing.T) {
 		{p, "http://mixed.test/", "address not public (private)"},
 		{empty, "http://allowed.test:" + port(t, s.no) + "/", ReasonNotAllowed},
 	} {
+		if strings.HasPrefix(c.url, "http://localhost:") {
+			if _, err := net.LookupHost("localhost"); err != nil {
+				// A minimal chroot has no /etc/hosts: nothing resolves it.
+				t.Logf("localhost does not resolve here (%v): its case is not run", err)
+				continue
+			}
+		}
 		for _, unix := range []bool{false, true} {
 			resp, err := client(c.px, unix).Get(c.url)
 			if err != nil {
