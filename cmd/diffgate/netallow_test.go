@@ -19,15 +19,7 @@ import (
 // with one line. The refused host is never resolved (no network needed).
 // As root and as a user.
 func TestNetAllowContract(t *testing.T) {
-	t.Run("self", netAllowContract)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			netAllowContract(t)
-		})
-	}
+	testenv.SelfAndUser(t, netAllowContract)
 }
 
 func netAllowContract(t *testing.T) {

@@ -27,15 +27,7 @@ import (
 // a direct connect get nothing, fail the run and are recorded; each
 // request is in the report with its process. As root and as a user.
 func TestNetAllow(t *testing.T) {
-	t.Run("self", netAllow)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			netAllow(t)
-		})
-	}
+	testenv.SelfAndUser(t, netAllow)
 }
 
 func netAllow(t *testing.T) {
@@ -151,15 +143,7 @@ sys.exit(2)' http://refused.test:` + noPort + `/py
 // NAME), not as the name server's address; the lookup fails at once. As
 // root and as a user.
 func TestDNSNamed(t *testing.T) {
-	t.Run("self", dnsNamed)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			dnsNamed(t)
-		})
-	}
+	testenv.SelfAndUser(t, dnsNamed)
 }
 
 func dnsNamed(t *testing.T) {

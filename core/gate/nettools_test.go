@@ -33,15 +33,7 @@ import (
 // PyPI-style simple index, go mod download from a GOPROXY. Each also asks
 // a refused host first, which gets nothing. As root and as a user.
 func TestNetAllowTools(t *testing.T) {
-	t.Run("self", netAllowTools)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			netAllowTools(t)
-		})
-	}
+	testenv.SelfAndUser(t, netAllowTools)
 }
 
 func netAllowTools(t *testing.T) {

@@ -18,15 +18,7 @@ import (
 // included, leaves the workspace untouched, and applying its changes gives
 // the workspace a direct run leaves. As root and as a normal user.
 func TestStagedRun(t *testing.T) {
-	t.Run("self", stagedRun)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			stagedRun(t)
-		})
-	}
+	testenv.SelfAndUser(t, stagedRun)
 }
 
 const stagedScript = `printf '{\n  "debug": true\n}\n' > config.json; echo hi >> logs/run.log; rm keep.txt; mkdir -p new/dir; ln -s ../config.json new/dir/link`

@@ -59,14 +59,9 @@ type ApplyOptions struct {
 // what apply writes; the staged files' contents are checked against the
 // recorded hashes.
 func FromRecord(base, id, workspace string, mech Mechanism) (*Stage, error) {
-	if base == "" {
-		var err error
-		if base, err = BaseDir(); err != nil {
-			return nil, err
-		}
-	}
-	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return nil, fmt.Errorf("stage: invalid stage id %q", id)
+	dir, err := stageDir(base, id)
+	if err != nil {
+		return nil, err
 	}
 	if mech != Overlay && mech != Copy {
 		return nil, fmt.Errorf("stage: unknown mechanism %q", mech)
@@ -74,7 +69,6 @@ func FromRecord(base, id, workspace string, mech Mechanism) (*Stage, error) {
 	if !filepath.IsAbs(workspace) {
 		return nil, fmt.Errorf("stage: workspace %q is not an absolute path", workspace)
 	}
-	dir := filepath.Join(base, id)
 	// The overlay's own attributes are in the name space of the stage's
 	// maker: user.overlay.* unless it was root (only root can make a
 	// root-owned stage directory; a script cannot forge that).

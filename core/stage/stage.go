@@ -261,18 +261,27 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 	return s, nil
 }
 
-// Open opens the stage id below base (BaseDir() when "").
-func Open(base, id string) (*Stage, error) {
+// stageDir is the directory of stage id below base (BaseDir() when ""):
+// an id naming anything but one entry of base is an error.
+func stageDir(base, id string) (string, error) {
 	if base == "" {
 		var err error
 		if base, err = BaseDir(); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return nil, fmt.Errorf("stage: invalid stage id %q", id)
+		return "", fmt.Errorf("stage: invalid stage id %q", id)
 	}
-	dir := filepath.Join(base, id)
+	return filepath.Join(base, id), nil
+}
+
+// Open opens the stage id below base (BaseDir() when "").
+func Open(base, id string) (*Stage, error) {
+	dir, err := stageDir(base, id)
+	if err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(filepath.Join(dir, metaFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -34,20 +34,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// asRootAndUser runs body as the current user and, when that is root,
-// again as an unprivileged user (testenv.AsUser).
-func asRootAndUser(t *testing.T, body func(*testing.T)) {
-	t.Run("self", body)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			body(t)
-		})
-	}
-}
-
 // script exercises every kind of change the upper layer can hold: a new
 // file, an edit, a removal, a removed tree, a mode change, a new tree, a new
 // symlink, a retargeted symlink and a directory replaced by a new one
@@ -200,7 +186,7 @@ func skipWithoutOverlay(t *testing.T) {
 // supervisor over the overlay writes only into the upper layer; the
 // workspace is byte for byte as before; a removal is a 0/0 character device.
 func TestOverlayRunLeavesWorkspaceUntouched(t *testing.T) {
-	asRootAndUser(t, overlayRunLeavesWorkspaceUntouched)
+	testenv.SelfAndUser(t, overlayRunLeavesWorkspaceUntouched)
 }
 
 func overlayRunLeavesWorkspaceUntouched(t *testing.T) {
@@ -232,7 +218,9 @@ func overlayRunLeavesWorkspaceUntouched(t *testing.T) {
 // TestOverlayReadMatchesDirectRun: the changes read from the stage (only
 // the touched paths) are exactly those a direct run produces, and so are
 // those compared against the merged full manifest.
-func TestOverlayReadMatchesDirectRun(t *testing.T) { asRootAndUser(t, overlayReadMatchesDirectRun) }
+func TestOverlayReadMatchesDirectRun(t *testing.T) {
+	testenv.SelfAndUser(t, overlayReadMatchesDirectRun)
+}
 
 func overlayReadMatchesDirectRun(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -259,7 +247,7 @@ func overlayReadMatchesDirectRun(t *testing.T) {
 
 // TestOverlayApply: applying every staged change makes the workspace what a
 // direct run makes it; applying again is refused.
-func TestOverlayApply(t *testing.T) { asRootAndUser(t, overlayApply) }
+func TestOverlayApply(t *testing.T) { testenv.SelfAndUser(t, overlayApply) }
 
 func overlayApply(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -309,7 +297,7 @@ func noTemps(t *testing.T, ws string) {
 
 // TestOverlayApplyConflict: a path changed in the workspace since the run
 // is a conflict, named, and nothing at all is applied.
-func TestOverlayApplyConflict(t *testing.T) { asRootAndUser(t, overlayApplyConflict) }
+func TestOverlayApplyConflict(t *testing.T) { testenv.SelfAndUser(t, overlayApplyConflict) }
 
 func overlayApplyConflict(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -340,7 +328,7 @@ func overlayApplyConflict(t *testing.T) {
 }
 
 // TestOverlayApplyOnlyChosen: applying a subset touches only those paths.
-func TestOverlayApplyOnlyChosen(t *testing.T) { asRootAndUser(t, overlayApplyOnlyChosen) }
+func TestOverlayApplyOnlyChosen(t *testing.T) { testenv.SelfAndUser(t, overlayApplyOnlyChosen) }
 
 func overlayApplyOnlyChosen(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -375,7 +363,7 @@ func overlayApplyOnlyChosen(t *testing.T) {
 // TestApplyKilledMidwayCompletes: an apply killed with SIGKILL after some of
 // its operations (a child process blocks there and says so) leaves no file
 // half-written, and the next apply completes it.
-func TestApplyKilledMidwayCompletes(t *testing.T) { asRootAndUser(t, applyKilledMidwayCompletes) }
+func TestApplyKilledMidwayCompletes(t *testing.T) { testenv.SelfAndUser(t, applyKilledMidwayCompletes) }
 
 func applyKilledMidwayCompletes(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -515,7 +503,7 @@ func TestDiscardAndExpire(t *testing.T) {
 
 // TestCopyStage: the copy fallback gives the same changes and the same
 // applied outcome as a direct run.
-func TestCopyStage(t *testing.T) { asRootAndUser(t, copyStage) }
+func TestCopyStage(t *testing.T) { testenv.SelfAndUser(t, copyStage) }
 
 func copyStage(t *testing.T) {
 	base := t.TempDir()
@@ -549,7 +537,7 @@ func copyStage(t *testing.T) {
 // TestApplyRefusesALinkedParent: a directory of the workspace replaced by a
 // symlink (to outside) after the run is a conflict for every path below it:
 // nothing is written through the link.
-func TestApplyRefusesALinkedParent(t *testing.T) { asRootAndUser(t, applyRefusesALinkedParent) }
+func TestApplyRefusesALinkedParent(t *testing.T) { testenv.SelfAndUser(t, applyRefusesALinkedParent) }
 
 func applyRefusesALinkedParent(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -600,7 +588,7 @@ func TestProbeFallsBack(t *testing.T) {
 // TestOverlayLockedDirectory: a directory the script creates and locks
 // (mode 000) reads from the stage as a direct run's walk reads it: as
 // root, with its content; as a user, unreadable, nothing below it known.
-func TestOverlayLockedDirectory(t *testing.T) { asRootAndUser(t, overlayLockedDirectory) }
+func TestOverlayLockedDirectory(t *testing.T) { testenv.SelfAndUser(t, overlayLockedDirectory) }
 
 func overlayLockedDirectory(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -629,7 +617,7 @@ func overlayLockedDirectory(t *testing.T) {
 
 // TestProbeForWorkspace: the trial run over the workspace itself leaves it
 // untouched; a workspace that does not exist means the copy, with a reason.
-func TestProbeForWorkspace(t *testing.T) { asRootAndUser(t, probeForWorkspace) }
+func TestProbeForWorkspace(t *testing.T) { testenv.SelfAndUser(t, probeForWorkspace) }
 
 func probeForWorkspace(t *testing.T) {
 	skipWithoutOverlay(t)
@@ -653,7 +641,7 @@ func probeForWorkspace(t *testing.T) {
 // TestApplyRefusesPathsOutside: a change path with "..", an absolute path
 // or an empty component (a forged record) is refused before anything is
 // written, and nothing outside the workspace is touched.
-func TestApplyRefusesPathsOutside(t *testing.T) { asRootAndUser(t, applyRefusesPathsOutside) }
+func TestApplyRefusesPathsOutside(t *testing.T) { testenv.SelfAndUser(t, applyRefusesPathsOutside) }
 
 func applyRefusesPathsOutside(t *testing.T) {
 	base := t.TempDir()
@@ -687,7 +675,7 @@ func applyRefusesPathsOutside(t *testing.T) {
 // TestApplyResumeChecks: an interrupted apply resumes only over paths that
 // are as the run found them or as the apply leaves them: one the user
 // changed meanwhile is a conflict, and nothing more is written.
-func TestApplyResumeChecks(t *testing.T) { asRootAndUser(t, applyResumeChecks) }
+func TestApplyResumeChecks(t *testing.T) { testenv.SelfAndUser(t, applyResumeChecks) }
 
 func applyResumeChecks(t *testing.T) {
 	base := t.TempDir()
@@ -746,7 +734,7 @@ func applyResumeChecks(t *testing.T) {
 // TestApplyKeepsHoles: a sparse file (256 MiB of hole, one data block) is
 // applied, and copied into a copy stage, sparse: few blocks on disk
 // (st_blocks), the same content.
-func TestApplyKeepsHoles(t *testing.T) { asRootAndUser(t, applyKeepsHoles) }
+func TestApplyKeepsHoles(t *testing.T) { testenv.SelfAndUser(t, applyKeepsHoles) }
 
 func applyKeepsHoles(t *testing.T) {
 	base := t.TempDir()
@@ -813,7 +801,7 @@ func blocks(t *testing.T, p string) int64 {
 // TestApplyRefusesATamperedStage: a staged file rewritten after the run
 // (its content no longer the reviewed one) stops the apply before its
 // first write: nothing is written, and Start is never called.
-func TestApplyRefusesATamperedStage(t *testing.T) { asRootAndUser(t, applyRefusesATamperedStage) }
+func TestApplyRefusesATamperedStage(t *testing.T) { testenv.SelfAndUser(t, applyRefusesATamperedStage) }
 
 func applyRefusesATamperedStage(t *testing.T) {
 	base := t.TempDir()

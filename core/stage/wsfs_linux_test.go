@@ -71,15 +71,7 @@ func TestOpenBeneath(t *testing.T) {
 // write in a read-only folder is done with it writable for the write only.
 // As root and as a user.
 func TestPlaceNodesAndLinks(t *testing.T) {
-	t.Run("self", testPlaceNodesAndLinks)
-	if testenv.IsRoot() || testenv.InUserChild() {
-		t.Run("user", func(t *testing.T) {
-			if testenv.AsUser(t) {
-				return
-			}
-			testPlaceNodesAndLinks(t)
-		})
-	}
+	testenv.SelfAndUser(t, testPlaceNodesAndLinks)
 }
 
 func testPlaceNodesAndLinks(t *testing.T) {

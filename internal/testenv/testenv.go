@@ -71,6 +71,21 @@ func AsUser(t *testing.T) bool {
 	return true
 }
 
+// SelfAndUser runs body as the current user ("self") and, when that is
+// root, again as UID ("user", through AsUser).
+func SelfAndUser(t *testing.T, body func(*testing.T)) {
+	t.Helper()
+	t.Run("self", body)
+	if IsRoot() || InUserChild() {
+		t.Run("user", func(t *testing.T) {
+			if AsUser(t) {
+				return
+			}
+			body(t)
+		})
+	}
+}
+
 // InUserChild reports whether this is the test process AsUser re-executed
 // as UID (so a test can run its unprivileged variant there).
 func InUserChild() bool { return os.Getenv(childEnv) != "" }
