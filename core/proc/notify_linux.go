@@ -428,7 +428,26 @@ func fdPath(fd int) string {
 	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
 		return ""
 	}
+	if outerRoot != "" && strings.HasPrefix(p, outerRoot+"/") {
+		p = p[len(outerRoot):]
+	}
 	return p
+}
+
+// outerRoot is the gate's root directory as the supervisor reads it when
+// that is not "/": under a chroot, a file the script reaches through the
+// gate's /proc/PID/root or /proc/PID/cwd lies in the gate's mount
+// namespace, outside the supervisor's root, and its path reads back with
+// the chroot's own path in front (d_path stops at the namespace's root).
+// Set once by setOuterRoot before the supervisor starts its goroutines.
+var outerRoot string
+
+// setOuterRoot records the root of process gate as this process sees it.
+func setOuterRoot(gate int) {
+	r, err := os.Readlink("/proc/" + strconv.Itoa(gate) + "/root")
+	if err == nil && strings.HasPrefix(r, "/") && r != "/" {
+		outerRoot = filepath.Clean(r)
+	}
 }
 
 // within reports whether p is one of roots or below one.

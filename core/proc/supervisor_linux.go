@@ -119,6 +119,7 @@ func supervise() int {
 		return 2
 	}
 	closeOnExecFrom(3)
+	setOuterRoot(os.Getppid())
 	// Orphaned descendants are re-parented to us instead of init.
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	sigs := make(chan os.Signal, 8)
