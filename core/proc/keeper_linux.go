@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -300,7 +299,7 @@ func reapKilled(pids []int, deadline time.Time) {
 		if isSupervisor(p) {
 			continue // cmd.Wait reaps it
 		}
-		if e, ok := readStatFull(p); !ok || e.ppid != self {
+		if e, ok := readStat(p); !ok || e.ppid != self {
 			continue
 		}
 		for {
@@ -315,36 +314,6 @@ func reapKilled(pids []int, deadline time.Time) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-}
-
-// statEntry is a process's parent, state, process group and start time.
-type statEntry struct {
-	procEntry
-	pgid  int
-	start uint64 // in clock ticks after boot
-}
-
-// readStatFull parses /proc/PID/stat with the fields the gate needs. Like
-// readStat, a process with a living thread is alive.
-func readStatFull(pid int) (statEntry, bool) {
-	e, ok := readStat(pid)
-	if !ok {
-		return statEntry{}, false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return statEntry{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	f := bytes.Fields(b[i+1:])
-	// after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
-	// cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime
-	if len(f) < 20 {
-		return statEntry{}, false
-	}
-	pgid, _ := strconv.Atoi(string(f[2]))
-	start, _ := strconv.ParseUint(string(f[19]), 10, 64)
-	return statEntry{procEntry: e, pgid: pgid, start: start}, true
 }
 
 // adoptedSweep finds the script's processes without a cgroup: the living
@@ -370,7 +339,7 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 			if e.ppid != self || pid == super || isSupervisor(pid) {
 				continue
 			}
-			if se, ok := readStatFull(pid); ok && se.pgid != ownPgid && se.start >= superStart {
+			if se, ok := readStat(pid); ok && se.pgid != ownPgid && se.start >= superStart {
 				roots = append(roots, pid)
 			}
 		}

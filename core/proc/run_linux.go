@@ -207,7 +207,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	}
 	superPID := cmd.Process.Pid
 	var superStart uint64
-	if e, ok := readStatFull(superPID); ok {
+	if e, ok := readStat(superPID); ok {
 		superStart = e.start
 	}
 	// The supervisor waits for its spec before it forks: it joins the

@@ -30,8 +30,12 @@ const (
 	// execWait bounds, over a whole cleanup, how long freeze waits for
 	// processes caught between fork and exec to exec, so that a leftover is
 	// reported as the command it runs ("sleep 300") rather than as the copy
-	// of the shell that forked it.
-	execWait = 100 * time.Millisecond
+	// of the shell that forked it (see awaitExec: the wait ends earlier as
+	// soon as the copy sleeps or uses CPU of its own).
+	execWait = 2 * time.Second
+	// execCPU is the CPU time (in clock ticks) after which a copy caught
+	// before its exec counts as doing work of its own (a subshell loop).
+	execCPU = 3
 )
 
 // Supervise must be called first thing in main() (and in TestMain of any
@@ -391,17 +395,39 @@ func (s *supervisor) awaitExec(pid, ppid int) {
 	preExec := func(c string) bool {
 		return c != "?" && (c == s.mainCmd || (parentCmd != "" && parentCmd != "?" && c == parentCmd))
 	}
+	// A copy that is about to exec needs a little CPU and does not sleep:
+	// wait while it has used less than execCPU and has not been seen
+	// asleep, so a loaded machine (the copy not yet scheduled) does not
+	// turn "sleep 300" into the shell that forked it. A subshell that runs
+	// a loop or waits for its own children stops the wait early; the
+	// budget bounds the rest.
 	start := time.Now()
 	defer func() { s.execWait -= time.Since(start) }()
-	for preExec(cmdline(pid)) && time.Since(start) < s.execWait {
+	first, ok := readStat(pid)
+	asleep := 0
+	for ok && preExec(cmdline(pid)) && time.Since(start) < s.execWait {
+		e, ok2 := readStat(pid)
+		if !ok2 || e.cpu-first.cpu >= execCPU {
+			return
+		}
+		if e.state == 'S' {
+			if asleep++; asleep >= 3 {
+				return
+			}
+		} else {
+			asleep = 0
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// procEntry is what the supervisor needs from /proc/PID/stat.
+// procEntry is what diffgate reads from /proc/PID/stat.
 type procEntry struct {
 	ppid  int
 	state byte
+	pgid  int
+	cpu   uint64 // utime+stime, in clock ticks
+	start uint64 // in clock ticks after boot
 }
 
 func (e procEntry) alive() bool { return e.state != 'Z' && e.state != 'X' && e.state != 'x' }
@@ -462,15 +488,23 @@ func parseStatFile(name string) (procEntry, bool) {
 	if i < 0 {
 		return procEntry{}, false
 	}
+	// after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	// cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 || len(f[0]) != 1 {
+	if len(f) < 20 || len(f[0]) != 1 {
 		return procEntry{}, false
 	}
 	ppid, err := strconv.Atoi(string(f[1]))
 	if err != nil {
 		return procEntry{}, false
 	}
-	return procEntry{ppid: ppid, state: f[0][0]}, true
+	e := procEntry{ppid: ppid, state: f[0][0]}
+	e.pgid, _ = strconv.Atoi(string(f[2]))
+	utime, _ := strconv.ParseUint(string(f[11]), 10, 64)
+	stime, _ := strconv.ParseUint(string(f[12]), 10, 64)
+	e.cpu = utime + stime
+	e.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	return e, true
 }
 
 // descendants returns the living descendants of root, parents before children.
