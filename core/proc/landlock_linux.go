@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -44,67 +42,6 @@ func handledFS(abi int) uint64 {
 type pathRule struct {
 	path   string
 	rights uint64
-}
-
-// startContained starts the script (startScript) from a thread of its own,
-// to which the containment is applied first: Landlock restricts a thread
-// and what it starts, so the supervisor's other threads stay free (it reads
-// /proc and signals the tree), and with the signal scope the script cannot
-// signal the supervisor, whose main thread is outside the script's domain.
-// The thread stays alive (parked) for the whole run: the script's
-// parent-death signal fires when the thread that forked it exits.
-func startContained(sp *superSpec, rec *recorder) (int, *Enforced, error) {
-	c := &sp.Containment
-	if !c.Enabled {
-		pid, err := startScript(sp)
-		return pid, nil, err
-	}
-	type started struct {
-		pid int
-		enf *Enforced
-		err error
-	}
-	done := make(chan started, 1)
-	var launch func()
-	launch = func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the process
-		if unix.Gettid() == os.Getpid() {
-			// The main thread: the script must not share its domain.
-			go launch()
-			select {}
-		}
-		// no_new_privs first: Landlock and seccomp both need it (setuid
-		// programs then gain nothing).
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			done <- started{err: fmt.Errorf("proc: containment: no_new_privs: %v", err)}
-			select {}
-		}
-		enf, err := restrictThread(c)
-		if err == nil {
-			enf.Mounts, enf.MountsWhy, enf.IPC = sp.mounts.ok, sp.mounts.why, sp.MountNS
-			if !enf.Mounts {
-				err = required(c, "mounts: "+enf.MountsWhy)
-			}
-		}
-		if err != nil {
-			done <- started{err: err}
-			select {}
-		}
-		// The limits read /proc: before the watcher sees this thread's opens.
-		restore := capLimits(c, enf)
-		if err := sandboxThread(c, enf, rec); err != nil {
-			restore()
-			done <- started{err: err}
-			select {}
-		}
-		pid, err := startScript(sp)
-		restore()
-		done <- started{pid: pid, enf: enf, err: err}
-		select {}
-	}
-	go launch()
-	r := <-done
-	return r.pid, r.enf, r.err
 }
 
 // restrictThread applies Landlock to the calling (locked) thread.
@@ -187,14 +124,6 @@ func addPathRule(fd int, r pathRule, handled uint64) error {
 		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
 		return errno
-	}
-	return nil
-}
-
-// required returns the error of a missing layer under Containment.Required.
-func required(c *Containment, why string) error {
-	if c.Required {
-		return errors.New("proc: containment: " + why)
 	}
 	return nil
 }
@@ -295,74 +224,4 @@ func under(p string, deny []string) int {
 		}
 	}
 	return res
-}
-
-// capLimits lowers the soft RLIMIT_NPROC and RLIMIT_FSIZE of the
-// supervisor for the fork of the script, which inherits them, and returns
-// the function that restores the supervisor's own. Limits are per process,
-// not per thread, so they are set around the fork only; the hard limits
-// stay, so a script may raise its soft limits again (ulimit -u): the caps
-// stop a runaway fork loop or file, not a determined script. RLIMIT_NPROC
-// counts every task of the real uid and does not apply to root.
-func capLimits(c *Containment, enf *Enforced) (restore func()) {
-	nproc := uint64(c.NProc)
-	if nproc == 0 {
-		nproc = DefaultNProc
-	}
-	nproc += uint64(userTasks())
-	fsize := uint64(c.FSize)
-	if fsize == 0 {
-		fsize = DefaultFSize
-	}
-	var undo []func()
-	for _, l := range []struct {
-		res int
-		max uint64
-		ok  *bool
-	}{{unix.RLIMIT_NPROC, nproc, &enf.NProc}, {unix.RLIMIT_FSIZE, fsize, &enf.FSize}} {
-		var old unix.Rlimit
-		if unix.Getrlimit(l.res, &old) != nil {
-			continue
-		}
-		lim := old
-		lim.Cur = min(l.max, old.Max)
-		if unix.Setrlimit(l.res, &lim) != nil {
-			continue
-		}
-		*l.ok = true
-		res := l.res
-		undo = append(undo, func() { _ = unix.Setrlimit(res, &old) })
-	}
-	if os.Getuid() == 0 {
-		enf.NProc = false // root is not held by RLIMIT_NPROC
-	}
-	return func() {
-		for _, f := range undo {
-			f()
-		}
-	}
-}
-
-// userTasks bounds the tasks (threads) of the user, which RLIMIT_NPROC
-// counts, from above: the machine's task count (/proc/loadavg), one read
-// where counting the user's own would read every /proc/PID/status. Root is
-// not held by RLIMIT_NPROC: 0 for root.
-func userTasks() int {
-	if os.Getuid() == 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 4 {
-		return 0
-	}
-	_, total, ok := strings.Cut(f[3], "/")
-	if !ok {
-		return 0
-	}
-	n, _ := strconv.Atoi(total)
-	return n
 }
