@@ -3,12 +3,14 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unsafe"
 
+	"github.com/diffgate/diffgate/internal/fspath"
 	"golang.org/x/sys/unix"
 )
 
@@ -128,23 +130,32 @@ func addPathRule(fd int, r pathRule, handled uint64) error {
 	return nil
 }
 
-// pathRules returns the Landlock filesystem rules: read (and execute)
-// everywhere but the denied paths, write below the writable ones. Landlock
-// can only allow, and a rule covers a directory's whole tree: each
-// directory on the way to a denied path gets no rule of its own, its
-// other entries get one each ("allow every sibling along the path").
+// pathRules returns the Landlock filesystem rules for c on this system
+// (planPathRules over the real root).
 func pathRules(c *Containment) (rules []pathRule, open []string) {
 	var deny []string
-	for _, d := range c.DenyRead {
-		if c.hidden {
-			break // covered by the read-only mounts (hideSecrets)
-		}
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			deny = append(deny, r)
+	if !c.hidden { // else covered by the read-only mounts (hideSecrets)
+		for _, d := range c.DenyRead {
+			if r, err := filepath.EvalSymlinks(d); err == nil {
+				deny = append(deny, r)
+			}
 		}
 	}
+	return planPathRules(os.DirFS("/"), deny, c.Writable)
+}
+
+// planPathRules plans the Landlock rules over fsys, the file system seen
+// from "/": read (and execute) everywhere but the denied paths, write below
+// the writable ones. Landlock can only allow, and a rule covers a
+// directory's whole tree: each directory on the way to a denied path gets
+// no rule of its own, its other entries get one each ("allow every sibling
+// along the path"). open lists the denied paths that stay readable because
+// a directory on their way cannot be listed. deny and writable are
+// absolute, clean and free of symbolic links. It reads fsys and nothing
+// else, so the tests give it a map.
+func planPathRules(fsys fs.FS, deny, writable []string) (rules []pathRule, open []string) {
 	add := func(p string, dirRights, fileRights uint64) {
-		fi, err := os.Stat(p)
+		fi, err := fs.Stat(fsys, fsName(p))
 		switch {
 		case err != nil:
 		case fi.IsDir():
@@ -155,14 +166,14 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 	}
 	var walk func(dir string)
 	walk = func(dir string) {
-		ents, err := os.ReadDir(dir)
+		ents, err := fs.ReadDir(fsys, fsName(dir))
 		if err != nil {
 			// Its entries cannot be named (a directory the user may
 			// traverse but not list): the whole directory stays
 			// readable, and so do the denied paths below it (reported).
 			add(dir, readDirRights, readFileRights)
 			for _, d := range deny {
-				if under(d, []string{dir}) == 1 {
+				if denyRelation(d, []string{dir}) == isDenied {
 					open = append(open, d)
 				}
 			}
@@ -170,39 +181,40 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 		}
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
-			if under(p, deny) == 0 {
+			switch denyRelation(p, deny) {
+			case unrelated:
 				// Neither denied nor on the way to a denied path. The
 				// entry's type comes from the listing: no stat for each
 				// of a large directory's entries (a /tmp of hundreds).
 				switch {
-				case e.Type()&os.ModeSymlink != 0:
+				case e.Type()&fs.ModeSymlink != 0:
 				case e.IsDir():
 					rules = append(rules, pathRule{p, readDirRights})
 				default:
 					rules = append(rules, pathRule{p, readFileRights})
 				}
-				continue
+			case holdsDenied:
+				if e.IsDir() {
+					walk(p)
+				}
+			case isDenied: // no rule
 			}
-			if under(p, deny) == 2 && e.IsDir() {
-				walk(p)
-			}
-			// under == 1: denied, no rule.
 		}
 	}
-	if under("/", deny) == 0 {
+	if denyRelation("/", deny) == unrelated {
 		add("/", readDirRights, readFileRights)
 	} else {
 		walk("/")
 	}
 	writeDir := handledFS(99) &^ readDirRights
-	ws := append([]string{}, c.Writable...)
+	ws := append([]string{}, writable...)
 	sort.Strings(ws)
 	for _, w := range ws {
 		// A writable directory is readable too (also inside a denied
 		// one: --deny-read of the workspace's parent leaves the
 		// workspace usable), unless a denied path lies below it: then its
 		// reads come from the walk above.
-		if under(w, deny) != 2 {
+		if denyRelation(w, deny) != holdsDenied {
 			add(w, writeDir|readDirRights, writeFileRights|readFileRights)
 		} else {
 			add(w, writeDir, writeFileRights)
@@ -211,16 +223,33 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 	return rules, open
 }
 
-// under says where p stands relative to the denied paths: 1 when p is one
-// of them or below one, 2 when one of them is below p, 0 otherwise.
-func under(p string, deny []string) int {
-	res := 0
+// fsName is absolute path p as an fs.FS name rooted at "/".
+func fsName(p string) string {
+	if p = strings.TrimPrefix(filepath.Clean(p), "/"); p == "" {
+		return "."
+	}
+	return p
+}
+
+// denyRel is where a path stands relative to the denied paths.
+type denyRel int
+
+const (
+	unrelated   denyRel = iota // neither denied nor on the way to one
+	isDenied                   // one of them, or below one
+	holdsDenied                // one of them lies below it
+)
+
+// denyRelation says where p stands relative to the denied paths (being
+// denied wins over holding a denied path).
+func denyRelation(p string, deny []string) denyRel {
+	res := unrelated
 	for _, d := range deny {
 		switch {
-		case p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/"):
-			return 1
-		case p == "/" || strings.HasPrefix(d, p+"/"):
-			res = 2
+		case fspath.Within(p, d):
+			return isDenied
+		case fspath.Within(d, p):
+			res = holdsDenied
 		}
 	}
 	return res
