@@ -85,7 +85,7 @@ lint:
 # 127.0.0.1 in headless Chromium (make bench: target 5 s). Text files get a
 # gzip -9 copy (NAME.gz, same mtime) that make serve and the tests' server
 # send to browsers that accept gzip. The last line gives the sizes
-# (tests/web checks them against the budget: see README, "In the browser").
+# (tests/web checks them against the budget: see docs/review.md, "In the browser").
 WEB_PORT ?= 8765
 WEB_TAGS := release,migrated_fynedo,no_emoji
 web:

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The package import rules of the layering (README, "Layout"), held with
+// The package import rules of the layering (ARCHITECTURE.md), held with
 // go list -deps so that an import added anywhere down a chain is caught.
 
 const mod = "github.com/diffgate/diffgate/"

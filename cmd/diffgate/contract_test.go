@@ -1,6 +1,8 @@
 package main
 
-// These tests pin ../shared/contract.md: verbs, flags, output lines, exit codes.
+// These tests pin docs/contract.md (the shared contract, copied whole, and
+// the repository's marked extensions): verbs, flags, output lines, exit
+// codes. contractdoc_test.go holds the document itself to the code.
 
 import (
 	"bufio"

@@ -43,7 +43,7 @@ type diffCase struct {
 	allow                         []string
 	root, unfit                   bool
 	// userOverlay, when set, is the documented way a normal user's
-	// overlay run differs (README, "What does not hold").
+	// overlay run differs (docs/containment.md, "What does not hold").
 	userOverlay string
 	// absPaths: the script writes its working directory's absolute path,
 	// which differs when a copy stage cannot run at the workspace's path

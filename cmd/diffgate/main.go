@@ -1,6 +1,6 @@
 // Command diffgate is the headless CLI of the filesystem gate: run a script
 // through the gate, snapshot a tree, diff two manifests, browse history.
-// Its inputs, outputs and exit codes are the stable contract in contract.md.
+// Its inputs, outputs and exit codes are the stable contract in docs/contract.md.
 package main
 
 import (

@@ -230,11 +230,11 @@ func hasGrant(gs []report.Grant, kind string) bool {
 	return false
 }
 
-// TestProfilesDocumented: the README's profile table and run -h show each
+// TestProfilesDocumented: docs/allowlist.md's profile table and run -h show each
 // profile of contain.ProfileList with its caches, settings, variables and
 // hosts.
 func TestProfilesDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/allowlist.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestProfilesDocumented(t *testing.T) {
 			t.Errorf("profile %s has no preset: %v", p.Name, err)
 		}
 		var row string
-		for _, line := range strings.Split(string(readme), "\n") {
+		for _, line := range strings.Split(string(doc), "\n") {
 			if strings.HasPrefix(line, "| `preset:"+p.Name+"` |") && strings.Count(line, " | ") == 4 {
 				row = line
 			}
@@ -264,7 +264,7 @@ func TestProfilesDocumented(t *testing.T) {
 		}
 		for _, w := range want {
 			if !strings.Contains(row, w) {
-				t.Errorf("README row of preset:%s lacks %s: %q", p.Name, w, row)
+				t.Errorf("docs/allowlist.md row of preset:%s lacks %s: %q", p.Name, w, row)
 			}
 			if w := strings.Trim(w, "`"); !strings.Contains(helpLine, w) && !strings.HasPrefix(w, "npm_config_userconfig") {
 				t.Errorf("run -h line of preset:%s lacks %s: %q", p.Name, w, helpLine)

@@ -2,7 +2,7 @@ package main
 
 // Pins the secret stores (contain.SecretStoreList): every entry is hidden
 // from a contained script, as root and as a normal user, and every read is
-// recorded; run -h and the README list exactly the data's entries.
+// recorded; run -h and docs/containment.md list exactly the data's entries.
 
 import (
 	"fmt"
@@ -123,7 +123,7 @@ func TestRunContainedSecretStoresAsUser(t *testing.T) {
 	testRunContainedSecretStores(t)
 }
 
-// TestSecretStoresDocumented: run -h and the README's containment table
+// TestSecretStoresDocumented: run -h and docs/containment.md's containment table
 // list exactly contain.SecretStoreList, in its order.
 func TestSecretStoresDocumented(t *testing.T) {
 	var names []string
@@ -141,15 +141,15 @@ func TestSecretStoresDocumented(t *testing.T) {
 	if !slices.Equal(help, names) {
 		t.Errorf("run -h lists %q, want %q", help, names)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/containment.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| secrets \\| [^\\n]*?`(~/[^`]*)`").FindSubmatch(readme)
+	row := regexp.MustCompile("(?m)^\\| secrets \\| [^\\n]*?`(~/[^`]*)`").FindSubmatch(doc)
 	if row == nil {
-		t.Fatal("README: no secrets row with a `...` list in the containment table")
+		t.Fatal("docs/containment.md: no secrets row with a `...` list in the containment table")
 	}
 	if got := strings.Fields(string(row[1])); !slices.Equal(got, names) {
-		t.Errorf("README's secrets row lists %q, want %q", got, names)
+		t.Errorf("docs/containment.md's secrets row lists %q, want %q", got, names)
 	}
 }

@@ -155,7 +155,7 @@ type SecretStore struct {
 }
 
 // SecretStoreList is the one list of the secret stores: the supervisor
-// hides each, `diffgate run -h` prints it, and the README's containment
+// hides each, `diffgate run -h` prints it, and docs/containment.md's containment
 // table lists it (a test keeps the three equal).
 var SecretStoreList = []SecretStore{
 	{".ssh", true, "SSH keys"},
@@ -194,7 +194,7 @@ var SecretStoreList = []SecretStore{
 	{".config/BraveSoftware", true, "Brave profiles"},
 }
 
-// Name is the store as the help and the README show it: ~/PATH, with a
+// Name is the store as the help and docs/containment.md show it: ~/PATH, with a
 // trailing slash for a directory.
 func (s SecretStore) Name() string {
 	if s.Dir {

@@ -48,7 +48,7 @@ type Cache struct {
 }
 
 // ProfileList is the one table of the profiles: `diffgate run -h` prints
-// it and the README lists it (a test keeps them equal).
+// it and docs/allowlist.md lists it (a test keeps them equal).
 var ProfileList = []Profile{
 	{Name: "python-venv",
 		Caches: []Cache{{"PIP_CACHE_DIR", "pip"}},

@@ -8,7 +8,7 @@ import (
 )
 
 // TestScriptOf pins the rule deciding which file (or inline code) is
-// recorded as the run's script; README "The CLI" states it.
+// recorded as the run's script; docs/cli.md states it.
 func TestScriptOf(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "gen.sh"), []byte("echo\n"), 0o644)

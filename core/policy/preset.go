@@ -20,7 +20,7 @@ type Preset struct {
 	Doc string
 }
 
-// Presets lists every preset, in the order the README documents them.
+// Presets lists every preset, in the order docs/allowlist.md documents them.
 var Presets = []Preset{
 	{Name: "python-venv", Dir: ".venv",
 		Entries: []string{"./", "symlink-escape:bin/python*"},

@@ -137,7 +137,7 @@ func (w *watcher) onNet(n *seccompNotif, op string) {
 			if fake {
 				w.deny(n, kindNet, "addresses of a sendmmsg", op, unix.EACCES)
 			} else {
-				w.fail(n.ID, unix.EPERM) // not carried out by the supervisor (see README)
+				w.fail(n.ID, unix.EPERM) // not carried out by the supervisor (see docs/containment.md, "What does not hold")
 			}
 			return
 		}
@@ -227,7 +227,7 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		msg = parseMsghdr(b)
 		if msg.name == 0 {
 			// Unaddressed: a connected socket (or an error). Left to the
-			// kernel; see the README on what a racing thread can do here.
+			// kernel; see docs/containment.md, "What does not hold", on what a racing thread can do here.
 			// A stand-in "connected" to port 53 sends its query: named.
 			if sfd, fake, err := w.socketOf(tid, arg32(a[0])); err == nil {
 				named := fake && w.dnsQuery(n, sfd, op)
@@ -331,7 +331,7 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 	case "sendmsg":
 		if msg.controllen != 0 {
 			// Ancillary data (passed descriptors, credentials) with an
-			// address is not carried out (see the README).
+			// address is not carried out (see docs/containment.md, "What does not hold").
 			w.fail(n.ID, unix.EPERM)
 			return
 		}

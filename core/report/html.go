@@ -67,7 +67,7 @@ func (p palette) css() string {
 }
 
 // Bounds of the HTML report's diffs, so that a 5,000-change run stays a page
-// a browser opens at once (see README: a few MiB).
+// a browser opens at once (see docs/reports.md: a few MiB).
 const (
 	htmlAddedLines = 10       // lines an added file's content shows
 	htmlDiffMax    = 16 << 10 // one diff, at most (CutDiff: the first hunks)

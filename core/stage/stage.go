@@ -19,7 +19,7 @@
 // capability after exec) and the overlay is mounted with "userxattr"
 // (kernel 5.11 or later); root's overlay keeps trusted.overlay.*, so that a
 // script can set user.overlay.* attributes as in a direct run (a normal
-// user's cannot: overlayfs refuses them, see the README). The mount is
+// user's cannot: overlayfs refuses them, see docs/containment.md, "What does not hold"). The mount is
 // "volatile"
 // (the upper filesystem is not synced when the mount goes: a crash can lose
 // a stage, never apply a corrupt one, since Apply checks each file's hash).

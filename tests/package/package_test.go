@@ -25,7 +25,15 @@ func TestNfpmConfig(t *testing.T) {
 	// A tree like the repository's after make package's staging, with
 	// stand-ins for the binaries and the man page.
 	dir := t.TempDir()
-	for _, f := range []string{"packaging/nfpm.yaml", "packaging/diffgate.desktop", "assets/icon.png", "README.md"} {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v %q", err, docs)
+	}
+	files := []string{"packaging/nfpm.yaml", "packaging/diffgate.desktop", "assets/icon.png", "README.md"}
+	for _, d := range docs {
+		files = append(files, "docs/"+filepath.Base(d))
+	}
+	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +73,9 @@ func TestNfpmConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"-rwxr-xr-x root/root .* ./usr/bin/diffgate$", "-rwxr-xr-x root/root .* ./usr/bin/diffgate-app$",
-		"./usr/share/man/man1/diffgate.1.gz$", "./usr/share/applications/diffgate.desktop$", "./usr/share/icons/hicolor/512x512/apps/diffgate.png$"} {
+		"./usr/share/man/man1/diffgate.1.gz$", "./usr/share/applications/diffgate.desktop$", "./usr/share/icons/hicolor/512x512/apps/diffgate.png$",
+		"-rw-r--r-- root/root .* ./usr/share/doc/diffgate/README.md$", "-rw-r--r-- root/root .* ./usr/share/doc/diffgate/docs/cli.md$",
+		"-rw-r--r-- root/root .* ./usr/share/doc/diffgate/docs/containment.md$"} {
 		found := false
 		for _, l := range strings.Split(string(list), "\n") {
 			if matched(t, want, l) {

@@ -28,7 +28,7 @@ import (
 
 // The web build's budget (issue #13). The wasm's gzip size meets the
 // issue's target (9 MB). Its raw size does not meet 28 MB: what is left is
-// Fyne and what Fyne links (README, "In the browser"), so the budget is the
+// Fyne and what Fyne links (docs/review.md, "In the browser"), so the budget is the
 // size reached, and a change that makes the wasm larger has to say so here.
 const (
 	wasmBudget     = 35_000_000 // bytes; the issue's target: 28_000_000
