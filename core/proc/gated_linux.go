@@ -79,6 +79,7 @@ var gateMark struct {
 	mu   sync.Mutex
 	n    int
 	stop chan struct{}
+	done chan struct{} // closed once the mark is gone
 }
 
 // markGate names a thread of this process gateComm until the returned
@@ -90,7 +91,8 @@ func markGate() (unmark func()) {
 	if gateMark.n == 1 {
 		stop := make(chan struct{})
 		ready := make(chan struct{})
-		gateMark.stop = stop
+		done := make(chan struct{})
+		gateMark.stop, gateMark.done = stop, done
 		go func() {
 			// The goroutine ends without unlocking: the runtime then ends
 			// the thread too, and the mark goes with it.
@@ -102,6 +104,7 @@ func markGate() (unmark func()) {
 			close(ready)
 			<-stop
 			nameThread(old)
+			close(done)
 		}()
 		<-ready
 	}
@@ -112,7 +115,10 @@ func markGate() (unmark func()) {
 			defer gateMark.mu.Unlock()
 			gateMark.n--
 			if gateMark.n == 0 {
+				// Wait for the name to go: a child started right after the
+				// run must not find this process inside one.
 				close(gateMark.stop)
+				<-gateMark.done
 			}
 		})
 	}
