@@ -27,7 +27,7 @@ var riskHelp = map[diff.Risk]string{
 	diff.Setuid:         "a file that gained the setuid or setgid bit",
 	diff.SpecialFile:    "a device node",
 	diff.Capability:     "a file that gained file capabilities",
-	diff.RunsLater:      "a new CI workflow or git hook: something runs it later, outside the gate",
+	diff.Automation:     "an added or changed CI workflow or git hook: something runs it later, outside the gate",
 }
 
 // detail is the pane for the selected change: what it is, the rule that

@@ -16,7 +16,7 @@ import (
 // A report without risks shows no chip.
 func TestRiskyChip(t *testing.T) {
 	r := DemoReport()
-	r.Changes = append(r.Changes, diff.Change{Path: ".github/workflows/ci.yml", Kind: diff.Added, Risk: diff.RunsLater,
+	r.Changes = append(r.Changes, diff.Change{Path: ".github/workflows/ci.yml", Kind: diff.Added, Risk: diff.Automation,
 		After: &snapshot.Entry{Path: ".github/workflows/ci.yml", Type: snapshot.File}})
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})

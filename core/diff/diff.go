@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -49,20 +50,20 @@ const (
 	Setuid         Risk = "setuid"
 	SpecialFile    Risk = "special-file"
 	Capability     Risk = "capability"
-	// RunsLater is a new file that something runs later, outside the
-	// gate: a CI workflow or a git hook (IsRunsLater).
-	RunsLater Risk = "runs-later"
+	// Automation is an added or changed file that something runs later,
+	// outside the gate: a CI workflow or a git hook (IsAutomation).
+	Automation Risk = "automation"
 )
 
 // Risks lists every risk name.
-var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capability, RunsLater}
+var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capability, Automation}
 
-// IsRunsLater reports whether path (relative, '/'-separated) is where a
+// IsAutomation reports whether path (relative, '/'-separated) is where a
 // file is run later by something else: a GitHub workflow
 // (.github/workflows/*.yml or *.yaml), a GitLab pipeline (.gitlab-ci.yml)
 // or a git hook (.git/hooks/NAME, but not the NAME.sample git ships),
 // at the top of the workspace or of a repository inside it.
-func IsRunsLater(path string) bool {
+func IsAutomation(path string) bool {
 	dir, base := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, base = path[:i], path[i+1:]
@@ -623,10 +624,26 @@ func riskOf(before, after *snapshot.Entry, r *resolver) Risk {
 	if after.Type == snapshot.File && capsGained(before, after) {
 		return Capability
 	}
-	if before == nil && (after.Type == snapshot.File || after.Type == snapshot.Symlink) && IsRunsLater(after.Path) {
-		return RunsLater
+	if automationChanged(before, after) {
+		return Automation
 	}
 	return NoRisk
+}
+
+// automationChanged reports whether after is an automation file
+// (IsAutomation) that is new, or whose content, mode, type or target
+// changed: an edit of an existing workflow runs later too. A change of
+// its time or owner alone is not one.
+func automationChanged(before, after *snapshot.Entry) bool {
+	if (after.Type != snapshot.File && after.Type != snapshot.Symlink) || !IsAutomation(after.Path) {
+		return false
+	}
+	if before == nil {
+		return true
+	}
+	return slices.ContainsFunc(compareEntries(before, after, false), func(a Aspect) bool {
+		return a == Content || a == Mode || a == TypeA || a == Target
+	})
 }
 
 // capsGained reports whether after holds a file capability (permitted,

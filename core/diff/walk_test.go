@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -211,13 +212,14 @@ func TestCapabilityGained(t *testing.T) {
 	}
 }
 
-// TestRunsLaterIsARisk: a new CI workflow, GitLab pipeline or git hook is
-// the risk runs-later (something runs it later, outside the gate); the
-// same names elsewhere, a hook's .sample and an edit of an existing
-// workflow are not.
-func TestRunsLaterIsARisk(t *testing.T) {
+// TestAutomationIsARisk: an added or changed CI workflow, GitLab pipeline
+// or git hook is the risk automation (something runs it later, outside
+// the gate; the contract's round 3); the same names elsewhere, a hook's
+// .sample and a workflow whose time alone changed are not.
+func TestAutomationIsARisk(t *testing.T) {
 	ws := t.TempDir()
 	write(t, ws, ".github/workflows/old.yml", "on: push\n")
+	write(t, ws, ".github/workflows/touched.yml", "on: push\n")
 	write(t, ws, "README", "r")
 	before := snap(t, ws, snapshot.Options{})
 	for _, p := range []string{".github/workflows/ci.yml", ".github/workflows/rel.yaml", ".gitlab-ci.yml",
@@ -226,20 +228,27 @@ func TestRunsLaterIsARisk(t *testing.T) {
 		write(t, ws, p, "x")
 	}
 	write(t, ws, ".github/workflows/old.yml", "on: pull_request\n")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(ws, ".github/workflows/touched.yml"), later, later); err != nil {
+		t.Fatal(err)
+	}
 	after := snap(t, ws, snapshot.Options{})
 	got := map[string]diff.Risk{}
 	for _, c := range diff.Compare(before, after, diff.Options{Root: ws}) {
 		got[c.Path] = c.Risk
 	}
 	for p, want := range map[string]diff.Risk{
-		".github/workflows/ci.yml": diff.RunsLater, ".github/workflows/rel.yaml": diff.RunsLater,
-		".gitlab-ci.yml": diff.RunsLater, ".git/hooks/pre-commit": diff.RunsLater,
-		"sub/.git/hooks/post-checkout": diff.RunsLater, "sub/.gitlab-ci.yml": diff.RunsLater,
+		".github/workflows/ci.yml": diff.Automation, ".github/workflows/rel.yaml": diff.Automation,
+		".gitlab-ci.yml": diff.Automation, ".git/hooks/pre-commit": diff.Automation,
+		"sub/.git/hooks/post-checkout": diff.Automation, "sub/.gitlab-ci.yml": diff.Automation,
 		".git/hooks/pre-push.sample": diff.NoRisk, "docs/ci.yml": diff.NoRisk, ".github/ci.yml": diff.NoRisk,
-		".github/workflows/notes.txt": diff.NoRisk, ".github/workflows/old.yml": diff.NoRisk,
+		".github/workflows/notes.txt": diff.NoRisk, ".github/workflows/old.yml": diff.Automation,
 	} {
 		if r, ok := got[p]; !ok || r != want {
 			t.Errorf("%s: risk %q (listed %v), want %q", p, r, ok, want)
 		}
+	}
+	if r := got[".github/workflows/touched.yml"]; r != diff.NoRisk {
+		t.Errorf("a workflow whose time alone changed: risk %q", r)
 	}
 }

@@ -62,6 +62,11 @@ type Decision struct {
 var kindWords = map[string]diff.Kind{"added": diff.Added, "removed": diff.Removed, "changed": diff.Changed}
 
 func riskWord(s string) (diff.Risk, bool) {
+	if s == "runs-later" {
+		// The name automation had before the contract named it (allowlist
+		// versions approved then still parse).
+		return diff.Automation, true
+	}
 	for _, r := range diff.Risks {
 		if string(r) == s {
 			return r, true
@@ -451,7 +456,7 @@ var riskAspects = map[diff.Risk][]diff.Aspect{
 	diff.SymlinkEscape: {diff.Target, diff.TypeA},
 	diff.SpecialFile:   {diff.TypeA, diff.Content},
 	diff.Capability:    {diff.Xattr},
-	diff.RunsLater:     {diff.Content, diff.Mode, diff.TypeA},
+	diff.Automation:    {diff.Content, diff.Mode, diff.TypeA, diff.Target},
 	// Writing through a hard link: a mode, owner or xattr change made
 	// through it also needs an ordinary entry.
 	diff.HardlinkEscape: {diff.Content},

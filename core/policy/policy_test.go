@@ -477,3 +477,18 @@ func TestGlobTrailingSlash(t *testing.T) {
 		t.Error("**/__pycache__ no longer allows a file of that name")
 	}
 }
+
+// TestAutomationRiskNames: the contract's automation:PATH grants the
+// risk, and runs-later:PATH, its name in allowlists approved before the
+// contract named it, still does.
+func TestAutomationRiskNames(t *testing.T) {
+	ci := diff.Change{Path: ".github/workflows/ci.yml", Kind: diff.Added, Risk: diff.Automation, Aspects: []diff.Aspect{diff.Content}}
+	for _, entry := range []string{"automation:.github/workflows/*.yml", "runs-later:.github/workflows/*.yml"} {
+		if d := MustParse(entry).Decide(&ci); !d.Allowed {
+			t.Errorf("%s does not allow %+v: %+v", entry, ci, d)
+		}
+	}
+	if d := MustParse(".github/workflows/*.yml").Decide(&ci); d.Allowed {
+		t.Error("a plain entry allowed the automation risk")
+	}
+}

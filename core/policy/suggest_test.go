@@ -209,7 +209,7 @@ func TestProposeKeepsEditsApart(t *testing.T) {
 		link("cache/passwd", diff.Added, "/etc/passwd", diff.SymlinkEscape),
 		func() diff.Change {
 			c := file(".github/workflows/ci.yml", diff.Added)
-			c.Risk = diff.RunsLater
+			c.Risk = diff.Automation
 			return c
 		}(),
 		file("secret", diff.Added),
@@ -224,7 +224,7 @@ func TestProposeKeepsEditsApart(t *testing.T) {
 		picks = append(picks, string(pk.Kind)+" "+pk.Path+" "+strings.Join(pk.Entries, "+"))
 	}
 	want := []string{
-		"added .github/workflows/ci.yml runs-later:.github/workflows/ci.yml",
+		"added .github/workflows/ci.yml automation:.github/workflows/ci.yml",
 		"added cache/passwd symlink-escape:cache/passwd",
 		"removed gone gone/", "removed gone/f gone/f",
 		"removed old.txt old.txt", "changed src/config.js src/config.js", "added src/mod7.js src/mod7.js",
@@ -242,8 +242,8 @@ func TestProposeKeepsEditsApart(t *testing.T) {
 	if d := MustParse(".github/").Decide(&ci); d.Allowed {
 		t.Errorf(".github/ allowed a new workflow: %+v", d)
 	}
-	if d := MustParse("runs-later:.github/workflows/*.yml").Decide(&ci); !d.Allowed {
-		t.Errorf("runs-later:.github/workflows/*.yml: %+v", d)
+	if d := MustParse("automation:.github/workflows/*.yml").Decide(&ci); !d.Allowed {
+		t.Errorf("automation:.github/workflows/*.yml: %+v", d)
 	}
 	for p, want := range map[string]string{"node_modules/a/b": "node_modules", "web/node_modules": "web/node_modules",
 		"a/.git/objects/ab/cd": "a/.git/objects", ".git/objects/x": ".git/objects", "src/a": ""} {
