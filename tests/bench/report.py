@@ -159,6 +159,19 @@ row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate",
 row("containment, gated no-op run, history, repeated", gate["diffgate-history"], "uncontained", gate["diffgate-history-uncontained"], 1.05)
 overhead("containment, no-op run, empty workspace", contain_empty["contained"], contain_empty["uncontained"], 10)
 info("  a script opening 5,000 files", contain_opens["contained"], "uncontained", contain_opens["uncontained"])
+gobuild = load("gobuild")
+row("containment: go build of a small module, second run (preset:go-build)", gobuild["contained"], "uncontained", gobuild["uncontained"], 1.3)
+proxy_txt = os.path.join(res, "proxy.txt")
+if os.path.exists(proxy_txt):
+    # "RATIO DIRECT-MS PROXY-MS" (BenchmarkProxy200x100KB); empty: it failed
+    words = open(proxy_txt).read().split()
+    ratio = float(words[0]) if len(words) == 3 else None
+    met = ratio is not None and ratio <= 1.5
+    results.append(met)
+    rows.append(("proxy: 200 requests of 100 KB, through the proxy",
+                 "failed" if ratio is None else "%8.3f s" % (float(words[2]) / 1000),
+                 "direct", "" if ratio is None else "%8.3f s" % (float(words[1]) / 1000),
+                 "" if ratio is None else "%.3f" % ratio, "≤ 1.500", "yes" if met else "NO"))
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
 row("staged no-op run, history, repeated", stage_small, "seed gate", gate_seed, 1 / 12)
