@@ -12,9 +12,14 @@ DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests use: Xvfb (smoke), chromium and a font (browser
 # tests, driven from Go: no Node), python3 (the seed), hyperfine and time
 # (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git,
-# curl (a contained script's connect), groff (the man page test renders it).
+# curl (a contained script's connect), groff (the man page test renders it),
+# nodejs and npm (the node profile's npm install, contained).
 TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
 	libcap2-bin attr acl git curl groff-base
+# Debian 12's nodejs ships no npm: its package npm does. A nodejs from
+# elsewhere (NodeSource) that has npm conflicts with Debian's npm package, so
+# these are installed only when the npm command is missing.
+NODE_PKGS := nodejs npm
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package package-test clean
@@ -35,6 +40,7 @@ deps:
 
 test-deps: deps
 	$(call apt_install,$(TEST_PKGS))
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(NODE_PKGS) >/dev/null; }
 
 build: deps
 	$(GO) build -o $(BIN)/diffgate-app .

@@ -39,6 +39,9 @@ type Banner struct {
 	contained *canvas.Text
 	reasons   *fyne.Container
 	facts     *fyne.Container
+	// Action, when set, may return a control shown under the hints of the
+	// blocked actions (Options.BannerAction).
+	Action func(r *report.Report) fyne.CanvasObject
 }
 
 // NewBanner returns a banner for r (which may be nil).
@@ -172,6 +175,11 @@ func (b *Banner) update() {
 			home, _ := os.UserHomeDir()
 			for _, h := range contain.Hints(r.Blocked, home, r.Workspace) {
 				rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
+			}
+			if b.Action != nil {
+				if o := b.Action(r); o != nil {
+					rows = append(rows, container.NewHBox(o))
+				}
 			}
 		}
 	}

@@ -71,6 +71,10 @@ type Options struct {
 	// viewed (or not viewed), so the host can keep the marks with the
 	// review (SetViewed restores them). Nil keeps them for the session.
 	OnViewed func(r *report.Report, paths []string, viewed bool)
+	// BannerAction, when set, may return a control the banner shows under
+	// a failed run's hints (the app's "Rerun with these grants"); nil
+	// shows none.
+	BannerAction func(r *report.Report) fyne.CanvasObject
 }
 
 // View is the review view. Create it with New; it is a fyne.Widget.
@@ -143,6 +147,7 @@ func (v *View) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRen
 func (v *View) build() {
 	v.m = newModel(&report.Report{})
 	v.banner = NewBanner(nil)
+	v.banner.Action = v.opts.BannerAction
 
 	toggle := func(set func(bool)) func(bool) {
 		return func(on bool) { set(on); v.refilter() }

@@ -99,6 +99,8 @@ type runTab struct {
 	// allowlist still equals them is recorded as using that version.
 	approvedVersion int
 	approvedEntries []string
+	// rerunState holds a rerun's grants for the next start (rerun.go).
+	rerunState
 }
 
 func newRunTab(u *UI, runner Runner) *runTab {
@@ -548,6 +550,7 @@ func (t *runTab) start() {
 		return
 	}
 	ws, script := strings.TrimSpace(t.workspace.Text), strings.TrimSpace(t.script.Text)
+	allow, pol := t.withGrants(t.allow.Entries(), t.contain.Policy()) // a rerun's, for this start only
 	var problems []string
 	if ws == "" {
 		problems = append(problems, "choose a workspace folder")
@@ -604,8 +607,8 @@ func (t *runTab) start() {
 	var events []gate.Progress
 	t.contain.setEnforced(nil)
 	cfg := gate.Config{
-		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
-		Contain: t.contain.Policy(),
+		Workspace: ws, Script: script, Args: args, Allow: allow, Timeout: timeout,
+		Contain: pol,
 		Log:     t.log,
 		Output:  buf.write,
 		Progress: func(p gate.Progress) {

@@ -141,6 +141,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 		LoadContents:   u.loadContents,
 		Do:             u.do,
 		OnViewed:       u.viewed,
+		BannerAction:   u.rerunButton,
 	})
 	u.history = newHistoryTab(u)
 

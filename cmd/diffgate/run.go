@@ -135,7 +135,7 @@ func (c *cli) runVerb(args []string) error {
 	}
 
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
-		Watch: watched, NoDefaultWatch: *noWatch}
+		Watch: watched, NoDefaultWatch: *noWatch, NetHosts: netHostsTestHook()}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
 	if !*noHistory {
 		hist, err := c.openRunHistory(*dbPath, *ws)

@@ -2,7 +2,11 @@
 
 package main
 
-import "github.com/diffgate/diffgate/core/contain"
+import (
+	"net/netip"
+
+	"github.com/diffgate/diffgate/core/contain"
+)
 
 // A release build: no test hook, nothing read from the environment
 // (testhooks_testhooks.go has the hooks for tests).
@@ -10,3 +14,5 @@ import "github.com/diffgate/diffgate/core/contain"
 func containTestHooks(*contain.Policy) {}
 
 func applyTestHook() func(int) { return nil }
+
+func netHostsTestHook() map[string][]netip.Addr { return nil }

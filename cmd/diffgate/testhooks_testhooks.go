@@ -3,8 +3,10 @@
 package main
 
 import (
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/diffgate/diffgate/core/contain"
 )
@@ -26,6 +28,25 @@ func containTestHooks(pol *contain.Policy) {
 	pol.NoLandlock = os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""
 	pol.NoNotify = os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""
 	pol.NoMounts = os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""
+}
+
+// netHostsEnv names a test hook: the host names it lists (comma-separated)
+// resolve to 127.0.0.1 in the proxy of --net-allow (its resolver
+// override), so a test serves a tool's registry locally under a made-up
+// name without touching /etc/hosts.
+const netHostsEnv = "DIFFGATE_TEST_NET_HOSTS"
+
+func netHostsTestHook() map[string][]netip.Addr {
+	var m map[string][]netip.Addr
+	for _, h := range strings.Split(os.Getenv(netHostsEnv), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			if m == nil {
+				m = map[string][]netip.Addr{}
+			}
+			m[h] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+		}
+	}
+	return m
 }
 
 func applyTestHook() func(int) {

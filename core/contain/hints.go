@@ -34,7 +34,8 @@ var toolCaches = []struct{ dir, profile string }{
 }
 
 // Hints computes the fix for each kind of blocked action, once per kind,
-// in the order first blocked: the network names --net-allow HOST or a
+// in the order first blocked: the network (a connect or a name lookup)
+// names --net-allow HOST or a
 // profile; a known tool cache its profile; a git directory's config or
 // hooks --writable .git; /tmp $TMPDIR; a secret store says it is refused on
 // purpose; another write --writable DIR. home is the user's home directory
@@ -52,7 +53,7 @@ func Hints(blocked []report.Blocked, home, ws string) []Hint {
 		b := &blocked[i]
 		t := b.Target
 		switch {
-		case b.Kind == "net" && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "@"):
+		case (b.Kind == "net" || b.Kind == "dns") && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "@"):
 			add(Hint{Kind: "net", Flag: "--net-allow HOST", Example: t,
 				Text: "network: allow the hosts the script needs with --net-allow HOST, or a profile that names them (--allow preset:node, preset:python-venv, preset:go-build); --net allows everything"})
 		case b.Kind == "read" || secretPath(t, home):

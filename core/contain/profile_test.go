@@ -124,6 +124,10 @@ func TestHints(t *testing.T) {
 	if !strings.Contains(text[5], "refused on purpose") || !strings.Contains(text[4], "$TMPDIR") {
 		t.Fatalf("texts %q", text)
 	}
+	// A name lookup is network use: the same hint.
+	if hs := Hints([]report.Blocked{{Kind: "dns", Target: "example.org"}}, home, ws); len(hs) != 1 || hs[0].Kind != "net" {
+		t.Errorf("dns: hints %+v", hs)
+	}
 	if Hints(nil, home, ws) != nil {
 		t.Fatal("hints without a block")
 	}

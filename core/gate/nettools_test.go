@@ -1,24 +1,11 @@
 package gate_test
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/testenv"
+	"github.com/diffgate/diffgate/internal/toolserve"
 )
 
 // TestNetAllowTools: real tools fetch through the gate's proxy from local
@@ -42,41 +30,17 @@ func netAllowTools(t *testing.T) {
 	t.Run("npm", netNpm)
 }
 
-// tgzOf builds a gzipped tar of files (name -> content), in name order.
-func tgzOf(t *testing.T, names []string, files map[string]string) []byte {
-	var b bytes.Buffer
-	gz := gzip.NewWriter(&b)
-	tw := tar.NewWriter(gz)
-	for _, n := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(tw, files[n])
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gz.Close()
-	return b.Bytes()
-}
-
 func netNpm(t *testing.T) {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		t.Skip("no npm")
 	}
-	tgz := tgzOf(t, []string{"package/package.json", "package/index.js"}, map[string]string{
-		"package/package.json": `{"name": "tiny", "version": "1.0.0", "main": "index.js"}`,
-		"package/index.js":     "module.exports = 42;\n",
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/tiny/-/tiny-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(tgz) })
-	f := serveHosts(t, mux)
+	f := serveHosts(t, toolserve.NPM(t))
 	// The refused registry first (npm view fails), then the tarball.
 	script := `export npm_config_cache="$TMPDIR/npm" npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 ` + npm + ` view tiny --registry http://refused.test:` + f.noPort + `/ >/dev/null 2>&1 && exit 3
 echo '{"name": "ws", "version": "0.0.0"}' > package.json
-` + npm + ` install --no-package-lock http://npm.test:` + f.okPort + `/tiny/-/tiny-1.0.0.tgz || exit 1
+` + npm + ` install --no-package-lock http://npm.test:` + f.okPort + `` + toolserve.NPMTarball + ` || exit 1
 node -e 'if (require("tiny") !== 42) process.exit(2)'
 `
 	res, ws := gateRun(t, script, f.config("npm.test", "node_modules/", "package.json"))
@@ -86,41 +50,16 @@ node -e 'if (require("tiny") !== 42) process.exit(2)'
 	}
 }
 
-// zipOf builds a zip archive of files (name -> content), in name order.
-func zipOf(t *testing.T, names []string, files map[string]string) []byte {
-	var b bytes.Buffer
-	z := zip.NewWriter(&b)
-	for _, n := range names {
-		w, err := z.Create(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(w, files[n])
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// hosts serves h as the allowed host and counts what the refused one is
-// asked; it returns the gate config's network part and the two ports.
+// netFixture is the allowed host's server and the refused one's, which
+// must never be asked.
 type netFixture struct {
 	okPort, noPort string
-	noHits         atomic.Int64
+	no             *toolserve.Server
 }
 
-func serveHosts(t *testing.T, h http.Handler) *netFixture {
-	f := &netFixture{}
-	ok := httptest.NewServer(h)
-	no := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.noHits.Add(1)
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(func() { ok.Close(); no.Close() })
-	_, f.okPort, _ = net.SplitHostPort(ok.Listener.Addr().String())
-	_, f.noPort, _ = net.SplitHostPort(no.Listener.Addr().String())
-	return f
+func serveHosts(t *testing.T, ok *toolserve.Server) *netFixture {
+	no := toolserve.Refusing(t)
+	return &netFixture{okPort: ok.Port(), noPort: no.Port(), no: no}
 }
 
 func (f *netFixture) config(host string, allow ...string) gate.Config {
@@ -141,7 +80,7 @@ func (f *netFixture) check(t *testing.T, rep *report.Report, host string) {
 	if rep.Process.ExitCode != 0 {
 		t.Fatalf("the tool failed: exit %d\n%s\n%s", rep.Process.ExitCode, lines(rep), out)
 	}
-	if n := f.noHits.Load(); n != 0 {
+	if n := f.no.Hits(); n != 0 {
 		t.Errorf("the refused host's server was asked %d times", n)
 	}
 	allowed, refused := 0, 0
@@ -175,28 +114,7 @@ func netPip(t *testing.T) {
 		t.Fatal(err)
 	}
 	py := strings.TrimSpace(string(exe))
-	names := []string{"tinypkg/__init__.py", "tinypkg-0.1.dist-info/METADATA", "tinypkg-0.1.dist-info/WHEEL", "tinypkg-0.1.dist-info/RECORD"}
-	files := map[string]string{
-		"tinypkg/__init__.py":            "VALUE = 42\n",
-		"tinypkg-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n",
-		"tinypkg-0.1.dist-info/WHEEL":    "Wheel-Version: 1.0\nGenerator: diffgate-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-	}
-	var record strings.Builder
-	for _, n := range names[:3] {
-		sum := sha256.Sum256([]byte(files[n]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", n, base64.RawURLEncoding.EncodeToString(sum[:]), len(files[n]))
-	}
-	record.WriteString("tinypkg-0.1.dist-info/RECORD,,\n")
-	files[names[3]] = record.String()
-	wheel := zipOf(t, names, files)
-	sum := sha256.Sum256(wheel)
-	const whl = "tinypkg-0.1-py3-none-any.whl"
-	mux := http.NewServeMux()
-	mux.HandleFunc("/simple/tinypkg/", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `<!DOCTYPE html><html><body><a href="/files/%s#sha256=%s">%s</a></body></html>`, whl, hex.EncodeToString(sum[:]), whl)
-	})
-	mux.HandleFunc("/files/"+whl, func(w http.ResponseWriter, r *http.Request) { w.Write(wheel) })
-	f := serveHosts(t, mux)
+	f := serveHosts(t, toolserve.PyPI(t))
 	script := py + ` -m pip install --no-cache-dir --disable-pip-version-check --no-deps --target out \
   --index-url http://refused.test:` + f.noPort + `/simple/ --extra-index-url http://pypi.test:` + f.okPort + `/simple/ \
   --trusted-host pypi.test --trusted-host refused.test tinypkg; s=$?; echo "pip: $s" >&2; ls -R out >&2; [ $s = 0 ] || exit 1
@@ -215,20 +133,7 @@ func netGoModDownload(t *testing.T) {
 		t.Skip("no go")
 	}
 	const mod, ver = "example.test/tiny", "v0.1.0"
-	gomod := "module " + mod + "\n\ngo 1.21\n"
-	zipped := zipOf(t, []string{mod + "@" + ver + "/go.mod", mod + "@" + ver + "/tiny.go"}, map[string]string{
-		mod + "@" + ver + "/go.mod":  gomod,
-		mod + "@" + ver + "/tiny.go": "package tiny\n\nconst Value = 42\n",
-	})
-	mux := http.NewServeMux()
-	base := "/" + mod + "/@v/"
-	mux.HandleFunc(base+"list", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, ver+"\n") })
-	mux.HandleFunc(base+ver+".info", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `{"Version":%q,"Time":"2024-01-01T00:00:00Z"}`, ver)
-	})
-	mux.HandleFunc(base+ver+".mod", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, gomod) })
-	mux.HandleFunc(base+ver+".zip", func(w http.ResponseWriter, r *http.Request) { w.Write(zipped) })
-	f := serveHosts(t, mux)
+	f := serveHosts(t, toolserve.GoProxy(t, mod, ver))
 	// The refused proxy first: "|" goes on to the next on any error.
 	script := `export GOPROXY='http://refused.test:` + f.noPort + `|http://goproxy.test:` + f.okPort + `'
 export GOFLAGS=-mod=mod GONOSUMDB='*' GONOSUMCHECK=1 GOSUMDB=off GOTOOLCHAIN=local GOTELEMETRY=off

@@ -71,7 +71,29 @@ type Proxy struct {
 	dropped int
 	tunnels map[net.Conn]struct{}
 	wg      sync.WaitGroup
+
+	// dns keeps the resolver's answers for dnsTTL (under dnsMu); resolver
+	// is the system's (tests put a counting one in its place).
+	dnsMu    sync.Mutex
+	dns      map[string]dnsAnswer
+	resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 }
+
+// dnsAnswer is a name's addresses and when the resolver gave them.
+type dnsAnswer struct {
+	addrs []netip.Addr
+	at    time.Time
+}
+
+// dnsTTL is how long an answer is reused: a tool fetching hundreds of
+// files from one registry asks the resolver once, not once a request.
+// Each use checks the addresses again (Addr), and the dial goes to a
+// checked one, so a reused answer lets nothing through a fresh one would
+// not. maxDNS bounds the names kept.
+const (
+	dnsTTL = 15 * time.Second
+	maxDNS = 1024
+)
 
 type peerKey struct{}
 
@@ -91,7 +113,10 @@ func Start(cfg Config) (*Proxy, error) {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 30 * time.Second
 	}
-	p := &Proxy{cfg: cfg, tunnels: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	p := &Proxy{cfg: cfg, tunnels: map[net.Conn]struct{}{}, done: make(chan struct{}), dns: map[string]dnsAnswer{},
+		resolver: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}}
 	var err error
 	if p.tcp, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
@@ -227,10 +252,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 	case isMapped:
 		addrs = mapped
 	default:
-		rctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
-		defer cancel()
-		var err error
-		if addrs, err = net.DefaultResolver.LookupNetIP(rctx, "ip", host); err != nil || len(addrs) == 0 {
+		if addrs = p.lookup(ctx, host); len(addrs) == 0 {
 			return netip.AddrPort{}, ReasonResolve
 		}
 	}
@@ -246,6 +268,30 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 		return dial, ReasonSelf // a request to the proxy itself would go round for ever
 	}
 	return dial, ""
+}
+
+// lookup resolves host (nil when it does not resolve), reusing an answer
+// younger than dnsTTL.
+func (p *Proxy) lookup(ctx context.Context, host string) []netip.Addr {
+	p.dnsMu.Lock()
+	a, ok := p.dns[host]
+	p.dnsMu.Unlock()
+	if ok && time.Since(a.at) < dnsTTL {
+		return a.addrs
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	addrs, err := p.resolver(rctx, host)
+	if err != nil || len(addrs) == 0 {
+		return nil
+	}
+	p.dnsMu.Lock()
+	if len(p.dns) >= maxDNS {
+		clear(p.dns)
+	}
+	p.dns[host] = dnsAnswer{addrs: addrs, at: time.Now()}
+	p.dnsMu.Unlock()
+	return addrs
 }
 
 // ServeHTTP serves one proxy request.
@@ -296,7 +342,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	buf := copyBufs.Get().(*[]byte)
-	_, _ = io.CopyBuffer(w, &countReader{r: resp.Body, n: &got}, *buf)
+	_, _ = io.CopyBuffer(writerOnly{w}, &countReader{r: resp.Body, n: &got}, *buf)
 	copyBufs.Put(buf)
 	p.finish(rec, func(rec *Request) {
 		rec.Allowed, rec.BytesOut, rec.BytesIn = true, sent.Load(), got.Load()
@@ -446,3 +492,7 @@ func (c *countReader) Read(b []byte) (int, error) {
 }
 
 func (c *countReader) Close() error { return c.r.Close() }
+
+// writerOnly hides a writer's ReadFrom: the response writer's would copy
+// through a 32 KB buffer of its own, twice the system calls of copyBufs'.
+type writerOnly struct{ io.Writer }

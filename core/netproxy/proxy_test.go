@@ -2,6 +2,8 @@ package netproxy
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -222,4 +224,40 @@ func mustURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// TestProxyReusesLookups: two requests to one name ask the resolver once
+// (the answer is reused for dnsTTL) and each use checks the addresses
+// again; a name that did not resolve is asked again. No request leaves the
+// machine: the answer is a loopback address, refused for a name the
+// override did not map.
+func TestProxyReusesLookups(t *testing.T) {
+	p := startProxy(t, "reg.example", "gone.example")
+	var asked atomic.Int64
+	p.resolver = func(_ context.Context, host string) ([]netip.Addr, error) {
+		asked.Add(1)
+		if host == "gone.example" {
+			return nil, errors.New("no such host")
+		}
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL(p.URL()))}}
+	for _, c := range []struct {
+		url, reason string
+		asked       int64
+	}{
+		{"http://reg.example/a", "address not public (loopback)", 1},
+		{"http://reg.example/b", "address not public (loopback)", 1},
+		{"http://gone.example/a", ReasonResolve, 2},
+		{"http://gone.example/b", ReasonResolve, 3},
+	} {
+		resp, err := cl.Get(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 || resp.Header.Get(ReasonHeader) != c.reason || asked.Load() != c.asked {
+			t.Errorf("%s: %d %q, resolver asked %d times; want 403 %q, %d", c.url, resp.StatusCode, resp.Header.Get(ReasonHeader), asked.Load(), c.reason, c.asked)
+		}
+	}
 }

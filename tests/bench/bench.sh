@@ -18,7 +18,7 @@
 #                   and memory peaks)
 #   BENCH_ONLY      run only these groups (space-separated): snap_small snap_large
 #                   gate_small contain after_small stage_small stage_after
-#                   stage_huge phases web policy html review rss; the table
+#                   stage_huge phases web policy html review rss gobuild proxy; the table
 #                   shows the others as "not run" (default: all)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
 #   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
@@ -162,6 +162,45 @@ hf contain_empty "$RUNS" \
 hf contain_opens "$RUNS" \
 	-n contained "$DIFFGATE run --workspace $E --no-history -- $BENCH_DIR/opens.sh" \
 	-n uncontained "$DIFFGATE run --workspace $E --no-history --contain=off -- $BENCH_DIR/opens.sh"
+
+# A contained go build of a small module on its second run (preset:go-build:
+# the profile's private build cache, warm) against the same build
+# uncontained with the same build cache. bin/ is removed before each run, so
+# each one links. The caches live under $BENCH_DIR/gocache and are kept: only
+# the first make bench compiles the standard library into them.
+G=$BENCH_DIR/gomod
+GO_XDG=$BENCH_DIR/gocache
+if want gobuild; then
+	echo
+	echo "== contained go build of a small module (preset:go-build), second run, against the same build uncontained (same warm build cache)"
+	rm -rf "$G" && mkdir -p "$G"
+	printf 'module example.com/hello\n\ngo 1.21\n' >"$G/go.mod"
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() { fmt.Fprintln(os.Stdout, "hello") }\n' >"$G/main.go"
+	printf '#!/bin/sh\nexec %s build -o bin/ ./...\n' "$(command -v go)" >"$BENCH_DIR/gobuild.sh"
+	chmod +x "$BENCH_DIR/gobuild.sh"
+	# The first run fills the private cache; its report names it.
+	env XDG_CACHE_HOME="$GO_XDG" GOTOOLCHAIN=local "$DIFFGATE" run --workspace "$G" --no-history --allow preset:go-build \
+		--report "$OUT/gobuild.json" -- "$BENCH_DIR/gobuild.sh" >/dev/null 2>"$OUT/gobuild.err" ||
+		die "the contained go build failed: $(tail -3 "$OUT/gobuild.err")"
+	GO_CACHE=$(python3 -c 'import json,sys
+for g in json.load(open(sys.argv[1]))["containment"]["grants"]:
+    if g["kind"] == "cache" and g["target"].startswith("GOCACHE="): print(g["target"][8:])' "$OUT/gobuild.json")
+	[ -d "$GO_CACHE" ] || die "the contained go build's report names no GOCACHE"
+	hf gobuild "$RUNS" --prepare "rm -rf $G/bin" \
+		-n contained "env XDG_CACHE_HOME=$GO_XDG GOTOOLCHAIN=local $DIFFGATE run --workspace $G --no-history --allow preset:go-build -- $BENCH_DIR/gobuild.sh" \
+		-n uncontained "env XDG_CACHE_HOME=$GO_XDG GOTOOLCHAIN=local GOCACHE=$GO_CACHE GOTELEMETRY=off $DIFFGATE run --workspace $G --no-history --contain=off --allow preset:go-build -- $BENCH_DIR/gobuild.sh"
+fi
+
+# The proxy of --net-allow: 200 requests of 100 KB each on loopback through
+# it against the same direct, in turn (the median of the iterations'
+# ratios): from a Go client in-process (the target) and from curl.
+if want proxy; then
+	echo
+	echo "== the proxy of --net-allow: 200 requests of 100 KB on loopback, through it vs direct (BenchmarkProxy200x100KB, BenchmarkProxyCurl200x100KB)"
+	go test -run XXX -bench 'BenchmarkProxy(Curl)?200x100KB$' -benchtime 15x ./core/netproxy |
+		awk '/^BenchmarkProxy/ {r = d = p = ""; for (i = 2; i <= NF; i++) {if ($i == "x-direct") r = $(i - 1); if ($i == "direct-ms") d = $(i - 1); if ($i == "proxy-ms") p = $(i - 1)}; sub(/-[0-9]+$/, "", $1); print $1, r, d, p}' |
+		tee "$RES/proxy.txt"
+fi
 
 if want after_small; then
 	echo

@@ -159,6 +159,25 @@ row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate",
 row("containment, gated no-op run, history, repeated", gate["diffgate-history"], "uncontained", gate["diffgate-history-uncontained"], 1.05)
 overhead("containment, no-op run, empty workspace", contain_empty["contained"], contain_empty["uncontained"], 10)
 info("  a script opening 5,000 files", contain_opens["contained"], "uncontained", contain_opens["uncontained"])
+gobuild = load("gobuild")
+row("containment: go build of a small module, second run (preset:go-build)", gobuild["contained"], "uncontained", gobuild["uncontained"], 1.3)
+proxy_txt = os.path.join(res, "proxy.txt")
+if os.path.exists(proxy_txt):
+    # "NAME RATIO DIRECT-MS PROXY-MS" a benchmark (a missing one failed)
+    proxy = {}
+    for line in open(proxy_txt):
+        w = line.split()
+        if len(w) == 4:
+            proxy[w[0]] = [float(x) for x in w[1:]]
+    for name, what, target in (("BenchmarkProxy200x100KB", "proxy: 200 requests of 100 KB, through the proxy (Go client)", 1.5),
+                               ("BenchmarkProxyCurl200x100KB", "  the same from curl", None)):
+        v = proxy.get(name)
+        met = None if target is None else v is not None and v[0] <= target
+        if met is not None:
+            results.append(met)
+        rows.append((what, "failed" if v is None else "%8.3f s" % (v[2] / 1000), "direct",
+                     "" if v is None else "%8.3f s" % (v[1] / 1000), "" if v is None else "%.3f" % v[0],
+                     "" if target is None else "≤ %.3f" % target, "" if met is None else ("yes" if met else "NO")))
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
 row("staged no-op run, history, repeated", stage_small, "seed gate", gate_seed, 1 / 12)
