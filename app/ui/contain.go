@@ -16,7 +16,6 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/contain"
-	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/fspath"
 )
@@ -103,14 +102,10 @@ func (c *containControls) Mode() contain.Mode {
 	return contain.Auto
 }
 
-// Policy is the containment policy for a run (the history database is a
-// secret store too).
+// Policy is the containment policy for a run (the pipeline adds the
+// history database to what the script may not read).
 func (c *containControls) Policy() contain.Policy {
-	p := contain.Policy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
-	if c.u.hist != nil {
-		p.Hidden = history.Files(c.u.hist.Path())
-	}
-	return p
+	return contain.Policy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
 }
 
 // refresh rewrites the policy line.

@@ -125,25 +125,15 @@ func (c *cli) runVerb(args []string) error {
 		}
 		pol.Memory = n
 	}
-	// The history database is a secret store too.
-	db := *dbPath
-	if db == "" {
-		db, _ = history.DefaultPath()
-	}
-	if db != "" {
-		pol.Hidden = append(pol.Hidden, history.Files(db)...)
-	}
-
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
 		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
 	if !*noHistory {
-		hist, err := c.openRunHistory(*dbPath, *ws)
-		if err != nil {
-			return err
+		if opts.HistoryPath = *dbPath; opts.HistoryPath == "" {
+			if opts.HistoryPath, err = history.DefaultPath(); err != nil {
+				return usagef("%v", err)
+			}
 		}
-		defer hist.close()
-		opts.History = hist.db
 	}
 
 	var mu sync.Mutex
@@ -163,7 +153,14 @@ func (c *cli) runVerb(args []string) error {
 	}
 	progress := cfg.Progress != nil
 	opts.Config = cfg
-	res, err := pipeline.Run(c.ctx, opts)
+	// The pipeline checks the run (the workspace, the history database's
+	// place and writability) and hides the database from the script.
+	plan, err := pipeline.Preflight(opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer plan.Close()
+	res, err := pipeline.Run(c.ctx, plan)
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
