@@ -22,8 +22,8 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -585,9 +585,9 @@ func TestCorruptDatabase(t *testing.T) {
 // history's hash cache as its prior manifest.
 func TestHashCacheFeedsTheNextRun(t *testing.T) {
 	var priors []bool
-	runner := func(ctx context.Context, cfg gate.Config) (*gate.Result, error) {
+	runner := func(ctx context.Context, cfg pipeline.Config) (*pipeline.GateResult, error) {
 		priors = append(priors, cfg.Prior != nil && len(cfg.Prior.Entries) >= 3)
-		return gate.Run(ctx, cfg)
+		return pipeline.GateRun(ctx, cfg)
 	}
 	dbPath := filepath.Join(t.TempDir(), "history.db")
 	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})

@@ -26,14 +26,12 @@ import (
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
-// Runner runs one gated run; gate.Run in the app.
+// Runner runs one gated run; pipeline.GateRun in the app.
 type Runner = pipeline.Runner
 
 // Preference keys.
@@ -573,14 +571,14 @@ func (t *runTab) start() {
 	staged := t.stage.Checked && hist != nil
 	buf := &outputBuffer{}
 	var mu sync.Mutex
-	var last *gate.Progress
-	var events []gate.Progress
-	cfg := gate.Config{
+	var last *pipeline.Progress
+	var events []pipeline.Progress
+	cfg := pipeline.Config{
 		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
 		Contain: t.contain.Policy(),
 		Log:     t.log,
 		Output:  buf.write,
-		Progress: func(p gate.Progress) {
+		Progress: func(p pipeline.Progress) {
 			mu.Lock()
 			if last != nil && last.Phase != p.Phase {
 				events = append(events, *last)
@@ -676,7 +674,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 	t.cancel = nil
 	if err != nil {
 		t.phases.finish(false)
-		var se *gate.SetupError
+		var se *pipeline.SetupError
 		msg := oneLine(err)
 		if !errors.As(err, &se) {
 			msg = "The gate failed: " + msg
@@ -759,10 +757,10 @@ func stageLine(out *pipeline.Result) (string, fyne.ThemeColorName) {
 	var b strings.Builder
 	cost := out.StageCost
 	if cost == nil {
-		cost = &gate.StageCost{}
+		cost = &pipeline.StageCost{}
 	}
-	switch stage.Mechanism(r.Stage.Mechanism) {
-	case stage.Overlay:
+	switch pipeline.StageMechanism(r.Stage.Mechanism) {
+	case pipeline.StageOverlay:
 		b.WriteString("Staged in an overlay: the script's writes went to the stage, the workspace is untouched")
 		if out.Probe != nil {
 			fmt.Fprintf(&b, "; probe %s", ms(out.Probe.Took))

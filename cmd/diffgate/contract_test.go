@@ -24,14 +24,14 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	proc.Supervise()
+	pipeline.Supervise()
 	os.Exit(m.Run())
 }
 

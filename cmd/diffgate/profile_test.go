@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/testenv"
@@ -231,7 +231,7 @@ func hasGrant(gs []report.Grant, kind string) bool {
 }
 
 // TestProfilesDocumented: the README's profile table and run -h show each
-// profile of contain.ProfileList with its caches, settings, variables and
+// profile of pipeline.Profiles() with its caches, settings, variables and
 // hosts.
 func TestProfilesDocumented(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
@@ -239,7 +239,7 @@ func TestProfilesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, help, _ := cliRun(t, "run", "-h")
-	for _, p := range contain.ProfileList {
+	for _, p := range pipeline.Profiles() {
 		if _, err := policy.Parse([]string{"preset:" + p.Name}); err != nil {
 			t.Errorf("profile %s has no preset: %v", p.Name, err)
 		}

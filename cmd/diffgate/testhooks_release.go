@@ -2,11 +2,11 @@
 
 package main
 
-import "github.com/diffgate/diffgate/core/contain"
+import "github.com/diffgate/diffgate/core/pipeline"
 
 // A release build: no test hook, nothing read from the environment
 // (testhooks_testhooks.go has the hooks for tests).
 
-func containTestHooks(*contain.Policy) {}
+func containTestHooks(*pipeline.ContainPolicy) {}
 
 func applyTestHook() func(int) { return nil }

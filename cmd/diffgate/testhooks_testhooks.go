@@ -3,10 +3,10 @@
 package main
 
 import (
+	"github.com/diffgate/diffgate/core/pipeline"
+
 	"os"
 	"strconv"
-
-	"github.com/diffgate/diffgate/core/contain"
 )
 
 // This file exists only in a build with -tags testhooks (make unit,
@@ -22,7 +22,7 @@ const applyKillEnv = "DIFFGATE_TEST_APPLY_KILL_AFTER"
 
 // containTestHooks pretends the kernel lacks Landlock, seccomp user
 // notification or mount namespaces when the test asks for it.
-func containTestHooks(pol *contain.Policy) {
+func containTestHooks(pol *pipeline.ContainPolicy) {
 	pol.NoLandlock = os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""
 	pol.NoNotify = os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""
 	pol.NoMounts = os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""
