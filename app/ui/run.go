@@ -575,9 +575,10 @@ func (t *runTab) start() {
 	var events []pipeline.Progress
 	cfg := pipeline.Config{
 		Workspace: ws, Script: script, Args: args, Allow: t.allow.Entries(), Timeout: timeout,
-		Contain: t.contain.Policy(),
-		Log:     t.log,
-		Output:  buf.write,
+		Contain:     t.contain.Policy(),
+		Log:         t.log,
+		Output:      buf.write,
+		Granularity: t.u.opts.Granularity,
 		Progress: func(p pipeline.Progress) {
 			mu.Lock()
 			if last != nil && last.Phase != p.Phase {

@@ -49,6 +49,10 @@ type Options struct {
 	// StageMechanism forces a staged run's mechanism (pipeline.StageOverlay or
 	// pipeline.StageCopy; "" probes), as run --stage-mechanism does.
 	StageMechanism pipeline.StageMechanism
+	// Granularity is the timestamp granularity the snapshots assume for
+	// hash reuse (0: the default, 2 s); tests make it small rather than
+	// wait for their files to age.
+	Granularity time.Duration
 	// ScreenSize, called on the main thread once the app has started,
 	// is the usable area of the screen the window opens on, in pixels
 	// (zero when unknown); the window is fitted to it (WindowSize). Nil

@@ -122,7 +122,7 @@ func (c *cli) runVerb(args []string) error {
 		pol.Memory = n
 	}
 	cfg := pipeline.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
-		Watch: watched, NoDefaultWatch: *noWatch}
+		Watch: watched, NoDefaultWatch: *noWatch, Granularity: granularityTestHook()}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: pipeline.StageMechanism(*stageMech)}
 	if !*noHistory {
 		if opts.HistoryPath = *dbPath; opts.HistoryPath == "" {

@@ -2,7 +2,11 @@
 
 package main
 
-import "github.com/diffgate/diffgate/core/pipeline"
+import (
+	"time"
+
+	"github.com/diffgate/diffgate/core/pipeline"
+)
 
 // A release build: no test hook, nothing read from the environment
 // (testhooks_testhooks.go has the hooks for tests).
@@ -10,3 +14,5 @@ import "github.com/diffgate/diffgate/core/pipeline"
 func containTestHooks(*pipeline.ContainPolicy) {}
 
 func applyTestHook() func(int) { return nil }
+
+func granularityTestHook() time.Duration { return 0 }

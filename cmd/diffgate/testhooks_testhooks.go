@@ -3,10 +3,11 @@
 package main
 
 import (
-	"github.com/diffgate/diffgate/core/pipeline"
-
 	"os"
 	"strconv"
+	"time"
+
+	"github.com/diffgate/diffgate/core/pipeline"
 )
 
 // This file exists only in a build with -tags testhooks (make unit,
@@ -26,6 +27,15 @@ func containTestHooks(pol *pipeline.ContainPolicy) {
 	pol.NoLandlock = os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""
 	pol.NoNotify = os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""
 	pol.NoMounts = os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""
+}
+
+// granularityTestHook is the timestamp granularity the run's snapshots
+// assume for hash reuse (DIFFGATE_TEST_GRANULARITY, a duration; 0: the
+// default), so that a test of hash reuse need not wait 2 s for its files
+// to age.
+func granularityTestHook() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("DIFFGATE_TEST_GRANULARITY"))
+	return max(d, 0)
 }
 
 func applyTestHook() func(int) {

@@ -169,12 +169,12 @@ func TestDiffNoteBudget(t *testing.T) {
 		note       string
 	}{{1, diff.NoteBudget}, {0, ""}} {
 		ws, scripts, db := setup(t)
-		// The hash cache reuses a hash only for a file older than 2 s.
-		time.Sleep(2500 * time.Millisecond)
+		// The hash cache reuses a hash only for a file older than the
+		// granularity (2 s by default): a fine one reuses at once.
 		run := func(body string) *Result {
 			t.Helper()
 			res, err := preflightRun(context.Background(), Options{History: db,
-				Config: gate.Config{Workspace: ws, Script: script(t, scripts, body), KeepBudget: tc.keepBudget}})
+				Config: gate.Config{Workspace: ws, Script: script(t, scripts, body), KeepBudget: tc.keepBudget, Granularity: time.Nanosecond}})
 			if err != nil {
 				t.Fatal(err)
 			}
