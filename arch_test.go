@@ -203,3 +203,13 @@ func TestArchFrontEndsUseThePipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestArchWatchKnowsNoReport: core/watch records and compares stats; the
+// gate turns its changes into the report's findings.
+func TestArchWatchKnowsNoReport(t *testing.T) {
+	p := mod + "core/watch"
+	g := goList(t, nil, p)
+	if c := g.chain(p, []string{mod + "core/report"}); c != nil {
+		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+	}
+}

@@ -211,7 +211,8 @@ func (g *run) watchAfter(before *watch.Set) {
 		return
 	}
 	t := time.Now()
-	w, outside := watch.Compare(before, before.Again())
+	sum, changes := watch.Compare(before, before.Again())
+	w, outside := WatchReport(sum, changes, g.ws)
 	g.res.Report.Watch, g.res.Report.Outside = w, outside
 	g.cfg.Log.Debug().Int("entries", w.Entries).Int("changes", len(outside)).Dur("elapsed", time.Since(t)).Msg("watch: after the run")
 }
