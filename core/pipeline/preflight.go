@@ -96,7 +96,7 @@ func Preflight(o Options) (Plan, error) {
 		return Plan{}, setupf("recording the run %v; use --no-history", history.ErrInGatedRun)
 	}
 	// Checked before opening: opening would create the file.
-	if err := history.CheckOutside(dbPath, root.Path()); err != nil {
+	if err := history.CheckOutside(dbPath, root); err != nil {
 		return Plan{}, setupf("%v", err)
 	}
 	plan := Plan{o: o, db: o.History}
