@@ -165,3 +165,51 @@ func targetName(env []string) string {
 	}
 	return strings.Join(env, " ")
 }
+
+// frontEnds: the CLI and the apps gather input and show results; a run
+// goes through core/pipeline, whose API holds the types they need.
+var frontEnds = []string{"./app/...", "./cmd/..."}
+
+// belowThePipeline: what only the pipeline reaches (a front end that
+// imports them does part of a run's rules itself).
+var belowThePipeline = []string{mod + "core/gate", mod + "core/proc", mod + "core/stage", mod + "core/contain"}
+
+// TestArchFrontEndsUseThePipeline: no package under app/ or cmd/, tests
+// included, imports core/gate, core/proc, core/stage or core/contain
+// directly (native and wasm).
+func TestArchFrontEndsUseThePipeline(t *testing.T) {
+	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		args := append([]string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}"}, frontEnds...)
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), target...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s go %s: %v\n%s", targetName(target), strings.Join(args, " "), err, stderr.String())
+		}
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			pkg, imports, _ := strings.Cut(line, "\t")
+			n++
+			for _, imp := range strings.Fields(imports) {
+				if matches(imp, belowThePipeline) {
+					t.Errorf("%s: %s imports %s (use core/pipeline's API)", targetName(target), pkg, imp)
+				}
+			}
+		}
+		if n < 5 {
+			t.Errorf("%s: go list found only %d front-end packages", targetName(target), n)
+		}
+	}
+}
+
+// TestArchWatchKnowsNoReport: core/watch records and compares stats; the
+// gate turns its changes into the report's findings.
+func TestArchWatchKnowsNoReport(t *testing.T) {
+	p := mod + "core/watch"
+	g := goList(t, nil, p)
+	if c := g.chain(p, []string{mod + "core/report"}); c != nil {
+		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+	}
+}

@@ -13,12 +13,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/app/ui"
-	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/internal/version"
 )
 
 func main() {
-	proc.Supervise() // first: in the supervisor child it supervises and exits
+	pipeline.Supervise() // first: in the supervisor child it supervises and exits
 	flags, err := ui.ParseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
 		os.Exit(ui.UsageExitCode(err))

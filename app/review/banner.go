@@ -15,8 +15,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -173,7 +173,7 @@ func (b *Banner) update() {
 			rows = append(rows, blockedRows(th, c, r.Blocked)...)
 			// The fix for each kind, as the CLI prints it under the summary.
 			home, _ := os.UserHomeDir()
-			for _, h := range contain.Hints(r.Blocked, home, r.Workspace) {
+			for _, h := range pipeline.ContainHints(r.Blocked, home, r.Workspace) {
 				rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
 			}
 			if b.Action != nil {

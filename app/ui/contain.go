@@ -15,8 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/contain"
-	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/fspath"
 )
@@ -30,12 +29,12 @@ const (
 
 // Labels of the containment modes in the selector.
 var containModes = []struct {
-	mode  contain.Mode
+	mode  pipeline.ContainMode
 	label string
 }{
-	{contain.Auto, "Contained"},
-	{contain.On, "Contained (refuse if a layer is missing)"},
-	{contain.Off, "Not contained"},
+	{pipeline.ContainAuto, "Contained"},
+	{pipeline.ContainOn, "Contained (refuse if a layer is missing)"},
+	{pipeline.ContainOff, "Not contained"},
 }
 
 // containControls are the Run tab's containment settings: the mode, the
@@ -64,7 +63,7 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 	c.mode = widget.NewSelect(labels, func(string) {
 		// "Not contained" lasts for this session only: the next start is
 		// contained again, never one Ctrl+R from an uncontained run.
-		if c.Mode() != contain.Off {
+		if c.Mode() != pipeline.ContainOff {
 			prefs.SetString(prefContainMode, string(c.Mode()))
 		}
 		c.refresh()
@@ -82,10 +81,10 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 
 	c.writable = prefs.StringList(prefContainWritable)
 	c.net.SetChecked(prefs.Bool(prefContainNet))
-	mode := contain.Mode(prefs.StringWithFallback(prefContainMode, string(contain.Auto)))
+	mode := pipeline.ContainMode(prefs.StringWithFallback(prefContainMode, string(pipeline.ContainAuto)))
 	c.mode.SetSelectedIndex(0)
 	for i, m := range containModes {
-		if m.mode == mode && mode != contain.Off { // an older version kept "off"
+		if m.mode == mode && mode != pipeline.ContainOff { // an older version kept "off"
 			c.mode.SetSelectedIndex(i)
 		}
 	}
@@ -96,26 +95,22 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 }
 
 // Mode is the selected mode.
-func (c *containControls) Mode() contain.Mode {
+func (c *containControls) Mode() pipeline.ContainMode {
 	if i := c.mode.SelectedIndex(); i >= 0 {
 		return containModes[i].mode
 	}
-	return contain.Auto
+	return pipeline.ContainAuto
 }
 
-// Policy is the containment policy for a run (the history database is a
-// secret store too).
-func (c *containControls) Policy() contain.Policy {
-	p := contain.Policy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
-	if c.u.hist != nil {
-		p.Hidden = history.Files(c.u.hist.Path())
-	}
-	return p
+// Policy is the containment policy for a run (the pipeline adds the
+// history database to what the script may not read).
+func (c *containControls) Policy() pipeline.ContainPolicy {
+	return pipeline.ContainPolicy{Mode: c.Mode(), Net: c.net.Checked, Writable: append([]string(nil), c.writable...)}
 }
 
 // refresh rewrites the policy line.
 func (c *containControls) refresh() {
-	on := c.Mode() != contain.Off
+	on := c.Mode() != pipeline.ContainOff
 	for _, w := range []fyne.Disableable{c.net, c.folders} {
 		if on {
 			w.Enable()
@@ -136,8 +131,8 @@ func (c *containControls) refresh() {
 
 // policyWords says the policy in plain words: "Network: off · Writes:
 // this folder only · Secrets: hidden".
-func policyWords(mode contain.Mode, net bool, writable []string, ws string) (string, fyne.ThemeColorName) {
-	if mode == contain.Off {
+func policyWords(mode pipeline.ContainMode, net bool, writable []string, ws string) (string, fyne.ThemeColorName) {
+	if mode == pipeline.ContainOff {
 		return "Not contained: the script can do anything you can (write anywhere, reach the network, read your keys). Only the diff judges it.", style.FailColor
 	}
 	netWord := "off"
@@ -153,7 +148,7 @@ func policyWords(mode contain.Mode, net bool, writable []string, ws string) (str
 		writes = "this folder and " + strings.Join(names, ", ")
 	}
 	line := "Network: " + netWord + " · Writes: " + writes + " · Secrets: hidden · .git hooks: read-only"
-	if mode == contain.On {
+	if mode == pipeline.ContainOn {
 		line += " · Refuses to run if this machine cannot enforce all of it"
 	}
 	return line, style.Muted

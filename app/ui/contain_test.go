@@ -14,7 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -38,7 +38,7 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	script := writeScript(t, t.TempDir(), "echo x > "+outside+"/escaped\necho ok > inside\n")
 	u.run.setInputs(ws, script, []string{"inside"})
 
-	if c.Mode() != contain.Auto || richText(c.policy) != "Network: off · Writes: this folder only · Secrets: hidden · .git hooks: read-only" {
+	if c.Mode() != pipeline.ContainAuto || richText(c.policy) != "Network: off · Writes: this folder only · Secrets: hidden · .git hooks: read-only" {
 		t.Fatalf("mode %s, policy %q", c.Mode(), richText(c.policy))
 	}
 	test.Tap(u.run.runBtn)
@@ -90,7 +90,7 @@ func TestRunTabContainsTheScript(t *testing.T) {
 		t.Errorf("with %s writable the script could not write there: %v", outside, err)
 	}
 	c.mode.SetSelectedIndex(2)
-	if c.Mode() != contain.Off || !strings.HasPrefix(richText(c.policy), "Not contained") || !c.net.Disabled() {
+	if c.Mode() != pipeline.ContainOff || !strings.HasPrefix(richText(c.policy), "Not contained") || !c.net.Disabled() {
 		t.Errorf("off: mode %s policy %q", c.Mode(), richText(c.policy))
 	}
 	if got := c.policy.Segments[0].(*widget.TextSegment).Style.ColorName; got != style.FailColor {
@@ -116,14 +116,14 @@ func TestNotContainedDoesNotOutliveTheSession(t *testing.T) {
 		t.Errorf("strict mode is named %q", got)
 	}
 	c.mode.SetSelectedIndex(2)
-	if c.Mode() != contain.Off {
+	if c.Mode() != pipeline.ContainOff {
 		t.Fatalf("mode %s", c.Mode())
 	}
-	if next := newContainControls(u, ws); next.Mode() != contain.On {
+	if next := newContainControls(u, ws); next.Mode() != pipeline.ContainOn {
 		t.Errorf("after Not contained the next start is %s, want the last contained mode (on)", next.Mode())
 	}
 	u.app.Preferences().SetString(prefContainMode, "off")
-	if next := newContainControls(u, ws); next.Mode() != contain.Auto {
+	if next := newContainControls(u, ws); next.Mode() != pipeline.ContainAuto {
 		t.Errorf("a saved \"off\" starts %s, want auto", next.Mode())
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
@@ -26,7 +25,7 @@ type reviewContents struct {
 // contentsFor records the sources of r's contents: the run's kept copies
 // when r is the run just finished (res), the history, its pending stage
 // and its workspace.
-func (u *UI) contentsFor(r *report.Report, res *gate.Result) {
+func (u *UI) contentsFor(r *report.Report, res *pipeline.GateResult) {
 	if r == nil {
 		u.contents.Store(nil)
 		return

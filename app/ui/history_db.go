@@ -4,7 +4,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -100,15 +99,6 @@ func (h *History) SetViewedLater(runID int64, paths []string, viewed bool, faile
 
 func dbCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), dbTimeout)
-}
-
-// CheckOutside refuses a workspace that holds the database: the script
-// could rewrite its own history.
-func (h *History) CheckOutside(workspace string) error {
-	if err := history.CheckOutside(h.Path(), workspace); err != nil {
-		return fmt.Errorf("the history database %s lies inside this workspace (the script could rewrite its own history); set %s to a file elsewhere", h.Path(), history.EnvDB)
-	}
-	return nil
 }
 
 // LatestAllowlist returns the workspace's newest approved allowlist, nil

@@ -22,8 +22,8 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -585,9 +585,9 @@ func TestCorruptDatabase(t *testing.T) {
 // history's hash cache as its prior manifest.
 func TestHashCacheFeedsTheNextRun(t *testing.T) {
 	var priors []bool
-	runner := func(ctx context.Context, cfg gate.Config) (*gate.Result, error) {
+	runner := func(ctx context.Context, cfg pipeline.Config) (*pipeline.GateResult, error) {
 		priors = append(priors, cfg.Prior != nil && len(cfg.Prior.Entries) >= 3)
-		return gate.Run(ctx, cfg)
+		return pipeline.GateRun(ctx, cfg)
 	}
 	dbPath := filepath.Join(t.TempDir(), "history.db")
 	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})
@@ -612,8 +612,34 @@ func TestDatabaseInsideWorkspaceRefused(t *testing.T) {
 	if u.run.running {
 		t.Fatal("ran in the workspace that holds the history")
 	}
-	if s := richText(u.run.status); !strings.Contains(s, "lies inside this workspace") {
+	if s := richText(u.run.status); !strings.Contains(s, "lies inside the workspace") {
 		t.Errorf("status %q", s)
+	}
+}
+
+// TestDatabaseErrorShownAsIs: the pipeline's own refusal reaches the
+// status as it is: a database outside the workspace with a second hard
+// link is reported as such (the app's wrapper once said "lies inside this
+// workspace" of any refusal).
+func TestDatabaseErrorShownAsIs(t *testing.T) {
+	ws := workspace(t)
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	u, _, _ := newTestUI(t, Options{DBPath: dbPath})
+	if err := os.Link(dbPath, filepath.Join(t.TempDir(), "second")); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	u.run.setInputs(ws, writeScript(t, t.TempDir(), "touch '"+marker+"'\n"), nil)
+	test.Tap(u.run.runBtn)
+	if u.run.running {
+		t.Fatal("ran with a hard-linked history database")
+	}
+	s := richText(u.run.status)
+	if !strings.Contains(s, "2 hard links") || strings.Contains(s, "lies inside") {
+		t.Errorf("status %q, want the hard-link refusal as is", s)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the script ran")
 	}
 }
 

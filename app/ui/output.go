@@ -10,7 +10,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/pipeline"
 )
 
 // MaxOutputLines bounds the live output pane; older lines are dropped.
@@ -30,12 +30,12 @@ type outLine struct {
 // MaxOutputLines pending lines, so a chatty script cannot grow it.
 type outputBuffer struct {
 	mu      sync.Mutex
-	partial [3]strings.Builder // by proc.Stream
+	partial [3]strings.Builder // by pipeline.Stream
 	lines   []outLine
 	dropped int
 }
 
-func (b *outputBuffer) write(s proc.Stream, p []byte) {
+func (b *outputBuffer) write(s pipeline.Stream, p []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	idx := int(s) % len(b.partial)
@@ -51,7 +51,7 @@ func (b *outputBuffer) write(s proc.Stream, p []byte) {
 		if part.Len() < 4*maxLineRunes {
 			part.Write(p[:i])
 		}
-		b.push(outLine{stderr: s == proc.Stderr, text: part.String()})
+		b.push(outLine{stderr: s == pipeline.Stderr, text: part.String()})
 		part.Reset()
 		p = p[i+1:]
 	}
@@ -82,7 +82,7 @@ func (b *outputBuffer) drain(final bool) ([]outLine, int) {
 	if final {
 		for i := range b.partial {
 			if b.partial[i].Len() > 0 {
-				b.push(outLine{stderr: proc.Stream(i) == proc.Stderr, text: b.partial[i].String()})
+				b.push(outLine{stderr: pipeline.Stream(i) == pipeline.Stderr, text: b.partial[i].String()})
 				b.partial[i].Reset()
 			}
 		}

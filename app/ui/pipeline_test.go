@@ -4,7 +4,6 @@ package ui
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/history"
@@ -92,9 +89,12 @@ func outcome(r *report.Report) []string {
 func TestCLIAndAppRunTheSamePipeline(t *testing.T) {
 	cli := testenv.CLI(t)
 	scripts := t.TempDir()
-	// The sleep ages the edit past the hash cache's timestamp granularity
-	// (2 s), so that the second run reuses settings.ini's hash.
-	first := writeScriptNamed(t, scripts, "first.sh", "sed -i 's/level = 1/level = 2/' settings.ini\nsleep 3\n")
+	// The snapshots assume a fine timestamp granularity (the default is
+	// 2 s), so that the second run reuses the hash of settings.ini, just
+	// edited by the first.
+	const granularity = time.Nanosecond
+	t.Setenv("DIFFGATE_TEST_GRANULARITY", granularity.String())
+	first := writeScriptNamed(t, scripts, "first.sh", "sed -i 's/level = 1/level = 2/' settings.ini\n")
 	second := writeScriptNamed(t, scripts, "second.sh",
 		"sed -i 's/debug = false/debug = true/' settings.ini\nprintf 'x\\000y' > logo.png\necho more >> big.log\necho new > added.txt\nrm old.txt\n")
 
@@ -105,7 +105,7 @@ func TestCLIAndAppRunTheSamePipeline(t *testing.T) {
 		cliReports = append(cliReports, cliRun(t, cli, dbCLI, wsCLI, s, "added.txt"))
 	}
 
-	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db")})
+	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db"), Granularity: granularity})
 	u.run.stage.SetChecked(false) // direct runs, as the CLI's default
 	var appReports []*report.Report
 	for _, s := range []string{first, second} {
@@ -149,27 +149,6 @@ func writeScriptNamed(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-// ageForHashReuse returns once every file in the workspaces is older than
-// the hash cache's timestamp granularity (2 s), so that a run's cache makes
-// the next run reuse their hashes (files a user runs a script on are
-// usually older than that). It waits on the clock, not on an event.
-func ageForHashReuse(t *testing.T, wss ...string) {
-	t.Helper()
-	var newest time.Time
-	for _, ws := range wss {
-		filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
-			var st unix.Stat_t
-			if err == nil && unix.Lstat(p, &st) == nil {
-				if c := time.Unix(st.Ctim.Unix()); c.After(newest) {
-					newest = c
-				}
-			}
-			return nil
-		})
-	}
-	time.Sleep(time.Until(newest.Add(2500 * time.Millisecond)))
-}
-
 // TestRepeatedRunKeepsTheDiff: run 1 is a no-op, run 2 edits settings.ini
 // with sed. Run 2 reuses settings.ini's hash, so the gate never reads its
 // before-content: the history's text store, filled by run 1, supplies it.
@@ -182,13 +161,17 @@ func TestRepeatedRunKeepsTheDiff(t *testing.T) {
 	edit := writeScriptNamed(t, scripts, "edit.sh",
 		"sed -i 's/debug = false/debug = true/' settings.ini\nprintf 'x\\000y' > logo.png\necho more >> big.log\nrm old.txt\n")
 	wsCLI, wsApp := sameWorkspace(t), sameWorkspace(t)
-	ageForHashReuse(t, wsCLI, wsApp)
+	// Run 2 reuses run 1's hashes at once: the snapshots assume a fine
+	// timestamp granularity (files a user runs a script on are usually
+	// older than the default 2 s).
+	const granularity = time.Nanosecond
+	t.Setenv("DIFFGATE_TEST_GRANULARITY", granularity.String())
 
 	dbCLI := filepath.Join(t.TempDir(), "cli.db")
 	cliRun(t, cli, dbCLI, wsCLI, noop, "")
 	cliRep := cliRun(t, cli, dbCLI, wsCLI, edit, "")
 
-	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db")})
+	u, l, _ := newTestUI(t, Options{DBPath: filepath.Join(t.TempDir(), "app.db"), Granularity: granularity})
 	// Direct, as the CLI's: a staged run also diffs big.log, from the
 	// untouched workspace (TestLoadFullDiffInTheApp).
 	u.run.stage.SetChecked(false)

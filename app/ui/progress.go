@@ -11,22 +11,22 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // phaseLabels name the steps in a word or two: eight columns share a
 // window as narrow as 1024 px, and a label is never cut.
-var phaseLabels = map[gate.Phase]string{
-	gate.Validate:  "Inputs",
-	gate.Before:    "Before",
-	gate.Execute:   "Script",
-	gate.Leftovers: "Leftovers",
-	gate.After:     "After",
-	gate.Compare:   "Diff",
-	gate.Policy:    "Allowlist",
-	gate.Verdict:   "Verdict",
+var phaseLabels = map[pipeline.Phase]string{
+	pipeline.PhaseValidate:  "Inputs",
+	pipeline.PhaseBefore:    "Before",
+	pipeline.PhaseExecute:   "Script",
+	pipeline.PhaseLeftovers: "Leftovers",
+	pipeline.PhaseAfter:     "After",
+	pipeline.PhaseCompare:   "Diff",
+	pipeline.PhasePolicy:    "Allowlist",
+	pipeline.PhaseVerdict:   "Verdict",
 }
 
 type phaseState int
@@ -51,8 +51,8 @@ type phaseRow struct {
 // (indeterminate while the amount of work is unknown) and entries / bytes /
 // elapsed time. All methods run on the UI goroutine.
 type phaseProgress struct {
-	rows          map[gate.Phase]*phaseRow
-	current       gate.Phase
+	rows          map[pipeline.Phase]*phaseRow
+	current       pipeline.Phase
 	beforeEntries int64
 	timeout       time.Duration
 	runStart      time.Duration
@@ -60,9 +60,9 @@ type phaseProgress struct {
 }
 
 func newPhaseProgress() *phaseProgress {
-	p := &phaseProgress{rows: map[gate.Phase]*phaseRow{}}
+	p := &phaseProgress{rows: map[pipeline.Phase]*phaseRow{}}
 	var objs []fyne.CanvasObject
-	for _, ph := range gate.Phases {
+	for _, ph := range pipeline.Phases() {
 		r := &phaseRow{icon: widget.NewIcon(nil), name: widget.NewLabel(phaseLabels[ph]),
 			bar: widget.NewProgressBar(), inf: widget.NewProgressBarInfinite(), info: widget.NewLabel("")}
 		r.bar.TextFormatter = func() string { return "" }
@@ -75,7 +75,7 @@ func newPhaseProgress() *phaseProgress {
 		head := container.NewBorder(nil, nil, container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(theme.IconInlineSize()), r.icon)), nil, style.Tight(r.name))
 		objs = append(objs, container.NewVBox(head, container.New(&thinBar{}, r.bar, r.inf), style.Tight(r.info)))
 	}
-	p.root = container.NewGridWithColumns(len(gate.Phases), objs...)
+	p.root = container.NewGridWithColumns(len(pipeline.Phases()), objs...)
 	p.reset(0)
 	return p
 }
@@ -97,12 +97,12 @@ func (p *phaseProgress) reset(timeout time.Duration) {
 	p.timeout = timeout
 	p.current = ""
 	p.beforeEntries = 0
-	for _, ph := range gate.Phases {
+	for _, ph := range pipeline.Phases() {
 		p.set(ph, phasePending, 0, false, "")
 	}
 }
 
-func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeterminate bool, info string) {
+func (p *phaseProgress) set(ph pipeline.Phase, st phaseState, value float64, indeterminate bool, info string) {
 	r := p.rows[ph]
 	r.state = st
 	switch st {
@@ -142,31 +142,31 @@ func (p *phaseProgress) set(ph gate.Phase, st phaseState, value float64, indeter
 }
 
 // update applies a progress event.
-func (p *phaseProgress) update(ev gate.Progress) {
+func (p *phaseProgress) update(ev pipeline.Progress) {
 	idx := phaseIndex(ev.Phase)
 	if ev.Phase != p.current {
-		if p.current == gate.Execute { // the script ended: show how long it ran
+		if p.current == pipeline.PhaseExecute { // the script ended: show how long it ran
 			d := max(0, ev.Elapsed-p.runStart).Round(10 * time.Millisecond)
-			p.set(gate.Execute, phaseDone, 1, false, "ran "+d.String())
+			p.set(pipeline.PhaseExecute, phaseDone, 1, false, "ran "+d.String())
 		}
-		for _, ph := range gate.Phases[:max(0, idx)] {
+		for _, ph := range pipeline.Phases()[:max(0, idx)] {
 			if r := p.rows[ph]; r.state != phaseDone {
 				p.set(ph, phaseDone, 1, false, r.info.Text)
 			}
 		}
-		if p.current == gate.Before {
+		if p.current == pipeline.PhaseBefore {
 			p.beforeEntries = max(p.beforeEntries, 1)
 		}
 		p.current = ev.Phase
-		if ev.Phase == gate.Execute {
+		if ev.Phase == pipeline.PhaseExecute {
 			p.runStart = ev.Elapsed
 		}
 	}
 	switch ev.Phase {
-	case gate.Before:
+	case pipeline.PhaseBefore:
 		p.beforeEntries = ev.Entries
 		p.set(ev.Phase, phaseRunning, 0, true, snapInfo(ev))
-	case gate.After:
+	case pipeline.PhaseAfter:
 		if ev.Entries == 0 && ev.Bytes == 0 { // a staged run reads its stage, not a snapshot
 			p.set(ev.Phase, phaseRunning, 0, true, "reading…")
 			break
@@ -176,7 +176,7 @@ func (p *phaseProgress) update(ev gate.Progress) {
 			frac = min(0.99, float64(ev.Entries)/float64(p.beforeEntries))
 		}
 		p.set(ev.Phase, phaseRunning, frac, p.beforeEntries == 0, snapInfo(ev))
-	case gate.Execute:
+	case pipeline.PhaseExecute:
 		p.tick(ev.Elapsed)
 	default:
 		p.set(ev.Phase, phaseRunning, 0.5, false, "")
@@ -186,22 +186,22 @@ func (p *phaseProgress) update(ev gate.Progress) {
 // tick updates the running script's elapsed time (called on a timer, as
 // the script phase sends no events of its own).
 func (p *phaseProgress) tick(elapsed time.Duration) {
-	if p.current != gate.Execute {
+	if p.current != pipeline.PhaseExecute {
 		return
 	}
 	d := max(0, elapsed-p.runStart)
 	info := d.Round(100 * time.Millisecond).String()
 	if p.timeout > 0 {
 		info += " of " + p.timeout.String()
-		p.set(gate.Execute, phaseRunning, min(1, float64(d)/float64(p.timeout)), false, info)
+		p.set(pipeline.PhaseExecute, phaseRunning, min(1, float64(d)/float64(p.timeout)), false, info)
 		return
 	}
-	p.set(gate.Execute, phaseRunning, 0, true, info)
+	p.set(pipeline.PhaseExecute, phaseRunning, 0, true, info)
 }
 
 // finish marks every phase done (ok) or the current one stopped.
 func (p *phaseProgress) finish(ok bool) {
-	for _, ph := range gate.Phases {
+	for _, ph := range pipeline.Phases() {
 		r := p.rows[ph]
 		switch {
 		case ok:
@@ -216,8 +216,8 @@ func (p *phaseProgress) finish(ok bool) {
 	p.current = ""
 }
 
-func phaseIndex(ph gate.Phase) int {
-	for i, x := range gate.Phases {
+func phaseIndex(ph pipeline.Phase) int {
+	for i, x := range pipeline.Phases() {
 		if x == ph {
 			return i
 		}
@@ -225,7 +225,7 @@ func phaseIndex(ph gate.Phase) int {
 	return -1
 }
 
-func snapInfo(ev gate.Progress) string {
+func snapInfo(ev pipeline.Progress) string {
 	return entriesInfo(ev.Entries, ev.Bytes)
 }
 
@@ -256,5 +256,5 @@ func (p *phaseProgress) afterDone(after *snapshot.Manifest, r *report.Report) {
 	default:
 		return
 	}
-	p.set(gate.After, phaseDone, 1, false, info)
+	p.set(pipeline.PhaseAfter, phaseDone, 1, false, info)
 }

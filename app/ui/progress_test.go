@@ -9,7 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
 
-	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
@@ -25,11 +25,11 @@ func TestRunStepsSayWhatTheyFound(t *testing.T) {
 	if r.Stage == nil {
 		t.Fatal("the app's default run is not staged")
 	}
-	if got := u.run.phases.rows[gate.After].info.Text; strings.HasPrefix(got, "0 ") || !strings.Contains(got, " entries · ") {
+	if got := u.run.phases.rows[pipeline.PhaseAfter].info.Text; strings.HasPrefix(got, "0 ") || !strings.Contains(got, " entries · ") {
 		t.Errorf("After step of a staged run: %q", got)
 	}
 	u.run.phases.afterDone(nil, r) // a stage read without a manifest
-	if got := u.run.phases.rows[gate.After].info.Text; got != "stage: 1 change" {
+	if got := u.run.phases.rows[pipeline.PhaseAfter].info.Text; got != "stage: 1 change" {
 		t.Errorf("After step of a staged run without a manifest: %q", got)
 	}
 	if got := entriesInfo(1, 12); got != "1 entry · 12 B" {
@@ -37,12 +37,12 @@ func TestRunStepsSayWhatTheyFound(t *testing.T) {
 	}
 	m := &snapshot.Manifest{Entries: []snapshot.Entry{{Path: "a", Size: 1000}, {Path: "b", Size: 24}}}
 	u.run.phases.afterDone(m, r)
-	if got := u.run.phases.rows[gate.After].info.Text; got != "2 entries · 1.0 KiB" && got != "2 entries · 1 KiB" && got != "2 entries · 1.0 kB" {
+	if got := u.run.phases.rows[pipeline.PhaseAfter].info.Text; got != "2 entries · 1.0 KiB" && got != "2 entries · 1 KiB" && got != "2 entries · 1.0 kB" {
 		t.Errorf("After step of a direct run: %q", got)
 	}
 
 	u.Tabs.Select(u.runItem)
-	for _, ph := range gate.Phases {
+	for _, ph := range pipeline.Phases() {
 		name := u.run.phases.rows[ph].name
 		need := fyne.MeasureText(name.Text, theme.TextSize(), name.TextStyle).Width + 2*theme.InnerPadding()
 		if name.Size().Width < need {

@@ -15,13 +15,13 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/netproxy"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
 // rerunGrants are what "Rerun with these grants" adds to a failed run:
-// the fixes contain.Hints names for its blocked actions, made concrete.
+// the fixes pipeline.ContainHints names for its blocked actions, made concrete.
 // They hold for that one run (its containment.grants records them); the
 // Run tab's settings stay as they were.
 type rerunGrants struct {
@@ -56,7 +56,7 @@ func (g rerunGrants) lines() []string {
 		out = append(out, "network to "+h+" through the recording proxy (--net-allow "+h+")")
 	}
 	for _, e := range g.entries {
-		p := contain.ProfileNamed(strings.TrimPrefix(e, "preset:"))
+		p := pipeline.ProfileNamed(strings.TrimPrefix(e, "preset:"))
 		what := "its allowlist entries"
 		if p != nil {
 			what += ", a private cache, its settings and network to " + strings.Join(p.Hosts, ", ")
@@ -82,7 +82,7 @@ func grantsFor(r *report.Report, home string) rerunGrants {
 			*list = append(*list, s)
 		}
 	}
-	for _, h := range contain.Hints(r.Blocked, home, r.Workspace) {
+	for _, h := range pipeline.ContainHints(r.Blocked, home, r.Workspace) {
 		switch {
 		case h.Kind == "net":
 			for _, q := range r.Network {
@@ -174,7 +174,7 @@ func (t *runTab) rerun(r *report.Report, g rerunGrants) {
 
 // withGrants adds the one-shot grants of a rerun (if any) to a run's
 // allowlist and policy, and clears them.
-func (t *runTab) withGrants(allow []string, pol contain.Policy) ([]string, contain.Policy) {
+func (t *runTab) withGrants(allow []string, pol pipeline.ContainPolicy) ([]string, pipeline.ContainPolicy) {
 	g := t.rerunState.grants
 	t.rerunState.grants = nil
 	if g == nil {

@@ -26,15 +26,12 @@ import (
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/snapshot"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
-// Runner runs one gated run; gate.Run in the app.
+// Runner runs one gated run; pipeline.GateRun in the app.
 type Runner = pipeline.Runner
 
 // Preference keys.
@@ -93,7 +90,7 @@ type runTab struct {
 	presetEntries []string
 	// prior holds each workspace's last after-manifest, for hash reuse
 	// when there is no history (the history keeps a hash cache).
-	prior map[string]*snapshot.Manifest
+	prior *pipeline.PriorCache
 	// approvedVersion is the approved allowlist version the editor was
 	// loaded with (0: none) and approvedEntries its entries: a run whose
 	// allowlist still equals them is recorded as using that version.
@@ -104,7 +101,7 @@ type runTab struct {
 }
 
 func newRunTab(u *UI, runner Runner) *runTab {
-	t := &runTab{u: u, runner: runner, log: u.log, prior: map[string]*snapshot.Manifest{}}
+	t := &runTab{u: u, runner: runner, log: u.log, prior: &pipeline.PriorCache{}}
 	prefs := u.app.Preferences()
 
 	t.workspace = keys.NewSelectEntry(prefs.StringList(prefWorkspaces))
@@ -569,14 +566,43 @@ func (t *runTab) start() {
 	if p := t.allow.Problems(); len(p) > 0 {
 		problems = append(problems, fmt.Sprintf("fix the allowlist (%s)", p[0]))
 	}
-	hist := t.u.hist
-	if hist != nil && ws != "" {
-		if err := hist.CheckOutside(ws); err != nil {
-			problems = append(problems, err.Error())
-		}
-	}
 	if len(problems) > 0 {
 		t.setStatus("Cannot run: "+strings.Join(problems, "; ")+".", style.FailColor)
+		return
+	}
+	hist := t.u.hist
+	staged := t.stage.Checked && hist != nil
+	buf := &outputBuffer{}
+	var mu sync.Mutex
+	var last *pipeline.Progress
+	var events []pipeline.Progress
+	cfg := pipeline.Config{
+		Workspace: ws, Script: script, Args: args, Allow: allow, Timeout: timeout,
+		Contain:     pol,
+		Log:         t.log,
+		Output:      buf.write,
+		Granularity: t.u.opts.Granularity,
+		Progress: func(p pipeline.Progress) {
+			mu.Lock()
+			if last != nil && last.Phase != p.Phase {
+				events = append(events, *last)
+			}
+			last = &p
+			mu.Unlock()
+		},
+	}
+	// The pipeline checks the run before it starts (the workspace, the
+	// history database's place and writability) and says what is wrong as
+	// it is; it loads the history's hash cache (without history, this
+	// session's last manifest), runs the gate and records the run.
+	opts := pipeline.Options{Config: cfg, AllowlistVersion: t.allowlistVersion(), Runner: t.runner, Cache: t.prior,
+		Stage: staged, StageBase: t.u.opts.StageBase, StageMechanism: t.u.opts.StageMechanism}
+	if hist != nil {
+		opts.History = hist.db
+	}
+	plan, err := pipeline.Preflight(opts)
+	if err != nil {
+		t.setStatus("Cannot run: "+oneLine(err), style.FailColor)
 		return
 	}
 	t.remember(prefWorkspaces, ws, t.workspace)
@@ -596,30 +622,7 @@ func (t *runTab) start() {
 	t.setStatus("Running…", style.Muted)
 	t.setStageInfo("", style.Muted)
 	reviewedSHA := t.scriptSHA
-	staged := t.stage.Checked && hist != nil
-
-	key := workspaceKey(ws)
-	version := t.allowlistVersion()
-	prior := t.prior[key]
-	buf := &outputBuffer{}
-	var mu sync.Mutex
-	var last *gate.Progress
-	var events []gate.Progress
 	t.contain.setEnforced(nil)
-	cfg := gate.Config{
-		Workspace: ws, Script: script, Args: args, Allow: allow, Timeout: timeout,
-		Contain: pol,
-		Log:     t.log,
-		Output:  buf.write,
-		Progress: func(p gate.Progress) {
-			mu.Lock()
-			if last != nil && last.Phase != p.Phase {
-				events = append(events, *last)
-			}
-			last = &p
-			mu.Unlock()
-		},
-	}
 	started := time.Now()
 	drain := func(final bool) {
 		mu.Lock()
@@ -650,19 +653,11 @@ func (t *runTab) start() {
 		}
 	}()
 	go func() {
-		// The pipeline loads the history's hash cache (this session's last
-		// manifest without history), runs the gate and records the run.
-		cfg.Prior = prior
-		opts := pipeline.Options{Config: cfg, AllowlistVersion: version, Runner: t.runner,
-			Stage: staged, StageBase: t.u.opts.StageBase, StageMechanism: t.u.opts.StageMechanism}
-		if hist != nil {
-			opts.History = hist.db
-		}
-		out, err := pipeline.Run(ctx, opts)
+		out, err := pipeline.Run(ctx, plan)
 		close(done)
 		t.u.do(func() {
 			drain(true)
-			t.finished(out, err, reviewedSHA, key)
+			t.finished(out, err, reviewedSHA)
 		})
 	}()
 }
@@ -678,12 +673,12 @@ func (t *runTab) stop() {
 // finished shows the outcome of a run; out.RunID is its number in the
 // history (0 when it was not recorded: out.RecordErr says why, unless there
 // is no history).
-func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key string) {
+func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 	t.setRunning(false)
 	t.cancel = nil
 	if err != nil {
 		t.phases.finish(false)
-		var se *gate.SetupError
+		var se *pipeline.SetupError
 		msg := oneLine(err)
 		if !errors.As(err, &se) {
 			msg = "The gate failed: " + msg
@@ -701,14 +696,6 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 	t.phases.afterDone(res.After, r)
 	t.setStageInfo(stageLine(out))
 	t.contain.setEnforced(r.Containment)
-	// Keep the manifest for the next run's hash reuse only when the history
-	// does not hold it (no history, or the record failed): a manifest of a
-	// large tree is tens of MB.
-	if res.After != nil && id == 0 {
-		t.prior[key] = res.After
-	} else {
-		delete(t.prior, key)
-	}
 	msg := fmt.Sprintf("%s: %s", strings.ToUpper(r.Verdict), strings.Join(r.Reasons, ", "))
 	if len(r.Reasons) == 0 {
 		msg = "PASS: only allowed changes."
@@ -774,10 +761,10 @@ func stageLine(out *pipeline.Result) (string, fyne.ThemeColorName) {
 	var b strings.Builder
 	cost := out.StageCost
 	if cost == nil {
-		cost = &gate.StageCost{}
+		cost = &pipeline.StageCost{}
 	}
-	switch stage.Mechanism(r.Stage.Mechanism) {
-	case stage.Overlay:
+	switch pipeline.StageMechanism(r.Stage.Mechanism) {
+	case pipeline.StageOverlay:
 		b.WriteString("Staged in an overlay: the script's writes went to the stage, the workspace is untouched")
 		if out.Probe != nil {
 			fmt.Fprintf(&b, "; probe %s", ms(out.Probe.Took))

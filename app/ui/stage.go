@@ -12,7 +12,6 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
 // applyTimeout bounds an apply or discard started from the review (the
@@ -44,7 +43,7 @@ func (u *UI) applyStage(r *report.Report, req review.ApplyRequest, done func(str
 		defer cancel()
 		res, err := pipeline.Apply(ctx, db, id, o)
 		u.do(func() {
-			var ce *stage.ConflictError
+			var ce *pipeline.ConflictError
 			if errors.As(err, &ce) {
 				rc := &review.ConflictError{}
 				for _, c := range ce.Conflicts {

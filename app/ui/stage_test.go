@@ -15,8 +15,8 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
 // stagedRun runs, through the app and the real gate, a script that edits
@@ -130,7 +130,7 @@ func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
 // with the mechanism the probe picks, and with the copy.
 func TestStagedApply(t *testing.T) {
 	t.Run("probed", func(t *testing.T) { stagedApply(t, Options{}) })
-	t.Run("copy", func(t *testing.T) { stagedApply(t, Options{StageMechanism: stage.Copy}) })
+	t.Run("copy", func(t *testing.T) { stagedApply(t, Options{StageMechanism: pipeline.StageCopy}) })
 }
 
 func stagedApply(t *testing.T, opts Options) {

@@ -26,11 +26,9 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/assets"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
 // Options configure the window.
@@ -41,16 +39,20 @@ type Options struct {
 	// ($DIFFGATE_DB, else the user's configuration directory). When it
 	// cannot be opened the app says so and works without history.
 	DBPath string
-	// Runner runs the gate; nil means gate.Run.
+	// Runner runs the gate; nil means pipeline.GateRun.
 	Runner Runner
 	// DemoDir is where the demo is copied ("" = the system temp dir).
 	DemoDir string
 	// StageBase holds the stages of staged runs ("" = the user's cache
 	// directory, as for the CLI).
 	StageBase string
-	// StageMechanism forces a staged run's mechanism (stage.Overlay or
-	// stage.Copy; "" probes), as run --stage-mechanism does.
-	StageMechanism stage.Mechanism
+	// StageMechanism forces a staged run's mechanism (pipeline.StageOverlay or
+	// pipeline.StageCopy; "" probes), as run --stage-mechanism does.
+	StageMechanism pipeline.StageMechanism
+	// Granularity is the timestamp granularity the snapshots assume for
+	// hash reuse (0: the default, 2 s); tests make it small rather than
+	// wait for their files to age.
+	Granularity time.Duration
 	// ScreenSize, called on the main thread once the app has started,
 	// is the usable area of the screen the window opens on, in pixels
 	// (zero when unknown); the window is fitted to it (WindowSize). Nil
@@ -123,7 +125,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 	}
 	runner := opts.Runner
 	if runner == nil {
-		runner = gate.Run
+		runner = pipeline.GateRun
 	}
 	a.Settings().SetTheme(style.Theme{})
 	a.SetIcon(assets.Icon)
@@ -327,7 +329,7 @@ func exists(p string) bool {
 
 // showResult opens a finished run (recorded in the history as run id, 0
 // when it was not) for review.
-func (u *UI) showResult(res *gate.Result, id int64) {
+func (u *UI) showResult(res *pipeline.GateResult, id int64) {
 	u.reviewID = id
 	if id > 0 && res.Report.Stage != nil && u.demoData != nil && res.Report.Workspace == u.demoData.Workspace {
 		u.demoRuns = append(u.demoRuns, id)

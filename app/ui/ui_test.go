@@ -22,16 +22,15 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 func TestMain(m *testing.M) {
-	proc.Supervise() // the gate re-executes this binary as its supervisor
-	noNative = true  // a test never blocks on a GTK dialog
+	pipeline.Supervise() // the gate re-executes this binary as its supervisor
+	noNative = true      // a test never blocks on a GTK dialog
 	os.Exit(m.Run())
 }
 
@@ -150,7 +149,7 @@ func richText(t *widget.RichText) string {
 	return b.String()
 }
 
-// TestRunDemoThroughRealGate runs the bundled demo through gate.Run in a
+// TestRunDemoThroughRealGate runs the bundled demo through pipeline.GateRun in a
 // real temporary workspace, with a real temporary history database, and
 // checks what the app makes of it.
 func TestRunDemoThroughRealGate(t *testing.T) {
@@ -230,13 +229,13 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 		t.Error("the stderr line is not drawn in the warning color")
 	}
 	// Progress: every phase done.
-	for _, ph := range gate.Phases {
+	for _, ph := range pipeline.Phases() {
 		if st := u.run.phases.rows[ph].state; st != phaseDone {
 			t.Errorf("phase %s state %d after the run", ph, st)
 		}
 	}
-	if !strings.Contains(u.run.phases.rows[gate.Before].info.Text, "entries") {
-		t.Errorf("before-snapshot info %q", u.run.phases.rows[gate.Before].info.Text)
+	if !strings.Contains(u.run.phases.rows[pipeline.PhaseBefore].info.Text, "entries") {
+		t.Errorf("before-snapshot info %q", u.run.phases.rows[pipeline.PhaseBefore].info.Text)
 	}
 	if s := richText(u.run.status); !strings.HasPrefix(s, "FAIL: ") || !strings.Contains(s, "Recorded as run 1.") {
 		t.Errorf("status %q", s)
@@ -386,7 +385,7 @@ func TestCancelKillsTheScript(t *testing.T) {
 	l.until(t, "the script to run", 20*time.Second, func() bool {
 		return strings.Contains(u.run.output.text(), "started")
 	})
-	if u.run.phases.current != gate.Execute {
+	if u.run.phases.current != pipeline.PhaseExecute {
 		t.Errorf("phase %q while the script sleeps", u.run.phases.current)
 	}
 	start := time.Now()
@@ -495,12 +494,12 @@ func TestOutputBounded(t *testing.T) {
 	p := newOutputPane()
 	test.NewTempWindow(t, p.view)
 	for i := 0; i < 3*MaxOutputLines; i++ {
-		b.write(proc.Stdout, []byte("line "+itoa(i)+"\n"))
+		b.write(pipeline.Stdout, []byte("line "+itoa(i)+"\n"))
 		if i%997 == 0 {
 			p.append(b.drain(false))
 		}
 	}
-	b.write(proc.Stderr, []byte("no newline at the end"))
+	b.write(pipeline.Stderr, []byte("no newline at the end"))
 	p.append(b.drain(true))
 	if n := p.lineCount(); n > MaxOutputLines {
 		t.Errorf("%d lines kept, bound is %d", n, MaxOutputLines)
@@ -513,8 +512,8 @@ func TestOutputBounded(t *testing.T) {
 		t.Error("the oldest line was kept")
 	}
 	// Chunks split mid-line and escapes are handled.
-	b.write(proc.Stdout, []byte("hel"))
-	b.write(proc.Stdout, []byte("lo \x1b[31mred\x1b[0m\tx\n"))
+	b.write(pipeline.Stdout, []byte("hel"))
+	b.write(pipeline.Stdout, []byte("lo \x1b[31mred\x1b[0m\tx\n"))
 	lines, _ := b.drain(false)
 	if len(lines) != 1 || lines[0].text != "hello \x1b[31mred\x1b[0m\tx" {
 		t.Fatalf("lines %+v", lines)

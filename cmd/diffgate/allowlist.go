@@ -9,10 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/policy"
-	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
 )
@@ -142,7 +141,7 @@ func (c *cli) allowlistApprove(args []string) error {
 	if _, err := parseN(fs, args, 0); err != nil {
 		return err
 	}
-	if proc.InGatedRun() {
+	if pipeline.InGatedRun() {
 		return usagef("allowlist approve: %v", history.ErrInGatedRun)
 	}
 	given := false
@@ -268,7 +267,7 @@ func (c *cli) allowlistSuggest(args []string) error {
 // holdWorkspace takes workspace's lock (core/wslock) for a verb that
 // writes the history for it, refusing while a gated run holds it: a script
 // must not approve its own allowlist, however its process tree looks (a new
-// PID namespace hides the gate from proc.InGatedRun, never from the lock).
+// PID namespace hides the gate from pipeline.InGatedRun, never from the lock).
 func (c *cli) holdWorkspace(verb, workspace string) (*wslock.Lock, error) {
 	lock, err := wslock.Acquire(c.ctx, workspace, 0, c.logger())
 	if err != nil {
@@ -278,7 +277,7 @@ func (c *cli) holdWorkspace(verb, workspace string) (*wslock.Lock, error) {
 }
 
 // suggestGrants are what allowlist suggest adds for the run's blocked
-// actions (contain.Hints): a profile not yet in the run's allowlist as an
+// actions (pipeline.ContainHints): a profile not yet in the run's allowlist as an
 // entry, a flag or a refusal as a comment line ("# ..."), so that the
 // output stays an allowlist.
 func suggestGrants(rep *report.Report) []string {
@@ -290,7 +289,7 @@ func suggestGrants(rep *report.Report) []string {
 	// The entries first, then the comments (each in the order of the
 	// blocked actions, which the supervisor ranks).
 	var entries, comments []string
-	for _, h := range contain.Hints(rep.Blocked, home, rep.Workspace) {
+	for _, h := range pipeline.ContainHints(rep.Blocked, home, rep.Workspace) {
 		switch {
 		case h.Entry != "" && !have[h.Entry]:
 			entries = append(entries, h.Entry)

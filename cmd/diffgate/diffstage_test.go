@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -121,17 +121,17 @@ func testStagedVerdict(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			d := runDiffCase(t, c, "")
-			for _, mech := range []stage.Mechanism{stage.Overlay, stage.Copy} {
+			for _, mech := range []pipeline.StageMechanism{pipeline.StageOverlay, pipeline.StageCopy} {
 				t.Run(string(mech), func(t *testing.T) {
 					s := runDiffCase(t, c, mech)
-					if mech == stage.Overlay && c.userOverlay != "" && !testenv.IsRoot() {
+					if mech == pipeline.StageOverlay && c.userOverlay != "" && !testenv.IsRoot() {
 						if s.code != 0 || s.changes != "" {
 							t.Fatalf("a normal user's overlay run: exit %d, changes %s", s.code, s.changes)
 						}
 						t.Logf("as a normal user, by overlay: %s", c.userOverlay)
 						return
 					}
-					if mech == stage.Copy && c.absPaths && strings.Contains(s.errs, "not at the workspace's path") {
+					if mech == pipeline.StageCopy && c.absPaths && strings.Contains(s.errs, "not at the workspace's path") {
 						// No mount namespace here (a chroot): the copy ran at its
 						// own path, which the report says; what it wrote names it.
 						t.Skipf("the copy stage could not run at the workspace's path here: %s", s.errs)
@@ -159,7 +159,7 @@ type diffOutcome struct {
 
 // runDiffCase builds the base workspace, runs c directly (mech "") or
 // staged and applied, and returns what it printed and the tree it left.
-func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism) diffOutcome {
+func runDiffCase(t *testing.T, c diffCase, mech pipeline.StageMechanism) diffOutcome {
 	t.Helper()
 	stageFlag := ""
 	if mech != "" {
@@ -201,7 +201,7 @@ func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism) diffOutcome {
 	if mech != "" {
 		want := mech
 		if c.unfit {
-			want = stage.Copy
+			want = pipeline.StageCopy
 		}
 		if r := readReport(t, rep); r.Stage == nil || r.Stage.Mechanism != string(want) {
 			t.Fatalf("report stage %+v, want mechanism %s", r.Stage, want)

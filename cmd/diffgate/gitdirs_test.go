@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
@@ -252,7 +252,7 @@ func TestRunContainedGitDirsAsUser(t *testing.T) {
 // TestGitProtectedNamesTested keeps the test above in step with the data.
 func TestGitProtectedNamesTested(t *testing.T) {
 	var names []string
-	for _, p := range contain.GitProtected {
+	for _, p := range pipeline.GitProtected() {
 		names = append(names, p.Name)
 	}
 	if !bytes.Equal([]byte(strings.Join(names, " ")), []byte("hooks config config.worktree commondir")) {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -34,7 +34,7 @@ func grantLines(c *report.Containment) []string {
 func hintLines(rep *report.Report) []string {
 	home, _ := os.UserHomeDir()
 	var out []string
-	for _, h := range contain.Hints(rep.Blocked, home, rep.Workspace) {
+	for _, h := range pipeline.ContainHints(rep.Blocked, home, rep.Workspace) {
 		out = append(out, report.Printable(truncate("hint: "+h.Text+" (BLOCKED "+h.Example+")", 300)))
 	}
 	return out
@@ -64,7 +64,7 @@ func checkWritable(ws string, writable []string) error {
 func profileTable() string {
 	var b strings.Builder
 	b.WriteString("Profiles (--allow preset:NAME also gives the tool, when contained):\n")
-	for _, p := range contain.ProfileList {
+	for _, p := range pipeline.Profiles() {
 		var caches []string
 		for _, c := range p.Caches {
 			caches = append(caches, c.Env)

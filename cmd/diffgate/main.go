@@ -13,8 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/diffgate/diffgate/core/gate"
-	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -39,7 +38,7 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 var errFailed = errors.New("gate failed")
 
 func main() {
-	proc.Supervise()
+	pipeline.Supervise()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -59,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case errors.Is(err, errFailed):
 		return exitFail
-	case errors.Is(err, gate.ErrNotExecutable):
+	case errors.Is(err, pipeline.ErrNotExecutable):
 		// As a shell would: 126, the command cannot be executed.
 		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
 		return exitNotExecutable

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/testenv"
@@ -277,7 +277,7 @@ func testProfilesContained(t *testing.T) {
 				} else if strings.Join(targets, " ") != strings.Join(firstCaches, " ") {
 					t.Errorf("the staged run's caches %q are not the direct run's %q", targets, firstCaches)
 				}
-				profile := contain.ProfileNamed(pc.preset)
+				profile := pipeline.ProfileNamed(pc.preset)
 				if profile != nil && len(profile.Caches) > 0 && caches == 0 || staged && !hasGrant(c.Grants, "stage_mechanism") {
 					t.Errorf("%s: grants %+v", mode, c.Grants)
 				}
@@ -332,7 +332,7 @@ func hasGrant(gs []report.Grant, kind string) bool {
 }
 
 // TestProfilesDocumented: docs/allowlist.md's profile table and run -h show each
-// profile of contain.ProfileList with its caches, settings, variables and
+// profile of pipeline.Profiles() with its caches, settings, variables and
 // hosts.
 func TestProfilesDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/allowlist.md")
@@ -340,7 +340,7 @@ func TestProfilesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, help, _ := cliRun(t, "run", "-h")
-	for _, p := range contain.ProfileList {
+	for _, p := range pipeline.Profiles() {
 		if _, err := policy.Parse([]string{"preset:" + p.Name}); err != nil {
 			t.Errorf("profile %s has no preset: %v", p.Name, err)
 		}

@@ -12,14 +12,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/diffgate/diffgate/core/contain"
-	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/netproxy"
 	"github.com/diffgate/diffgate/core/pipeline"
-	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
 )
 
@@ -69,7 +65,7 @@ func (c *cli) runVerb(args []string) error {
 	}
 	switch *stageMech {
 	case "":
-	case string(pipeline.StageAuto), string(stage.Overlay), string(stage.Copy):
+	case string(pipeline.StageAuto), string(pipeline.StageOverlay), string(pipeline.StageCopy):
 		*staged = true
 	default:
 		return usagef("run: --stage-mechanism %q: want auto, overlay or copy", *stageMech)
@@ -103,11 +99,11 @@ func (c *cli) runVerb(args []string) error {
 	if err != nil {
 		return err
 	}
-	mode, err := contain.ParseMode(*containMode)
+	mode, err := pipeline.ParseContainMode(*containMode)
 	if err != nil {
 		return usagef("run: %v", err)
 	}
-	if err := contain.CheckEnv(envs); err != nil {
+	if err := pipeline.CheckContainEnv(envs); err != nil {
 		return usagef("run: %v", err)
 	}
 	if err := checkWritable(*ws, writable); err != nil {
@@ -116,7 +112,7 @@ func (c *cli) runVerb(args []string) error {
 	if _, err := netproxy.ParseRules(netAllow); err != nil {
 		return usagef("run: %v", err)
 	}
-	pol := contain.Policy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead}
+	pol := pipeline.ContainPolicy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead}
 	containTestHooks(&pol)
 	if *memory != "" {
 		n, ok := report.ParseSize(*memory)
@@ -125,36 +121,26 @@ func (c *cli) runVerb(args []string) error {
 		}
 		pol.Memory = n
 	}
-	// The history database is a secret store too.
-	db := *dbPath
-	if db == "" {
-		db, _ = history.DefaultPath()
-	}
-	if db != "" {
-		pol.Hidden = append(pol.Hidden, history.Files(db)...)
-	}
-
-	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
-		Watch: watched, NoDefaultWatch: *noWatch, NetHosts: netHostsTestHook()}
-	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
+	cfg := pipeline.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
+		Watch: watched, NoDefaultWatch: *noWatch, Granularity: granularityTestHook(), NetHosts: netHostsTestHook()}
+	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: pipeline.StageMechanism(*stageMech)}
 	if !*noHistory {
-		hist, err := c.openRunHistory(*dbPath, *ws)
-		if err != nil {
-			return err
+		if opts.HistoryPath = *dbPath; opts.HistoryPath == "" {
+			if opts.HistoryPath, err = history.DefaultPath(); err != nil {
+				return usagef("%v", err)
+			}
 		}
-		defer hist.close()
-		opts.History = hist.db
 	}
 
 	var mu sync.Mutex
-	cfg.Output = func(_ proc.Stream, p []byte) {
+	cfg.Output = func(_ pipeline.Stream, p []byte) {
 		mu.Lock()
 		c.stderr.Write(p)
 		mu.Unlock()
 	}
 	if draw := c.progress("snapshot"); draw != nil {
-		cfg.Progress = func(p gate.Progress) {
-			if p.Phase == gate.Before || p.Phase == gate.After {
+		cfg.Progress = func(p pipeline.Progress) {
+			if p.Phase == pipeline.PhaseBefore || p.Phase == pipeline.PhaseAfter {
 				mu.Lock()
 				fmt.Fprintf(c.stderr, "\r%s: %s, %.1f MB\x1b[K", p.Phase, entries(p.Entries), float64(p.Bytes)/1e6)
 				mu.Unlock()
@@ -163,7 +149,14 @@ func (c *cli) runVerb(args []string) error {
 	}
 	progress := cfg.Progress != nil
 	opts.Config = cfg
-	res, err := pipeline.Run(c.ctx, opts)
+	// The pipeline checks the run (the workspace, the history database's
+	// place and writability) and hides the database from the script.
+	plan, err := pipeline.Preflight(opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer plan.Close()
+	res, err := pipeline.Run(c.ctx, plan)
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
@@ -171,7 +164,7 @@ func (c *cli) runVerb(args []string) error {
 	if errors.As(err, &held) && *lockWait == 0 {
 		return usagef("%v (--lock-wait DUR waits for it)", err)
 	}
-	if errors.Is(err, gate.ErrNotExecutable) {
+	if errors.Is(err, pipeline.ErrNotExecutable) {
 		return err
 	}
 	if err != nil {

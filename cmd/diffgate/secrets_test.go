@@ -1,6 +1,6 @@
 package main
 
-// Pins the secret stores (contain.SecretStoreList): every entry is hidden
+// Pins the secret stores (pipeline.SecretStores()): every entry is hidden
 // from a contained script, as root and as a normal user, and every read is
 // recorded; run -h and docs/containment.md list exactly the data's entries.
 
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/diffgate/diffgate/internal/testenv"
@@ -37,7 +37,7 @@ func testRunContainedSecretStores(t *testing.T) {
 	}
 	var sh strings.Builder
 	sh.WriteString("#!/bin/sh\ncd \"$HOME\" || exit 9\n")
-	for i, s := range contain.SecretStoreList {
+	for i, s := range pipeline.SecretStores() {
 		p := filepath.Join(home, filepath.FromSlash(s.Path))
 		file := p
 		if s.Dir {
@@ -87,9 +87,9 @@ func testRunContainedSecretStores(t *testing.T) {
 	}
 	// No marker in the script's output, nor in any file it left.
 	leaked := func(where, text string) {
-		for i := range contain.SecretStoreList {
+		for i := range pipeline.SecretStores() {
 			if strings.Contains(text, secretMarker(i)) {
-				t.Errorf("%s holds the marker of %s", where, contain.SecretStoreList[i].Name())
+				t.Errorf("%s holds the marker of %s", where, pipeline.SecretStores()[i].Name())
 			}
 		}
 	}
@@ -101,7 +101,7 @@ func testRunContainedSecretStores(t *testing.T) {
 		}
 		return nil
 	})
-	for _, s := range contain.SecretStoreList {
+	for _, s := range pipeline.SecretStores() {
 		p := filepath.Join(home, filepath.FromSlash(s.Path))
 		found := false
 		for _, b := range rep.Blocked {
@@ -124,10 +124,10 @@ func TestRunContainedSecretStoresAsUser(t *testing.T) {
 }
 
 // TestSecretStoresDocumented: run -h and docs/containment.md's containment table
-// list exactly contain.SecretStoreList, in its order.
+// list exactly pipeline.SecretStores(), in its order.
 func TestSecretStoresDocumented(t *testing.T) {
 	var names []string
-	for _, s := range contain.SecretStoreList {
+	for _, s := range pipeline.SecretStores() {
 		names = append(names, s.Name())
 	}
 	code, out, errs := cliRun(t, "run", "-h")

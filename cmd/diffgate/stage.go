@@ -6,9 +6,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
-	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 )
 
 // applyVerb: diffgate apply RUN|last [--only-allowed | --force] [--db PATH].
@@ -38,7 +36,7 @@ func (c *cli) applyVerb(args []string) error {
 		fmt.Fprintf(c.stderr, "diffgate: apply: %v\n", err)
 		return errFailed
 	}
-	var ce *stage.ConflictError
+	var ce *pipeline.ConflictError
 	if errors.As(err, &ce) {
 		for _, cf := range ce.Conflicts {
 			fmt.Fprintf(c.stdout, "CONFLICT %s\n", report.QuotePath(cf.Path))
@@ -101,7 +99,7 @@ func (c *cli) discardVerb(args []string) error {
 // which a gated script must not run (they write the workspace and the
 // history).
 func (c *cli) openStaged(verb, db, arg string) (*history.DB, int64, error) {
-	if proc.InGatedRun() {
+	if pipeline.InGatedRun() {
 		return nil, 0, usagef("%s: %v", verb, history.ErrInGatedRun)
 	}
 	h, err := openHistory(db)

@@ -21,8 +21,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -107,11 +107,11 @@ func copyTree(t *testing.T, src, dst string) {
 
 // stageEnv points stages at a fresh cache directory and returns the flag
 // that forces mech, skipping an overlay where this machine has none.
-func stageEnv(t *testing.T, mech stage.Mechanism) string {
+func stageEnv(t *testing.T, mech pipeline.StageMechanism) string {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	if mech == stage.Overlay {
-		if p := stage.Probe(context.Background(), ""); p.Mechanism != stage.Overlay {
+	if mech == pipeline.StageOverlay {
+		if p := pipeline.ProbeStage(context.Background(), ""); p.Mechanism != pipeline.StageOverlay {
 			t.Skipf("no overlay here (uid %d): %s", os.Geteuid(), p.Why)
 		}
 	}
@@ -142,7 +142,7 @@ func runStateOf(t *testing.T, db string, id int64) string {
 // direct run left it.
 func TestStagedRun(t *testing.T) {
 	testenv.CLI(t) // built as root, for the user's run
-	for _, mech := range []stage.Mechanism{stage.Overlay, stage.Copy} {
+	for _, mech := range []pipeline.StageMechanism{pipeline.StageOverlay, pipeline.StageCopy} {
 		t.Run(string(mech), func(t *testing.T) { testStagedRun(t, mech) })
 		t.Run(string(mech)+"AsUser", func(t *testing.T) {
 			if testenv.AsUser(t) {
@@ -153,7 +153,7 @@ func TestStagedRun(t *testing.T) {
 	}
 }
 
-func testStagedRun(t *testing.T, mech stage.Mechanism) {
+func testStagedRun(t *testing.T, mech pipeline.StageMechanism) {
 	stageFlag := stageEnv(t, mech)
 	db := filepath.Join(t.TempDir(), "h.db")
 	ws, sh := stagedFixture(t)
@@ -187,7 +187,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	}
 	// The mechanism asked for (--stage-mechanism) and what staging cost
 	// are extensions after the contract's two fields.
-	if c := r.Stage.Cost; c == nil || c.ReadMS <= 0 || (mech == stage.Copy) != (c.CopiedFiles > 0) {
+	if c := r.Stage.Cost; c == nil || c.ReadMS <= 0 || (mech == pipeline.StageCopy) != (c.CopiedFiles > 0) {
 		t.Fatalf("report stage cost %+v", c)
 	}
 	raw, _ := os.ReadFile(rep)
@@ -242,7 +242,7 @@ func testStagedRun(t *testing.T, mech stage.Mechanism) {
 	h, _ := history.Open(db, zerolog.Nop())
 	st, _ := h.StageOf(context.Background(), 2)
 	h.Close()
-	base, _ := stage.BaseDir()
+	base, _ := pipeline.StageBaseDir()
 	if _, err := os.Stat(filepath.Join(base, st.ID)); err != nil {
 		t.Fatalf("stage of run 2: %v", err)
 	}
@@ -347,7 +347,7 @@ func TestStageNeedsHistory(t *testing.T) {
 // TestStageExpires: a stage older than 14 days is removed by the next run,
 // and the history notes its run as expired; apply then exits 2.
 func TestStageExpires(t *testing.T) {
-	stageFlag := stageEnv(t, stage.Copy)
+	stageFlag := stageEnv(t, pipeline.StageCopy)
 	db := filepath.Join(t.TempDir(), "h.db")
 	ws, sh := stagedFixture(t)
 	if code, _, errs := cliRun(t, "run", stageFlag, "--db", db, "--workspace", ws, "--", sh); code != 1 {
@@ -356,13 +356,13 @@ func TestStageExpires(t *testing.T) {
 	h, _ := history.Open(db, zerolog.Nop())
 	st, _ := h.StageOf(context.Background(), 1)
 	h.Close()
-	base, _ := stage.BaseDir()
+	base, _ := pipeline.StageBaseDir()
 	meta := filepath.Join(base, st.ID, "stage.json")
-	s, err := stage.Open(base, st.ID)
+	s, err := pipeline.OpenStage(base, st.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Created = time.Now().Add(-stage.MaxAge - time.Hour)
+	s.Created = time.Now().Add(-pipeline.StageMaxAge - time.Hour)
 	b, _ := json.Marshal(s)
 	if err := os.WriteFile(meta, b, 0o600); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -25,7 +25,7 @@ import (
 // mechanisms, as root and as a normal user.
 func TestApplyTrustsOnlyTheRecord(t *testing.T) {
 	testenv.CLI(t)
-	for _, mech := range []stage.Mechanism{stage.Copy, stage.Overlay} {
+	for _, mech := range []pipeline.StageMechanism{pipeline.StageCopy, pipeline.StageOverlay} {
 		t.Run(string(mech), func(t *testing.T) { applyTrustsOnlyTheRecord(t, mech) })
 		t.Run(string(mech)+"AsUser", func(t *testing.T) {
 			if testenv.AsUser(t) {
@@ -69,16 +69,16 @@ func stagedCase(t *testing.T, stageFlag string, files map[string]string, body st
 	if err != nil || st == nil {
 		t.Fatalf("stage of run 1: %v %v", st, err)
 	}
-	base, _ := stage.BaseDir()
+	base, _ := pipeline.StageBaseDir()
 	t.Cleanup(func() { // a stage left pending: overlayfs's work/work is mode 000
-		if s, err := stage.Open(base, st.ID); err == nil {
+		if s, err := pipeline.OpenStage(base, st.ID); err == nil {
 			s.Discard()
 		}
 	})
 	return ws, db, filepath.Join(base, st.ID)
 }
 
-func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
+func applyTrustsOnlyTheRecord(t *testing.T, mech pipeline.StageMechanism) {
 	stageFlag := stageEnv(t, mech)
 
 	t.Run("planted journal", func(t *testing.T) {
@@ -213,7 +213,7 @@ func applyTrustsOnlyTheRecord(t *testing.T, mech stage.Mechanism) {
 // and the workspace takes new runs again (before, a run on it exited 2).
 func TestDiscardAnInterruptedApply(t *testing.T) {
 	testenv.CLI(t)
-	stageFlag := stageEnv(t, stage.Copy)
+	stageFlag := stageEnv(t, pipeline.StageCopy)
 	ws, db, dir := stagedCase(t, stageFlag, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, "echo 1 > a.txt\necho 2 > b.txt\necho 3 > c.txt")
 	cmd := exec.Command(testenv.CLI(t), "apply", "1", "--db", db)
 	cmd.Env = append(os.Environ(), "DIFFGATE_TEST_APPLY_KILL_AFTER=1")

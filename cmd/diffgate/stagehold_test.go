@@ -1,12 +1,13 @@
 package main
 
 import (
+	"github.com/diffgate/diffgate/core/pipeline"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestStageHoldsInEveryMode(t *testing.T) {
 }
 
 func testStageHolds(t *testing.T) {
-	for _, mech := range []stage.Mechanism{stage.Overlay, stage.Copy} {
+	for _, mech := range []pipeline.StageMechanism{pipeline.StageOverlay, pipeline.StageCopy} {
 		t.Run(string(mech), func(t *testing.T) {
 			stageFlag := stageEnv(t, mech)
 			for _, r := range stageRoutes {
@@ -86,7 +87,7 @@ func TestCopyStageWritableAndDenyRead(t *testing.T) {
 }
 
 func testCopyStageGrants(t *testing.T) {
-	stageFlag := stageEnv(t, stage.Copy)
+	stageFlag := stageEnv(t, pipeline.StageCopy)
 	t.Run("writable", func(t *testing.T) {
 		ws, sh := stagedFixture(t)
 		os.WriteFile(sh, []byte("#!/bin/sh\necho x > \"$1/sub/planted\"\n"), 0o755)

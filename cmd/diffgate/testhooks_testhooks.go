@@ -7,8 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/diffgate/diffgate/core/contain"
+	"github.com/diffgate/diffgate/core/pipeline"
 )
 
 // This file exists only in a build with -tags testhooks (make unit,
@@ -24,7 +25,7 @@ const applyKillEnv = "DIFFGATE_TEST_APPLY_KILL_AFTER"
 
 // containTestHooks pretends the kernel lacks Landlock, seccomp user
 // notification or mount namespaces when the test asks for it.
-func containTestHooks(pol *contain.Policy) {
+func containTestHooks(pol *pipeline.ContainPolicy) {
 	pol.NoLandlock = os.Getenv("DIFFGATE_TEST_NO_LANDLOCK") != ""
 	pol.NoNotify = os.Getenv("DIFFGATE_TEST_NO_NOTIFY") != ""
 	pol.NoMounts = os.Getenv("DIFFGATE_TEST_NO_MOUNTS") != ""
@@ -47,6 +48,15 @@ func netHostsTestHook() map[string][]netip.Addr {
 		}
 	}
 	return m
+}
+
+// granularityTestHook is the timestamp granularity the run's snapshots
+// assume for hash reuse (DIFFGATE_TEST_GRANULARITY, a duration; 0: the
+// default), so that a test of hash reuse need not wait 2 s for its files
+// to age.
+func granularityTestHook() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("DIFFGATE_TEST_GRANULARITY"))
+	return max(d, 0)
 }
 
 func applyTestHook() func(int) {

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/diffgate/diffgate/core/pipeline"
+
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/diffgate/diffgate/core/contain"
 )
 
 // verb is one row of the CLI's verb table: the top-level usage, every
@@ -274,11 +274,11 @@ func flagDocs(fs *flag.FlagSet) []flagDoc {
 }
 
 // secretStoresNote lists the secret stores a contained script cannot
-// read (contain.SecretStoreList), for run -h.
+// read (pipeline.SecretStores()), for run -h.
 func secretStoresNote() string {
 	var b strings.Builder
 	b.WriteString("a contained script cannot read these secret stores \n(and the history database; --deny-read adds more):\n")
-	for _, s := range contain.SecretStoreList {
+	for _, s := range pipeline.SecretStores() {
 		fmt.Fprintf(&b, "  %-38s %s\n", s.Name(), s.Why)
 	}
 	return b.String()

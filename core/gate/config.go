@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/watch"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Phase names a step of a gated run.
@@ -49,6 +50,10 @@ type Progress struct {
 type Config struct {
 	// Workspace is the directory the script runs in and the gate watches.
 	Workspace string
+	// Root is Workspace resolved once (core/pipeline's Preflight); the
+	// zero Dir, or one resolved from another path, has the gate resolve
+	// Workspace itself.
+	Root fspath.Dir
 	// Script is the script to run; Args follow it.
 	Script string
 	Args   []string
@@ -74,6 +79,9 @@ type Config struct {
 	// workspace (the history): it supplies before-contents for text diffs of
 	// files whose hash was reused and so were not read this run.
 	Stored func(sha256 string) ([]byte, bool)
+	// Granularity is the filesystem timestamp granularity the snapshots
+	// assume for hash reuse (snapshot.Options.Granularity; 0: 2 s).
+	Granularity time.Duration
 	// Rehash disables hash reuse.
 	Rehash bool
 	// LockWait is how long the run waits for another run on the same

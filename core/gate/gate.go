@@ -24,6 +24,7 @@ import (
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -66,9 +67,11 @@ type run struct {
 	cfg        Config
 	start      time.Time
 	ws, script string
-	pol        *policy.Policy
-	kept       *keeper
-	res        Result
+	// root is the workspace resolved once (Config.Root, else validate).
+	root fspath.Dir
+	pol  *policy.Policy
+	kept *keeper
+	res  Result
 	// afterRoot is where after-contents are read: the workspace, or the
 	// stage's upper layer or copy.
 	afterRoot string
@@ -86,24 +89,34 @@ func (g *run) phase(p Phase, sp snapshot.Progress) {
 	}
 }
 
+// ResolveWorkspace resolves a run's workspace once (absolute, symlinks
+// resolved, a directory); the error is a *SetupError naming it.
+func ResolveWorkspace(ws string) (fspath.Dir, error) {
+	if ws == "" {
+		return fspath.Dir{}, setupf("no workspace given")
+	}
+	r, err := fspath.ResolveDir(ws)
+	if err != nil {
+		return fspath.Dir{}, setupf("workspace %s: %s", report.QuotePath(ws), errText(err))
+	}
+	return r, nil
+}
+
 func (g *run) validate() error {
 	cfg := &g.cfg
 	if cfg.Workspace == "" {
 		return setupf("no workspace given")
 	}
-	ws, err := filepath.Abs(cfg.Workspace)
-	if err == nil {
-		ws, err = filepath.EvalSymlinks(ws)
+	root := cfg.Root
+	if root.IsZero() || root.Given() != cfg.Workspace {
+		r, err := ResolveWorkspace(cfg.Workspace)
+		if err != nil {
+			return err
+		}
+		root = r
 	}
-	if err != nil {
-		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
-	}
-	if st, err := os.Stat(ws); err != nil {
-		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
-	} else if !st.IsDir() {
-		return setupf("workspace %s: not a directory", report.QuotePath(cfg.Workspace))
-	}
-	g.ws = ws
+	g.root, g.ws = root, root.Path()
+	ws := g.ws
 	if cfg.Script == "" {
 		return setupf("no script given")
 	}
@@ -198,7 +211,8 @@ func (g *run) watchAfter(before *watch.Set) {
 		return
 	}
 	t := time.Now()
-	w, outside := watch.Compare(before, before.Again())
+	sum, changes := watch.Compare(before, before.Again())
+	w, outside := WatchReport(sum, changes, g.ws)
 	g.res.Report.Watch, g.res.Report.Outside = w, outside
 	g.cfg.Log.Debug().Int("entries", w.Entries).Int("changes", len(outside)).Dur("elapsed", time.Since(t)).Msg("watch: after the run")
 }
@@ -212,11 +226,12 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if cfg.Rehash || (prior != nil && prior.Root != g.ws) {
 		prior = nil
 	}
-	before, err := snapshot.Take(ctx, g.ws, snapshot.Options{
-		Prior:    prior,
-		Progress: func(p snapshot.Progress) { g.phase(Before, p) },
-		KeepMax:  g.kept.max,
-		Keep:     g.kept.keep,
+	before, err := snapshot.TakeDir(ctx, g.root, snapshot.Options{
+		Prior:       prior,
+		Granularity: cfg.Granularity,
+		Progress:    func(p snapshot.Progress) { g.phase(Before, p) },
+		KeepMax:     g.kept.max,
+		Keep:        g.kept.keep,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -295,11 +310,12 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if cfg.Rehash {
 		aprior = nil
 	}
-	after, err := snapshot.Take(actx, g.ws, snapshot.Options{
-		Prior:    aprior,
-		Progress: func(p snapshot.Progress) { g.phase(After, p) },
-		KeepRoot: true,
-		Partial:  true,
+	after, err := snapshot.TakeDir(actx, g.root, snapshot.Options{
+		Prior:       aprior,
+		Granularity: g.cfg.Granularity,
+		Progress:    func(p snapshot.Progress) { g.phase(After, p) },
+		KeepRoot:    true,
+		Partial:     true,
 	})
 	if err != nil {
 		if _, serr := os.Lstat(g.ws); !errors.Is(serr, os.ErrNotExist) {

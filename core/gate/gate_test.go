@@ -184,20 +184,15 @@ func TestSetupErrors(t *testing.T) {
 	}
 }
 
+// TestCancelDuringRun: a run cancelled once the script has written its
+// file (it says so on stdout) reports the cancel and what was written.
 func TestCancelDuringRun(t *testing.T) {
-	ws, script := workspace(t, "echo x > partial.txt; sleep 300")
+	ws, script := workspace(t, "echo x > partial.txt; echo written; sleep 300")
 	ctx, cancel := context.WithCancel(context.Background())
-	var started atomic.Bool
-	go func() {
-		for !started.Load() {
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(300 * time.Millisecond)
-		cancel()
-	}()
-	res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Progress: func(p gate.Progress) {
-		if p.Phase == gate.Execute {
-			started.Store(true)
+	defer cancel()
+	res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Output: func(_ proc.Stream, p []byte) {
+		if strings.Contains(string(p), "written") {
+			cancel()
 		}
 	}})
 	if err != nil {

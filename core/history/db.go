@@ -376,17 +376,18 @@ func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // CheckOutside refuses a database that lies inside the gated workspace (the
-// script could rewrite its own history). Symlinks are resolved on both sides;
-// the database file need not exist yet.
-func CheckOutside(dbPath, workspace string) error {
+// script could rewrite its own history). The workspace comes resolved once
+// (fspath.ResolveDir, by the pipeline's Preflight); the database's path is
+// resolved here, and need not exist yet.
+func CheckOutside(dbPath string, root fspath.Dir) error {
+	if root.IsZero() {
+		return fmt.Errorf("history database %s: no workspace to check it against", dbPath)
+	}
 	db, err := fspath.Resolve(dbPath)
 	if err != nil {
 		return fmt.Errorf("history database %s: %v", dbPath, err)
 	}
-	ws, err := fspath.Resolve(workspace)
-	if err != nil {
-		return fmt.Errorf("workspace %s: %v", workspace, err)
-	}
+	ws, workspace := root.Path(), root.Given()
 	if fspath.Within(db, ws) {
 		return fmt.Errorf("history database %s lies inside the workspace %s; put it elsewhere with --db or %s", dbPath, workspace, EnvDB)
 	}

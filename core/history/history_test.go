@@ -28,6 +28,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -1185,9 +1186,11 @@ func TestNewDatabaseIsPrivate(t *testing.T) {
 	}
 }
 
+// TestUnreadableDatabase: a database file that cannot be read is a
+// one-line error naming it (as a normal user: root reads a mode 000 file).
 func TestUnreadableDatabase(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads a mode 000 file")
+	if testenv.AsUser(t) {
+		return
 	}
 	path := filepath.Join(t.TempDir(), "history.db")
 	os.WriteFile(path, nil, 0o000)
@@ -1248,11 +1251,21 @@ func TestCheckOutside(t *testing.T) {
 		{filepath.Join(dir, "ws2", "h.db"), ws, false},
 		{filepath.Join(dir, "wsx.db"), ws, false},
 	} {
-		err := CheckOutside(c.db, c.ws)
+		err := CheckOutside(c.db, resolved(t, c.ws))
 		if (err != nil) != c.inside {
 			t.Errorf("CheckOutside(%s, %s) = %v, want inside=%v", c.db, c.ws, err, c.inside)
 		}
 	}
+}
+
+// resolved is ws resolved once, as the pipeline hands it down.
+func resolved(t *testing.T, ws string) fspath.Dir {
+	t.Helper()
+	d, err := fspath.ResolveDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func TestWorkspaceKey(t *testing.T) {
@@ -1431,13 +1444,13 @@ func TestCheckOutsideHardLink(t *testing.T) {
 	os.Mkdir(ws, 0o755)
 	path := filepath.Join(dir, "history.db")
 	openTest(t, path).Close()
-	if err := CheckOutside(path, ws); err != nil {
+	if err := CheckOutside(path, resolved(t, ws)); err != nil {
 		t.Fatalf("a database with one link: %v", err)
 	}
 	if err := os.Link(path, filepath.Join(ws, "innocent.txt")); err != nil {
 		t.Skipf("hard link: %v", err)
 	}
-	err := CheckOutside(path, ws)
+	err := CheckOutside(path, resolved(t, ws))
 	if err == nil || !strings.Contains(err.Error(), "2 hard links") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a database hard-linked into the workspace: %v", err)
 	}

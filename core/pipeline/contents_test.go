@@ -29,7 +29,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := t.TempDir()
-	out, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, bigEdit), Contain: contain.Policy{Mode: contain.Auto}},
+	out, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, bigEdit), Contain: contain.Policy{Mode: contain.Auto}},
 		History: db, Stage: true, StageMechanism: stage.Copy, StageBase: base})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 	}
 
 	// A direct run: the workspace holds the after, no copy of the before.
-	out, err = Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, bigEdit), Contain: contain.Policy{Mode: contain.Auto}}, History: db})
+	out, err = preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, bigEdit), Contain: contain.Policy{Mode: contain.Auto}}, History: db})
 	if err != nil {
 		t.Fatal(err)
 	}

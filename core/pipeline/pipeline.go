@@ -44,11 +44,22 @@ type Runner func(ctx context.Context, cfg gate.Config) (*gate.Result, error)
 type Options struct {
 	// Config is the run. Its Allow holds the caller's own entries; Prior,
 	// when set, is used only when the history has no hash cache for the
-	// workspace (e.g. the app's last manifest of a run without history).
+	// workspace, as is Cache's.
 	Config gate.Config
 	// History records the run and feeds it the allowlist, the hash cache
-	// and stored contents; nil runs without history.
+	// and stored contents; nil runs without history, unless HistoryPath
+	// names one.
 	History *history.DB
+	// HistoryPath, with History nil, names the database to record in:
+	// Preflight opens it once it has checked where it lies (opening would
+	// create it), and Plan.Close closes it. "" (and History nil) runs
+	// without history; the default database is still hidden from the
+	// contained script.
+	HistoryPath string
+	// Cache keeps the last after-manifest of each workspace for hash reuse
+	// where the history has no hash cache (a run without history, or one
+	// whose record failed); nil keeps none.
+	Cache *PriorCache
 	// FromHistory appends the workspace's latest approved allowlist to
 	// Config.Allow; a workspace without one is a setup error.
 	FromHistory bool
@@ -100,33 +111,29 @@ type Result struct {
 // records the run. The error is a *gate.SetupError (or the runner's error)
 // when nothing ran; once the gate has a result, a failure to record it is
 // Result.RecordErr, and the gate's verdict stands.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, p Plan) (*Result, error) {
+	if p.o.Config.Root.IsZero() {
+		return nil, setupf("pipeline: a run needs its Plan from Preflight")
+	}
+	o := p.o
 	cfg := o.Config
 	cfg.Allow = append([]string(nil), cfg.Allow...)
 	runner := o.Runner
 	if runner == nil {
 		runner = gate.Run
 	}
-	db := o.History
-	var key string
+	db := p.db
+	key := cfg.Root.Path() // the history's workspace key
+	if o.Cache != nil && cfg.Prior == nil && !cfg.Rehash {
+		cfg.Prior = o.Cache.get(key)
+	}
 	sctx := context.WithoutCancel(ctx)
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
 	if db != nil {
-		k, err := history.WorkspaceKey(cfg.Workspace)
-		if err != nil {
-			return nil, &gate.SetupError{Msg: err.Error()}
-		}
-		key = k
-		if err := history.CheckOutside(db.Path(), key); err != nil {
-			return nil, &gate.SetupError{Msg: err.Error()}
-		}
 		if err := refuseHalfApplied(ctx, db, key); err != nil {
 			return nil, err
-		}
-		if db.ReadOnly() { // say so before the script runs, not after
-			return nil, &gate.SetupError{Msg: fmt.Sprintf("history database %s is read-only (no write access), so the run could not be recorded", db.Path())}
 		}
 		if o.FromHistory {
 			al, err := db.LatestAllowlist(ctx, key)
@@ -171,8 +178,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			mu.Unlock()
 			return data, true
 		}
-	} else if o.FromHistory {
-		return nil, &gate.SetupError{Msg: "the approved allowlist needs the history"}
 	}
 	if o.Stage && db != nil && o.StageBase == "" {
 		// Before the expiry, which reads the same directory.
@@ -187,27 +192,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var st *stage.Stage
 	var probe *stage.ProbeResult
 	if o.Stage {
-		if db == nil {
-			return nil, &gate.SetupError{Msg: "--stage needs the history (apply and discard read the run's record)"}
-		}
-		if !cfg.Contain.Enabled() {
-			// Uncontained, the script reaches the real workspace past the
-			// stage: through /proc/PID/root or /proc/PID/cwd of the gate
-			// or of any process of the user, or by unmounting the overlay.
-			return nil, &gate.SetupError{Msg: "--stage needs containment (--contain=off would let the script write the workspace past the stage)"}
-		}
 		mech := o.StageMechanism
-		switch mech {
-		case "", StageAuto:
-			p := stage.ProbeFor(ctx, o.StageBase, cfg.Workspace)
+		if mech == "" || mech == StageAuto {
+			p := stage.ProbeFor(ctx, o.StageBase, key)
 			probe, mech = &p, p.Mechanism
 			cfg.Log.Info().Str("mechanism", string(p.Mechanism)).Str("why", p.Why).Bool("reflink", p.Reflink).
 				Dur("elapsed", p.Took).Msg("stage probe")
-		case stage.Overlay, stage.Copy:
-		default:
-			return nil, &gate.SetupError{Msg: fmt.Sprintf("stage mechanism %q: want auto, overlay or copy", mech)}
 		}
-		s, err := stage.New(o.StageBase, cfg.Workspace, mech)
+		s, err := stage.New(o.StageBase, key, mech)
 		if err != nil {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
@@ -224,6 +216,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{Result: res, Probe: probe, Expired: expired}
+	defer func() {
+		if o.Cache != nil && res.After != nil {
+			// Kept only while the history does not hold it.
+			if out.RunID == 0 {
+				o.Cache.put(key, res.After)
+			} else {
+				o.Cache.put(key, nil)
+			}
+		}
+	}()
 	res.Report.AllowlistApproved = approved
 	if st != nil {
 		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), Requested: string(cmp.Or(o.StageMechanism, StageAuto)),

@@ -62,7 +62,7 @@ func TestRecordsACancelledRun(t *testing.T) {
 				cancel()
 			}
 		}}
-	res, err := Run(ctx, Options{Config: cfg, History: db})
+	res, err := preflightRun(ctx, Options{Config: cfg, History: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRecordsACancelledRun(t *testing.T) {
 func TestApprovedAllowlist(t *testing.T) {
 	ws, scripts, db := setup(t)
 	sc := script(t, scripts, "echo x > made\n")
-	_, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
+	_, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
 	var se *gate.SetupError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no approved allowlist") {
 		t.Fatalf("error %v", err)
@@ -96,7 +96,7 @@ func TestApprovedAllowlist(t *testing.T) {
 	if _, err := db.Approve(context.Background(), key, []string{"made"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
+	res, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: sc}, History: db, FromHistory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestHistoryFeedsTheGate(t *testing.T) {
 		return gate.Run(ctx, cfg)
 	}
 	for range 2 {
-		if _, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "true\n")}, History: db, Runner: runner}); err != nil {
+		if _, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "true\n")}, History: db, Runner: runner}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,7 +150,7 @@ func TestReadOnlyHistoryRefused(t *testing.T) {
 	defer db.Close()
 	marker := filepath.Join(scripts, "ran")
 	cfg := gate.Config{Workspace: ws, Script: script(t, scripts, "touch '"+marker+"'\n")}
-	_, err = Run(context.Background(), Options{Config: cfg, History: db})
+	_, err = preflightRun(context.Background(), Options{Config: cfg, History: db})
 	var se *gate.SetupError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("run with a read-only history: %v", err)
@@ -169,12 +169,12 @@ func TestDiffNoteBudget(t *testing.T) {
 		note       string
 	}{{1, diff.NoteBudget}, {0, ""}} {
 		ws, scripts, db := setup(t)
-		// The hash cache reuses a hash only for a file older than 2 s.
-		time.Sleep(2500 * time.Millisecond)
+		// The hash cache reuses a hash only for a file older than the
+		// granularity (2 s by default): a fine one reuses at once.
 		run := func(body string) *Result {
 			t.Helper()
-			res, err := Run(context.Background(), Options{History: db,
-				Config: gate.Config{Workspace: ws, Script: script(t, scripts, body), KeepBudget: tc.keepBudget}})
+			res, err := preflightRun(context.Background(), Options{History: db,
+				Config: gate.Config{Workspace: ws, Script: script(t, scripts, body), KeepBudget: tc.keepBudget, Granularity: time.Nanosecond}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +203,7 @@ func TestWatchOutside(t *testing.T) {
 	env := &watch.Env{Home: home, Name: "u", OS: "linux", CronSpool: filepath.Join(home, "spool")}
 	sh := script(t, scripts, "echo x >> \"$1/.bashrc\"\necho y > \"$2/new\"\n")
 	cfg := gate.Config{Workspace: ws, Script: sh, Args: []string{home, extra}, Watch: []string{extra}, WatchEnv: env}
-	res, err := Run(context.Background(), Options{Config: cfg, History: db})
+	res, err := preflightRun(context.Background(), Options{Config: cfg, History: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestWatchOutside(t *testing.T) {
 		t.Fatalf("verify: %+v %v", bad, err)
 	}
 	cfg.NoDefaultWatch, cfg.Watch = true, nil
-	res, err = Run(context.Background(), Options{Config: cfg, History: db})
+	res, err = preflightRun(context.Background(), Options{Config: cfg, History: db})
 	if err != nil {
 		t.Fatal(err)
 	}

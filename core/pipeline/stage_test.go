@@ -25,7 +25,7 @@ import (
 // stagedRun runs body staged by mech, with stages below base.
 func stagedRun(t *testing.T, ws, scripts, base string, db *history.DB, mech stage.Mechanism, body string) *Result {
 	t.Helper()
-	res, err := Run(context.Background(), Options{
+	res, err := preflightRun(context.Background(), Options{
 		Config:  gate.Config{Workspace: ws, Script: script(t, scripts, body), Allow: []string{"new.txt"}, Contain: contain.Policy{Mode: contain.Auto}},
 		History: db, Stage: true, StageMechanism: mech, StageBase: base,
 	})
@@ -123,7 +123,7 @@ func testApplySubset(t *testing.T, mech stage.Mechanism) {
 func TestStagedRunNeedsHistory(t *testing.T) {
 	ws, scripts, _ := setup(t)
 	base := t.TempDir()
-	_, err := Run(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "echo x > a\n")},
+	_, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "echo x > a\n")},
 		Stage: true, StageMechanism: stage.Copy, StageBase: base})
 	var se *gate.SetupError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "needs the history") {

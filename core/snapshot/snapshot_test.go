@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/testenv"
 )
 
 func write(t *testing.T, root, rel, content string) {
@@ -143,17 +145,17 @@ func TestRootErrors(t *testing.T) {
 	}
 }
 
+// TestUnreadableEntryRecorded: a file that cannot be read is recorded with
+// its error (as a normal user: root reads everything).
 func TestUnreadableEntryRecorded(t *testing.T) {
-	if os.Getuid() == 0 {
-		// root reads everything; simulate with a directory we cannot list by
-		// removing it mid-walk instead (see TestVanishingFiles).
-		t.Skip("running as root: permission bits do not deny")
+	if testenv.AsUser(t) {
+		return
 	}
 	root := t.TempDir()
 	write(t, root, "secret", "x")
 	os.Chmod(filepath.Join(root, "secret"), 0)
 	m := take(t, root, Options{})
-	if e := m.Lookup("secret"); e == nil || e.Err != "permission denied" {
+	if e := m.Lookup("secret"); e == nil || e.Err != "cannot read: permission denied" {
 		t.Fatalf("got %+v", e)
 	}
 }

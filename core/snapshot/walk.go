@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Progress counts what a walk has done so far.
@@ -111,6 +113,20 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
 	}
+	return takeRoot(ctx, abs, root, opt)
+}
+
+// TakeDir is Take of a directory its caller resolved once (the gate's
+// workspace): the root is not resolved again.
+func TakeDir(ctx context.Context, root fspath.Dir, opt Options) (*Manifest, error) {
+	if root.IsZero() {
+		return nil, fmt.Errorf("%w: none given", ErrRoot)
+	}
+	return takeRoot(ctx, root.Path(), root.Given(), opt)
+}
+
+// takeRoot walks abs, the resolved root (root as given, for messages).
+func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, error) {
 	// The root is listed here, not by a worker, so that a root that cannot
 	// be read is an error of Take rather than an entry's.
 	self := &Entry{Path: ".", UID: -1, GID: -1}

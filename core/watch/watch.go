@@ -22,7 +22,6 @@ import (
 	"syscall"
 
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/internal/fspath"
 )
@@ -69,6 +68,8 @@ type Set struct {
 // root is the record of one watched path.
 type root struct {
 	Path
+	// skipped is the directory the path lies in and that is not watched
+	// (the workspace or an Options.Skip directory; "": watched).
 	skipped string
 	// err is why the path itself could not be stat'ed ("" when it could,
 	// or when it does not exist).
@@ -221,15 +222,15 @@ func (s *Set) walk(r *root) {
 	list(r.Path.Path, 0)
 }
 
-// skipReason says why p is not watched: it lies inside the workspace or
-// one of the gate's own directories ("" when it is watched).
+// skipReason says why p is not watched: the directory it lies in, the
+// workspace or one of the gate's own ("" when it is watched).
 func (s *Set) skipReason(p string) string {
 	if s.opt.Workspace != "" && fspath.Within(p, s.opt.Workspace) {
-		return "inside the workspace: the diff covers it"
+		return s.opt.Workspace
 	}
 	for _, d := range s.opt.Skip {
 		if d != "" && fspath.Within(p, d) {
-			return "inside the gate's own directory " + report.QuotePath(d)
+			return d
 		}
 	}
 	return ""
@@ -266,22 +267,82 @@ func describe(err error) string {
 	return s
 }
 
+// Summary says what a watch watched: each root, the entries recorded
+// before the run, and what could not be watched on either side.
+type Summary struct {
+	Roots []Root
+	// Entries counts the entries recorded before, in all roots.
+	Entries int
+	// Unwatchable lists what could not be stat'ed (or listed) before and
+	// after alike, sorted by path.
+	Unwatchable []Unwatchable
+}
+
+// Root is one watched path as it was watched.
+type Root struct {
+	Path
+	// Entries counts what was recorded at and below it before (0: it does
+	// not exist).
+	Entries int
+	// Cut names the bound that cut a walk ("10000 entries", "depth 8").
+	Cut string
+	// SkippedIn is the directory the path lies in and that is not watched:
+	// Options.Workspace (the diff covers it) or an Options.Skip directory
+	// ("" when it was watched).
+	SkippedIn string
+}
+
+// Unwatchable is a path that could not be watched, and why.
+type Unwatchable struct{ Path, Reason string }
+
+// Aspect is one way in which a watched path changed, from stat alone.
+type Aspect string
+
+// The aspects of a change.
+const (
+	AspectType   Aspect = "type"
+	AspectMode   Aspect = "mode"
+	AspectOwner  Aspect = "owner"
+	AspectTarget Aspect = "target"
+	AspectSize   Aspect = "size"
+	AspectMTime  Aspect = "mtime"
+	AspectCTime  Aspect = "ctime"
+	AspectInode  Aspect = "inode"
+	AspectLinks  Aspect = "links"
+	AspectDevice Aspect = "device"
+	// AspectStat: the path could be stat'ed on one side only (the entry of
+	// the other side carries the error).
+	AspectStat Aspect = "stat"
+)
+
+// Aspects lists every aspect.
+var Aspects = []Aspect{AspectType, AspectMode, AspectOwner, AspectTarget, AspectSize, AspectMTime, AspectCTime,
+	AspectInode, AspectLinks, AspectDevice, AspectStat}
+
+// Change is a change found in a watched path: added, removed or changed
+// (with its aspects).
+type Change struct {
+	Path          string
+	Kind          diff.Kind
+	Aspects       []Aspect
+	Before, After *snapshot.Entry
+}
+
 // Compare lists the changes from before to after (after from
 // before.Again()), sorted by root and path, and says what was watched: the
 // roots, the entries recorded before, the walks a bound cut, and what could
 // not be watched on either side.
-func Compare(before, after *Set) (*report.Watch, []report.Outside) {
-	w := &report.Watch{Paths: []report.WatchedPath{}}
-	var out []report.Outside
+func Compare(before, after *Set) (Summary, []Change) {
+	w := Summary{Roots: []Root{}}
+	var out []Change
 	unwatchable := map[string]string{}
 	for i, b := range before.roots {
 		a := after.roots[i]
-		wp := report.WatchedPath{Path: b.Path.Path, Default: b.Default, Via: b.Via, For: b.For,
-			Entries: len(b.entries), Skipped: b.skipped, Cut: b.cut}
-		if wp.Cut == "" {
-			wp.Cut = a.cut
+		wr := Root{Path: b.Path, Entries: len(b.entries), SkippedIn: b.skipped, Cut: b.cut}
+		if wr.Cut == "" {
+			wr.Cut = a.cut
 		}
-		w.Paths = append(w.Paths, wp)
+		w.Roots = append(w.Roots, wr)
 		w.Entries += len(b.entries)
 		if b.skipped != "" {
 			continue
@@ -291,7 +352,7 @@ func Compare(before, after *Set) (*report.Watch, []report.Outside) {
 			unwatchable[b.Path.Path] = b.err
 			continue
 		case b.err != "" || a.err != "":
-			o := report.Outside{Path: b.Path.Path, Kind: diff.Changed, Aspects: []string{report.OutsideStat},
+			o := Change{Path: b.Path.Path, Kind: diff.Changed, Aspects: []Aspect{AspectStat},
 				Before: b.entries[b.Path.Path], After: a.entries[a.Path.Path]}
 			if o.Before == nil {
 				o.Before = unknownEntry(b)
@@ -310,9 +371,9 @@ func Compare(before, after *Set) (*report.Watch, []report.Outside) {
 		out = append(out, compareRoot(b, a, unwatchable)...)
 	}
 	for p, why := range unwatchable {
-		w.Unwatchable = append(w.Unwatchable, report.Unwatchable{Path: p, Reason: why})
+		w.Unwatchable = append(w.Unwatchable, Unwatchable{Path: p, Reason: why})
 	}
-	slices.SortFunc(w.Unwatchable, func(x, y report.Unwatchable) int { return strings.Compare(x.Path, y.Path) })
+	slices.SortFunc(w.Unwatchable, func(x, y Unwatchable) int { return strings.Compare(x.Path, y.Path) })
 	return w, out
 }
 
@@ -326,7 +387,7 @@ func unknownEntry(r *root) *snapshot.Entry {
 }
 
 // compareRoot compares one root's two records.
-func compareRoot(b, a *root, unwatchable map[string]string) []report.Outside {
+func compareRoot(b, a *root, unwatchable map[string]string) []Change {
 	paths := make([]string, 0, len(b.entries)+len(a.entries))
 	for p := range b.entries {
 		paths = append(paths, p)
@@ -337,7 +398,7 @@ func compareRoot(b, a *root, unwatchable map[string]string) []report.Outside {
 		}
 	}
 	sort.Strings(paths)
-	var out []report.Outside
+	var out []Change
 	for _, p := range paths {
 		eb, ea := b.entries[p], a.entries[p]
 		switch {
@@ -347,16 +408,16 @@ func compareRoot(b, a *root, unwatchable map[string]string) []report.Outside {
 					unwatchable[p] = eb.Err
 					continue
 				}
-				out = append(out, report.Outside{Path: p, Kind: diff.Changed, Aspects: []string{report.OutsideStat}, Before: eb, After: ea})
+				out = append(out, Change{Path: p, Kind: diff.Changed, Aspects: []Aspect{AspectStat}, Before: eb, After: ea})
 				continue
 			}
 			if as := aspects(eb, ea, b.listed[p] && a.listed[p]); len(as) > 0 {
-				out = append(out, report.Outside{Path: p, Kind: diff.Changed, Aspects: as, Before: eb, After: ea})
+				out = append(out, Change{Path: p, Kind: diff.Changed, Aspects: as, Before: eb, After: ea})
 			}
 		case eb != nil && a.knows(p):
-			out = append(out, report.Outside{Path: p, Kind: diff.Removed, Aspects: []string{}, Before: eb})
+			out = append(out, Change{Path: p, Kind: diff.Removed, Aspects: []Aspect{}, Before: eb})
 		case ea != nil && b.knows(p):
-			out = append(out, report.Outside{Path: p, Kind: diff.Added, Aspects: []string{}, After: ea})
+			out = append(out, Change{Path: p, Kind: diff.Added, Aspects: []Aspect{}, After: ea})
 		}
 	}
 	return out
@@ -385,23 +446,23 @@ func (r *root) knows(p string) bool {
 // aspects lists what differs between two stats of one path. A directory
 // listed completely on both sides is not changed by its times or size
 // alone: what was added to it or removed from it is listed on its own.
-func aspects(b, a *snapshot.Entry, listed bool) []string {
-	var out []string
-	add := func(cond bool, what string) {
+func aspects(b, a *snapshot.Entry, listed bool) []Aspect {
+	var out []Aspect
+	add := func(cond bool, what Aspect) {
 		if cond {
 			out = append(out, what)
 		}
 	}
 	dirListed := listed && b.Type == snapshot.Dir && a.Type == snapshot.Dir
-	add(b.Type != a.Type, report.OutsideType)
-	add(b.Perm != a.Perm && a.Type != snapshot.Symlink, report.OutsideMode)
-	add(b.UID >= 0 && a.UID >= 0 && (b.UID != a.UID || b.GID != a.GID), report.OutsideOwner)
-	add(b.Target != a.Target, report.OutsideTarget)
-	add(b.Size != a.Size && !dirListed, report.OutsideSize)
-	add(b.MTime != a.MTime && !dirListed, report.OutsideMTime)
-	add(b.CTime != a.CTime && !dirListed, report.OutsideCTime)
-	add(b.Ino != 0 && a.Ino != 0 && (b.Ino != a.Ino || b.Dev != a.Dev), report.OutsideInode)
-	add(b.Nlink != a.Nlink, report.OutsideLinks)
-	add(b.Rdev != a.Rdev, report.OutsideDevice)
+	add(b.Type != a.Type, AspectType)
+	add(b.Perm != a.Perm && a.Type != snapshot.Symlink, AspectMode)
+	add(b.UID >= 0 && a.UID >= 0 && (b.UID != a.UID || b.GID != a.GID), AspectOwner)
+	add(b.Target != a.Target, AspectTarget)
+	add(b.Size != a.Size && !dirListed, AspectSize)
+	add(b.MTime != a.MTime && !dirListed, AspectMTime)
+	add(b.CTime != a.CTime && !dirListed, AspectCTime)
+	add(b.Ino != 0 && a.Ino != 0 && (b.Ino != a.Ino || b.Dev != a.Dev), AspectInode)
+	add(b.Nlink != a.Nlink, AspectLinks)
+	add(b.Rdev != a.Rdev, AspectDevice)
 	return out
 }
