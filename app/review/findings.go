@@ -209,7 +209,7 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		case groupNetwork:
 			n, what = len(v.m.fd.network), "request"
 		}
-		r.badge.Text = countOf(n, what) // short: the title must show
+		r.badge.Text = report.PluralGrouped(n, what) // short: the title must show
 		r.badge.TextStyle.Bold = true
 	} else {
 		r.arrow.Hidden = true
@@ -243,7 +243,7 @@ func blockedBadge(b *report.Blocked) string {
 		parts = append(parts, report.Printable(b.Op))
 	}
 	if b.Count > 1 {
-		parts = append(parts, fmt.Sprintf("%s times", GroupDigits(b.Count)))
+		parts = append(parts, fmt.Sprintf("%s times", report.GroupDigits(b.Count)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -288,7 +288,7 @@ func (d *detail) showFinding(id string) {
 	switch {
 	case !item && g == groupBlocked:
 		title(groupTitle(g), false)
-		status(seg(countOf(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
+		status(seg(report.PluralGrouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
 			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
 	case !item && g == groupNetwork:
 		title(groupTitle(g), false)
@@ -313,14 +313,14 @@ func (d *detail) showFinding(id string) {
 		}), nil)
 	case !item:
 		title(groupTitle(g), false)
-		status(seg(countOf(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
+		status(seg(report.PluralGrouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
 			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
 	case g == groupBlocked:
 		b := &r.Blocked[k]
 		title(report.QuotePath(b.Target), true)
 		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(report.Printable(b.Kind)), c, fyne.TextStyle{Bold: true})}
 		if b.Count > 1 {
-			st = append(st, seg(fmt.Sprintf(" (%s times)", GroupDigits(b.Count)), c, fyne.TextStyle{}))
+			st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
 		}
 		st = append(st, seg("   ", "", fyne.TextStyle{}),
 			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
@@ -330,7 +330,7 @@ func (d *detail) showFinding(id string) {
 			{"Target", report.QuotePath(b.Target)},
 			{"Process", processText(b)},
 			{"System call", report.Printable(b.Op)},
-			{"Count", GroupDigits(max(b.Count, 1))},
+			{"Count", report.GroupDigits(max(b.Count, 1))},
 		}), nil)
 	default:
 		o := &r.Outside[k]

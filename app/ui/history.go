@@ -12,7 +12,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
@@ -271,7 +270,7 @@ func (t *historyTab) showRuns(runs []history.Summary, total int) {
 	case t.total == 0:
 		t.setStatus("No run matches the filter", style.Muted)
 	case t.total > len(runs):
-		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", review.GroupDigits(len(runs)), review.GroupDigits(t.total)), style.Muted)
+		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", report.GroupDigits(len(runs)), report.GroupDigits(t.total)), style.Muted)
 	default:
 		t.setStatus(plural(t.total, "run", "runs"), style.Muted)
 	}

@@ -65,18 +65,9 @@ func (d DiffCoverage) Summary() string {
 	var why []string
 	for _, w := range noteWords {
 		if n := d.Without[w.note]; n > 0 {
-			why = append(why, fmt.Sprintf("%s %s", thousands(n), w.words))
+			why = append(why, fmt.Sprintf("%s %s", GroupDigits(n), w.words))
 		}
 	}
-	return fmt.Sprintf("%s of %s content %s have a text diff; %s", thousands(d.WithDiff), thousands(d.Content),
+	return fmt.Sprintf("%s of %s content %s have a text diff; %s", GroupDigits(d.WithDiff), GroupDigits(d.Content),
 		pluralWord(d.Content, "change"), strings.Join(why, ", "))
-}
-
-// thousands writes n with thousands separators (4,788).
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

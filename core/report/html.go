@@ -95,6 +95,10 @@ type htmlChunk struct {
 	Changes     []htmlChange
 	First, Last bool
 	Height      int
+	// Rule and Risk say whether the list has these columns: one that
+	// would be empty in every row is left out. Cols counts the columns.
+	Rule, Risk bool
+	Cols       int
 }
 
 // htmlChunkSize is the number of changes in one table of the HTML report.
@@ -103,8 +107,20 @@ const htmlChunkSize = 40
 // chunks splits cs into htmlChunks.
 func chunks(cs []htmlChange) []htmlChunk {
 	var out []htmlChunk
+	rule, risk := false, false
+	for i := range cs {
+		rule = rule || cs[i].Rule != ""
+		risk = risk || cs[i].Risk != ""
+	}
+	cols := 3
+	for _, on := range []bool{rule, risk} {
+		if on {
+			cols++
+		}
+	}
 	for i := 0; i < len(cs); i += htmlChunkSize {
-		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs)}
+		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs),
+			Rule: rule, Risk: risk, Cols: cols}
 		for _, h := range c.Changes {
 			c.Height += h.height()
 		}
@@ -196,9 +212,14 @@ type htmlView struct {
 	Network        []htmlNetwork
 	NetworkDropped int
 	Unwatchable    []Unwatchable
+	// Violations and Allowed are the rows of the changes (a rolled-up
+	// folder is one row: RollUpList), ViolationCount and AllowedCount
+	// count the changes.
 	Violations     []htmlChange
 	Unreadable     []diff.Unknown
 	Allowed        []htmlChange
+	ViolationCount int
+	AllowedCount   int
 	Stdout         string
 	Stderr         string
 	Schema         string
@@ -239,8 +260,12 @@ type htmlChange struct {
 	DiffLabel string
 	DiffNote  string
 	DiffOpen  bool
-	// Brief leaves out the metadata and the diff (past htmlDetailed).
+	// Brief leaves out the metadata and the diff (past htmlDetailed, or
+	// a rolled-up folder).
 	Brief bool
+	// Folder is set for a rolled-up folder's row: Path is the folder,
+	// Detail its counts, Rule up to 3 of its rules.
+	Folder bool
 }
 
 // htmlBlocked is one blocked action's row.
@@ -344,17 +369,59 @@ func (r *Report) htmlView() *htmlView {
 			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
 	}
 	violations, allowed := r.splitChanges()
-	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()
-	for _, c := range violations {
-		n++
-		v.Violations = append(v.Violations, newHTMLChange(c, n, &budget, notes))
-	}
-	for _, c := range allowed {
-		n++
-		v.Allowed = append(v.Allowed, newHTMLChange(c, n, &budget, notes))
-	}
-	v.Brief = max(0, n-htmlDetailed)
+	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
+	l := htmlLister{budget: htmlDiffBudget, notes: r.renameNotes()}
+	v.Violations = l.list(violations)
+	v.Allowed = l.list(allowed)
+	v.Brief = max(0, l.n-htmlDetailed)
 	return v
+}
+
+// htmlLister makes the rows of the lists of changes, numbering the
+// changes shown one by one (n) and taking their diffs from budget.
+type htmlLister struct {
+	n, rows int
+	budget  int
+	notes   map[string]renameNote
+}
+
+// list makes the rows of cs (ranked): a rolled-up folder is one row with
+// its counts and rules (RollUpList), without diffs.
+func (l *htmlLister) list(cs []*diff.Change) []htmlChange {
+	var out []htmlChange
+	for _, row := range RollUpList(cs) {
+		l.rows++
+		if row.Folder == "" {
+			l.n++
+			h := newHTMLChange(row.Changes[0], l.n, &l.budget, l.notes)
+			h.ID = fmt.Sprintf("change-%d", l.rows)
+			out = append(out, h)
+			continue
+		}
+		out = append(out, folderRow(&row, l.rows))
+	}
+	return out
+}
+
+// folderRow is the row of a rolled-up folder.
+func folderRow(row *ListRow, n int) htmlChange {
+	t := &row.Tally
+	kind := "folder"
+	switch t.Total() {
+	case t.Added:
+		kind = string(diff.Added)
+	case t.Removed:
+		kind = string(diff.Removed)
+	case t.Changed:
+		kind = string(diff.Changed)
+	}
+	rules := make([]string, len(row.Rules))
+	for i, r := range row.Rules {
+		rules[i] = displayPath(r)
+	}
+	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: displayPath(row.Folder + "/"),
+		Detail: t.String() + " (rolled up: the JSON report lists each)", Rule: strings.Join(rules, " "),
+		Allowed: t.Violations == 0, Brief: true, Folder: true}
 }
 
 // blockedProcess names the process that tried a blocked action: "pid 4211
