@@ -204,7 +204,8 @@ const runColumns = `workspace, script_path, script_sha256, script_text, args, al
 	started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers,
 	stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, extra, hash`
 
-const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside`
+const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside,
+	renamed_to, renamed_from, similarity, rename_diff`
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -240,7 +241,7 @@ func eachChange(ctx context.Context, q querier, id int64, fn func(*changeRow) er
 	for rows.Next() {
 		c = changeRow{}
 		if err := rows.Scan(&c.path, &c.kind, &c.aspects, &c.before, &c.after, &c.allowed,
-			&c.rule, &c.risk, &c.textDiff, &c.diffNote, &c.linksInside); err != nil {
+			&c.rule, &c.risk, &c.textDiff, &c.diffNote, &c.linksInside, &c.renamedTo, &c.renamedFrom, &c.similarity, &c.renameDiff); err != nil {
 			return fmt.Errorf("run %d: changes: %w", id, errText(err))
 		}
 		if err := fn(&c); err != nil {
@@ -337,7 +338,8 @@ func (r *runRow) toRun() (*Run, error) {
 
 func (c *changeRow) toChange() (diff.Change, error) {
 	ch := diff.Change{Path: c.path, Kind: diff.Kind(c.kind), Aspects: []diff.Aspect{}, Allowed: c.allowed,
-		Rule: c.rule, Risk: diff.Risk(c.risk), TextDiff: c.textDiff, DiffNote: c.diffNote, LinksInside: int(c.linksInside)}
+		Rule: c.rule, Risk: diff.Risk(c.risk), TextDiff: c.textDiff, DiffNote: c.diffNote, LinksInside: int(c.linksInside),
+		RenamedTo: c.renamedTo, RenamedFrom: c.renamedFrom, Similarity: int(c.similarity), RenameDiff: c.renameDiff}
 	if c.aspects != "" {
 		for _, a := range strings.Split(c.aspects, ",") {
 			ch.Aspects = append(ch.Aspects, diff.Aspect(a))
