@@ -323,7 +323,7 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
 			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
 	}
-	if d.v.opts.LoadContents == nil && isFileChange(c) && (c.DiffNote == diff.NoteTooLarge || c.DiffNote == diff.NoteNotKept || c.DiffNote == diff.NoteBudget) {
+	if d.v.opts.LoadContents == nil && isFileChange(c) && diff.NoteBeforeMissing(c.DiffNote) {
 		add(para(seg(noFullDiff, style.Muted, fyne.TextStyle{})))
 	}
 	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))

@@ -130,11 +130,7 @@ func (b *diffBar) canLoad(c *diff.Change) bool {
 	if c.TextDiff != "" {
 		return strings.Contains(c.TextDiff, "\n"+report.CutPrefix) // a line or hunks left out
 	}
-	switch c.DiffNote {
-	case diff.NoteTooLarge, diff.NoteNotKept, diff.NoteBudget:
-		return true
-	}
-	return false
+	return diff.NoteBeforeMissing(c.DiffNote)
 }
 
 // isFileChange reports whether c is about a regular file's content (an

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -635,8 +636,26 @@ type keeper struct {
 	used        int64
 	data        map[string][]byte
 	// refused holds why content offered was not kept (diff.NoteBinary or
-	// diff.NoteBudget), by SHA-256.
+	// diff.NoteKeepBudget), by SHA-256.
 	refused map[string]string
+	// otherUsed is what contents not sourceLike take of the budget: at
+	// most a quarter, so that a vendor tree walked first cannot spend what
+	// the source files need.
+	otherUsed int64
+}
+
+// sourceMax is the largest file that counts as source-like.
+const sourceMax = 64 << 10
+
+// sourceLike reports whether e is what a reviewer reads first, whose
+// before-content a direct run keeps first: a small file outside vendor
+// and cache trees (node_modules, .venv, ...).
+func sourceLike(e *snapshot.Entry) bool {
+	if e.Size > sourceMax {
+		return false
+	}
+	_, vendor := policy.VendorDir(path.Dir(e.Path))
+	return !vendor
 }
 
 func newKeeper(max, budget int64) *keeper {
@@ -661,13 +680,17 @@ func (k *keeper) keep(e *snapshot.Entry, data []byte) {
 		k.mu.Unlock()
 		return
 	}
-	if k.used+int64(len(data)) > k.budget {
-		k.refused[e.SHA256] = diff.NoteBudget
+	src, n := sourceLike(e), int64(len(data))
+	if k.used+n > k.budget || !src && k.otherUsed+n > k.budget/4 {
+		k.refused[e.SHA256] = diff.NoteKeepBudget
 		k.mu.Unlock()
 		return
 	}
 	k.data[e.SHA256] = nil
-	k.used += int64(len(data))
+	k.used += n
+	if !src {
+		k.otherUsed += n
+	}
 	k.mu.Unlock()
 	c := append(make([]byte, 0, len(data)), data...)
 	k.mu.Lock()
@@ -699,7 +722,7 @@ func (k *keeper) overBudget(yield func(sha string) bool) {
 	k.mu.Lock()
 	var all []string
 	for sha, why := range k.refused {
-		if why == diff.NoteBudget {
+		if why == diff.NoteKeepBudget {
 			all = append(all, sha)
 		}
 	}

@@ -16,6 +16,18 @@ type DiffCoverage struct {
 	Without           map[string]int
 }
 
+// Missing counts the content changes without a diff for want of a copy,
+// of room or for their size (diff.NoteBeforeMissing), not for being binary.
+func (d DiffCoverage) Missing() int {
+	n := 0
+	for note, k := range d.Without {
+		if diff.NoteBeforeMissing(note) {
+			n += k
+		}
+	}
+	return n
+}
+
 // DiffCoverage returns the report's DiffCoverage.
 func (r *Report) DiffCoverage() DiffCoverage {
 	cov := DiffCoverage{Without: map[string]int{}}
@@ -41,7 +53,8 @@ func (r *Report) DiffCoverage() DiffCoverage {
 
 // noteWords are the short reasons of Summary, in its order.
 var noteWords = []struct{ note, words string }{
-	{diff.NoteBudget, "past the run's budget"}, {diff.NoteNotKept, "before-content not kept"},
+	{diff.NoteBudget, "past the run's budget"}, {diff.NoteKeepBudget, "before-content over the keep budget"},
+	{diff.NoteNotKept, "before-content not kept"},
 	{diff.NoteTooLarge, "too large"}, {diff.NoteBinary, "binary"}, {"", "without a reason recorded (an older report)"},
 }
 
