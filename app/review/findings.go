@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // The change list shows, besides the workspace's changes, the run's other
@@ -370,33 +368,3 @@ func factRows(facts [][2]string) []fyne.CanvasObject {
 	return objs
 }
 
-// statRows are the rows a stat-only record adds to the before/after table:
-// its times, inode and link count.
-func statRows() []metaRow {
-	ns := func(t int64) string {
-		if t == 0 {
-			return ""
-		}
-		return formatNanos(t)
-	}
-	return []metaRow{
-		{"Modified", func(e *snapshot.Entry) string { return ns(e.MTime) }, false},
-		{"Status changed", func(e *snapshot.Entry) string { return ns(e.CTime) }, false},
-		{"Inode", func(e *snapshot.Entry) string {
-			if e.Ino == 0 {
-				return ""
-			}
-			return strconv.FormatUint(e.Ino, 10)
-		}, true},
-		{"Links", func(e *snapshot.Entry) string {
-			if e.Nlink == 0 {
-				return ""
-			}
-			return strconv.FormatUint(uint64(e.Nlink), 10)
-		}, true},
-	}
-}
-
-// formatNanos is a time in nanoseconds since the epoch, local, to the
-// millisecond.
-func formatNanos(t int64) string { return time.Unix(0, t).Local().Format("2006-01-02 15:04:05.000") }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // The HTML report's colours (light scheme). The stylesheet takes them from
@@ -253,7 +252,7 @@ type htmlChange struct {
 	Allowed bool
 	Aspects string
 	Summary string
-	Meta    []metaRow
+	Meta    []MetaRow
 	// Diff is the text diff as HTML (diffHTML), DiffLines its lines.
 	Diff      template.HTML
 	DiffLines int
@@ -283,12 +282,6 @@ type htmlNetwork struct {
 // htmlOutside is one change outside the workspace's row.
 type htmlOutside struct {
 	Kind, Label, Path, Detail string
-}
-
-type metaRow struct {
-	Label, Before, After string
-	Changed              bool
-	Mono                 bool
 }
 
 func (r *Report) htmlView() *htmlView {
@@ -473,7 +466,7 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 	if h.Brief {
 		return h
 	}
-	h.Meta = metaRows(c)
+	h.Meta = MetaRows(c.Before, c.After, false)
 	switch c.Kind {
 	case diff.Added:
 		h.Summary = entrySummary(c.After)
@@ -508,60 +501,6 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 		}
 	}
 	return h
-}
-
-// metaRows lists an entry's metadata before and after, the rows that differ
-// marked.
-func metaRows(c *diff.Change) []metaRow {
-	b, a := c.Before, c.After
-	get := func(e *snapshot.Entry, f func(*snapshot.Entry) string) string {
-		if e == nil {
-			return ""
-		}
-		return f(e)
-	}
-	var rows []metaRow
-	add := func(label string, mono bool, f func(*snapshot.Entry) string) {
-		bv, av := get(b, f), get(a, f)
-		if bv == "" && av == "" {
-			return
-		}
-		rows = append(rows, metaRow{Label: label, Before: orNone(bv, b), After: orNone(av, a),
-			Changed: b != nil && a != nil && bv != av, Mono: mono})
-	}
-	add("Type", false, func(e *snapshot.Entry) string { return string(e.Type) })
-	add("Mode", true, func(e *snapshot.Entry) string {
-		if e.Type == snapshot.Symlink || e.Type == "" {
-			return ""
-		}
-		return e.ModeString()
-	})
-	add("Size", false, func(e *snapshot.Entry) string {
-		if e.Type != snapshot.File {
-			return ""
-		}
-		return fmt.Sprintf("%s (%d bytes)", Size(e.Size), e.Size)
-	})
-	add("Owner", true, fmtOwner)
-	add("Target", true, func(e *snapshot.Entry) string {
-		if e.Type != snapshot.Symlink {
-			return ""
-		}
-		return displayPath(e.Target)
-	})
-	add("SHA-256", true, func(e *snapshot.Entry) string { return e.SHA256 })
-	add("Error", false, func(e *snapshot.Entry) string { return cleanText(e.Err) })
-	return rows
-}
-
-func orNone(v string, e *snapshot.Entry) string {
-	if e == nil {
-		return "—"
-	}
-	if v == "" {
-		return "·"
-	}
-	return v
 }
 
 // diffHTML renders a unified diff as the inside of a <pre>: one span per
