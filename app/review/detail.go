@@ -454,7 +454,6 @@ func entryRows(b, a *snapshot.Entry, changed fyne.ThemeColorName, stat bool) []f
 	return objs
 }
 
-
 func signedBytes(n int64) string {
 	if n >= 0 {
 		return "+" + report.Size(n)

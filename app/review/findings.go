@@ -367,4 +367,3 @@ func factRows(facts [][2]string) []fyne.CanvasObject {
 	}
 	return objs
 }
-
