@@ -205,7 +205,7 @@ func (d *detail) showFolder(id string) {
 		colorName = style.FailColor
 	}
 	d.status.Segments = []widget.RichTextSegment{
-		seg(fmt.Sprintf("%s below this folder, %s.", plural(n.below, "change"), plural(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
+		seg(fmt.Sprintf("%s below this folder, %s.", report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
 	}
 	d.status.Refresh()
 	d.suggest = nil
@@ -299,7 +299,7 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case c.Kind != diff.Changed && c.IsDir():
 		text := "Directory " + string(c.Kind) + "."
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
-			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, plural(n.below, "change"), plural(n.belowViolations, "violation"))
+			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation"))
 		}
 		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):

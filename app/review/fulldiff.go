@@ -273,7 +273,7 @@ func (b *diffBar) finish(d string, hunks int, err error) {
 	case hunks > FullDiffHunks:
 		b.note, b.full = fmt.Sprintf("Full diff: the first %d of %d hunks.", FullDiffHunks, hunks), d
 	default:
-		b.note, b.full = fmt.Sprintf("Full diff: %s.", plural(hunks, "hunk")), d
+		b.note, b.full = fmt.Sprintf("Full diff: %s.", report.PluralGrouped(hunks, "hunk")), d
 	}
 	if i := b.d.change; i >= 0 && b.keyOf(i) == b.of {
 		b.d.show(i)

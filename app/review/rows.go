@@ -230,8 +230,6 @@ func rowDetail(c *diff.Change) string {
 	return parts
 }
 
-func plural(n int, what string) string { return report.PluralGrouped(n, what) }
-
 // rowLayout: check | indent | arrow | icon | name (takes the rest,
 // truncated) | badge. The arrow's column is kept in tree mode so names
 // of folders and files line up.

@@ -860,7 +860,7 @@ func (v *View) saveApproval() {
 	v.decided = report.Approved
 	v.updateButtons()
 	if v.decisionSeq == seq { // the host did not say more (SetDecision)
-		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), plural(len(entries), "entry")), style.PassColor)
+		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), report.PluralGrouped(len(entries), "entry")), style.PassColor)
 	}
 }
 
@@ -873,7 +873,7 @@ func (v *View) reject() {
 	}
 	if v.stage.pending() {
 		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
-			plural(len(v.r.Changes), "staged change")), "Reject and discard", func() {
+			report.PluralGrouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
 			if v.saveRejection() {
 				v.stage.discardNow()
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -97,10 +98,10 @@ func (g *run) validate() error {
 		ws, err = filepath.EvalSymlinks(ws)
 	}
 	if err != nil {
-		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
+		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), oneline.Reason(err))
 	}
 	if st, err := os.Stat(ws); err != nil {
-		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), errText(err))
+		return setupf("workspace %s: %s", report.QuotePath(cfg.Workspace), oneline.Reason(err))
 	} else if !st.IsDir() {
 		return setupf("workspace %s: not a directory", report.QuotePath(cfg.Workspace))
 	}
@@ -380,7 +381,7 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		// At the workspace's own path where a mount namespace can bind the
 		// copy there; else at the copy's (the report's stage says so).
 		if err := st.ProbeBind(ctx); err != nil {
-			g.cfg.Log.Info().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
+			g.cfg.Log.Info().Str("why", oneline.Reason(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
 		} else {
 			st.AtWorkspace = true
 			spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Copy(), Copy: true}
@@ -785,16 +786,4 @@ func orDefault64(v, d int64) int64 {
 		return v
 	}
 	return d
-}
-
-// errText is an error's message without the path the caller already names.
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		return "no such file or directory"
-	}
-	return err.Error()
 }

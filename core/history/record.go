@@ -407,7 +407,7 @@ func (db *DB) collectContents(ctx context.Context, changes []diff.Change, conten
 			var have int
 			err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM contents WHERE sha256 = ?", e.SHA256).Scan(&have)
 			if err != nil {
-				return nil, errText(err)
+				return nil, dbError(err)
 			}
 			if have > 0 {
 				continue

@@ -424,11 +424,6 @@ func (p *Policy) Decide(c *diff.Change) Decision {
 	return p.decideAmong(c, cand, len(cand))
 }
 
-// decideLinear is Decide trying every rule: the reference the index must agree with.
-func (p *Policy) decideLinear(c *diff.Change) Decision {
-	return p.decideAmong(c, nil, len(p.Rules))
-}
-
 // decideAmong decides c by the first n rules, or by the rules numbered in
 // cand (ascending) when cand is not nil.
 func (p *Policy) decideAmong(c *diff.Change, cand []int32, n int) Decision {

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Landlock access rights (golang.org/x/sys/unix names them; the raw
@@ -288,9 +290,9 @@ func under(p string, deny []string) int {
 	res := 0
 	for _, d := range deny {
 		switch {
-		case p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/"):
+		case fspath.Within(p, d):
 			return 1
-		case p == "/" || strings.HasPrefix(d, p+"/"):
+		case fspath.Within(d, p):
 			res = 2
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // superSpec is what Run sends to the supervisor (as JSON on its standard input).
@@ -83,7 +85,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
 	}
 	if _, err := json.Marshal(sp); err != nil {
-		return nil, fmt.Errorf("proc: encode spec: %v", oneLine(err))
+		return nil, fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
 	}
 	// A contained script gets read-only mounts (readOnlyMounts) in the
 	// supervisor's namespaces, which are also those an overlay needs.
@@ -94,13 +96,13 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		specR.Close()
 		specW.Close()
-		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	wout, werr, rs, err := startReaders(spec)
 	if err != nil {
@@ -123,7 +125,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		wout.Close()
 		werr.Close()
 		discardReaders(rs)
-		return nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	diag := newStreamReader(Stderr, diagR, diagKeep, nil)
 
@@ -173,7 +175,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		// No namespaces here (a chroot, restricted user namespaces): the
 		// contained script goes without the read-only mounts, and the run
 		// says so.
-		sp.MountNS, sp.MountWhy = false, "cannot create a mount namespace: "+oneLine(err)
+		sp.MountNS, sp.MountWhy = false, "cannot create a mount namespace: "+oneline.Flat(err.Error())
 		cmd = newCmd()
 		err = cmd.Start()
 	}
@@ -195,9 +197,9 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		if spec.Overlay != nil {
 			// The namespaces an overlay needs could not be made (a chroot,
 			// restricted user namespaces): say so, the caller falls back.
-			return nil, fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneLine(err))
+			return nil, fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneline.Flat(err.Error()))
 		}
-		return nil, fmt.Errorf("proc: start supervisor: %v", oneLine(err))
+		return nil, fmt.Errorf("proc: start supervisor: %v", oneline.Flat(err.Error()))
 	}
 	defer unregister()
 	mechanism := MechanismSubreaper
@@ -497,7 +499,7 @@ func describeWait(err error) string {
 	if err == nil {
 		return "exit status 0"
 	}
-	return oneLine(err)
+	return oneline.Flat(err.Error())
 }
 
 // procLinks resolves, in the gate, the /proc magic links that targets of

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Progress counts what a walk has done so far.
@@ -109,7 +111,7 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 	}
 	// The root is listed here, not by a worker, so that a root that cannot
 	// be read is an error of Take rather than an entry's.
@@ -133,7 +135,7 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 			if self.Type != "" && self.Type != Dir {
 				return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
 			}
-			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 		}
 		// KeepRoot: the root is recorded as it is, nothing below it is known.
 		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
@@ -953,19 +955,5 @@ func describe(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "permission denied"
 	}
-	return oneLine(err)
-}
-
-func oneLine(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	s := err.Error()
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	return oneline.Reason(err)
 }
