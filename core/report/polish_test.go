@@ -130,11 +130,11 @@ func TestWatchSummaryWords(t *testing.T) {
 		}
 		w.Paths = append(w.Paths, p)
 	}
-	if got, want := w.Summary(), "watched 28 paths outside the workspace, stat only: 1 existed before the run (1 entry recorded), 27 did not (one made by the run shows as added)"; got != want {
+	if got, want := w.Summary(), "watched 28 paths outside the workspace (stat only): 1 existed before the run (1 entry), 27 did not"; got != want {
 		t.Errorf("summary %q\nwant %q", got, want)
 	}
 	w.Paths[0].Entries, w.Entries = 0, 0
-	if got := w.Summary(); !strings.HasSuffix(got, ": none existed before the run (one made by the run shows as added)") {
+	if got := w.Summary(); !strings.HasSuffix(got, ": none existed before the run") {
 		t.Errorf("summary %q", got)
 	}
 }

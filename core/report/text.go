@@ -264,17 +264,16 @@ func (w *Watch) Summary() string {
 		}
 	}
 	// What was watched, and what of it was there to record: "watched 28
-	// paths outside the workspace, stat only: 1 existed before the run (1
-	// entry recorded), 27 did not (one made by the run shows as added)".
-	line := fmt.Sprintf("watched %s outside the workspace, stat only: ", Plural(n, "path"))
+	// paths outside the workspace (stat only): 1 existed before the run
+	// (1 entry), 27 did not".
+	line := fmt.Sprintf("watched %s outside the workspace (stat only): ", Plural(n, "path"))
 	switch {
 	case existed == 0:
-		line += "none existed before the run (one made by the run shows as added)"
+		line += "none existed before the run"
 	case existed == n:
-		line += fmt.Sprintf("all existed before the run (%s recorded)", Plural(w.Entries, "entry"))
+		line += fmt.Sprintf("all existed before the run (%s)", Plural(w.Entries, "entry"))
 	default:
-		line += fmt.Sprintf("%d existed before the run (%s recorded), %d did not (one made by the run shows as added)",
-			existed, Plural(w.Entries, "entry"), n-existed)
+		line += fmt.Sprintf("%d existed before the run (%s), %d did not", existed, Plural(w.Entries, "entry"), n-existed)
 	}
 	if len(w.Unwatchable) > 0 {
 		parts := make([]string, len(w.Unwatchable))
