@@ -382,19 +382,13 @@ func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.Ric
 			out = append(out, seg("  ·  ", style.Muted, fyne.TextStyle{}))
 		}
 	}
-	rows := report.MetaRows(b, a, false)
-	sizeDiffers := false
-	for _, r := range rows {
-		if !r.Changed || r.Label == "SHA-256" && sizeDiffers { // another size says the content changed
-			continue
-		}
+	for _, r := range report.MetaChanges(b, a) {
 		sep()
 		out = append(out, seg(r.Label+" ", style.Muted, fyne.TextStyle{}))
 		if r.Label == "SHA-256" {
 			out = append(out, seg("changed", changed, fyne.TextStyle{Bold: true}))
 			continue
 		}
-		sizeDiffers = sizeDiffers || r.Label == "Size"
 		out = append(out, seg(r.Before+" ", changed, fyne.TextStyle{Bold: true, Monospace: r.Mono}), arrow(changed),
 			seg(" "+r.After, changed, fyne.TextStyle{Bold: true, Monospace: r.Mono}))
 	}
@@ -404,7 +398,7 @@ func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.Ric
 	if b == nil && a == nil {
 		return []widget.RichTextSegment{seg("No metadata", style.Muted, fyne.TextStyle{})}
 	}
-	for _, r := range rows {
+	for _, r := range report.MetaRows(b, a, false) {
 		v := r.After
 		if a == nil {
 			v = r.Before

@@ -429,8 +429,14 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 			if why != "" { // a rename's half: its content is shown once
 				note = why
 			}
+			// A change of metadata says what changed (MetaChanges, as the
+			// HTML's table and the app mark it).
+			if meta := metaLine(c.Before, c.After); meta != "" {
+				note = strings.TrimPrefix(strings.Join([]string{meta, note}, "; "), "; ")
+				note = strings.TrimSuffix(note, "; ")
+			}
 			if note != "" && m.len()+300 < limit {
-				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, note)
+				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, mdText(note))
 				m.line()
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -99,6 +100,34 @@ func MetaRows(b, a *snapshot.Entry, stat bool) []MetaRow {
 			Changed: b != nil && a != nil && bv != av, Mono: f.Mono})
 	}
 	return rows
+}
+
+// MetaChanges is the rows of MetaRows(b, a, false) whose values differ,
+// the SHA-256 left out when the size already says the content changed:
+// what a one-line summary of a change's metadata names.
+func MetaChanges(b, a *snapshot.Entry) []MetaRow {
+	var out []MetaRow
+	size := false
+	for _, r := range MetaRows(b, a, false) {
+		if !r.Changed || r.Label == "SHA-256" && size {
+			continue
+		}
+		size = size || r.Label == "Size"
+		out = append(out, r)
+	}
+	return out
+}
+
+// metaLine is MetaChanges in words, the content's rows (Size, SHA-256)
+// left out: "Mode 0644 rw-r--r-- → 0755 rwxr-xr-x; Owner 0:0 → 1000:1000".
+func metaLine(b, a *snapshot.Entry) string {
+	var parts []string
+	for _, r := range MetaChanges(b, a) {
+		if r.Label != "Size" && r.Label != "SHA-256" {
+			parts = append(parts, r.Label+" "+r.Before+" → "+r.After)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Symbolic renders an entry's permission bits as ls does: "rwxr-xr-x",

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -28,5 +29,18 @@ func TestMetaRows(t *testing.T) {
 	}
 	if rows := MetaRows(nil, &snapshot.Entry{Type: snapshot.Dir, Perm: 0o1777, UID: 0}, false); len(rows) != 3 || rows[1].Before != "—" || rows[1].After != "1777 rwxrwxrwt" || rows[1].Changed {
 		t.Errorf("an added directory: %+v", rows)
+	}
+}
+
+// The Markdown names a metadata change as the HTML's table does: the
+// fixture's run.sh, whose mode changed, reads the same in both.
+func TestMetaSameInMarkdownAndHTML(t *testing.T) {
+	r := fixtureReport()
+	page, _ := parseHTML(t, r)
+	if !strings.Contains(page, "<code>0644 rw-r--r--</code></td><td><code>0755 rwxr-xr-x</code>") {
+		t.Error("the HTML's table lacks run.sh's modes")
+	}
+	if md := markdownOf(t, r); !strings.Contains(md, "- `run.sh` (changed, violation): Mode 0644 rw-r--r-- → 0755 rwxr-xr-x.") {
+		t.Errorf("the Markdown lacks run.sh's modes:\n%s", md)
 	}
 }
