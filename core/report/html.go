@@ -153,7 +153,9 @@ var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.cs
 // WriteHTML writes the report as one self-contained HTML page (inline CSS,
 // no scripts, no external assets): a PASS/FAIL banner (id "verdict", class
 // "banner pass" or "banner fail") with the reasons and counts, the run's
-// summary, the violations and then the allowed changes as colour-coded rows
+// summary, the blocked actions and changes outside the workspace, the
+// violations and then the allowed changes as colour-coded rows (long lists
+// with folders rolled up into one row each: RollUpList)
 // (class "row added|removed|changed", plus "allowed"; attributes data-kind
 // and data-allowed) each with its before/after metadata and text diff (the
 // changed words of each edited line marked, changed whitespace shown), and

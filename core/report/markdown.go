@@ -28,9 +28,9 @@ const (
 // WriteMarkdown writes the report as GitHub-flavoured Markdown for a pull
 // request, at most MaxMarkdown bytes whatever the run: the verdict and its
 // reasons, a summary table of the run, the reviewer's review (if any), the
-// violations and their text diffs, the allowed changes (a table, or roll-ups
-// per folder for many), the script's output and a line naming what was left
-// out. Paths are shown as code; one with a newline or invalid UTF-8 is
+// blocked actions and changes outside the workspace, the violations and
+// their text diffs, the allowed changes (long lists with folders rolled up:
+// RollUpList), the script's output and a line naming what was left out. Paths are shown as code; one with a newline or invalid UTF-8 is
 // quoted as the CLI prints it.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	m := &mdWriter{}
