@@ -16,36 +16,8 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 )
 
-// Problem is an allowlist line the policy parser rejects.
-type Problem struct {
-	// Line is the 1-based line number in the editor.
-	Line int
-	// Entry is the entry as written; Message is the parser's message.
-	Entry, Message string
-}
-
-func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Message) }
-
-// ParseAllowlist reads editor text: one entry per line, "#" starts a
-// comment, blank lines are ignored (as policy.ReadEntries). It returns the
-// valid entries and a Problem for every entry the parser rejects.
-func ParseAllowlist(text string) (entries []string, problems []Problem) {
-	for n, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if _, err := policy.Parse([]string{line}); err != nil {
-			problems = append(problems, Problem{Line: n + 1, Entry: line, Message: err.Error()})
-			continue
-		}
-		entries = append(entries, line)
-	}
-	return entries, problems
-}
+// Problem is an allowlist line the policy parser rejects (policy.ParseLines).
+type Problem = policy.LineProblem
 
 // AllowlistEditor edits allowlist entries, one per line, validating as the
 // reviewer types: the entry turns red and each bad line is listed with the
@@ -155,7 +127,7 @@ func (e *AllowlistEditor) Disable() { e.entry.Disable() }
 func (e *AllowlistEditor) Enable() { e.entry.Enable() }
 
 func (e *AllowlistEditor) reparse(notify bool) {
-	e.entries, e.bad = ParseAllowlist(e.entry.Text)
+	e.entries, e.bad = policy.ParseLines(e.entry.Text)
 	e.entry.Validate()
 	objs := make([]fyne.CanvasObject, 0, len(e.bad))
 	for i, p := range e.bad {

@@ -26,7 +26,7 @@ func StillFails(r *report.Report) string {
 	n, other := Uncovered(r)
 	var lines []string
 	if n > 0 {
-		lines = append(lines, "• "+plural(n, "change")+" the draft does not allow.")
+		lines = append(lines, "• "+report.PluralGrouped(n, "change")+" the draft does not allow.")
 	}
 	if len(other) > 0 {
 		lines = append(lines, "• "+strings.Join(other, ", ")+": no allowlist allows "+ThisOrThese(len(other))+

@@ -67,7 +67,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	n := v.Report().Count().Violations
 	test.Tap(v.approveBtn)
 	text, _, no := approvalQuestion(c)
-	if !strings.Contains(text, plural(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
+	if !strings.Contains(text, report.PluralGrouped(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
 		t.Errorf("question for %d violations: %q", n, text)
 	}
 	test.Tap(no)

@@ -29,7 +29,7 @@ func (v *View) SetApproved(entries []string) {
 func StagedText(r *report.Report) string {
 	switch ct := r.Containment; {
 	case len(r.Outside) > 0:
-		return "Staged, but " + plural(len(r.Outside), "change") + " outside already happened: only the workspace waits for Apply."
+		return "Staged, but " + report.PluralGrouped(len(r.Outside), "change") + " outside already happened: only the workspace waits for Apply."
 	case ct != nil && !ct.Contained:
 		return "Staged, but not contained: only the workspace waits for Apply."
 	}

@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -206,7 +205,7 @@ func (b *Banner) update() {
 	// Content changes left without a text diff for want of a copy, of
 	// room or for their size (not for being binary) are said: a diff for
 	// some files only must never look like all there is.
-	if cov := r.DiffCoverage(); cov.Without[diff.NoteBudget]+cov.Without[diff.NoteNotKept]+cov.Without[diff.NoteTooLarge] > 0 {
+	if cov := r.DiffCoverage(); cov.Missing() > 0 {
 		rows = append(rows, reasonRow(th, style.Color(th, style.Muted), cov.Summary(), false))
 	}
 	b.reasons.Objects = rows

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // Chip is a counter that doubles as a filter toggle: "Added 3" in the kind's
@@ -35,7 +36,7 @@ func NewChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *C
 }
 
 // Text is the chip's text, e.g. "Added 3,301".
-func (c *Chip) Text() string { return c.Label + " " + GroupDigits(c.Count) }
+func (c *Chip) Text() string { return c.Label + " " + report.GroupDigits(c.Count) }
 
 // SetCount updates the number shown.
 func (c *Chip) SetCount(n int) {
@@ -112,7 +113,7 @@ func (r *chipRenderer) Refresh() {
 	c := style.Color(th, r.c.ColorName)
 	r.bg.CornerRadius = th.Size(theme.SizeNameInputRadius) * 2
 	r.label.Text = r.c.Label
-	r.count.Text = GroupDigits(r.c.Count)
+	r.count.Text = report.GroupDigits(r.c.Count)
 	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
 	if r.c.On {
 		r.bg.FillColor = style.Tint(c, 0x30)

@@ -3,7 +3,6 @@ package review
 import (
 	"fmt"
 	"image/color"
-	"io/fs"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -206,7 +205,7 @@ func (d *detail) showFolder(id string) {
 		colorName = style.FailColor
 	}
 	d.status.Segments = []widget.RichTextSegment{
-		seg(fmt.Sprintf("%s below this folder, %s.", plural(n.below, "change"), plural(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
+		seg(fmt.Sprintf("%s below this folder, %s.", report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
 	}
 	d.status.Refresh()
 	d.suggest = nil
@@ -300,7 +299,7 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case c.Kind != diff.Changed && c.IsDir():
 		text := "Directory " + string(c.Kind) + "."
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
-			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, plural(n.below, "change"), plural(n.belowViolations, "violation"))
+			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation"))
 		}
 		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
@@ -320,10 +319,10 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	}
 	if c.Has(diff.Mode) && b != nil && a != nil {
 		add(para(seg("Mode ", "", fyne.TextStyle{}),
-			code(fmt.Sprintf("%s %s", b.ModeString(), symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
-			code(fmt.Sprintf("%s %s", a.ModeString(), symbolic(a)))))
+			code(fmt.Sprintf("%s %s", b.ModeString(), report.Symbolic(b))), seg("  ", "", fyne.TextStyle{}), arrow(style.Changed), seg("  ", "", fyne.TextStyle{}),
+			code(fmt.Sprintf("%s %s", a.ModeString(), report.Symbolic(a)))))
 	}
-	if d.v.opts.LoadContents == nil && isFileChange(c) && (c.DiffNote == diff.NoteTooLarge || c.DiffNote == diff.NoteNotKept || c.DiffNote == diff.NoteBudget) {
+	if d.v.opts.LoadContents == nil && isFileChange(c) && diff.NoteBeforeMissing(c.DiffNote) {
 		add(para(seg(noFullDiff, style.Muted, fyne.TextStyle{})))
 	}
 	bg := canvas.NewRectangle(style.Color(th, theme.ColorNameInputBackground))
@@ -372,10 +371,10 @@ func (d *detail) setMetaOpen(open bool) {
 	d.top.Refresh()
 }
 
-// metaSummary is the before/after table of entries b and a in one line:
-// what differs ("Size 114 B → 113 B", or "SHA-256 changed" at the same
-// size), or, when nothing
-// does, the values of the entry there is ("file · 114 B · 0644 rw-r--r--").
+// metaSummary is the before/after table of entries b and a in one line
+// (report.MetaRows, the table's own rows): what differs ("Size 114 B →
+// 113 B", or "SHA-256 changed" at the same size), or, when nothing does,
+// the values of the entry there is ("file · 114 B · 0644 rw-r--r--").
 func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.RichTextSegment {
 	var out []widget.RichTextSegment
 	sep := func() {
@@ -383,58 +382,37 @@ func metaSummary(b, a *snapshot.Entry, changed fyne.ThemeColorName) []widget.Ric
 			out = append(out, seg("  ·  ", style.Muted, fyne.TextStyle{}))
 		}
 	}
-	both := b != nil && a != nil
-	sizeDiffers := false
-	for _, r := range metaRowList(false) {
-		var bv, av string
-		if b != nil {
-			bv = r.get(b)
+	for _, r := range report.MetaChanges(b, a) {
+		sep()
+		out = append(out, seg(r.Label+" ", style.Muted, fyne.TextStyle{}))
+		if r.Label == "SHA-256" {
+			out = append(out, seg("changed", changed, fyne.TextStyle{Bold: true}))
+			continue
 		}
-		if a != nil {
-			av = r.get(a)
-		}
-		if both && bv != av && !(r.label == "SHA-256" && sizeDiffers) { // another size says the content changed
-			sep()
-			out = append(out, seg(r.label+" ", style.Muted, fyne.TextStyle{}))
-			if r.label == "SHA-256" {
-				out = append(out, seg("changed", changed, fyne.TextStyle{Bold: true}))
-				continue
-			}
-			if r.label == "Size" {
-				sizeDiffers = true
-			}
-			out = append(out, seg(orDash(bv)+" ", changed, fyne.TextStyle{Bold: true, Monospace: r.mono}), arrow(changed),
-				seg(" "+orDash(av), changed, fyne.TextStyle{Bold: true, Monospace: r.mono}))
-		}
+		out = append(out, seg(r.Before+" ", changed, fyne.TextStyle{Bold: true, Monospace: r.Mono}), arrow(changed),
+			seg(" "+r.After, changed, fyne.TextStyle{Bold: true, Monospace: r.Mono}))
 	}
 	if len(out) > 0 {
 		return out
 	}
-	e := a
-	if e == nil {
-		e = b
-	}
-	if e == nil {
+	if b == nil && a == nil {
 		return []widget.RichTextSegment{seg("No metadata", style.Muted, fyne.TextStyle{})}
 	}
-	for _, r := range metaRowList(false) {
-		if v := r.get(e); v != "" && r.label != "SHA-256" && r.label != "Owner" {
+	for _, r := range report.MetaRows(b, a, false) {
+		v := r.After
+		if a == nil {
+			v = r.Before
+		}
+		if v != "—" && r.Label != "SHA-256" && r.Label != "Owner" {
 			sep()
-			out = append(out, seg(v, "", fyne.TextStyle{Monospace: r.mono}))
+			out = append(out, seg(v, "", fyne.TextStyle{Monospace: r.Mono}))
 		}
 	}
-	if both {
+	if b != nil && a != nil {
 		sep()
 		out = append(out, seg("metadata unchanged", style.Muted, fyne.TextStyle{}))
 	}
 	return out
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 // metaRows builds the before/after table of change c.
@@ -442,121 +420,32 @@ func metaRows(_ fyne.Theme, c *diff.Change) []fyne.CanvasObject {
 	return entryRows(c.Before, c.After, style.KindColor(c.Kind), false)
 }
 
-// metaRow is a row of the before/after table: its label, the value of an
-// entry ("" leaves it out), and whether it is drawn monospace.
-type metaRow struct {
-	label string
-	get   func(e *snapshot.Entry) string
-	mono  bool
-}
-
 // entryRows builds the before/after table of entries b and a (either may
-// be nil), a value that differs drawn in changed; stat adds the rows of a
-// stat-only record (times, inode, links: a change outside the workspace).
+// be nil: report.MetaRows), a value that differs drawn in changed; stat
+// adds the rows of a stat-only record (times, inode, links: a change
+// outside the workspace).
 func entryRows(b, a *snapshot.Entry, changed fyne.ThemeColorName, stat bool) []fyne.CanvasObject {
 	head := func(t string) fyne.CanvasObject {
 		return styledText(t, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{Bold: true})
 	}
 	objs := []fyne.CanvasObject{head(""), head("BEFORE"), head("AFTER")}
-	add := func(r metaRow) {
-		bv, av := "—", "—"
-		if b != nil {
-			bv = r.get(b)
-		}
-		if a != nil {
-			av = r.get(a)
-		}
-		if bv == "" && av == "" || bv == "—" && av == "" || bv == "" && av == "—" {
-			return
-		}
-		differs := b != nil && a != nil && bv != av
+	for _, r := range report.MetaRows(b, a, stat) {
 		cell := func(v string) fyne.CanvasObject {
 			colorName := fyne.ThemeColorName(theme.ColorNameForeground)
-			if differs {
+			if r.Changed {
 				colorName = changed
 			}
 			t := widget.NewRichText(&widget.TextSegment{Text: v, Style: widget.RichTextStyle{
-				ColorName: colorName, Inline: true, TextStyle: fyne.TextStyle{Monospace: r.mono, Bold: differs}}})
+				ColorName: colorName, Inline: true, TextStyle: fyne.TextStyle{Monospace: r.Mono, Bold: r.Changed}}})
 			t.Truncation = fyne.TextTruncateEllipsis
 			return t
 		}
-		objs = append(objs, styledText(r.label, style.Muted, "", fyne.TextStyle{}), cell(bv), cell(av))
-	}
-	for _, r := range metaRowList(stat) {
-		add(r)
+		objs = append(objs, styledText(r.Label, style.Muted, "", fyne.TextStyle{}), cell(r.Before), cell(r.After))
 	}
 	for i, o := range objs {
 		objs[i] = style.Tight(o)
 	}
 	return objs
-}
-
-// metaRowList is the rows of the before/after table; stat adds those of
-// a stat-only record.
-func metaRowList(stat bool) []metaRow {
-	rows := []metaRow{
-		{"Type", func(e *snapshot.Entry) string { return string(e.Type) }, false},
-		{"Mode", func(e *snapshot.Entry) string {
-			if !e.ModeKnown() {
-				return ""
-			}
-			return e.ModeString() + "  " + symbolic(e)
-		}, true},
-		{"Size", func(e *snapshot.Entry) string {
-			if e.Type == snapshot.Dir {
-				return ""
-			}
-			return report.Size(e.Size)
-		}, false},
-		{"Owner", func(e *snapshot.Entry) string {
-			if e.UID < 0 {
-				return ""
-			}
-			return fmt.Sprintf("%d:%d", e.UID, e.GID)
-		}, true},
-		{"Target", func(e *snapshot.Entry) string { return report.QuotePath(e.Target) }, true},
-		{"SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true},
-	}
-	if stat {
-		rows = append(rows, statRows()...)
-	}
-	return append(rows, metaRow{"Error", func(e *snapshot.Entry) string { return e.Err }, false})
-}
-
-// symbolic renders the permission bits as ls does, e.g. "rwxr-xr-x".
-func symbolic(e *snapshot.Entry) string {
-	m := fs.FileMode(e.Perm & 0o777)
-	if e.Perm&snapshot.ModeSetuid != 0 {
-		m |= fs.ModeSetuid
-	}
-	if e.Perm&snapshot.ModeSetgid != 0 {
-		m |= fs.ModeSetgid
-	}
-	if e.Perm&snapshot.ModeSticky != 0 {
-		m |= fs.ModeSticky
-	}
-	s := m.String()
-	// fs.FileMode.String prefixes type/special letters ("ug-rwx..."); keep the last nine.
-	if len(s) > 9 {
-		s = s[len(s)-9:]
-	}
-	if e.Perm&snapshot.ModeSetuid != 0 {
-		s = s[:2] + setChar(s[2], 's') + s[3:]
-	}
-	if e.Perm&snapshot.ModeSetgid != 0 {
-		s = s[:5] + setChar(s[5], 's') + s[6:]
-	}
-	if e.Perm&snapshot.ModeSticky != 0 {
-		s = s[:8] + setChar(s[8], 't') + s[9:]
-	}
-	return s
-}
-
-func setChar(x byte, c byte) string {
-	if x == '-' {
-		return string(c - 'a' + 'A')
-	}
-	return string(c)
 }
 
 func signedBytes(n int64) string {

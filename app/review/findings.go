@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
-	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // The change list shows, besides the workspace's changes, the run's other
@@ -209,7 +207,7 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		case groupNetwork:
 			n, what = len(v.m.fd.network), "request"
 		}
-		r.badge.Text = countOf(n, what) // short: the title must show
+		r.badge.Text = report.PluralGrouped(n, what) // short: the title must show
 		r.badge.TextStyle.Bold = true
 	} else {
 		r.arrow.Hidden = true
@@ -243,7 +241,7 @@ func blockedBadge(b *report.Blocked) string {
 		parts = append(parts, report.Printable(b.Op))
 	}
 	if b.Count > 1 {
-		parts = append(parts, fmt.Sprintf("%s times", GroupDigits(b.Count)))
+		parts = append(parts, fmt.Sprintf("%s times", report.GroupDigits(b.Count)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -288,7 +286,7 @@ func (d *detail) showFinding(id string) {
 	switch {
 	case !item && g == groupBlocked:
 		title(groupTitle(g), false)
-		status(seg(countOf(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
+		status(seg(report.PluralGrouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
 			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
 	case !item && g == groupNetwork:
 		title(groupTitle(g), false)
@@ -313,14 +311,14 @@ func (d *detail) showFinding(id string) {
 		}), nil)
 	case !item:
 		title(groupTitle(g), false)
-		status(seg(countOf(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
+		status(seg(report.PluralGrouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
 			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
 	case g == groupBlocked:
 		b := &r.Blocked[k]
 		title(report.QuotePath(b.Target), true)
 		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(report.Printable(b.Kind)), c, fyne.TextStyle{Bold: true})}
 		if b.Count > 1 {
-			st = append(st, seg(fmt.Sprintf(" (%s times)", GroupDigits(b.Count)), c, fyne.TextStyle{}))
+			st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
 		}
 		st = append(st, seg("   ", "", fyne.TextStyle{}),
 			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
@@ -330,7 +328,7 @@ func (d *detail) showFinding(id string) {
 			{"Target", report.QuotePath(b.Target)},
 			{"Process", processText(b)},
 			{"System call", report.Printable(b.Op)},
-			{"Count", GroupDigits(max(b.Count, 1))},
+			{"Count", report.GroupDigits(max(b.Count, 1))},
 		}), nil)
 	default:
 		o := &r.Outside[k]
@@ -369,34 +367,3 @@ func factRows(facts [][2]string) []fyne.CanvasObject {
 	}
 	return objs
 }
-
-// statRows are the rows a stat-only record adds to the before/after table:
-// its times, inode and link count.
-func statRows() []metaRow {
-	ns := func(t int64) string {
-		if t == 0 {
-			return ""
-		}
-		return formatNanos(t)
-	}
-	return []metaRow{
-		{"Modified", func(e *snapshot.Entry) string { return ns(e.MTime) }, false},
-		{"Status changed", func(e *snapshot.Entry) string { return ns(e.CTime) }, false},
-		{"Inode", func(e *snapshot.Entry) string {
-			if e.Ino == 0 {
-				return ""
-			}
-			return strconv.FormatUint(e.Ino, 10)
-		}, true},
-		{"Links", func(e *snapshot.Entry) string {
-			if e.Nlink == 0 {
-				return ""
-			}
-			return strconv.FormatUint(uint64(e.Nlink), 10)
-		}, true},
-	}
-}
-
-// formatNanos is a time in nanoseconds since the epoch, local, to the
-// millisecond.
-func formatNanos(t int64) string { return time.Unix(0, t).Local().Format("2006-01-02 15:04:05.000") }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -114,7 +115,7 @@ func TestFindingsGroups(t *testing.T) {
 	// The outside change: its before/after metadata, the size drawn changed.
 	v.goRow(v.rowOf(findingID(groupOutside, 0)))
 	detail = allText(v.detail.root)
-	for _, s := range []string{"OUTSIDE CHANGED", "size 3771 B -> 3791 B", "BEFORE | AFTER", "Size | 3.7 KiB | 3.7 KiB", "Owner | 1000:1000 | 1000:1000",
+	for _, s := range []string{"OUTSIDE CHANGED", "size 3771 B -> 3791 B", "BEFORE | AFTER", "Size | 3.7 KiB (3,771 bytes) | 3.7 KiB (3,791 bytes)", "Owner | 1000:1000 | 1000:1000",
 		"Modified | " + formatNanos(1700000000e9) + " | " + formatNanos(1700000100e9), "Inode | 42 | 42"} {
 		if !strings.Contains(detail, s) {
 			t.Errorf("outside detail lacks %q: %s", s, detail)
@@ -199,3 +200,6 @@ func TestNetworkGroup(t *testing.T) {
 		}
 	}
 }
+
+// formatNanos is how the before/after table writes a time (report.MetaFields).
+func formatNanos(t int64) string { return time.Unix(0, t).Local().Format("2006-01-02 15:04:05.000") }

@@ -130,11 +130,7 @@ func (b *diffBar) canLoad(c *diff.Change) bool {
 	if c.TextDiff != "" {
 		return strings.Contains(c.TextDiff, "\n"+report.CutPrefix) // a line or hunks left out
 	}
-	switch c.DiffNote {
-	case diff.NoteTooLarge, diff.NoteNotKept, diff.NoteBudget:
-		return true
-	}
-	return false
+	return diff.NoteBeforeMissing(c.DiffNote)
 }
 
 // isFileChange reports whether c is about a regular file's content (an
@@ -277,7 +273,7 @@ func (b *diffBar) finish(d string, hunks int, err error) {
 	case hunks > FullDiffHunks:
 		b.note, b.full = fmt.Sprintf("Full diff: the first %d of %d hunks.", FullDiffHunks, hunks), d
 	default:
-		b.note, b.full = fmt.Sprintf("Full diff: %s.", plural(hunks, "hunk")), d
+		b.note, b.full = fmt.Sprintf("Full diff: %s.", report.PluralGrouped(hunks, "hunk")), d
 	}
 	if i := b.d.change; i >= 0 && b.keyOf(i) == b.of {
 		b.d.show(i)

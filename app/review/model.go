@@ -1,12 +1,10 @@
 package review
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -44,77 +42,18 @@ func (f *Filter) kindOn(k diff.Kind) bool {
 	return true
 }
 
-// rollUpMin is the number of changes from which a folder whose changes
-// share a kind or a verdict starts collapsed, as one row with its counts.
-const rollUpMin = 50
-
-// isVendor reports whether the folder id is, or is inside, a vendor or
-// cache tree (policy.VendorDir: Suggest offers one entry for it).
-func isVendor(id string) bool {
-	_, ok := policy.VendorDir(id)
-	return ok
-}
-
-// counts tallies changes for a folder's row.
+// counts tallies changes for a folder's row (report.Tally: the roll-up
+// rule is report.RollsUp) and how many of them the reviewer viewed.
 type counts struct {
-	added, removed, changed, violations, risky, viewed int
+	report.Tally
+	viewed int
 }
-
-func (c *counts) total() int { return c.added + c.removed + c.changed }
 
 func (c *counts) add(ch *diff.Change, viewed bool) {
-	switch ch.Kind {
-	case diff.Added:
-		c.added++
-	case diff.Removed:
-		c.removed++
-	default:
-		c.changed++
-	}
-	if !ch.Allowed {
-		c.violations++
-		if ch.Risk != diff.NoRisk {
-			c.risky++
-		}
-	}
+	c.Tally.Add(ch)
 	if viewed {
 		c.viewed++
 	}
-}
-
-// uniform reports whether the changes share a kind or a verdict.
-func (c *counts) uniform() bool {
-	n := c.total()
-	return c.added == n || c.removed == n || c.changed == n || c.violations == n || c.violations == 0
-}
-
-// String is a folder row's badge: "3,301 added, violations",
-// "12 changed, 2 removed, 3 violations, ⚠ 1 risky", "40 added, all allowed".
-func (c *counts) String() string {
-	var parts []string
-	for _, k := range []struct {
-		n    int
-		word string
-	}{{c.added, "added"}, {c.changed, "changed"}, {c.removed, "removed"}} {
-		if k.n > 0 {
-			parts = append(parts, GroupDigits(k.n)+" "+k.word)
-		}
-	}
-	n := c.total()
-	switch {
-	case c.violations == 0:
-		parts = append(parts, "all allowed")
-	case c.violations == n && n == 1:
-		parts = append(parts, "violation")
-	case c.violations == n:
-		parts = append(parts, "violations")
-	default:
-		parts = append(parts, countOf(c.violations, "violation"))
-	}
-	if c.risky > 0 {
-		parts = append(parts, "⚠ "+GroupDigits(c.risky)+" risky")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // node is a tree node: a folder, a change, or both (a changed directory).
@@ -274,7 +213,7 @@ func (m *model) buildTree(viewed []bool) {
 func (m *model) compareNodes(a, b string) int {
 	na, nb := m.nodes[a], m.nodes[b]
 	if m.violationsFirst {
-		if va, vb := na.sum.violations > 0, nb.sum.violations > 0; va != vb {
+		if va, vb := na.sum.Violations > 0, nb.sum.Violations > 0; va != vb {
 			if va {
 				return -1
 			}
@@ -392,28 +331,4 @@ func digits(s string) int {
 		n++
 	}
 	return n
-}
-
-// GroupDigits writes n with thousands separators: 3301 is "3,301".
-func GroupDigits[T ~int | ~int64](n T) string {
-	s := fmt.Sprint(n)
-	start := 0
-	if strings.HasPrefix(s, "-") {
-		start = 1
-	}
-	for i := len(s) - 3; i > start; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// countOf is "1 violation", "3,301 violations", "2 entries".
-func countOf(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") {
-		return GroupDigits(n) + " " + what[:len(what)-1] + "ies"
-	}
-	return GroupDigits(n) + " " + what + "s"
 }

@@ -91,7 +91,7 @@ func (r *changeRow) set(v *View, id string, depth int) {
 	var viewedAll, viewedSome bool
 	switch {
 	case r.folder:
-		viewedAll, viewedSome = n.sum.viewed == n.sum.total(), n.sum.viewed > 0
+		viewedAll, viewedSome = n.sum.viewed == n.sum.Total(), n.sum.viewed > 0
 	default:
 		i := v.indexOf(id)
 		viewedAll = i >= 0 && v.viewed[i]
@@ -168,7 +168,7 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 // icon is drawn in its change's color.
 func (r *changeRow) setFolder(th fyne.Theme, n *node, id string) {
 	name := fyne.ThemeColorName(theme.ColorNameForeground)
-	if n.sum.violations == 0 {
+	if n.sum.Violations == 0 {
 		name = style.Muted
 	}
 	icon := name
@@ -179,11 +179,11 @@ func (r *changeRow) setFolder(th fyne.Theme, n *node, id string) {
 	r.seg.Text = report.QuotePath(n.name) + "/"
 	r.name.Segments = []widget.RichTextSegment{r.seg}
 	r.seg.Style.ColorName = name
-	r.seg.Style.TextStyle = fyne.TextStyle{Bold: n.sum.violations > 0}
+	r.seg.Style.TextStyle = fyne.TextStyle{Bold: n.sum.Violations > 0}
 	r.badge.Text = n.sum.String()
-	r.badge.TextStyle.Bold = n.sum.violations > 0
+	r.badge.TextStyle.Bold = n.sum.Violations > 0
 	r.badge.Color = style.Color(th, style.Muted)
-	if n.sum.violations > 0 {
+	if n.sum.Violations > 0 {
 		r.badge.Color = style.Color(th, style.FailColor)
 	}
 	r.refresh()
@@ -229,8 +229,6 @@ func rowDetail(c *diff.Change) string {
 	}
 	return parts
 }
-
-func plural(n int, what string) string { return countOf(n, what) }
 
 // rowLayout: check | indent | arrow | icon | name (takes the rest,
 // truncated) | badge. The arrow's column is kept in tree mode so names

@@ -175,7 +175,7 @@ func TestNaturalOrderInListAndTree(t *testing.T) {
 // TestRollUps: which folders start collapsed, and their counts.
 func TestRollUps(t *testing.T) {
 	var paths []string
-	for i := 0; i < rollUpMin; i++ {
+	for i := 0; i < report.RollUpMin; i++ {
 		paths = append(paths, fmt.Sprintf("gen/f%d", i), fmt.Sprintf("out/f%d", i))
 	}
 	paths = append(paths, "small/a", "small/b", ".venv/lib/x.py", "src/__pycache__/m.pyc", "src/m.py", "docs/a.md", ".git/objects/ab/cd")
@@ -438,11 +438,11 @@ func TestFoldKeysAndStops(t *testing.T) {
 
 func TestCountWords(t *testing.T) {
 	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries", 3301: "3,301 entries", 1234567: "1,234,567 entries"} {
-		if got := countOf(n, "entry"); got != want {
-			t.Errorf("countOf(%d) %q, want %q", n, got, want)
+		if got := report.PluralGrouped(n, "entry"); got != want {
+			t.Errorf("report.PluralGrouped(%d) %q, want %q", n, got, want)
 		}
 	}
-	if got := GroupDigits(-1234); got != "-1,234" {
-		t.Errorf("GroupDigits(-1234) %q", got)
+	if got := report.GroupDigits(-1234); got != "-1,234" {
+		t.Errorf("report.GroupDigits(-1234) %q", got)
 	}
 }

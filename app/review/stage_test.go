@@ -61,12 +61,12 @@ func TestStageApplyScopes(t *testing.T) {
 		oneText(t, w.Content(), label)
 	}
 	// The demo run failed: Apply defaults to the allowed changes.
-	want("Apply " + plural(allowed, "change"))
+	want("Apply " + report.PluralGrouped(allowed, "change"))
 	if v.stage.scope.Selected != "Only allowed changes" {
 		t.Errorf("default scope of a failed run %q", v.stage.scope.Selected)
 	}
 	v.SetApplyScope(ScopeAll)
-	want("Apply " + plural(n, "change"))
+	want("Apply " + report.PluralGrouped(n, "change"))
 	if v.StageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
 		t.Errorf("stage strip %q", v.StageText())
 	}
@@ -85,7 +85,7 @@ func TestStageApplyScopes(t *testing.T) {
 	}
 
 	v.SetApplyScope(ScopeAllowed)
-	want("Apply " + plural(allowed, "change"))
+	want("Apply " + report.PluralGrouped(allowed, "change"))
 	answerErr, answer = nil, report.StagePartiallyApplied
 	test.Tap(v.ApplyButton())
 	req := got[len(got)-1]
@@ -115,7 +115,7 @@ func TestStageApplyScopes(t *testing.T) {
 	if shown == 0 || shown == n {
 		t.Fatalf("filter shows %d of %d", shown, n)
 	}
-	want("Apply " + plural(shown, "change"))
+	want("Apply " + report.PluralGrouped(shown, "change"))
 	test.Tap(v.DiscardButton())
 	answerQuestion(t, w.Canvas(), DiscardTitle, "Discard")
 	if !strings.Contains(v.StageNote(), "Discarded") || !v.ApplyButton().Disabled() {

@@ -139,7 +139,7 @@ func outcomeWords(r *report.Report) (string, fyne.ThemeColorName) {
 	n, other := Uncovered(r)
 	var why []string
 	if n > 0 {
-		why = append(why, plural(n, "violation")+" left")
+		why = append(why, report.PluralGrouped(n, "violation")+" left")
 	}
 	why = append(why, other...)
 	return "still fails (" + strings.Join(why, ", ") + ")", style.FailColor
@@ -154,7 +154,7 @@ func (s *suggestDialog) update() {
 	}
 	words, c := outcomeWords(r)
 	s.outcome.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("With the %s ticked, the run %s. Nothing is saved until you approve.", plural(len(entries), "entry"), words),
+		Text:  fmt.Sprintf("With the %s ticked, the run %s. Nothing is saved until you approve.", report.PluralGrouped(len(entries), "entry"), words),
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}}}
 	s.outcome.Refresh()
 }
@@ -170,7 +170,7 @@ func (s *suggestDialog) add() {
 	before := v.r.Verdict
 	v.editor.AppendAll(entries)
 	words, c := outcomeWords(v.r)
-	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", plural(len(entries), "entry"), words)
+	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", report.PluralGrouped(len(entries), "entry"), words)
 	if v.r.Verdict != before {
 		text += " (it failed before)"
 	}

@@ -515,18 +515,10 @@ func (v *View) isBranch(id string) bool {
 func (v *View) branchOpen(id string) bool { return v.isOpen(id, v.m.nodes[id]) }
 
 // defaultOpen says whether a folder starts open: while a text filter is
-// on, every folder is; otherwise one that holds violations, unless it is
-// in a vendor or cache tree (node_modules, .venv, ...) or a roll-up (at
-// least rollUpMin changes that share a kind or a verdict, none of them
-// risky).
+// on, every folder is; otherwise one that does not roll up (report.RollsUp,
+// the reports' rule too).
 func (v *View) defaultOpen(id string, n *node) bool {
-	switch {
-	case v.filter.Text != "":
-		return true
-	case isVendor(id), n.sum.violations == 0:
-		return false
-	}
-	return !(n.sum.total() >= rollUpMin && n.sum.uniform() && n.sum.risky == 0)
+	return v.filter.Text != "" || !report.RollsUp(id, &n.sum.Tally)
 }
 
 // openTo opens the closed folders above id and reports whether there
@@ -576,7 +568,7 @@ func (v *View) isStop(k int) bool {
 	}
 	if v.tree {
 		if n := v.m.nodes[id]; n != nil && n.folder() && !v.isOpen(id, n) {
-			return n.sum.violations > 0
+			return n.sum.Violations > 0
 		}
 	}
 	i := v.indexOf(id)
@@ -873,7 +865,7 @@ func (v *View) saveApproval() {
 	v.decided = report.Approved
 	v.updateButtons()
 	if v.decisionSeq == seq { // the host did not say more (SetDecision)
-		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), plural(len(entries), "entry")), style.PassColor)
+		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), report.PluralGrouped(len(entries), "entry")), style.PassColor)
 	}
 }
 
@@ -886,7 +878,7 @@ func (v *View) reject() {
 	}
 	if v.stage.pending() {
 		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
-			plural(len(v.r.Changes), "staged change")), "Reject and discard", func() {
+			report.PluralGrouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
 			if v.saveRejection() {
 				v.stage.discardNow()
 			}
@@ -989,13 +981,13 @@ func (v *View) refilter() {
 	hidden := v.m.rowCount() - len(v.m.visible)
 	var what []string
 	if hidden > 0 || v.m.fd.hiddenBlocked+v.m.fd.hiddenOutside == 0 {
-		what = append(what, countOf(hidden, "change"))
+		what = append(what, report.PluralGrouped(hidden, "change"))
 	}
 	if n := v.m.fd.hiddenBlocked; n > 0 {
-		what = append(what, countOf(n, "blocked action"))
+		what = append(what, report.PluralGrouped(n, "blocked action"))
 	}
 	if n := v.m.fd.hiddenOutside; n > 0 {
-		what = append(what, countOf(n, "change")+" outside the workspace")
+		what = append(what, report.PluralGrouped(n, "change")+" outside the workspace")
 	}
 	hidden += v.m.fd.hiddenBlocked + v.m.fd.hiddenOutside
 	if v.hiddenBar.Hidden != (hidden == 0) {
@@ -1030,7 +1022,7 @@ func (v *View) updateReviewed() {
 		c = style.PassColor
 	}
 	v.reviewed.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s of %s reviewed", GroupDigits(v.nViewed), GroupDigits(total)),
+		Text:  fmt.Sprintf("%s of %s reviewed", report.GroupDigits(v.nViewed), report.GroupDigits(total)),
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: v.nViewed > 0}, Inline: true}}}
 	v.reviewed.Refresh()
 }

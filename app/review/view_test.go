@@ -435,7 +435,7 @@ func TestDetailBinaryAndMode(t *testing.T) {
 	v.Select(indexOf(t, r, "src/app.py"))
 	oneText(t, v.detail.body, "0644 rw-r--r--")
 	oneText(t, v.detail.body, "0755 rwxr-xr-x")
-	wantColor(t, "changed mode", oneText(t, v.detail.meta, "0755  rwxr-xr-x").Color, style.Changed)
+	wantColor(t, "changed mode", oneText(t, v.detail.meta, "0755 rwxr-xr-x").Color, style.Changed)
 
 	v.Select(indexOf(t, r, "cache/passwd"))
 	oneText(t, v.detail.status, "⚠ symlink-escape")

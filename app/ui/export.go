@@ -18,6 +18,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // prefExportDir is where the last export was saved.
@@ -37,7 +38,7 @@ func (u *UI) export(r *report.Report, f review.Format) {
 			u.do(func() {
 				if err != nil {
 					u.log.Warn().Err(err).Str("path", path).Msg("export")
-					u.review.SetExported(path, oneLine(err))
+					u.review.SetExported(path, oneline.Flat(err.Error()))
 					return
 				}
 				u.app.Preferences().SetString(prefExportDir, filepath.Dir(path))

@@ -12,10 +12,10 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // historyLimit is how many runs the History tab loads (newest first); the
@@ -191,7 +191,7 @@ func (t *historyTab) loadWorkspaces() {
 	}
 	background(t, &t.workspacesN, h.Workspaces, func(ws []string, err error) {
 		if err != nil {
-			t.setStatus("Cannot read the history: "+oneLine(err), style.FailColor)
+			t.setStatus("Cannot read the history: "+oneline.Flat(err.Error()), style.FailColor)
 			return
 		}
 		t.workspaces = ws
@@ -231,7 +231,7 @@ func (t *historyTab) reload() {
 		return runList{runs, n}, err
 	}, func(l runList, err error) {
 		if err != nil {
-			t.setStatus("Cannot read the history: "+oneLine(err), style.FailColor)
+			t.setStatus("Cannot read the history: "+oneline.Flat(err.Error()), style.FailColor)
 			return
 		}
 		t.showRuns(l.runs, l.total)
@@ -245,7 +245,7 @@ func (t *historyTab) showUnavailable() {
 	msg := widget.NewRichText(
 		&widget.TextSegment{Text: "The history is unavailable", Style: widget.RichTextStyle{
 			SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}, Alignment: fyne.TextAlignCenter}},
-		&widget.TextSegment{Text: oneLine(t.u.histErr), Style: widget.RichTextStyle{
+		&widget.TextSegment{Text: oneline.Flat(t.u.histErr.Error()), Style: widget.RichTextStyle{
 			ColorName: theme.ColorNameWarning, Alignment: fyne.TextAlignCenter}},
 		&widget.TextSegment{Text: "Runs still work, but are not recorded. Fix or move the file (or set " + history.EnvDB + ") and restart.",
 			Style: widget.RichTextStyle{ColorName: style.Muted, Alignment: fyne.TextAlignCenter}})
@@ -271,9 +271,9 @@ func (t *historyTab) showRuns(runs []history.Summary, total int) {
 	case t.total == 0:
 		t.setStatus("No run matches the filter", style.Muted)
 	case t.total > len(runs):
-		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", review.GroupDigits(len(runs)), review.GroupDigits(t.total)), style.Muted)
+		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", report.GroupDigits(len(runs)), report.GroupDigits(t.total)), style.Muted)
 	default:
-		t.setStatus(plural(t.total, "run", "runs"), style.Muted)
+		t.setStatus(report.Plural(t.total, "run"), style.Muted)
 	}
 	if t.selected > 0 && t.indexOf(t.selected) < 0 {
 		t.selected = 0
@@ -384,6 +384,6 @@ func (t *historyTab) selectRow(i int) {
 // open shows run id in the Review tab.
 func (t *historyTab) open(id int64) {
 	t.u.openRun(id, func(err error) {
-		t.setStatus("Cannot open run "+fmt.Sprint(id)+": "+oneLine(err), style.FailColor)
+		t.setStatus("Cannot open run "+fmt.Sprint(id)+": "+oneline.Flat(err.Error()), style.FailColor)
 	})
 }

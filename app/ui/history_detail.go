@@ -59,7 +59,7 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 		countSeg(s.Removed, "−", " removed", style.Removed), sep(),
 		countSeg(s.Changed, "~", " changed", style.Changed))
 	if s.Violations > 0 {
-		counts.Segments = append(counts.Segments, &widget.TextSegment{Text: "   " + plural(s.Violations, "violation", "violations"),
+		counts.Segments = append(counts.Segments, &widget.TextSegment{Text: "   " + report.Plural(s.Violations, "violation"),
 			Style: widget.RichTextStyle{Inline: true, ColorName: style.FailColor, TextStyle: fyne.TextStyle{Bold: true}}})
 	}
 	addRow("Changes", counts)
@@ -90,10 +90,10 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 				c = style.FailColor
 			}
 			if n := len(run.Report.Blocked); n > 0 {
-				text += " · " + plural(n, "blocked action", "blocked actions")
+				text += " · " + report.Plural(n, "blocked action")
 			}
 			if n := len(run.Report.Outside); n > 0 {
-				text += " · " + plural(n, "change outside the workspace", "changes outside the workspace")
+				text += " · " + report.Plural(n, "change") + " outside the workspace"
 			}
 			addRow("Containment", wrapped(text, c, !ct.Contained))
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // versionsWorkspace is the workspace whose allowlists are shown: the
@@ -58,7 +60,7 @@ func (t *historyTab) showVersions() {
 		t.versions.Objects = nil
 		defer t.versions.Refresh()
 		if err != nil {
-			t.versions.Add(wrapped("Cannot read the allowlists: "+oneLine(err), style.FailColor, false))
+			t.versions.Add(wrapped("Cannot read the allowlists: "+oneline.Flat(err.Error()), style.FailColor, false))
 			return
 		}
 		if len(list) == 0 {
@@ -80,7 +82,7 @@ func versionCard(prev, cur *history.Allowlist, latest bool) fyne.CanvasObject {
 	added, removed := history.DiffAllowlists(prev, cur)
 	segs := []widget.RichTextSegment{
 		&widget.TextSegment{Text: fmt.Sprintf("Version %d", cur.Version), Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Bold: true}}},
-		&widget.TextSegment{Text: "   " + cur.CreatedAt.Local().Format("2006-01-02 15:04") + "   " + plural(len(cur.Entries), "entry", "entries"),
+		&widget.TextSegment{Text: "   " + cur.CreatedAt.Local().Format("2006-01-02 15:04") + "   " + report.Plural(len(cur.Entries), "entry"),
 			Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}},
 	}
 	if latest {

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // maxReportFile bounds a report file the app reads (a 5,000-change report
@@ -77,7 +78,7 @@ func isReportFile(path string) bool {
 func (u *UI) openReportFile(path string) {
 	u.loadReport(path, func(_ *report.Report, err error) {
 		if err != nil {
-			dialog.ShowError(errors.New(oneLine(err)), u.win)
+			dialog.ShowError(errors.New(oneline.Flat(err.Error())), u.win)
 		}
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
@@ -235,7 +234,7 @@ func entriesInfo(n, bytes int64) string {
 	if n == 1 {
 		what = "entry"
 	}
-	return fmt.Sprintf("%s %s · %s", review.GroupDigits(n), what, report.Size(bytes))
+	return fmt.Sprintf("%s %s · %s", report.GroupDigits(n), what, report.Size(bytes))
 }
 
 // afterDone says what the after step found once the run is over (the
@@ -252,7 +251,7 @@ func (p *phaseProgress) afterDone(after *snapshot.Manifest, r *report.Report) {
 		info = entriesInfo(int64(len(after.Entries)), bytes)
 	case r != nil && r.Stage != nil:
 		n := len(r.Changes)
-		info = fmt.Sprintf("stage: %s %s", review.GroupDigits(int64(n)), map[bool]string{true: "change", false: "changes"}[n == 1])
+		info = fmt.Sprintf("stage: %s %s", report.GroupDigits(int64(n)), map[bool]string{true: "change", false: "changes"}[n == 1])
 	default:
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // reopened is what openRun reads off the UI goroutine: the run and, for an
@@ -135,7 +136,7 @@ func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	}
 	switch {
 	case o.alErr != nil:
-		return text + fmt.Sprintf(" Version %d cannot be read: %s.", v, oneLine(o.alErr)), style.FailColor
+		return text + fmt.Sprintf(" Version %d cannot be read: %s.", v, oneline.Flat(o.alErr.Error())), style.FailColor
 	case o.approved == nil:
 		return text + " Which allowlist version was approved was not recorded (an approval made before diffgate recorded it).", c
 	case o.uncovered == 0 && len(o.other) == 0:
@@ -143,7 +144,7 @@ func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	}
 	var why []string
 	if o.uncovered > 0 {
-		why = append(why, plural(o.uncovered, "change", "changes")+" it does not allow")
+		why = append(why, report.Plural(o.uncovered, "change")+" it does not allow")
 	}
 	if len(o.other) > 0 {
 		why = append(why, strings.Join(o.other, ", ")+", which no allowlist allows")

@@ -29,6 +29,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Runner runs one gated run; pipeline.GateRun in the app.
@@ -361,7 +362,7 @@ func (t *runTab) workspaceChanged() {
 			}
 			t.setPreset(ws, al.Entries, al.Version)
 			t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace (%s, %s).",
-				al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), plural(len(al.Entries), "entry", "entries")))
+				al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), report.Plural(len(al.Entries), "entry")))
 		})
 	})
 }
@@ -386,7 +387,7 @@ func (t *runTab) approved(workspace string, entries []string, al *history.Allowl
 	}
 	t.setPreset(workspace, al.Entries, al.Version)
 	t.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace, approved just now (%s).",
-		al.Version, plural(len(al.Entries), "entry", "entries")))
+		al.Version, report.Plural(len(al.Entries), "entry")))
 }
 
 // allowlistVersion is the approved version the editor's entries are (0
@@ -413,7 +414,7 @@ func (t *runTab) loadScript() {
 	f, err := os.Open(p)
 	if err != nil {
 		t.scriptView.SetText("")
-		t.setScriptInfo(oneLine(err), style.FailColor)
+		t.setScriptInfo(oneline.Flat(err.Error()), style.FailColor)
 		return
 	}
 	st, err := f.Stat()
@@ -442,7 +443,7 @@ func (t *runTab) loadScript() {
 				return
 			}
 			if err != nil {
-				t.setScriptInfo(oneLine(err), style.FailColor)
+				t.setScriptInfo(oneline.Flat(err.Error()), style.FailColor)
 				return
 			}
 			t.scriptSHA = sum
@@ -536,10 +537,6 @@ func splitArgs(s string) ([]string, error) {
 	return out, nil
 }
 
-func oneLine(err error) string {
-	return strings.ReplaceAll(err.Error(), "\n", " ")
-}
-
 // start runs the gate in a goroutine; progress and output reach the widgets
 // through fyne.Do (u.do), so the window stays responsive.
 func (t *runTab) start() {
@@ -602,7 +599,7 @@ func (t *runTab) start() {
 	}
 	plan, err := pipeline.Preflight(opts)
 	if err != nil {
-		t.setStatus("Cannot run: "+oneLine(err), style.FailColor)
+		t.setStatus("Cannot run: "+oneline.Flat(err.Error()), style.FailColor)
 		return
 	}
 	t.remember(prefWorkspaces, ws, t.workspace)
@@ -679,7 +676,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 	if err != nil {
 		t.phases.finish(false)
 		var se *pipeline.SetupError
-		msg := oneLine(err)
+		msg := oneline.Flat(err.Error())
 		if !errors.As(err, &se) {
 			msg = "The gate failed: " + msg
 		}
@@ -705,7 +702,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 	}
 	switch {
 	case recErr != nil:
-		msg += "  Not recorded in the history: " + oneLine(recErr)
+		msg += "  Not recorded in the history: " + oneline.Flat(recErr.Error())
 		t.log.Warn().Err(recErr).Msg("record run in history")
 	case id > 0:
 		msg += fmt.Sprintf("  Recorded as run %d.", id)
@@ -772,7 +769,7 @@ func stageLine(out *pipeline.Result) (string, fyne.ThemeColorName) {
 	default:
 		cp := cost.Copy
 		b.WriteString("Staged in a copy of the workspace: the workspace is untouched")
-		fmt.Fprintf(&b, "; copied %s (%s", plural(cp.Files, "file", "files"), report.Size(cp.Bytes))
+		fmt.Fprintf(&b, "; copied %s (%s", report.Plural(cp.Files, "file"), report.Size(cp.Bytes))
 		if cp.Reflinked > 0 {
 			fmt.Fprintf(&b, ", %d reflinked", cp.Reflinked)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // applyTimeout bounds an apply or discard started from the review (the
@@ -56,7 +57,7 @@ func (u *UI) applyStage(r *report.Report, req review.ApplyRequest, done func(str
 			if res != nil && err != nil { // applied, not recorded
 				u.log.Warn().Err(err).Int64("run", id).Msg("apply")
 				done(res.State, nil)
-				u.review.SetDecision(oneLine(err), style.FailColor)
+				u.review.SetDecision(oneline.Flat(err.Error()), style.FailColor)
 			} else if err != nil {
 				u.log.Warn().Err(err).Int64("run", id).Msg("apply")
 				done("", err)

@@ -29,6 +29,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Options configure the window.
@@ -165,7 +166,7 @@ func Create(a fyne.App, w fyne.Window, opts Options) *UI {
 
 	u.notice = container.NewVBox()
 	if u.histErr != nil {
-		u.showNotice("History unavailable: " + oneLine(u.histErr) + ". Runs are not recorded until this is fixed; the file was left as it is.")
+		u.showNotice("History unavailable: " + oneline.Flat(u.histErr.Error()) + ". Runs are not recorded until this is fixed; the file was left as it is.")
 	}
 	w.SetContent(container.NewBorder(u.notice, nil, nil, nil, u.Tabs))
 	w.Resize(WindowSize(fyne.Size{})) // fitted to the screen once started (fitScreen)
@@ -350,7 +351,9 @@ func (u *UI) viewed(_ *report.Report, paths []string, on bool) {
 	id := u.reviewID
 	u.hist.SetViewedLater(id, paths, on, func(err error) {
 		u.log.Warn().Err(err).Int64("run", id).Msg("save viewed marks")
-		u.do(func() { u.showNotice("Viewed marks of run " + fmt.Sprint(id) + " not saved: " + oneLine(err) + ".") })
+		u.do(func() {
+			u.showNotice("Viewed marks of run " + fmt.Sprint(id) + " not saved: " + oneline.Flat(err.Error()) + ".")
+		})
 	})
 }
 
@@ -382,7 +385,7 @@ func errNoHistory(cause error) error {
 	if cause == nil {
 		return errors.New("the history is unavailable")
 	}
-	return fmt.Errorf("the history is unavailable (%s)", oneLine(cause))
+	return fmt.Errorf("the history is unavailable (%s)", oneline.Flat(cause.Error()))
 }
 
 // updateTitle puts the verdict of the report under review in the title.
@@ -427,7 +430,7 @@ func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Approved: allowlist version %d of this workspace saved (%s).", al.Version, plural(len(allowlist), "entry", "entries"))
+	msg := fmt.Sprintf("Approved: allowlist version %d of this workspace saved (%s).", al.Version, report.Plural(len(allowlist), "entry"))
 	if u.reviewID == 0 {
 		msg += " The report itself is not in the history (it was opened from a file)."
 	}
@@ -451,13 +454,6 @@ func (u *UI) reject(r *report.Report, note string) error {
 	u.review.SetDecision(fmt.Sprintf("Rejected: recorded on run %d.", u.reviewID), style.FailColor)
 	u.history.refresh()
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // framed draws o on the input background with a rounded border.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // AllowlistFileName is the name the drafted allowlist downloads as.
@@ -18,15 +19,15 @@ func AllowlistFile(source string, r *report.Report, entries []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("# diffgate allowlist, drafted in the web review\n")
 	if source != "" {
-		fmt.Fprintf(&b, "# report: %s\n", oneLine(source))
+		fmt.Fprintf(&b, "# report: %s\n", report.QuotePath(source))
 	}
 	if r != nil {
 		if r.Workspace != "" {
-			fmt.Fprintf(&b, "# workspace: %s\n", oneLine(r.Workspace))
+			fmt.Fprintf(&b, "# workspace: %s\n", report.QuotePath(r.Workspace))
 		}
 		v := strings.ToUpper(r.Verdict)
 		if len(r.Reasons) > 0 {
-			v += " (" + oneLine(strings.Join(r.Reasons, ", ")) + ")"
+			v += " (" + oneline.Flat(strings.Join(r.Reasons, ", ")) + ")"
 		}
 		fmt.Fprintf(&b, "# verdict with this allowlist: %s\n", v)
 	}
@@ -36,13 +37,4 @@ func AllowlistFile(source string, r *report.Report, entries []string) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
 }

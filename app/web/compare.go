@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/diffgate/diffgate/app/review"
-	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -29,9 +27,9 @@ func ParseManifest(name string, data []byte) (*snapshot.Manifest, error) {
 // DescribeManifest is one line on a manifest: its format and size.
 func DescribeManifest(m *snapshot.Manifest) string {
 	if m.Seed {
-		return fmt.Sprintf("seed snapshot, %s", plural(len(m.Entries), "file"))
+		return fmt.Sprintf("seed snapshot, %s", report.Plural(len(m.Entries), "file"))
 	}
-	s := fmt.Sprintf("diffgate manifest, %s", plural(len(m.Entries), "entry"))
+	s := fmt.Sprintf("diffgate manifest, %s", report.Plural(len(m.Entries), "entry"))
 	if m.Root != "" {
 		s += " of " + m.Root
 	}
@@ -39,11 +37,10 @@ func DescribeManifest(m *snapshot.Manifest) string {
 }
 
 // Compare builds the report of the changes from before to after, judged by
-// the allowlist text (one entry per line, "#" comments): the changes of
-// diff.Compare, the allowlist applied, the verdict evaluated. There is no
-// process information: only the file changes decide the verdict.
+// the allowlist text (one entry per line, "#" comments): report.Compare,
+// as diffgate diff does.
 func Compare(before, after *snapshot.Manifest, allowlist string) (*report.Report, error) {
-	entries, problems := review.ParseAllowlist(allowlist)
+	entries, problems := policy.ParseLines(allowlist)
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
@@ -55,30 +52,5 @@ func Compare(before, after *snapshot.Manifest, allowlist string) (*report.Report
 	if err != nil {
 		return nil, fmt.Errorf("allowlist: %w", err)
 	}
-	root := after.Root
-	if root == "" {
-		root = before.Root
-	}
-	r := &report.Report{
-		Schema:    report.Schema,
-		Workspace: root,
-		Reasons:   []string{},
-		Script:    report.Script{Args: []string{}},
-		Changes:   diff.Compare(before, after, diff.Options{Root: root}),
-	}
-	if r.Changes == nil {
-		r.Changes = []diff.Change{}
-	}
-	r.Apply(p, entries)
-	return r, nil
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") {
-		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return report.Compare(before, after, p, entries), nil
 }

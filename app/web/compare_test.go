@@ -164,3 +164,25 @@ func TestCompareDialog(t *testing.T) {
 		t.Error("Cancel did not close the dialog")
 	}
 }
+
+// One comparison for both front ends (report.Compare): an entry the after
+// manifest could not read fails here as it does in `diffgate diff`
+// (cmd/diffgate's TestDiffUnreadableLikeTheWeb reads the same manifests).
+// The browser said PASS where the CLI exited 1 with UNREADABLE a.txt.
+func TestCompareUnreadable(t *testing.T) {
+	b, err := ParseManifest("unreadable-before.json", fixture(t, "unreadable-before.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseManifest("unreadable-after.json", fixture(t, "unreadable-after.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compare(b, a, "a.txt\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != "fail" || len(r.Unreadable) != 1 || r.Unreadable[0].Path != "a.txt" {
+		t.Errorf("verdict %s (%q), unreadable %+v; want fail with a.txt", r.Verdict, r.Reasons, r.Unreadable)
+	}
+}

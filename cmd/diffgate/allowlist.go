@@ -14,6 +14,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // allowlistFlags declares --workspace and --db.
@@ -89,7 +90,7 @@ func (c *cli) allowlistShow(args []string) error {
 	fmt.Fprintf(c.stderr, "allowlist of %s, version %d, approved %s", tabSafe(a.Workspace), a.Version,
 		a.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 	if a.Note != "" {
-		fmt.Fprintf(c.stderr, ": %s", oneLine(a.Note))
+		fmt.Fprintf(c.stderr, ": %s", oneline.First(a.Note))
 	}
 	fmt.Fprintln(c.stderr)
 	for _, e := range a.Entries {
@@ -125,7 +126,7 @@ func (c *cli) allowlistList(args []string) error {
 	fmt.Fprintln(tw, "VERSION\tAPPROVED\tENTRIES\tNOTE")
 	for _, a := range all {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", a.Version, a.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-			len(a.Entries), oneLine(a.Note))
+			len(a.Entries), oneline.First(a.Note))
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // grantLines are the stderr lines beside the containment line: what the
@@ -54,7 +55,7 @@ func checkWritable(ws string, writable []string) error {
 			p = filepath.Join(ws, p)
 		}
 		if _, err := os.Stat(p); err != nil {
-			return usagef("run: --writable %s: %s", report.QuotePath(w), errText(err))
+			return usagef("run: --writable %s: %s", report.QuotePath(w), oneline.Reason(err))
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // openHistory opens the history database named by --db, else $DIFFGATE_DB,
@@ -223,7 +224,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 	if run.Decision != "" {
 		fmt.Fprintf(w, "decision: %s", run.Decision)
 		if run.DecisionNote != "" {
-			fmt.Fprintf(w, " (%s)", oneLine(run.DecisionNote))
+			fmt.Fprintf(w, " (%s)", oneline.First(run.DecisionNote))
 		}
 		fmt.Fprintln(w)
 	}
@@ -289,13 +290,13 @@ func (c *cli) historyVerify(args []string) error {
 		return err
 	}
 	if broken != nil {
-		fmt.Fprintf(c.stdout, "broken at %s: %s\n", oneLine(broken.What), broken.Reason)
+		fmt.Fprintf(c.stdout, "broken at %s: %s\n", oneline.First(broken.What), broken.Reason)
 		return errFailed
 	}
 	n, err := h.Count(c.ctx, history.Filter{})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", plural(n, "run"))
+	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", report.Plural(n, "run"))
 	return nil
 }

@@ -10,11 +10,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Exit codes of the contract.
@@ -60,10 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	case errors.Is(err, pipeline.ErrNotExecutable):
 		// As a shell would: 126, the command cannot be executed.
-		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
+		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneline.First(err.Error())))
 		return exitNotExecutable
 	default:
-		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneLine(err.Error())))
+		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneline.First(err.Error())))
 		return exitUsage
 	}
 }
@@ -72,11 +72,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type cli struct {
 	ctx            context.Context
 	stdout, stderr io.Writer
-}
-
-func oneLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

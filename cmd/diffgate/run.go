@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
@@ -93,7 +94,7 @@ func (c *cli) runVerb(args []string) error {
 		if err == nil {
 			return usagef("workspace %s: not a directory", report.QuotePath(*ws))
 		}
-		return usagef("workspace %s: %s", report.QuotePath(*ws), errText(err))
+		return usagef("workspace %s: %s", report.QuotePath(*ws), oneline.Reason(err))
 	}
 	allowList, err := allowEntries(allow, *allowFile)
 	if err != nil {
@@ -228,14 +229,6 @@ func (c *cli) logger() zerolog.Logger {
 	return zerolog.New(c.stderr).With().Timestamp().Logger().Level(zerolog.WarnLevel)
 }
 
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // summary is the run's verdict in one bounded line for stderr, e.g.
 // "PASS: 746 changes, all allowed (node_modules/ 740, package-lock.json 6)"
 // or "FAIL: 1 unexpected change, script exited 3 (12 changes, 11 allowed)".
@@ -254,11 +247,11 @@ func summary(rep *report.Report) string {
 	case rep.Verdict == report.Pass && n == 0:
 		return "PASS: no changes"
 	case rep.Verdict == report.Pass:
-		line = fmt.Sprintf("PASS: %s, all allowed", plural(n, "change"))
+		line = fmt.Sprintf("PASS: %s, all allowed", report.Plural(n, "change"))
 	default:
 		line = "FAIL: " + strings.Join(rep.Reasons, ", ")
 		if n > 0 {
-			line += fmt.Sprintf(" (%s, %d allowed)", plural(n, "change"), allowed)
+			line += fmt.Sprintf(" (%s, %d allowed)", report.Plural(n, "change"), allowed)
 		}
 		return report.Printable(truncate(line, maxLine))
 	}
@@ -302,13 +295,6 @@ func truncate(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // containSummary is the containment line of the stderr summary (see

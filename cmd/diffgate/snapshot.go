@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -61,21 +60,16 @@ func (c *cli) diffVerb(args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	changes := diff.Compare(before, after, diff.Options{Root: after.Root})
-	pol.Apply(changes)
-	failed := false
-	for i := range changes {
-		if changes[i].Allowed {
-			continue
+	r := report.Compare(before, after, pol, entries)
+	for i := range r.Changes {
+		if !r.Changes[i].Allowed {
+			fmt.Fprintln(c.stdout, report.ChangeLine(&r.Changes[i]))
 		}
-		failed = true
-		fmt.Fprintln(c.stdout, report.ChangeLine(&changes[i]))
 	}
-	for _, line := range report.UnreadableLines(diff.Unreadable(before, after)) {
-		failed = true
+	for _, line := range report.UnreadableLines(r.Unreadable) {
 		fmt.Fprintln(c.stdout, line)
 	}
-	if failed {
+	if r.Verdict != report.Pass {
 		return errFailed
 	}
 	return nil

@@ -239,11 +239,3 @@ var GitProtected = []GitPath{
 
 // DevWritable are the device nodes a contained script may write to.
 var DevWritable = []string{"/dev/null", "/dev/tty", "/dev/zero", "/dev/urandom"}
-
-// Layer names.
-const (
-	LayerEnv      = "env"
-	LayerLandlock = "landlock"
-	LayerSeccomp  = "seccomp"
-	LayerRlimit   = "rlimit"
-)

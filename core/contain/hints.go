@@ -2,9 +2,11 @@ package contain
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Hint is the fix for one kind of blocked action.
@@ -94,8 +96,7 @@ func cacheProfile(p, home string) string {
 		return ""
 	}
 	for _, c := range toolCaches {
-		d := strings.TrimSuffix(home, "/") + "/" + c.dir
-		if p == d || strings.HasPrefix(p, d+"/") {
+		if fspath.Within(p, filepath.Join(home, c.dir)) {
 			return c.profile
 		}
 	}
@@ -108,8 +109,8 @@ func secretPath(p, home string) bool {
 		return false
 	}
 	for _, s := range SecretStoreList {
-		d := strings.TrimSuffix(home, "/") + "/" + s.Path
-		if p == d || s.Dir && strings.HasPrefix(p, d+"/") {
+		d := filepath.Join(home, s.Path)
+		if p == d || s.Dir && fspath.Within(p, d) {
 			return true
 		}
 	}

@@ -129,10 +129,25 @@ const (
 	// hash was reused from the cache and no copy is stored), or the file
 	// changed again before the gate could read it.
 	NoteNotKept = "not-kept"
-	// NoteBudget: the content was not kept because the budget for kept
-	// contents was spent.
+	// NoteBudget: the run's budget for text diffs (given out in
+	// report.RankOrder) was spent. Reports of older runs also used it for
+	// the two keep budgets below.
 	NoteBudget = "budget"
+	// NoteKeepBudget: the before-content was not kept because the
+	// workspace's text exceeds a keep budget: the run's, for contents kept
+	// in memory (source-like files first), or the history's text store's.
+	NoteKeepBudget = "keep-budget"
 )
+
+// NoteBeforeMissing reports whether note says the before-content was not
+// there to diff (what Load full diff of a staged run can make up for).
+func NoteBeforeMissing(note string) bool {
+	switch note {
+	case NoteTooLarge, NoteNotKept, NoteBudget, NoteKeepBudget:
+		return true
+	}
+	return false
+}
 
 // IsDir reports whether the change is about a directory on either side.
 func (c *Change) IsDir() bool {

@@ -63,7 +63,9 @@ type Config struct {
 	Timeout time.Duration
 	// KeepText is the largest file whose content is kept (in memory, outside
 	// the workspace) for text diffs (default 256 KiB); KeepBudget bounds the
-	// total kept (default 64 MiB).
+	// total kept (default 64 MiB), of which files that are not source-like
+	// (in a vendor or cache tree, or over 64 KiB) take at most a quarter:
+	// the source files a reviewer reads are kept first.
 	KeepText, KeepBudget int64
 	// DiffBudget bounds the text diffs of the report together (default 64
 	// MiB), spent on violations first: a change past it has the DiffNote
@@ -146,7 +148,7 @@ type Result struct {
 	Kept func(yield func(sha256 string, data []byte) bool)
 	// OverBudget yields the SHA-256 of every small text content the run
 	// read but did not keep because KeepBudget was spent, so a store can
-	// tell a later run why it has no copy (diff.NoteBudget).
+	// tell a later run why it has no copy (diff.NoteKeepBudget).
 	OverBudget func(yield func(sha256 string) bool)
 	// StageCost is what staging cost a staged run (nil for a direct run).
 	StageCost *StageCost

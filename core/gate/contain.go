@@ -266,7 +266,7 @@ func privateTmp(dirs ...string) (string, error) {
 
 func inside(p string, dirs []string) bool {
 	for _, d := range dirs {
-		if d != "" && (p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/")) {
+		if d != "" && fspath.Within(p, d) {
 			return true
 		}
 	}

@@ -254,3 +254,46 @@ sed -i 's/b = 2/b = 3/' src/config.js src/mod7.js`
 		t.Error("the budget held every added file: the test proves nothing")
 	}
 }
+
+// A direct run keeps the before-contents of source-like files first (small,
+// outside vendor trees): with a keep budget far smaller than the
+// node_modules/ tree that the walk reaches first, the 10 edits of src/ (the
+// violations) still have their diffs, and the allowed vendor files without
+// one say the keep budget is why.
+func TestDirectRunKeepsSourceFirst(t *testing.T) {
+	ws := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		write(fmt.Sprintf("node_modules/pkg/f%03d.js", i), fmt.Sprintf("module.exports = %d; // a vendored file of the tree\n", i))
+	}
+	for i := range 10 {
+		write(fmt.Sprintf("src/mod%d.js", i), fmt.Sprintf("export const a = %d;\n", i))
+	}
+	res, _ := gateRunIn(t, ws, `for f in node_modules/pkg/*.js src/*.js; do sed -i 's/= /= 1+/' "$f"; done`,
+		gate.Config{KeepBudget: 4000, Allow: []string{"node_modules/"}})
+	kept := 0
+	for _, c := range res.Report.Changes {
+		switch {
+		case strings.HasPrefix(c.Path, "src/"):
+			if c.Allowed || !strings.Contains(c.TextDiff, "+export const a = 1+") {
+				t.Errorf("edit %s: allowed %v, no diff (note %q)", c.Path, c.Allowed, c.DiffNote)
+			}
+		case c.TextDiff != "":
+			kept++
+		case c.DiffNote != diff.NoteKeepBudget:
+			t.Errorf("%s: no diff, note %q", c.Path, c.DiffNote)
+		}
+	}
+	t.Logf("vendor files with a diff: %d of 300", kept)
+	if kept == 300 {
+		t.Error("the budget held every vendor file: the test proves nothing")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -97,7 +99,7 @@ func ResolveWorkspace(ws string) (fspath.Dir, error) {
 	}
 	r, err := fspath.ResolveDir(ws)
 	if err != nil {
-		return fspath.Dir{}, setupf("workspace %s: %s", report.QuotePath(ws), errText(err))
+		return fspath.Dir{}, setupf("workspace %s: %s", report.QuotePath(ws), oneline.Reason(err))
 	}
 	return r, nil
 }
@@ -395,7 +397,7 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 		// At the workspace's own path where a mount namespace can bind the
 		// copy there; else at the copy's (the report's stage says so).
 		if err := st.ProbeBind(ctx); err != nil {
-			g.cfg.Log.Info().Str("why", errText(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
+			g.cfg.Log.Info().Str("why", oneline.Reason(err)).Msg("stage: the copy cannot be bound at the workspace's path; the script runs at the copy's")
 		} else {
 			st.AtWorkspace = true
 			spec.Overlay = &proc.Overlay{Lower: g.ws, Upper: st.Copy(), Copy: true}
@@ -651,8 +653,26 @@ type keeper struct {
 	used        int64
 	data        map[string][]byte
 	// refused holds why content offered was not kept (diff.NoteBinary or
-	// diff.NoteBudget), by SHA-256.
+	// diff.NoteKeepBudget), by SHA-256.
 	refused map[string]string
+	// otherUsed is what contents not sourceLike take of the budget: at
+	// most a quarter, so that a vendor tree walked first cannot spend what
+	// the source files need.
+	otherUsed int64
+}
+
+// sourceMax is the largest file that counts as source-like.
+const sourceMax = 64 << 10
+
+// sourceLike reports whether e is what a reviewer reads first, whose
+// before-content a direct run keeps first: a small file outside vendor
+// and cache trees (node_modules, .venv, ...).
+func sourceLike(e *snapshot.Entry) bool {
+	if e.Size > sourceMax {
+		return false
+	}
+	_, vendor := policy.VendorDir(path.Dir(e.Path))
+	return !vendor
 }
 
 func newKeeper(max, budget int64) *keeper {
@@ -677,13 +697,17 @@ func (k *keeper) keep(e *snapshot.Entry, data []byte) {
 		k.mu.Unlock()
 		return
 	}
-	if k.used+int64(len(data)) > k.budget {
-		k.refused[e.SHA256] = diff.NoteBudget
+	src, n := sourceLike(e), int64(len(data))
+	if k.used+n > k.budget || !src && k.otherUsed+n > k.budget/4 {
+		k.refused[e.SHA256] = diff.NoteKeepBudget
 		k.mu.Unlock()
 		return
 	}
 	k.data[e.SHA256] = nil
-	k.used += int64(len(data))
+	k.used += n
+	if !src {
+		k.otherUsed += n
+	}
 	k.mu.Unlock()
 	c := append(make([]byte, 0, len(data)), data...)
 	k.mu.Lock()
@@ -715,7 +739,7 @@ func (k *keeper) overBudget(yield func(sha string) bool) {
 	k.mu.Lock()
 	var all []string
 	for sha, why := range k.refused {
-		if why == diff.NoteBudget {
+		if why == diff.NoteKeepBudget {
 			all = append(all, sha)
 		}
 	}
@@ -778,16 +802,4 @@ func orDefault64(v, d int64) int64 {
 		return v
 	}
 	return d
-}
-
-// errText is an error's message without the path the caller already names.
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		return "no such file or directory"
-	}
-	return err.Error()
 }

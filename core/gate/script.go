@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // ErrNotExecutable is the cause of the SetupError for a script without
@@ -38,11 +39,11 @@ func lookCommand(name string) (string, error) {
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", setupf("script %s: %s", report.QuotePath(name), errText(err))
+		return "", setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", setupf("script %s: %s", report.QuotePath(name), errText(err))
+		return "", setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
 	}
 	if !st.Mode().IsRegular() {
 		return "", setupf("script %s: not a regular file", report.QuotePath(name))
@@ -221,21 +222,21 @@ func isProgram(path string) bool {
 func hashFile(name, path string) (*script, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
+		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
+		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
 	}
 	defer f.Close()
 	h := sha256.New()
-	var text bytes.Buffer
-	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&text, maxScriptText}), f); err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), errText(err))
+	var body bytes.Buffer
+	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&body, maxScriptText}), f); err != nil {
+		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
 	}
 	sc := &script{path: abs, sha256: hex.EncodeToString(h.Sum(nil))}
 	if !isProgram(abs) {
-		sc.text = text.Bytes()
+		sc.text = body.Bytes()
 	}
 	return sc, nil
 }

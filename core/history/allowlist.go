@@ -65,7 +65,7 @@ func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("allowlist of %s: %w", workspace, errText(err))
+		return nil, fmt.Errorf("allowlist of %s: %w", workspace, dbError(err))
 	}
 	return a, nil
 }
@@ -79,7 +79,7 @@ func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Al
 		return nil, fmt.Errorf("allowlist of %s: version %d: %w", workspace, version, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("allowlist of %s: %w", workspace, errText(err))
+		return nil, fmt.Errorf("allowlist of %s: %w", workspace, dbError(err))
 	}
 	return a, nil
 }
@@ -89,19 +89,19 @@ func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, er
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+allowlistRowColumns+
 		" FROM allowlists WHERE workspace = ? ORDER BY version", blob(workspace))
 	if err != nil {
-		return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+		return nil, fmt.Errorf("allowlists of %s: %w", workspace, dbError(err))
 	}
 	defer rows.Close()
 	var out []Allowlist
 	for rows.Next() {
 		a, _, err := scanAllowlist(rows)
 		if err != nil {
-			return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+			return nil, fmt.Errorf("allowlists of %s: %w", workspace, dbError(err))
 		}
 		out = append(out, *a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("allowlists of %s: %w", workspace, errText(err))
+		return nil, fmt.Errorf("allowlists of %s: %w", workspace, dbError(err))
 	}
 	return out, nil
 }

@@ -205,18 +205,18 @@ func (db *DB) HashCache(ctx context.Context, workspace string) (*snapshot.Manife
 	// blob of a large tree is tens of MiB.
 	rows, err := db.sql.QueryContext(ctx, "SELECT data FROM hash_cache WHERE workspace = ?", blob(workspace))
 	if err != nil {
-		return nil, fmt.Errorf("hash cache: %w", errText(err))
+		return nil, fmt.Errorf("hash cache: %w", dbError(err))
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("hash cache: %w", errText(err))
+			return nil, fmt.Errorf("hash cache: %w", dbError(err))
 		}
 		return nil, nil
 	}
 	var data sql.RawBytes
 	if err := rows.Scan(&data); err != nil {
-		return nil, fmt.Errorf("hash cache: %w", errText(err))
+		return nil, fmt.Errorf("hash cache: %w", dbError(err))
 	}
 	m, err := decodeCache(data)
 	if err != nil {

@@ -140,12 +140,12 @@ func checkLink(ctx context.Context, q querier, kind string, ref int64, digest []
 		return errBrokenLink
 	}
 	if err != nil {
-		return errText(err)
+		return dbError(err)
 	}
 	var prev string
 	err = q.QueryRowContext(ctx, "SELECT hash FROM chain WHERE seq < ? ORDER BY seq DESC LIMIT 1", seq).Scan(&prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return errText(err)
+		return dbError(err)
 	}
 	if chainHash(prev, digest) != stored {
 		return errBrokenLink
@@ -236,25 +236,25 @@ type link struct {
 func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
+		return nil, fmt.Errorf("verify: %w", dbError(err))
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, "SELECT seq, kind, ref, hash FROM chain ORDER BY seq")
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
+		return nil, fmt.Errorf("verify: %w", dbError(err))
 	}
 	var links []link
 	for rows.Next() {
 		var l link
 		if err := rows.Scan(&l.seq, &l.kind, &l.ref, &l.hash); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("verify: %w", errText(err))
+			return nil, fmt.Errorf("verify: %w", dbError(err))
 		}
 		links = append(links, l)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("verify: %w", errText(err))
+		return nil, fmt.Errorf("verify: %w", dbError(err))
 	}
 	prev, prevSeq, prevRun := "", int64(0), int64(0)
 	for _, l := range links {
@@ -292,7 +292,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 				return b, nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("verify: allowlist %d: %w", l.ref, errText(err))
+				return nil, fmt.Errorf("verify: allowlist %d: %w", l.ref, dbError(err))
 			}
 			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
 			digest = r.digest()
@@ -303,7 +303,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 				return b, nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("verify: decision %d: %w", l.ref, errText(err))
+				return nil, fmt.Errorf("verify: decision %d: %w", l.ref, dbError(err))
 			}
 			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", l.ref, d.runID), d.runID
 			digest = d.digest()
@@ -314,7 +314,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 				return b, nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("verify: stage event %d: %w", l.ref, errText(err))
+				return nil, fmt.Errorf("verify: stage event %d: %w", l.ref, dbError(err))
 			}
 			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", l.ref, d.event, d.runID), d.runID
 			digest = d.digest()
@@ -347,7 +347,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 	} {
 		var id sql.NullInt64
 		if err := tx.QueryRowContext(ctx, o.query).Scan(&id); err != nil {
-			return nil, fmt.Errorf("verify: %w", errText(err))
+			return nil, fmt.Errorf("verify: %w", dbError(err))
 		}
 		if !id.Valid {
 			continue
@@ -359,19 +359,19 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 		case linkAllowlist:
 			r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id.Int64))
 			if err != nil {
-				return nil, fmt.Errorf("verify: %w", errText(err))
+				return nil, fmt.Errorf("verify: %w", dbError(err))
 			}
 			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
 		case linkDecision:
 			d, err := loadDecisionRow(ctx, tx, id.Int64)
 			if err != nil {
-				return nil, fmt.Errorf("verify: %w", errText(err))
+				return nil, fmt.Errorf("verify: %w", dbError(err))
 			}
 			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", id.Int64, d.runID), d.runID
 		case linkStage:
 			d, err := loadStageEventRow(ctx, tx, id.Int64)
 			if err != nil {
-				return nil, fmt.Errorf("verify: %w", errText(err))
+				return nil, fmt.Errorf("verify: %w", dbError(err))
 			}
 			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", id.Int64, d.event, d.runID), d.runID
 		}

@@ -33,6 +33,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // EnvDB names the environment variable that overrides the default database path.
@@ -89,7 +90,7 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 		return nil, fmt.Errorf("history database %s: %v", path, err)
 	}
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("history database %s: %s", abs, oneLine(fmt.Sprintf(format, a...)))
+		return fmt.Errorf("history database %s: %s", abs, oneline.First(fmt.Sprintf(format, a...)))
 	}
 	if fi, err := os.Stat(abs); err == nil {
 		if !fi.Mode().IsRegular() {
@@ -105,18 +106,18 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 			// still work.
 			r, rerr := os.Open(abs)
 			if rerr != nil {
-				return nil, fail("%v", errText(rerr))
+				return nil, fail("%v", dbError(rerr))
 			}
 			r.Close()
 			return openReadOnly(abs, log, fail)
 		}
 		if err != nil {
-			return nil, fail("%v", errText(err))
+			return nil, fail("%v", dbError(err))
 		}
 		f.Close()
 	} else if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-			return nil, fail("create directory: %v", errText(err))
+			return nil, fail("create directory: %v", dbError(err))
 		}
 		// The history holds scripts and file contents: owner only. SQLite
 		// gives its -wal and -shm files the database file's permissions.
@@ -124,10 +125,10 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 		if err == nil {
 			f.Close()
 		} else if !errors.Is(err, os.ErrExist) {
-			return nil, fail("%v", errText(err))
+			return nil, fail("%v", dbError(err))
 		}
 	} else {
-		return nil, fail("%v", errText(err))
+		return nil, fail("%v", dbError(err))
 	}
 	// Look at the file read-only first, so a foreign, corrupt or newer
 	// database is refused before anything (even the journal mode) is written.
@@ -135,11 +136,11 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 		if isReadOnly(err) { // a writable file in a read-only directory
 			return openReadOnly(abs, log, fail)
 		}
-		return nil, fail("%v", errTextAt(err, abs))
+		return nil, fail("%v", dbErrorAt(err, abs))
 	}
 	sdb, err := sql.Open("sqlite", dsn(abs, false))
 	if err != nil {
-		return nil, fail("%v", errText(err))
+		return nil, fail("%v", dbError(err))
 	}
 	db := &DB{sql: sdb, path: abs, log: log}
 	if err := db.migrate(context.Background(), target); err != nil {
@@ -165,17 +166,17 @@ func openReadOnly(abs string, log zerolog.Logger, fail func(string, ...any) erro
 			if isReadOnly(err) {
 				continue
 			}
-			return nil, fail("%v", errText(err))
+			return nil, fail("%v", dbError(err))
 		}
 		sdb, err := sql.Open("sqlite", d)
 		if err != nil {
-			return nil, fail("%v", errText(err))
+			return nil, fail("%v", dbError(err))
 		}
 		db := &DB{sql: sdb, path: abs, log: log, readOnly: true}
 		v, err := db.SchemaVersion(context.Background())
 		if err != nil {
 			sdb.Close()
-			return nil, fail("%v", errText(err))
+			return nil, fail("%v", dbError(err))
 		}
 		if v != len(migrations) {
 			sdb.Close()
@@ -184,7 +185,7 @@ func openReadOnly(abs string, log zerolog.Logger, fail func(string, ...any) erro
 		log.Debug().Str("path", abs).Msg("history database open read-only")
 		return db, nil
 	}
-	return nil, fail("%v", errText(err))
+	return nil, fail("%v", dbError(err))
 }
 
 // ReadOnly reports whether the database was opened read-only (the file,
@@ -244,7 +245,7 @@ func dsnReadOnly(path string, immutable bool) string {
 // probe checks, without writing, that the database at the data source name
 // d is empty, a diffgate history or an empty SQLite database, and that its
 // schema is not newer than this code knows. SQLite errors are returned as
-// they are (see errText).
+// they are (see dbError).
 func probe(d string) error {
 	sdb, err := sql.Open("sqlite", d)
 	if err != nil {
@@ -277,8 +278,8 @@ func newerError(version int) error {
 	return fmt.Errorf("schema version %d is newer than this diffgate supports (%d); use a newer diffgate (the file was left untouched)", version, len(migrations))
 }
 
-// errText turns driver errors into short, readable reasons.
-func errText(err error) error {
+// dbError turns driver errors into short, readable reasons.
+func dbError(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -343,16 +344,16 @@ func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error)
 // "disk I/O error" (e.g. growing the -shm file: SQLITE_IOERR_SHMSIZE).
 const lowSpace = 1 << 20
 
-// errTextAt is errText for an error of the database at path: an I/O error
+// dbErrorAt is dbError for an error of the database at path: an I/O error
 // on a full disk says that the disk is full.
-func errTextAt(err error, path string) error {
+func dbErrorAt(err error, path string) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == 10 { // SQLITE_IOERR
 		if free, ok := freeBytes(filepath.Dir(path)); ok && free < lowSpace {
 			return errors.New("no space left on device (the disk holding the database is full)")
 		}
 	}
-	return errText(err)
+	return dbError(err)
 }
 
 // writeError words a failed write: a full disk or a read-only database says so.
@@ -360,7 +361,7 @@ func (db *DB) writeError(err error) error {
 	if db.readOnly && isReadOnly(err) {
 		return errors.New("the database is read-only (opened without write access)")
 	}
-	return errTextAt(err, db.path)
+	return dbErrorAt(err, db.path)
 }
 
 func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -414,11 +415,4 @@ func WorkspaceKey(dir string) (string, error) {
 		return r, nil
 	}
 	return abs, nil
-}
-
-func oneLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

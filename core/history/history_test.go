@@ -518,7 +518,7 @@ func TestVerifyCatchesEdits(t *testing.T) {
 		{"change path", "UPDATE changes SET path = CAST('evil' AS BLOB) WHERE run_id = 2 AND seq = 1", "run 2", "altered"},
 		{"change allowed", "UPDATE changes SET allowed = 1 WHERE run_id = 3 AND seq = 2", "run 3", "altered"},
 		{"change deleted", "DELETE FROM changes WHERE run_id = 1 AND seq = 0", "run 1", "altered"},
-		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
+		{"change added", "INSERT INTO changes SELECT run_id, 99, path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside, renamed_to, renamed_from, similarity, rename_diff FROM changes WHERE run_id = 2 AND seq = 0", "run 2", "altered"},
 		{"hash rewritten", "UPDATE runs SET hash = '" + strings.Repeat("0", 64) + "' WHERE id = 2", "run 2", "altered"},
 		{"newest run edited", "UPDATE runs SET violations = 0 WHERE id = 4", "run 4", "altered"},
 		{"run deleted", "DELETE FROM runs WHERE id = 2", "run 2", "run 2 is missing"},
@@ -921,6 +921,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 8: the same (migration 9 rebuilt stage_events, none for
 	// them: TestStageEventsSurviveMigration9 covers rows).
 	8: seedV2,
+	// Version 9: the same (migration 10 added the changes' rename fields,
+	// empty for them: TestRenamesStored covers rows).
+	9: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.

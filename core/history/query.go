@@ -112,7 +112,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 	}
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", errText(err))
+		return nil, fmt.Errorf("list runs: %w", dbError(err))
 	}
 	defer rows.Close()
 	var out []Summary
@@ -122,7 +122,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 		var extra, args []byte
 		if err := rows.Scan(&s.ID, &started, &s.Workspace, &s.Script, &s.Verdict,
 			&s.Added, &s.Removed, &s.Changed, &s.Violations, &s.Decision, &s.ApprovedVersion, &extra, &event, &args); err != nil {
-			return nil, fmt.Errorf("list runs: %w", errText(err))
+			return nil, fmt.Errorf("list runs: %w", dbError(err))
 		}
 		s.ScriptLine = s.Script
 		if len(extra) > 0 {
@@ -149,7 +149,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", errText(err))
+		return nil, fmt.Errorf("list runs: %w", dbError(err))
 	}
 	return out, nil
 }
@@ -159,7 +159,7 @@ func (db *DB) Count(ctx context.Context, f Filter) (int, error) {
 	where, args := f.where()
 	var n int
 	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM runs"+where, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count runs: %w", errText(err))
+		return 0, fmt.Errorf("count runs: %w", dbError(err))
 	}
 	return n, nil
 }
@@ -174,19 +174,19 @@ func (db *DB) Workspaces(ctx context.Context, limit int) ([]string, error) {
 	}
 	rows, err := db.sql.QueryContext(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", errText(err))
+		return nil, fmt.Errorf("list workspaces: %w", dbError(err))
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var ws []byte
 		if err := rows.Scan(&ws); err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", errText(err))
+			return nil, fmt.Errorf("list workspaces: %w", dbError(err))
 		}
 		out = append(out, string(ws))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", errText(err))
+		return nil, fmt.Errorf("list workspaces: %w", dbError(err))
 	}
 	return out, nil
 }
@@ -195,7 +195,7 @@ func (db *DB) Workspaces(ctx context.Context, limit int) ([]string, error) {
 func (db *DB) Latest(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
 	if err := db.sql.QueryRowContext(ctx, "SELECT max(id) FROM runs").Scan(&id); err != nil {
-		return 0, fmt.Errorf("latest run: %w", errText(err))
+		return 0, fmt.Errorf("latest run: %w", dbError(err))
 	}
 	return id.Int64, nil
 }
@@ -204,7 +204,8 @@ const runColumns = `workspace, script_path, script_sha256, script_text, args, al
 	started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers,
 	stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, extra, hash`
 
-const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside`
+const changeColumns = `path, kind, aspects, before, after, allowed, rule, risk, text_diff, diff_note, links_inside,
+	renamed_to, renamed_from, similarity, rename_diff`
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -224,7 +225,7 @@ func loadRunRow(ctx context.Context, q querier, id int64) (*runRow, string, erro
 		return nil, "", fmt.Errorf("run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("run %d: %w", id, errText(err))
+		return nil, "", fmt.Errorf("run %d: %w", id, dbError(err))
 	}
 	return &r, hash, nil
 }
@@ -233,22 +234,22 @@ func loadRunRow(ctx context.Context, q querier, id int64) (*runRow, string, erro
 func eachChange(ctx context.Context, q querier, id int64, fn func(*changeRow) error) error {
 	rows, err := q.QueryContext(ctx, "SELECT "+changeColumns+" FROM changes WHERE run_id = ? ORDER BY seq", id)
 	if err != nil {
-		return fmt.Errorf("run %d: changes: %w", id, errText(err))
+		return fmt.Errorf("run %d: changes: %w", id, dbError(err))
 	}
 	defer rows.Close()
 	var c changeRow
 	for rows.Next() {
 		c = changeRow{}
 		if err := rows.Scan(&c.path, &c.kind, &c.aspects, &c.before, &c.after, &c.allowed,
-			&c.rule, &c.risk, &c.textDiff, &c.diffNote, &c.linksInside); err != nil {
-			return fmt.Errorf("run %d: changes: %w", id, errText(err))
+			&c.rule, &c.risk, &c.textDiff, &c.diffNote, &c.linksInside, &c.renamedTo, &c.renamedFrom, &c.similarity, &c.renameDiff); err != nil {
+			return fmt.Errorf("run %d: changes: %w", id, dbError(err))
 		}
 		if err := fn(&c); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("run %d: changes: %w", id, errText(err))
+		return fmt.Errorf("run %d: changes: %w", id, dbError(err))
 	}
 	return nil
 }
@@ -258,7 +259,7 @@ func eachChange(ctx context.Context, q querier, id int64, fn func(*changeRow) er
 func (db *DB) Get(ctx context.Context, id int64) (*Run, error) {
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // one consistent snapshot
 	if err != nil {
-		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+		return nil, fmt.Errorf("run %d: %w", id, dbError(err))
 	}
 	defer tx.Rollback()
 	row, hash, err := loadRunRow(ctx, tx, id)
@@ -293,7 +294,7 @@ func (db *DB) Get(ctx context.Context, id int64) (*Run, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return nil, fmt.Errorf("run %d: decision: %w", id, errText(err))
+		return nil, fmt.Errorf("run %d: decision: %w", id, dbError(err))
 	default:
 		run.DecidedAt, _ = parseTime(decided)
 	}
@@ -337,7 +338,8 @@ func (r *runRow) toRun() (*Run, error) {
 
 func (c *changeRow) toChange() (diff.Change, error) {
 	ch := diff.Change{Path: c.path, Kind: diff.Kind(c.kind), Aspects: []diff.Aspect{}, Allowed: c.allowed,
-		Rule: c.rule, Risk: diff.Risk(c.risk), TextDiff: c.textDiff, DiffNote: c.diffNote, LinksInside: int(c.linksInside)}
+		Rule: c.rule, Risk: diff.Risk(c.risk), TextDiff: c.textDiff, DiffNote: c.diffNote, LinksInside: int(c.linksInside),
+		RenamedTo: c.renamedTo, RenamedFrom: c.renamedFrom, Similarity: int(c.similarity), RenameDiff: c.renameDiff}
 	if c.aspects != "" {
 		for _, a := range strings.Split(c.aspects, ",") {
 			ch.Aspects = append(ch.Aspects, diff.Aspect(a))
@@ -370,7 +372,7 @@ func (db *DB) Content(ctx context.Context, sha string) ([]byte, error) {
 		return nil, fmt.Errorf("content %s: %w", sha, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("content %s: %w", sha, errText(err))
+		return nil, fmt.Errorf("content %s: %w", sha, dbError(err))
 	}
 	switch encoding {
 	case "raw":

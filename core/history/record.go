@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,16 @@ type changeRow struct {
 	textDiff            string
 	diffNote            string // diff.Change.DiffNote
 	linksInside         int64  // diff.Change.LinksInside
+	// renamedTo, renamedFrom, similarity and renameDiff are a rename's
+	// fields (diff.Change), "" and 0 for any other change.
+	renamedTo, renamedFrom string
+	similarity             int64
+	renameDiff             string
+}
+
+// renamed reports whether the row carries a rename's fields.
+func (c *changeRow) renamed() bool {
+	return c.renamedTo != "" || c.renamedFrom != "" || c.similarity != 0 || c.renameDiff != ""
 }
 
 const timeLayout = time.RFC3339Nano
@@ -113,7 +124,8 @@ func newRunRow(r *Run) (*runRow, error) {
 
 func newChangeRow(c *diff.Change) (changeRow, error) {
 	row := changeRow{path: c.Path, kind: string(c.Kind), allowed: c.Allowed, rule: c.Rule,
-		risk: string(c.Risk), textDiff: c.TextDiff, diffNote: c.DiffNote, linksInside: int64(c.LinksInside)}
+		risk: string(c.Risk), textDiff: c.TextDiff, diffNote: c.DiffNote, linksInside: int64(c.LinksInside),
+		renamedTo: c.RenamedTo, renamedFrom: c.RenamedFrom, similarity: int64(c.Similarity), renameDiff: c.RenameDiff}
 	switch c.Kind {
 	case diff.Added, diff.Removed, diff.Changed:
 	default:
@@ -190,14 +202,25 @@ func newCanon(r *runRow) *canon {
 func (c *canon) change(ch *changeRow) {
 	e := &c.e
 	e.str(ch.path)
-	if ch.diffNote == "" {
-		e.str(ch.kind)
-	} else {
+	kind := ch.kind
+	if ch.diffNote != "" {
 		// The note rides with the kind, whose values are fixed words: the
 		// encoding stays unambiguous and changes without a note (all of
 		// them before migration 5) keep their hashes.
-		e.str(ch.kind + "/" + ch.diffNote)
+		kind += "/" + ch.diffNote
 	}
+	if ch.renamed() {
+		// So do a rename's fields, after a NUL (in no kind or note), each
+		// length-prefixed: changes without them (all of them before
+		// migration 10) keep their hashes.
+		var r enc
+		r.str(ch.renamedTo)
+		r.str(ch.renamedFrom)
+		r.int(ch.similarity)
+		r.str(ch.renameDiff)
+		kind += "\x00" + string(r.b)
+	}
+	e.str(kind)
 	e.str(ch.aspects)
 	for _, s := range []sql.NullString{ch.before, ch.after} {
 		e.bool(s.Valid)
@@ -328,20 +351,8 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
 			return err
 		}
-		if len(rows) > 0 {
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO changes (run_id, seq, path, kind, aspects,
-				before, after, allowed, rule, risk, text_diff, diff_note, links_inside) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for i := range rows {
-				c := &rows[i]
-				if _, err := stmt.ExecContext(ctx, id, i, blob(c.path), c.kind, c.aspects,
-					nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk, blob(c.textDiff), c.diffNote, c.linksInside); err != nil {
-					return err
-				}
-			}
+		if err := insertChanges(ctx, tx, id, rows); err != nil {
+			return err
 		}
 		if len(kept) > 0 {
 			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO contents (sha256, size, encoding, data) VALUES (?, ?, ?, ?)")
@@ -396,7 +407,7 @@ func (db *DB) collectContents(ctx context.Context, changes []diff.Change, conten
 			var have int
 			err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM contents WHERE sha256 = ?", e.SHA256).Scan(&have)
 			if err != nil {
-				return nil, errText(err)
+				return nil, dbError(err)
 			}
 			if have > 0 {
 				continue
@@ -412,4 +423,39 @@ func (db *DB) collectContents(ctx context.Context, changes []diff.Change, conten
 		}
 	}
 	return out, nil
+}
+
+// insertChanges writes the change rows of run id. The rename columns
+// (migration 10) are written only for a run with a rename, so that a run
+// without one records alike into a database of an older schema (tests
+// build those with the current code).
+func insertChanges(ctx context.Context, tx *sql.Tx, id int64, rows []changeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	renames := slices.ContainsFunc(rows, func(c changeRow) bool { return c.renamed() })
+	cols, marks := "", ""
+	if renames {
+		cols, marks = ", renamed_to, renamed_from, similarity, rename_diff", ", ?, ?, ?, ?"
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO changes (run_id, seq, path, kind, aspects,
+		before, after, allowed, rule, risk, text_diff, diff_note, links_inside`+cols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`+marks+`)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range rows {
+		c := &rows[i]
+		args := []any{id, i, blob(c.path), c.kind, c.aspects,
+			nullBlob(c.before.String, c.before.Valid), nullBlob(c.after.String, c.after.Valid), c.allowed, blob(c.rule), c.risk,
+			blob(c.textDiff), c.diffNote, c.linksInside}
+		if renames {
+			args = append(args, blob(c.renamedTo), blob(c.renamedFrom), c.similarity, blob(c.renameDiff))
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -146,7 +146,7 @@ func stageOf(ctx context.Context, q querier, id int64) (*report.Stage, error) {
 		return nil, fmt.Errorf("run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+		return nil, fmt.Errorf("run %d: %w", id, dbError(err))
 	}
 	var rep report.Report
 	if err := decodeExtra(extra, &rep); err != nil {
@@ -169,7 +169,7 @@ func stageState(ctx context.Context, q querier, id int64, st *report.Stage) erro
 	case errors.Is(err, sql.ErrNoRows):
 		st.State = report.StagePending
 	case err != nil:
-		return fmt.Errorf("run %d: stage: %w", id, errText(err))
+		return fmt.Errorf("run %d: stage: %w", id, dbError(err))
 	case ev == EventApplying:
 		st.State = report.StagePending // started, not done: apply resumes it
 	default:
@@ -195,7 +195,7 @@ func applying(ctx context.Context, q querier, id int64) (*StageEvent, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %d: stage: %w", id, errText(err))
+		return nil, fmt.Errorf("run %d: stage: %w", id, dbError(err))
 	}
 	if ev.Event != EventApplying {
 		return nil, nil
@@ -219,7 +219,7 @@ func (db *DB) HalfAppliedRuns(ctx context.Context) ([]HalfApplied, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT r.id, r.workspace FROM runs r JOIN stage_events e ON e.run_id = r.id
 		WHERE e.event = ? AND e.id = (SELECT max(id) FROM stage_events WHERE run_id = r.id) ORDER BY r.id`, EventApplying)
 	if err != nil {
-		return nil, fmt.Errorf("half-applied runs: %w", errText(err))
+		return nil, fmt.Errorf("half-applied runs: %w", dbError(err))
 	}
 	defer rows.Close()
 	var out []HalfApplied
@@ -227,7 +227,7 @@ func (db *DB) HalfAppliedRuns(ctx context.Context) ([]HalfApplied, error) {
 		var h HalfApplied
 		var ws []byte
 		if err := rows.Scan(&h.RunID, &ws); err != nil {
-			return nil, fmt.Errorf("half-applied runs: %w", errText(err))
+			return nil, fmt.Errorf("half-applied runs: %w", dbError(err))
 		}
 		h.Workspace = string(ws)
 		out = append(out, h)
@@ -239,7 +239,7 @@ func (db *DB) HalfAppliedRuns(ctx context.Context) ([]HalfApplied, error) {
 func (db *DB) StageEvents(ctx context.Context, id int64) ([]StageEvent, error) {
 	rows, err := db.sql.QueryContext(ctx, "SELECT event, decision, paths, at FROM stage_events WHERE run_id = ? ORDER BY id", id)
 	if err != nil {
-		return nil, fmt.Errorf("run %d: %w", id, errText(err))
+		return nil, fmt.Errorf("run %d: %w", id, dbError(err))
 	}
 	defer rows.Close()
 	var out []StageEvent
@@ -248,7 +248,7 @@ func (db *DB) StageEvents(ctx context.Context, id int64) ([]StageEvent, error) {
 		var paths []byte
 		var at string
 		if err := rows.Scan(&ev.Event, &ev.Decision, &paths, &at); err != nil {
-			return nil, fmt.Errorf("run %d: %w", id, errText(err))
+			return nil, fmt.Errorf("run %d: %w", id, dbError(err))
 		}
 		if ev.Paths, err = decodeList(paths); err != nil {
 			return nil, fmt.Errorf("run %d: stage event paths: %w", id, err)
@@ -265,7 +265,7 @@ func (db *DB) StageEvents(ctx context.Context, id int64) ([]StageEvent, error) {
 func (db *DB) PendingStages(ctx context.Context) (map[string]int64, error) {
 	rows, err := db.sql.QueryContext(ctx, "SELECT id, extra FROM runs WHERE length(extra) > 0 AND id NOT IN (SELECT run_id FROM stage_events WHERE event <> ?)", EventApplying)
 	if err != nil {
-		return nil, fmt.Errorf("pending stages: %w", errText(err))
+		return nil, fmt.Errorf("pending stages: %w", dbError(err))
 	}
 	defer rows.Close()
 	out := map[string]int64{}
@@ -273,7 +273,7 @@ func (db *DB) PendingStages(ctx context.Context) (map[string]int64, error) {
 		var id int64
 		var extra []byte
 		if err := rows.Scan(&id, &extra); err != nil {
-			return nil, fmt.Errorf("pending stages: %w", errText(err))
+			return nil, fmt.Errorf("pending stages: %w", dbError(err))
 		}
 		var rep report.Report
 		if decodeExtra(extra, &rep) == nil && rep.Stage != nil {

@@ -104,18 +104,18 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 			var s string
 			if err := rows.Scan(&s); err != nil {
 				rows.Close()
-				return st, fmt.Errorf("text store: %w", errText(err))
+				return st, fmt.Errorf("text store: %w", dbError(err))
 			}
 			have[s] = true
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return st, fmt.Errorf("text store: %w", errText(err))
+			return st, fmt.Errorf("text store: %w", dbError(err))
 		}
 	case isNoTable(err):
 	default:
-		return st, fmt.Errorf("text store: %w", errText(err))
+		return st, fmt.Errorf("text store: %w", dbError(err))
 	}
 	// Check and compress outside the transaction (other writers wait only
 	// for the inserts), on every core.
@@ -245,7 +245,7 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 		return nil, fmt.Errorf("text %s: %w", sha, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("text %s: %w", sha, errText(err))
+		return nil, fmt.Errorf("text %s: %w", sha, dbError(err))
 	}
 	if encoding == "deflate" {
 		if data, err = inflate(data, size); err != nil {

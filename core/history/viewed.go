@@ -62,7 +62,7 @@ func (db *DB) SetViewed(ctx context.Context, runID int64, paths []string, viewed
 func (db *DB) Viewed(ctx context.Context, runID int64) ([]string, error) {
 	out, err := queryStrings(ctx, db.sql, "SELECT path FROM viewed WHERE run_id = ? ORDER BY path", runID)
 	if err != nil {
-		return nil, fmt.Errorf("run %d: viewed: %w", runID, errText(err))
+		return nil, fmt.Errorf("run %d: viewed: %w", runID, dbError(err))
 	}
 	return out, nil
 }

@@ -261,13 +261,13 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	return out, nil
 }
 
-// budgetNotes turns a "not kept" note into "budget" where the workspace's
-// text store lacks the before-content for want of budget.
+// budgetNotes turns a "not kept" note into "keep-budget" where the
+// workspace's text store lacks the before-content for want of budget.
 func budgetNotes(ctx context.Context, db *history.DB, key string, res *gate.Result) {
 	for i := range res.Report.Changes {
 		c := &res.Report.Changes[i]
 		if c.DiffNote == diff.NoteNotKept && c.Before != nil && db.TextMissed(ctx, key, c.Before.SHA256) {
-			c.DiffNote = diff.NoteBudget
+			c.DiffNote = diff.NoteKeepBudget
 		}
 	}
 }

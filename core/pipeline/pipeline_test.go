@@ -161,13 +161,13 @@ func TestReadOnlyHistoryRefused(t *testing.T) {
 }
 
 // TestDiffNoteBudget: run 1 cannot keep settings.ini for its budget; run 2
-// reuses its hash and edits it: the change has no diff and says "budget",
-// not "not kept". With a budget, run 2 has the diff.
+// reuses its hash and edits it: the change has no diff and says
+// "keep-budget", not "not kept". With a budget, run 2 has the diff.
 func TestDiffNoteBudget(t *testing.T) {
 	for _, tc := range []struct {
 		keepBudget int64
 		note       string
-	}{{1, diff.NoteBudget}, {0, ""}} {
+	}{{1, diff.NoteKeepBudget}, {0, ""}} {
 		ws, scripts, db := setup(t)
 		// The hash cache reuses a hash only for a file older than the
 		// granularity (2 s by default): a fine one reuses at once.

@@ -190,15 +190,49 @@ func ReadEntries(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.Index(line, "#"); i >= 0 {
-			line = line[:i]
-		}
-		if line = strings.TrimSpace(line); line != "" {
+		if line := lineEntry(sc.Text()); line != "" {
 			out = append(out, line)
 		}
 	}
 	return out, sc.Err()
+}
+
+// lineEntry is the entry a line of allowlist text holds: the line without
+// its comment ("#" to the end) and surrounding spaces; "" for none.
+func lineEntry(line string) string {
+	if i := strings.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
+	return strings.TrimSpace(line)
+}
+
+// LineProblem is a line of allowlist text the parser rejects.
+type LineProblem struct {
+	// Line is the 1-based line number.
+	Line int
+	// Entry is the entry as written; Message is the parser's message.
+	Entry, Message string
+}
+
+func (p LineProblem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Message) }
+
+// ParseLines reads allowlist text as ReadEntries does (one entry a line,
+// "#" starts a comment, blank lines are ignored) and checks each entry: it
+// returns the valid entries and a LineProblem for every line the parser
+// rejects, so that an editor can say which lines are wrong.
+func ParseLines(text string) (entries []string, problems []LineProblem) {
+	for n, line := range strings.Split(text, "\n") {
+		line = lineEntry(line)
+		if line == "" {
+			continue
+		}
+		if _, err := Parse([]string{line}); err != nil {
+			problems = append(problems, LineProblem{Line: n + 1, Entry: line, Message: err.Error()})
+			continue
+		}
+		entries = append(entries, line)
+	}
+	return entries, problems
 }
 
 // Parse turns entries into a policy. A malformed entry is an error naming it.
@@ -393,11 +427,6 @@ func (p *Policy) Decide(c *diff.Change) Decision {
 	var buf [32]int32
 	cand := p.index().candidates(c.Path, buf[:0])
 	return p.decideAmong(c, cand, len(cand))
-}
-
-// decideLinear is Decide trying every rule: the reference the index must agree with.
-func (p *Policy) decideLinear(c *diff.Change) Decision {
-	return p.decideAmong(c, nil, len(p.Rules))
 }
 
 // decideAmong decides c by the first n rules, or by the rules numbered in

@@ -492,3 +492,21 @@ func TestAutomationRiskNames(t *testing.T) {
 		t.Error("a plain entry allowed the automation risk")
 	}
 }
+
+// ParseLines checks allowlist text line by line, as the app's editor and
+// the web app's Compare read it: comments and blank lines skipped, each
+// bad line reported with its number, the good ones kept.
+func TestParseLines(t *testing.T) {
+	entries, problems := ParseLines("logs/   # the run's logs\n\n  [oops\n.cache/\nadded:\n")
+	if strings.Join(entries, "|") != "logs/|.cache/" {
+		t.Errorf("entries %q", entries)
+	}
+	if len(problems) != 2 || problems[0].Line != 3 || problems[0].Entry != "[oops" || problems[1].Line != 5 ||
+		!strings.HasPrefix(problems[0].String(), "line 3: ") {
+		t.Errorf("problems %+v", problems)
+	}
+	// ReadEntries splits lines alike.
+	if got, _ := ReadEntries(strings.NewReader("logs/   # the run's logs\n\n.cache/\n")); strings.Join(got, "|") != "logs/|.cache/" {
+		t.Errorf("ReadEntries %q", got)
+	}
+}

@@ -67,6 +67,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Stream tells stdout from stderr.
@@ -349,7 +351,7 @@ func prepare(spec *Spec) error {
 	}
 	p, err := filepath.Abs(spec.Path)
 	if err != nil {
-		return fmt.Errorf("proc: script %s: %v", spec.Path, oneLine(err))
+		return fmt.Errorf("proc: script %s: %v", spec.Path, oneline.Flat(err.Error()))
 	}
 	spec.Path = p
 	fi, err := os.Stat(p)
@@ -357,20 +359,20 @@ func prepare(spec *Spec) error {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("proc: script %s does not exist", p)
 	case err != nil:
-		return fmt.Errorf("proc: script %s: %v", p, oneLine(err))
+		return fmt.Errorf("proc: script %s: %v", p, oneline.Flat(err.Error()))
 	case fi.IsDir():
 		return fmt.Errorf("proc: script %s is a directory", p)
 	}
 	if spec.Dir != "" {
 		d, err := filepath.Abs(spec.Dir)
 		if err != nil {
-			return fmt.Errorf("proc: working directory %s: %v", spec.Dir, oneLine(err))
+			return fmt.Errorf("proc: working directory %s: %v", spec.Dir, oneline.Flat(err.Error()))
 		}
 		spec.Dir = d
 		fi, err := os.Stat(d)
 		switch {
 		case err != nil:
-			return fmt.Errorf("proc: working directory %s: %v", d, oneLine(err))
+			return fmt.Errorf("proc: working directory %s: %v", d, oneline.Flat(err.Error()))
 		case !fi.IsDir():
 			return fmt.Errorf("proc: working directory %s is not a directory", d)
 		}
@@ -390,11 +392,6 @@ func prepare(spec *Spec) error {
 		spec.KeepBytes = 0
 	}
 	return nil
-}
-
-// oneLine flattens an error message to a single line.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // fallbackArgv returns the command line used when the script cannot be
@@ -562,13 +559,13 @@ func (r *streamReader) finish(deadline time.Time) Capture {
 func startReaders(spec *Spec) (wout, werr *os.File, rs [2]*streamReader, err error) {
 	rout, wout, err := os.Pipe()
 	if err != nil {
-		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	rerr, werr, err := os.Pipe()
 	if err != nil {
 		rout.Close()
 		wout.Close()
-		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, nil, rs, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	rs[0] = newStreamReader(Stdout, rout, spec.KeepBytes, spec.Output)
 	rs[1] = newStreamReader(Stderr, rerr, spec.KeepBytes, spec.Output)

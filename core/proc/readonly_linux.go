@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // The read-only paths of the workspace (Containment.ReadOnly: the hooks,
@@ -158,7 +160,7 @@ func restoreReadOnly(saved []savedPath, pid int, rec *recorder) {
 		}
 		if len(s.entries) == 0 || s.complete {
 			if err := putBack(s); err != nil {
-				op = "changed past the supervisor: cannot put it back: " + oneLine(err)
+				op = "changed past the supervisor: cannot put it back: " + oneline.Flat(err.Error())
 			}
 		}
 		rec.add(pid, kind, s.path, op)

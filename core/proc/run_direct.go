@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Supervise returns immediately: there is no supervisor process on this
@@ -48,7 +50,7 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	werr.Close()
 	if err != nil {
 		discardReaders(rs)
-		return nil, fmt.Errorf("proc: cannot run %s: %v", spec.Path, oneLine(err))
+		return nil, fmt.Errorf("proc: cannot run %s: %v", spec.Path, oneline.Flat(err.Error()))
 	}
 
 	waitC := make(chan error, 1)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // superSpec is what Run sends to the supervisor (as JSON on its standard input).
@@ -131,7 +133,7 @@ func describeWait(err error) string {
 	if err == nil {
 		return "exit status 0"
 	}
-	return oneLine(err)
+	return oneline.Flat(err.Error())
 }
 
 // procLinks resolves, in the gate, the /proc magic links that targets of

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 const (
@@ -117,7 +119,7 @@ func supervise() int {
 
 	var sp superSpec
 	if err := json.NewDecoder(os.Stdin).Decode(&sp); err != nil {
-		_ = enc.Encode(superMsg{StartError: "proc: supervisor: read spec: " + oneLine(err)})
+		_ = enc.Encode(superMsg{StartError: "proc: supervisor: read spec: " + oneline.Flat(err.Error())})
 		return 2
 	}
 	closeOnExecFrom(3)
@@ -137,7 +139,7 @@ func supervise() int {
 		sp.mounts = mountResult{why: sp.MountWhy}
 		if sp.MountNS {
 			if err := readOnlyMounts(&sp.Containment); err != nil {
-				sp.mounts.why = oneLine(err)
+				sp.mounts.why = oneline.Flat(err.Error())
 			} else {
 				sp.mounts.ok = true
 			}
@@ -213,7 +215,7 @@ func supervise() int {
 func startScript(sp *superSpec) (int, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return 0, fmt.Errorf("proc: open %s: %v", os.DevNull, oneLine(err))
+		return 0, fmt.Errorf("proc: open %s: %v", os.DevNull, oneline.Flat(err.Error()))
 	}
 	defer devnull.Close()
 	attr := &syscall.ProcAttr{

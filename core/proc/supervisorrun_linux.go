@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/diffgate/diffgate/internal/oneline"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,7 +71,7 @@ func (r *supervisorRun) closeAll() {
 func (r *supervisorRun) pipe() (rd, wr *os.File, err error) {
 	rd, wr, err = os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("proc: pipe: %v", oneLine(err))
+		return nil, nil, fmt.Errorf("proc: pipe: %v", oneline.Flat(err.Error()))
 	}
 	r.onClose(func() { rd.Close(); wr.Close() })
 	return rd, wr, nil
@@ -86,7 +87,7 @@ func (r *supervisorRun) start() error {
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
 	}
 	if _, err := json.Marshal(r.sp); err != nil {
-		return fmt.Errorf("proc: encode spec: %v", oneLine(err))
+		return fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
 	}
 	// A contained script gets read-only mounts (readOnlyMounts) in the
 	// supervisor's namespaces, which are also those an overlay needs.
@@ -137,7 +138,7 @@ func (r *supervisorRun) start() error {
 		// No namespaces here (a chroot, restricted user namespaces): the
 		// contained script goes without the read-only mounts, and the run
 		// says so.
-		r.sp.MountNS, r.sp.MountWhy = false, "cannot create a mount namespace: "+oneLine(err)
+		r.sp.MountNS, r.sp.MountWhy = false, "cannot create a mount namespace: "+oneline.Flat(err.Error())
 		r.cmd = r.newCmd()
 		err = r.cmd.Start()
 	}
@@ -155,9 +156,9 @@ func (r *supervisorRun) start() error {
 		if spec.Overlay != nil {
 			// The namespaces an overlay needs could not be made (a chroot,
 			// restricted user namespaces): say so, the caller falls back.
-			return fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneLine(err))
+			return fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneline.Flat(err.Error()))
 		}
-		return fmt.Errorf("proc: start supervisor: %v", oneLine(err))
+		return fmt.Errorf("proc: start supervisor: %v", oneline.Flat(err.Error()))
 	}
 	if cg := r.cg; cg != nil {
 		r.onClose(cg.close)

@@ -79,7 +79,7 @@ func loadPage(t testing.TB, b *browsertest.Browser, page string) pageLoad {
 // only what is in view: its main thread's CPU time for style and layout,
 // and its layout objects, stay far below what laying out every row costs.
 func TestBrowserBigReportLoads(t *testing.T) {
-	page := writePage(t, bigRun(5000, 2))
+	page := writePage(t, flatRun(5000, 2))
 	st, err := os.Stat(page)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func BenchmarkHTMLLoad(b *testing.B) {
 	if os.Getenv("DIFFGATE_BENCH_HTML") == "" {
 		b.Skip("set DIFFGATE_BENCH_HTML=1 (make bench does)")
 	}
-	page := writePage(b, bigRun(5000, 2))
+	page := writePage(b, flatRun(5000, 2))
 	br := browsertest.Start(b)
 	loadPage(b, br, page) // warm the browser and the page cache
 	var loads, cpu []float64

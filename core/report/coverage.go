@@ -16,6 +16,18 @@ type DiffCoverage struct {
 	Without           map[string]int
 }
 
+// Missing counts the content changes without a diff for want of a copy,
+// of room or for their size (diff.NoteBeforeMissing), not for being binary.
+func (d DiffCoverage) Missing() int {
+	n := 0
+	for note, k := range d.Without {
+		if diff.NoteBeforeMissing(note) {
+			n += k
+		}
+	}
+	return n
+}
+
 // DiffCoverage returns the report's DiffCoverage.
 func (r *Report) DiffCoverage() DiffCoverage {
 	cov := DiffCoverage{Without: map[string]int{}}
@@ -41,7 +53,8 @@ func (r *Report) DiffCoverage() DiffCoverage {
 
 // noteWords are the short reasons of Summary, in its order.
 var noteWords = []struct{ note, words string }{
-	{diff.NoteBudget, "past the run's budget"}, {diff.NoteNotKept, "before-content not kept"},
+	{diff.NoteBudget, "past the run's budget"}, {diff.NoteKeepBudget, "before-content over the keep budget"},
+	{diff.NoteNotKept, "before-content not kept"},
 	{diff.NoteTooLarge, "too large"}, {diff.NoteBinary, "binary"}, {"", "without a reason recorded (an older report)"},
 }
 
@@ -65,18 +78,9 @@ func (d DiffCoverage) Summary() string {
 	var why []string
 	for _, w := range noteWords {
 		if n := d.Without[w.note]; n > 0 {
-			why = append(why, fmt.Sprintf("%s %s", thousands(n), w.words))
+			why = append(why, fmt.Sprintf("%s %s", GroupDigits(n), w.words))
 		}
 	}
-	return fmt.Sprintf("%s of %s content %s have a text diff; %s", thousands(d.WithDiff), thousands(d.Content),
+	return fmt.Sprintf("%s of %s content %s have a text diff; %s", GroupDigits(d.WithDiff), GroupDigits(d.Content),
 		pluralWord(d.Content, "change"), strings.Join(why, ", "))
-}
-
-// thousands writes n with thousands separators (4,788).
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

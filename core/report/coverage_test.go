@@ -14,7 +14,7 @@ import (
 // the HTML's run card and the Markdown's summary, and each change without
 // one says why in its row, past the HTML's first 500 detailed rows too.
 func TestDiffCoverageSaid(t *testing.T) {
-	r := bigRun(1200, 2)
+	r := flatRun(1200, 2)
 	for i := range r.Changes {
 		if c := &r.Changes[i]; c.Allowed && i%2 == 1 {
 			c.TextDiff, c.DiffNote = "", diff.NoteBudget
@@ -46,7 +46,7 @@ func TestDiffCoverageSaid(t *testing.T) {
 	if !strings.Contains(md.String(), "| Text diffs | "+want+" |") {
 		t.Errorf("Markdown lacks the coverage line")
 	}
-	if thousands(1234567) != "1,234,567" || thousands(12) != "12" {
-		t.Error(fmt.Sprint(thousands(1234567), thousands(12)))
+	if GroupDigits(1234567) != "1,234,567" || GroupDigits(12) != "12" || GroupDigits(-1234) != "-1,234" {
+		t.Error(fmt.Sprint(GroupDigits(1234567), GroupDigits(12)))
 	}
 }

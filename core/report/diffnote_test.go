@@ -45,7 +45,7 @@ func TestDiffNoteInEveryFormat(t *testing.T) {
 	if !strings.Contains(html.String(), `<p class="diffnote">no text diff: binary content</p>`) {
 		t.Error("HTML lacks the note")
 	}
-	for note, want := range map[string]string{diff.NoteTooLarge: "over the 256 KiB limit", diff.NoteNotKept: "not kept", diff.NoteBudget: "budget"} {
+	for note, want := range map[string]string{diff.NoteTooLarge: "over the 256 KiB limit", diff.NoteNotKept: "not kept", diff.NoteBudget: "budget", diff.NoteKeepBudget: "exceeds the keep budget"} {
 		if got := DiffNoteText(note); !strings.Contains(got, want) {
 			t.Errorf("%s: %q", note, got)
 		}

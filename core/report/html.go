@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
-	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // The HTML report's colours (light scheme). The stylesheet takes them from
@@ -95,6 +94,10 @@ type htmlChunk struct {
 	Changes     []htmlChange
 	First, Last bool
 	Height      int
+	// Rule and Risk say whether the list has these columns: one that
+	// would be empty in every row is left out. Cols counts the columns.
+	Rule, Risk bool
+	Cols       int
 }
 
 // htmlChunkSize is the number of changes in one table of the HTML report.
@@ -103,8 +106,20 @@ const htmlChunkSize = 40
 // chunks splits cs into htmlChunks.
 func chunks(cs []htmlChange) []htmlChunk {
 	var out []htmlChunk
+	rule, risk := false, false
+	for i := range cs {
+		rule = rule || cs[i].Rule != ""
+		risk = risk || cs[i].Risk != ""
+	}
+	cols := 3
+	for _, on := range []bool{rule, risk} {
+		if on {
+			cols++
+		}
+	}
 	for i := 0; i < len(cs); i += htmlChunkSize {
-		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs)}
+		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs),
+			Rule: rule, Risk: risk, Cols: cols}
 		for _, h := range c.Changes {
 			c.Height += h.height()
 		}
@@ -138,7 +153,9 @@ var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.cs
 // WriteHTML writes the report as one self-contained HTML page (inline CSS,
 // no scripts, no external assets): a PASS/FAIL banner (id "verdict", class
 // "banner pass" or "banner fail") with the reasons and counts, the run's
-// summary, the violations and then the allowed changes as colour-coded rows
+// summary, the blocked actions and changes outside the workspace, the
+// violations and then the allowed changes as colour-coded rows (long lists
+// with folders rolled up into one row each: RollUpList)
 // (class "row added|removed|changed", plus "allowed"; attributes data-kind
 // and data-allowed) each with its before/after metadata and text diff (the
 // changed words of each edited line marked, changed whitespace shown), and
@@ -196,9 +213,14 @@ type htmlView struct {
 	Network        []htmlNetwork
 	NetworkDropped int
 	Unwatchable    []Unwatchable
+	// Violations and Allowed are the rows of the changes (a rolled-up
+	// folder is one row: RollUpList), ViolationCount and AllowedCount
+	// count the changes.
 	Violations     []htmlChange
 	Unreadable     []diff.Unknown
 	Allowed        []htmlChange
+	ViolationCount int
+	AllowedCount   int
 	Stdout         string
 	Stderr         string
 	Schema         string
@@ -232,15 +254,19 @@ type htmlChange struct {
 	Allowed bool
 	Aspects string
 	Summary string
-	Meta    []metaRow
+	Meta    []MetaRow
 	// Diff is the text diff as HTML (diffHTML), DiffLines its lines.
 	Diff      template.HTML
 	DiffLines int
 	DiffLabel string
 	DiffNote  string
 	DiffOpen  bool
-	// Brief leaves out the metadata and the diff (past htmlDetailed).
+	// Brief leaves out the metadata and the diff (past htmlDetailed, or
+	// a rolled-up folder).
 	Brief bool
+	// Folder is set for a rolled-up folder's row: Path is the folder,
+	// Detail its counts, Rule up to 3 of its rules.
+	Folder bool
 }
 
 // htmlBlocked is one blocked action's row.
@@ -258,12 +284,6 @@ type htmlNetwork struct {
 // htmlOutside is one change outside the workspace's row.
 type htmlOutside struct {
 	Kind, Label, Path, Detail string
-}
-
-type metaRow struct {
-	Label, Before, After string
-	Changed              bool
-	Mono                 bool
 }
 
 func (r *Report) htmlView() *htmlView {
@@ -344,17 +364,59 @@ func (r *Report) htmlView() *htmlView {
 			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
 	}
 	violations, allowed := r.splitChanges()
-	n, budget, notes := 0, htmlDiffBudget, r.renameNotes()
-	for _, c := range violations {
-		n++
-		v.Violations = append(v.Violations, newHTMLChange(c, n, &budget, notes))
-	}
-	for _, c := range allowed {
-		n++
-		v.Allowed = append(v.Allowed, newHTMLChange(c, n, &budget, notes))
-	}
-	v.Brief = max(0, n-htmlDetailed)
+	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
+	l := htmlLister{budget: htmlDiffBudget, notes: r.renameNotes()}
+	v.Violations = l.list(violations)
+	v.Allowed = l.list(allowed)
+	v.Brief = max(0, l.n-htmlDetailed)
 	return v
+}
+
+// htmlLister makes the rows of the lists of changes, numbering the
+// changes shown one by one (n) and taking their diffs from budget.
+type htmlLister struct {
+	n, rows int
+	budget  int
+	notes   map[string]renameNote
+}
+
+// list makes the rows of cs (ranked): a rolled-up folder is one row with
+// its counts and rules (RollUpList), without diffs.
+func (l *htmlLister) list(cs []*diff.Change) []htmlChange {
+	var out []htmlChange
+	for _, row := range RollUpList(cs) {
+		l.rows++
+		if row.Folder == "" {
+			l.n++
+			h := newHTMLChange(row.Changes[0], l.n, &l.budget, l.notes)
+			h.ID = fmt.Sprintf("change-%d", l.rows)
+			out = append(out, h)
+			continue
+		}
+		out = append(out, folderRow(&row, l.rows))
+	}
+	return out
+}
+
+// folderRow is the row of a rolled-up folder.
+func folderRow(row *ListRow, n int) htmlChange {
+	t := &row.Tally
+	kind := "folder"
+	switch t.Total() {
+	case t.Added:
+		kind = string(diff.Added)
+	case t.Removed:
+		kind = string(diff.Removed)
+	case t.Changed:
+		kind = string(diff.Changed)
+	}
+	rules := make([]string, len(row.Rules))
+	for i, r := range row.Rules {
+		rules[i] = displayPath(r)
+	}
+	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: displayPath(row.Folder + "/"),
+		Detail: t.String() + " (rolled up: the JSON report lists each)", Rule: strings.Join(rules, " "),
+		Allowed: t.Violations == 0, Brief: true, Folder: true}
 }
 
 // blockedProcess names the process that tried a blocked action: "pid 4211
@@ -406,7 +468,7 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 	if h.Brief {
 		return h
 	}
-	h.Meta = metaRows(c)
+	h.Meta = MetaRows(c.Before, c.After, false)
 	switch c.Kind {
 	case diff.Added:
 		h.Summary = entrySummary(c.After)
@@ -441,60 +503,6 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 		}
 	}
 	return h
-}
-
-// metaRows lists an entry's metadata before and after, the rows that differ
-// marked.
-func metaRows(c *diff.Change) []metaRow {
-	b, a := c.Before, c.After
-	get := func(e *snapshot.Entry, f func(*snapshot.Entry) string) string {
-		if e == nil {
-			return ""
-		}
-		return f(e)
-	}
-	var rows []metaRow
-	add := func(label string, mono bool, f func(*snapshot.Entry) string) {
-		bv, av := get(b, f), get(a, f)
-		if bv == "" && av == "" {
-			return
-		}
-		rows = append(rows, metaRow{Label: label, Before: orNone(bv, b), After: orNone(av, a),
-			Changed: b != nil && a != nil && bv != av, Mono: mono})
-	}
-	add("Type", false, func(e *snapshot.Entry) string { return string(e.Type) })
-	add("Mode", true, func(e *snapshot.Entry) string {
-		if e.Type == snapshot.Symlink || e.Type == "" {
-			return ""
-		}
-		return e.ModeString()
-	})
-	add("Size", false, func(e *snapshot.Entry) string {
-		if e.Type != snapshot.File {
-			return ""
-		}
-		return fmt.Sprintf("%s (%d bytes)", Size(e.Size), e.Size)
-	})
-	add("Owner", true, fmtOwner)
-	add("Target", true, func(e *snapshot.Entry) string {
-		if e.Type != snapshot.Symlink {
-			return ""
-		}
-		return displayPath(e.Target)
-	})
-	add("SHA-256", true, func(e *snapshot.Entry) string { return e.SHA256 })
-	add("Error", false, func(e *snapshot.Entry) string { return cleanText(e.Err) })
-	return rows
-}
-
-func orNone(v string, e *snapshot.Entry) string {
-	if e == nil {
-		return "—"
-	}
-	if v == "" {
-		return "·"
-	}
-	return v
 }
 
 // diffHTML renders a unified diff as the inside of a <pre>: one span per

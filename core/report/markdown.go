@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,9 +28,9 @@ const (
 // WriteMarkdown writes the report as GitHub-flavoured Markdown for a pull
 // request, at most MaxMarkdown bytes whatever the run: the verdict and its
 // reasons, a summary table of the run, the reviewer's review (if any), the
-// violations and their text diffs, the allowed changes (a table, or roll-ups
-// per folder for many), the script's output and a line naming what was left
-// out. Paths are shown as code; one with a newline or invalid UTF-8 is
+// blocked actions and changes outside the workspace, the violations and
+// their text diffs, the allowed changes (long lists with folders rolled up:
+// RollUpList), the script's output and a line naming what was left out. Paths are shown as code; one with a newline or invalid UTF-8 is
 // quoted as the CLI prints it.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	m := &mdWriter{}
@@ -63,15 +62,15 @@ func (l leftOut) String() string {
 	var parts []string
 	add := func(n int, what string) {
 		if n > 0 {
-			parts = append(parts, plural(n, what))
+			parts = append(parts, Plural(n, what))
 		}
 	}
-	add(l.violations, "violation row")
+	add(l.violations, "violation")
 	add(l.unreadable, "unreadable entry")
 	add(l.blocked, "blocked action")
 	add(l.outside, "change outside the workspace")
 	add(l.network, "network request")
-	add(l.allowed, "allowed folder row")
+	add(l.allowed, "allowed row")
 	add(l.diffs, "text diff")
 	if len(parts) == 0 && l.cutDiffs == 0 {
 		return ""
@@ -84,7 +83,7 @@ func (l leftOut) String() string {
 		if len(parts) > 0 {
 			s += "; "
 		}
-		s += plural(l.cutDiffs, "diff") + " cut short"
+		s += Plural(l.cutDiffs, "diff") + " cut short"
 	}
 	return s + ". The HTML and JSON reports have everything."
 }
@@ -160,7 +159,7 @@ func (r *Report) markdown(m *mdWriter) {
 	if w := r.Watch; w != nil {
 		line := mdText(cutText(cleanText(w.Summary()), 2<<10))
 		if len(r.Outside) > 0 {
-			line = fmt.Sprintf("❌ **%s**; ", plural(len(r.Outside), "change")) + line
+			line = fmt.Sprintf("❌ **%s**; ", Plural(len(r.Outside), "change")) + line
 		}
 		row("Outside the workspace", line)
 	}
@@ -218,19 +217,17 @@ func (r *Report) markdown(m *mdWriter) {
 	var left leftOut
 	violations, allowed := r.splitChanges()
 	notes := r.renameNotes()
-	groups := rollUp(allowed)
-	tableAllowed := len(allowed) <= mdTableMax
-	// Room kept for the allowed changes: their table or roll-ups, bounded.
-	allowedReserve := 300
-	if tableAllowed {
-		allowedReserve += 200 * len(allowed)
-	} else {
-		allowedReserve += 120 * len(groups)
-	}
-	allowedReserve = min(allowedReserve, 12<<10)
+	vrows, arows := RollUpList(violations), RollUpList(allowed)
+	// Room kept for the allowed changes' rows, bounded.
+	allowedReserve := min(300+200*len(arows), 12<<10)
 	limit := MaxMarkdown - mdTailReserve
 
-	// Violations: rows while they fit in half of what is left, then diffs.
+	// The blocked actions and the changes outside the workspace come
+	// first, as in the app; then the violations: rows while they fit in
+	// half of what is left, then diffs.
+	r.mdBlocked(m, limit-allowedReserve, &left)
+	r.mdOutside(m, limit-allowedReserve, &left)
+	r.mdNetwork(m, limit-allowedReserve, &left)
 	m.linef("### Violations (%d)", len(violations))
 	m.line()
 	if len(violations) == 0 {
@@ -238,8 +235,12 @@ func (r *Report) markdown(m *mdWriter) {
 		m.line()
 	} else {
 		rowLimit := m.len() + (limit-allowedReserve-m.len())/2
-		shown := changeTable(m, violations, rowLimit, notes)
-		if rest := len(violations) - shown; rest > 0 {
+		shown := changeTable(m, vrows, rowLimit, notes)
+		if shown < len(vrows) {
+			rest := 0
+			for _, row := range vrows[shown:] {
+				rest += len(row.Changes)
+			}
 			left.violations += rest
 			m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
 			m.line()
@@ -261,45 +262,21 @@ func (r *Report) markdown(m *mdWriter) {
 		}
 		m.line()
 	}
-	r.mdBlocked(m, limit-allowedReserve, &left)
-	r.mdOutside(m, limit-allowedReserve, &left)
-	r.mdNetwork(m, limit-allowedReserve, &left)
-	mdDiffs(m, violations, limit-allowedReserve, &left, true, notes)
+	mdDiffs(m, vrows, limit-allowedReserve, &left, true, notes)
 
-	// Allowed changes: a table for a few, roll-ups per folder for many.
+	// Allowed changes: a row each, folders rolled up in a long list.
 	m.linef("### Allowed changes (%d)", len(allowed))
 	m.line()
-	switch {
-	case len(allowed) == 0:
+	if len(allowed) == 0 {
 		m.line("No allowed changes.")
 		m.line()
-	case tableAllowed:
-		if shown := changeTable(m, allowed, limit, notes); shown < len(allowed) {
-			left.allowed += len(allowed) - shown
-			m.linef("… and %d more, not listed here.", len(allowed)-shown)
+	} else {
+		if shown := changeTable(m, arows, limit, notes); shown < len(arows) {
+			left.allowed += len(arows) - shown
+			m.linef("… and %d more %s, not listed here.", len(arows)-shown, pluralWord(len(arows)-shown, "row"))
 			m.line()
 		}
-		mdDiffs(m, allowed, limit, &left, false, notes)
-	default:
-		m.line("Rolled up per folder:")
-		m.line()
-		m.line("| Folder | Changes | Kinds | Rules |")
-		m.line("|---|---|---|---|")
-		for i, g := range groups {
-			l := g.row()
-			if m.len()+len(l) > limit {
-				left.allowed += len(groups) - i
-				m.linef("| … | %d more %s | | |", len(groups)-i, pluralWord(len(groups)-i, "folder"))
-				break
-			}
-			m.line(l)
-		}
-		m.line()
-		for _, c := range allowed {
-			if c.TextDiff != "" {
-				left.diffs++
-			}
-		}
+		mdDiffs(m, arows, limit, &left, false, notes)
 	}
 
 	// Output, each stream's end.
@@ -316,7 +293,7 @@ func (r *Report) markdown(m *mdWriter) {
 			}
 			text := s.text
 			if len(text) > mdOutputMax {
-				text = "[… " + plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
+				text = "[… " + Plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
 			}
 			m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), pluralWord(lineCount(s.text), "line"))
 			m.line()
@@ -391,7 +368,7 @@ func (r *Report) mdNetwork(m *mdWriter, limit int, left *leftOut) {
 				" | " + orDash(mdCode(who, true), who) + " | " + orDash(mdText(q.Reason), q.Reason) + " |"
 		}, limit)
 	if r.NetworkDropped > 0 && len(r.Network) > 0 {
-		m.linef("%s, beyond the list's bound, counted but not listed.", plural(r.NetworkDropped, "more request"))
+		m.linef("%s, beyond the list's bound, counted but not listed.", Plural(r.NetworkDropped, "more request"))
 		m.line()
 	}
 }
@@ -427,12 +404,21 @@ func (r *Report) mdOutside(m *mdWriter, limit int, left *leftOut) {
 // mdDiffMax, while the document stays under limit; open says whether the
 // <details> start open (violations). The added file of a rename with edits
 // shows its diff from the old file (notes).
-func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool, notes map[string]renameNote) {
+func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, notes map[string]renameNote) {
 	status, attr := "allowed", ""
 	if open {
 		status, attr = "violation", " open"
 	}
-	for _, c := range cs {
+	for _, row := range rows {
+		if row.Folder != "" { // rolled up: its diffs are in the JSON
+			for _, c := range row.Changes {
+				if c.TextDiff != "" {
+					left.diffs++
+				}
+			}
+			continue
+		}
+		c := row.Changes[0]
 		td, fromOld, why := diffToShow(c, notes)
 		from := ""
 		if fromOld {
@@ -443,8 +429,14 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 			if why != "" { // a rename's half: its content is shown once
 				note = why
 			}
+			// A change of metadata says what changed (MetaChanges, as the
+			// HTML's table and the app mark it).
+			if meta := metaLine(c.Before, c.After); meta != "" {
+				note = strings.TrimPrefix(strings.Join([]string{meta, note}, "; "), "; ")
+				note = strings.TrimSuffix(note, "; ")
+			}
 			if note != "" && m.len()+300 < limit {
-				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, note)
+				m.linef("- %s (%s, %s): %s.", mdCode(c.Path, false), c.Kind, status, mdText(note))
 				m.line()
 			}
 			continue
@@ -454,7 +446,13 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 			left.diffs++
 			continue
 		}
-		text := ShowTrailingSpace(cleanDiff(td))
+		// Whitespace is left as it is (a copied line keeps its real
+		// spaces): a note under the diff says when changed lines end in
+		// whitespace or a carriage return, which only the HTML and the app
+		// mark.
+		text := cleanDiff(td)
+		wsNote := trailingSpaceChanged(text)
+		text = strings.ReplaceAll(text, "\r", "")
 		if cut := CutDiff(text, room); cut != text {
 			text = cut
 			left.cutDiffs++
@@ -463,9 +461,28 @@ func mdDiffs(m *mdWriter, cs []*diff.Change, limit int, left *leftOut, open bool
 		m.line()
 		fenced(m, "diff", text)
 		m.line()
+		if wsNote {
+			m.line("*Some changed lines end in spaces, tabs or a carriage return, which this block cannot show; the HTML report marks them.*")
+			m.line()
+		}
 		m.line("</details>")
 		m.line()
 	}
+}
+
+// trailingSpaceChanged reports whether a changed line of diff d ends in
+// whitespace or holds a carriage return.
+func trailingSpaceChanged(d string) bool {
+	inHunk := false
+	for l := range strings.SplitSeq(d, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case inHunk && isChangeLine(l) && (strings.ContainsRune(l, '\r') || strings.TrimRight(l, " \t") != l):
+			return true
+		}
+	}
+	return false
 }
 
 // tailText is the end of s in at most max bytes, from a line start when
@@ -495,83 +512,30 @@ func cutText(s string, max int) string {
 	return s[:max]
 }
 
-// folderGroup is a roll-up of allowed changes under one top-level folder.
-type folderGroup struct {
-	folder                  string
-	added, removed, changed int
-	rules                   []string
-}
-
-func (g *folderGroup) row() string {
-	var kinds []string
-	for _, k := range []struct {
-		n    int
-		word string
-	}{{g.added, "added"}, {g.removed, "removed"}, {g.changed, "changed"}} {
-		if k.n > 0 {
-			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.word))
-		}
-	}
-	rules := make([]string, len(g.rules))
-	for i, r := range g.rules {
-		rules[i] = mdCode(r, true)
-	}
-	folder := mdCode(g.folder, true)
-	if g.folder == "" {
-		folder = "*top level*"
-	}
-	return fmt.Sprintf("| %s | %d | %s | %s |", folder, g.added+g.removed+g.changed, strings.Join(kinds, ", "), strings.Join(rules, " "))
-}
-
-// rollUp groups changes by their top-level folder ("" for files at the top),
-// in order of first appearance, with up to 3 rules each.
-func rollUp(cs []*diff.Change) []*folderGroup {
-	var groups []*folderGroup
-	byName := map[string]*folderGroup{}
-	for _, c := range cs {
-		name := ""
-		if i := strings.IndexByte(c.Path, '/'); i >= 0 {
-			name = c.Path[:i+1]
-		}
-		g := byName[name]
-		if g == nil {
-			g = &folderGroup{folder: name}
-			byName[name] = g
-			groups = append(groups, g)
-		}
-		switch c.Kind {
-		case diff.Added:
-			g.added++
-		case diff.Removed:
-			g.removed++
-		default:
-			g.changed++
-		}
-		if c.Rule != "" && len(g.rules) < 3 && !slices.Contains(g.rules, c.Rule) {
-			g.rules = append(g.rules, c.Rule)
-		}
-	}
-	return groups
-}
-
 // changeTable writes a table of changes, its rows while the document stays
 // under limit, and returns how many rows it wrote.
-func changeTable(m *mdWriter, cs []*diff.Change, limit int, notes map[string]renameNote) int {
-	m.line("| Kind | Path | Detail | Rule | Risk |")
-	m.line("|---|---|---|---|---|")
+// A Rule or Risk column empty in every row is left out; a rolled-up
+// folder is one row with its counts and up to 3 rules.
+func changeTable(m *mdWriter, rows []ListRow, limit int, notes map[string]renameNote) int {
+	hasRule, hasRisk := false, false
+	for i := range rows {
+		for _, c := range rows[i].Changes {
+			hasRule = hasRule || c.Rule != ""
+			hasRisk = hasRisk || c.Risk != diff.NoRisk && rows[i].Folder == ""
+		}
+	}
+	head, sep := "| Kind | Path | Detail |", "|---|---|---|"
+	if hasRule {
+		head, sep = head+" Rule |", sep+"---|"
+	}
+	if hasRisk {
+		head, sep = head+" Risk |", sep+"---|"
+	}
+	m.line(head)
+	m.line(sep)
 	shown := 0
-	for _, c := range cs {
-		detail := detailWith(c, notes)
-		risk := ""
-		if c.Risk != diff.NoRisk {
-			risk = "⚠️ **" + mdText(string(c.Risk)) + "**"
-		}
-		rule := ""
-		if c.Rule != "" {
-			rule = mdCode(c.Rule, true)
-		}
-		l := "| " + kindEmoji(c.Kind) + " " + string(c.Kind) + " | " + mdCode(c.Path, true) + " | " +
-			orDash(mdCode(detail, true), detail) + " | " + rule + " | " + risk + " |"
+	for i := range rows {
+		l := mdRow(&rows[i], notes, hasRule, hasRisk)
 		if m.len()+len(l) > limit && shown > 0 {
 			break
 		}
@@ -580,6 +544,37 @@ func changeTable(m *mdWriter, cs []*diff.Change, limit int, notes map[string]ren
 	}
 	m.line()
 	return shown
+}
+
+// mdRow is one row of changeTable.
+func mdRow(row *ListRow, notes map[string]renameNote, hasRule, hasRisk bool) string {
+	var kind, path, detail, rule, risk string
+	if row.Folder != "" {
+		kind, path, detail = "📁 folder", mdCode(row.Folder+"/", true), mdText(row.Tally.String())
+		rules := make([]string, len(row.Rules))
+		for i, r := range row.Rules {
+			rules[i] = mdCode(r, true)
+		}
+		rule = strings.Join(rules, " ")
+	} else {
+		c := row.Changes[0]
+		d := detailWith(c, notes)
+		kind, path, detail = kindEmoji(c.Kind)+" "+string(c.Kind), mdCode(c.Path, true), orDash(mdCode(d, true), d)
+		if c.Risk != diff.NoRisk {
+			risk = "⚠️ **" + mdText(string(c.Risk)) + "**"
+		}
+		if c.Rule != "" {
+			rule = mdCode(c.Rule, true)
+		}
+	}
+	l := "| " + kind + " | " + path + " | " + detail + " |"
+	if hasRule {
+		l += " " + rule + " |"
+	}
+	if hasRisk {
+		l += " " + risk + " |"
+	}
+	return l
 }
 
 func kindEmoji(k diff.Kind) string {
@@ -693,11 +688,4 @@ func lineCount(s string) int {
 		n++
 	}
 	return n
-}
-
-func pluralWord(n int, w string) string {
-	if n == 1 {
-		return w
-	}
-	return w + "s"
 }

@@ -154,7 +154,7 @@ func TestMarkdownRendersAsGFM(t *testing.T) {
 	if got := column(tables[1], 2); got[1] != "content +4 −3 (176 B -> 218 B)" || got[0] != "symlink-escape -> /etc/passwd, allow with symlink-escape:link-to-etc" || got[2] != "mode 0644 -> 0755" {
 		t.Errorf("details %q", got)
 	}
-	if got := column(tables[1], 4); got[0] != "⚠️ symlink-escape" || got[1] != "" {
+	if got := column(tables[1], 3); got[0] != "⚠️ symlink-escape" || got[1] != "" {
 		t.Errorf("risks %q", got)
 	}
 	if got := column(tables[2], 3); strings.Join(got, " ") != ".cache/ added:docs/** logs/run.log" {

@@ -90,7 +90,7 @@ func TestGuardedReportLines(t *testing.T) {
 	if c := r.Count(); c.Blocked != 3 || c.Outside != 5 {
 		t.Errorf("counts %+v", c)
 	}
-	if s := r.Watch.Summary(); s != "watched 6 paths outside the workspace (6 entries); not watchable: /var/spool/cron/crontabs/u (permission denied, its directory is watched instead, stat only); walk cut short: /srv/big (10000 entries)" {
+	if s := r.Watch.Summary(); s != "watched 6 paths outside the workspace (stat only): 5 existed before the run (6 entries), 1 did not; not watchable: /var/spool/cron/crontabs/u (permission denied, its directory is watched instead, stat only); walk cut short: /srv/big (10000 entries)" {
 		t.Errorf("watch summary %q", s)
 	}
 	for _, tc := range []struct {

@@ -207,8 +207,7 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), 
 	}
 	type scored struct {
 		cand
-		sim  int
-		diff string
+		sim int
 	}
 	var found []scored
 	texts := map[int][]byte{}

@@ -121,7 +121,7 @@ func (s *Stage) Summary() string {
 	if c := s.Cost; c != nil {
 		line += fmt.Sprintf("; prepared in %.1f ms", c.PrepareMS)
 		if c.CopiedFiles > 0 {
-			line += fmt.Sprintf(" (copied %s, %s)", plural(c.CopiedFiles, "file"), Size(c.CopiedBytes))
+			line += fmt.Sprintf(" (copied %s, %s)", Plural(c.CopiedFiles, "file"), Size(c.CopiedBytes))
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
@@ -551,7 +551,7 @@ func (r *Report) NetworkSummary() string {
 		}
 		return strings.Join(hs, ", ")
 	}
-	line := "network: " + plural(n, "request")
+	line := "network: " + Plural(n, "request")
 	if len(hosts) > 0 {
 		line += " to " + list(hosts)
 	}

@@ -246,12 +246,15 @@ func (w *Watch) Summary() string {
 	if w == nil {
 		return ""
 	}
-	n := 0
+	n, existed := 0, 0
 	var cut []string
 	standIn := map[string]bool{}
 	for _, p := range w.Paths {
 		if p.Skipped == "" {
 			n++
+			if p.Entries > 0 {
+				existed++
+			}
 		}
 		if p.For != "" {
 			standIn[p.For] = true
@@ -260,11 +263,18 @@ func (w *Watch) Summary() string {
 			cut = append(cut, QuotePath(p.Path)+" ("+p.Cut+")")
 		}
 	}
-	entries := fmt.Sprintf("%d entries", w.Entries)
-	if w.Entries == 1 {
-		entries = "1 entry"
+	// What was watched, and what of it was there to record: "watched 28
+	// paths outside the workspace (stat only): 1 existed before the run
+	// (1 entry), 27 did not".
+	line := fmt.Sprintf("watched %s outside the workspace (stat only): ", Plural(n, "path"))
+	switch {
+	case existed == 0:
+		line += "none existed before the run"
+	case existed == n:
+		line += fmt.Sprintf("all existed before the run (%s)", Plural(w.Entries, "entry"))
+	default:
+		line += fmt.Sprintf("%d existed before the run (%s), %d did not", existed, Plural(w.Entries, "entry"), n-existed)
 	}
-	line := fmt.Sprintf("watched %s outside the workspace (%s)", plural(n, "path"), entries)
 	if len(w.Unwatchable) > 0 {
 		parts := make([]string, len(w.Unwatchable))
 		for i, u := range w.Unwatchable {

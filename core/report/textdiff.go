@@ -303,10 +303,9 @@ func DiffNoteText(note string) string {
 	case diff.NoteNotKept:
 		return "no text diff: the before-content was not kept"
 	case diff.NoteBudget:
-		// Either budget: the run's diffs (given out in RankOrder), or the
-		// copies of before-contents kept, which a direct run takes before
-		// it knows what will change.
-		return "no text diff: past a budget: the run's diffs (violations and edits of existing files get theirs first) or the before-contents kept for a direct run (the history keeps up to 256 MiB of a workspace's text, DIFFGATE_TEXT_BUDGET); a staged run (--stage) diffs every file"
+		return "no text diff: past the run's budget for text diffs, which violations and edits of existing files get first (report.RankOrder)"
+	case diff.NoteKeepBudget:
+		return "no text diff: before-content not kept: the workspace's text exceeds the keep budget (64 MiB a run, source files first; 256 MiB in the history, DIFFGATE_TEXT_BUDGET); use --stage for every diff"
 	}
 	return "no text diff: " + note
 }

@@ -126,16 +126,23 @@ func TestHTMLWordDiffAndWhitespace(t *testing.T) {
 	}
 }
 
-// In Markdown (plain text) the trailing whitespace and CRs of changed lines
-// are shown, so those edits never read as two identical lines.
+// In Markdown the whitespace of a diff stays as it is (no "·" or "\r"
+// marks inside the code block: copying a line must copy its text), and a
+// note under the diff says that changed lines end in whitespace.
 func TestMarkdownShowsTrailingSpace(t *testing.T) {
 	var md bytes.Buffer
 	if err := wordReport().WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\n-name = x·\n+name = x\n", "\n-one\\r\n-two\\r\n+one\n+two\n"} {
+	for _, want := range []string{"\n-name = x \n+name = x\n", "\n-one\n-two\n+one\n+two\n",
+		"*Some changed lines end in spaces, tabs or a carriage return, which this block cannot show; the HTML report marks them.*"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, bad := range []string{"x·", "→y", `\r`, "\r"} {
+		if strings.Contains(md.String(), bad) {
+			t.Errorf("Markdown marks whitespace with %q", bad)
 		}
 	}
 	if got := ShowTrailingSpace("@@ -1 +1 @@\n a \n-b\t \n+b"); got != "@@ -1 +1 @@\n a \n-b→·\n+b" {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // PathsOptions tune Paths.
@@ -39,13 +41,13 @@ type PathsOptions struct {
 func Paths(ctx context.Context, root string, rels []string, opt PathsOptions) (*Manifest, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 	}
 	self := &Entry{Path: ".", UID: -1, GID: -1}
 	start := time.Now()
 	d, err := openRoot(abs, self)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 	}
 	defer d.close()
 	sc := newScratch()
@@ -80,7 +82,7 @@ func Paths(ctx context.Context, root string, rels []string, opt PathsOptions) (*
 				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 					return nil, err
 				}
-				m.Entries[len(m.Entries)-1].Err = "cannot list directory: " + oneLine(err)
+				m.Entries[len(m.Entries)-1].Err = "cannot list directory: " + oneline.Reason(err)
 				continue
 			}
 			for _, s := range sub.Entries {

@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Progress counts what a walk has done so far.
@@ -111,7 +112,7 @@ func Take(ctx context.Context, root string, opt Options) (*Manifest, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+		return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 	}
 	return takeRoot(ctx, abs, root, opt)
 }
@@ -149,7 +150,7 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 			if self.Type != "" && self.Type != Dir {
 				return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
 			}
-			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneLine(err))
+			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
 		}
 		// KeepRoot: the root is recorded as it is, nothing below it is known.
 		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
@@ -969,19 +970,5 @@ func describe(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "permission denied"
 	}
-	return oneLine(err)
-}
-
-func oneLine(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	s := err.Error()
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	return oneline.Reason(err)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Conflict is a path that is no longer as the run's before-state recorded.
@@ -174,7 +175,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace is no longer a directory (a symlink?)"}}}
 		}
-		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: workspace: %v", oneline.First(err.Error()))
 	}
 	defer root.close()
 	conflicts, err := s.check(ctx, root, list, chosen, byPath, opt.Resume)
@@ -190,7 +191,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 	}
 	src, err := openRoot(s.Root())
 	if err != nil {
-		return nil, fmt.Errorf("stage: the staged changes: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: the staged changes: %v", oneline.First(err.Error()))
 	}
 	defer src.close()
 	// The staged files are as reviewed before anything is written.
@@ -211,7 +212,7 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
 		}
 		if err := s.do(root, src, &ops[i]); err != nil {
-			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", ops[i].Kind, ops[i].Path, oneLine(err))
+			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", ops[i].Kind, ops[i].Path, oneline.First(err.Error()))
 		}
 		if opt.AfterOp != nil {
 			opt.AfterOp(i + 1)
@@ -255,7 +256,7 @@ func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, 
 	}
 	now, err := snapshot.Paths(ctx, s.Workspace, read, snapshot.PathsOptions{Deep: deep})
 	if err != nil {
-		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: read workspace: %v", oneline.First(err.Error()))
 	}
 	now.Root = s.Workspace
 	differ := func(side func(*diff.Change) *snapshot.Entry) map[string]diff.Kind {
@@ -456,7 +457,7 @@ func plan(list []string, chosen map[string]*diff.Change) ([]op, error) {
 func (s *Stage) verify(src *wsRoot, o *op) error {
 	f, err := src.openFile(o.Path)
 	if err != nil {
-		return fmt.Errorf("the staged file: %v", oneLine(err))
+		return fmt.Errorf("the staged file: %v", oneline.First(err.Error()))
 	}
 	defer f.Close()
 	if a := o.after; a != nil && a.CTime != 0 && a.Ino != 0 && sameFile(f, a) {

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // CopyStats says what Populate did.
@@ -113,7 +115,7 @@ func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
 		}
 	}
 	if err != nil {
-		return st, fmt.Errorf("stage: copy workspace: %v", oneLine(err))
+		return st, fmt.Errorf("stage: copy workspace: %v", oneline.First(err.Error()))
 	}
 	return st, nil
 }

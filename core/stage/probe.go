@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/diffgate/diffgate/core/proc"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // ProbeResult is what works on this machine.
@@ -51,18 +52,18 @@ func ProbeFor(ctx context.Context, base, workspace string) ProbeResult {
 		}
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
-		r.Why, r.Took = "stage: "+oneLine(err), time.Since(start)
+		r.Why, r.Took = "stage: "+oneline.First(err.Error()), time.Since(start)
 		return r
 	}
 	dir, err := os.MkdirTemp(base, ".probe-")
 	if err != nil {
-		r.Why, r.Took = "stage: "+oneLine(err), time.Since(start)
+		r.Why, r.Took = "stage: "+oneline.First(err.Error()), time.Since(start)
 		return r
 	}
 	defer removeAll(dir)
 	r.Reflink = probeReflink(dir)
 	if err := probeOverlay(ctx, dir, workspace); err != nil {
-		r.Why = oneLine(err)
+		r.Why = oneline.First(err.Error())
 	} else {
 		r.Mechanism = Overlay
 	}
@@ -88,7 +89,7 @@ func probeOverlay(ctx context.Context, dir, workspace string) error {
 			ws, err = filepath.EvalSymlinks(ws)
 		}
 		if err != nil {
-			return fmt.Errorf("workspace: %v", oneLine(err))
+			return fmt.Errorf("workspace: %v", oneline.First(err.Error()))
 		}
 		lower = ws
 	}
@@ -104,7 +105,7 @@ func probeOverlay(ctx context.Context, dir, workspace string) error {
 		return err
 	}
 	if res.ExitCode != 0 {
-		return fmt.Errorf("trial overlay run exited %d: %s", res.ExitCode, oneLine(errors.New(string(res.Stderr.Head))))
+		return fmt.Errorf("trial overlay run exited %d: %s", res.ExitCode, oneline.First(errors.New(string(res.Stderr.Head)).Error()))
 	}
 	if _, err := os.Lstat(filepath.Join(lower, probe)); err == nil {
 		os.Remove(filepath.Join(lower, probe))
@@ -146,7 +147,7 @@ func (s *Stage) ProbeBind(ctx context.Context) error {
 		return err
 	}
 	if res.ExitCode != 0 {
-		return fmt.Errorf("trial run exited %d: %s", res.ExitCode, oneLine(errors.New(string(res.Stderr.Head))))
+		return fmt.Errorf("trial run exited %d: %s", res.ExitCode, oneline.First(errors.New(string(res.Stderr.Head)).Error()))
 	}
 	if b, err := os.ReadFile(filepath.Join(upper, "probe")); err != nil || string(b) != "staged\n" {
 		return errors.New("the trial run's write is not in the bound directory")

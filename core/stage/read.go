@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Delta is what a staged run changed, as two manifests core/diff compares.
@@ -65,7 +66,7 @@ func ScanUpper(dir, xattrPrefix string) (*Upper, error) {
 				// (snapshot.Paths), unknown below, as a walk would have it.
 				return nil
 			}
-			return fmt.Errorf("stage: read upper layer: %v", oneLine(err))
+			return fmt.Errorf("stage: read upper layer: %v", oneline.First(err.Error()))
 		}
 		for _, e := range ents {
 			p := e.Name()
@@ -75,7 +76,7 @@ func ScanUpper(dir, xattrPrefix string) (*Upper, error) {
 			full := filepath.Join(abs, e.Name())
 			kind, err := classify(full, e.Type(), xattrPrefix)
 			if err != nil {
-				return fmt.Errorf("stage: upper layer %s: %v", p, oneLine(err))
+				return fmt.Errorf("stage: upper layer %s: %v", p, oneline.First(err.Error()))
 			}
 			switch kind {
 			case whiteout:
@@ -120,7 +121,7 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 	if s.Mechanism == Copy {
 		after, err := snapshot.Take(ctx, s.Copy(), snapshot.Options{KeepRoot: true})
 		if err != nil {
-			return nil, fmt.Errorf("stage: read copy: %v", oneLine(err))
+			return nil, fmt.Errorf("stage: read copy: %v", oneline.First(err.Error()))
 		}
 		after.Root = s.Workspace
 		return &Delta{After: after}, nil
@@ -131,13 +132,13 @@ func (s *Stage) Read(ctx context.Context) (*Delta, error) {
 	}
 	after, err := snapshot.Paths(ctx, s.Upper(), u.Paths, snapshot.PathsOptions{SkipOverlayXattrs: true, OverlayXattrPrefix: s.OverlayXattrPrefix()})
 	if err != nil {
-		return nil, fmt.Errorf("stage: read upper layer: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: read upper layer: %v", oneline.First(err.Error()))
 	}
 	touched := append(slices.Clone(u.Paths), u.Removed...)
 	deep := slices.Concat(u.Removed, u.Opaque, u.NonDirs)
 	before, err := snapshot.Paths(ctx, s.Workspace, touched, snapshot.PathsOptions{Deep: deep})
 	if err != nil {
-		return nil, fmt.Errorf("stage: read workspace: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: read workspace: %v", oneline.First(err.Error()))
 	}
 	// A file or symlink over a lower directory: everything below it is
 	// gone, as below an opaque directory.

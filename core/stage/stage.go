@@ -103,6 +103,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/oneline"
 )
 
 // Mechanism is how a run is staged.
@@ -214,13 +215,13 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 		ws, err = filepath.EvalSymlinks(ws)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stage: workspace: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: workspace: %v", oneline.First(err.Error()))
 	}
 	if fspath.Within(base, ws) {
 		return nil, fmt.Errorf("stage: the stage directory %s lies inside the workspace %s", base, ws)
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
-		return nil, fmt.Errorf("stage: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
@@ -234,7 +235,7 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 	}
 	s.Dir = filepath.Join(base, s.ID)
 	if err := os.Mkdir(s.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("stage: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	dirs := []string{s.Upper(), s.Work()}
 	if mech == Copy {
@@ -243,14 +244,14 @@ func New(base, workspace string, mech Mechanism) (*Stage, error) {
 	for _, d := range dirs {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			os.RemoveAll(s.Dir)
-			return nil, fmt.Errorf("stage: %v", oneLine(err))
+			return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 		}
 	}
 	if mech == Overlay {
 		// The upper root is the overlay's root as the script sees it.
 		if err := matchRoot(s.Upper(), ws); err != nil {
 			os.RemoveAll(s.Dir)
-			return nil, fmt.Errorf("stage: %v", oneLine(err))
+			return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 		}
 	}
 	b, _ := json.Marshal(s)
@@ -287,11 +288,11 @@ func Open(base, id string) (*Stage, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("stage: no stage %s (discarded or expired)", id)
 		}
-		return nil, fmt.Errorf("stage: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	var s Stage
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("stage: %s: %v", id, oneLine(err))
+		return nil, fmt.Errorf("stage: %s: %v", id, oneline.First(err.Error()))
 	}
 	s.Dir = dir
 	return &s, nil
@@ -311,7 +312,7 @@ func Remove(base, id string) error {
 // an error.
 func (s *Stage) Discard() error {
 	if err := removeAll(s.Dir); err != nil {
-		return fmt.Errorf("stage: discard %s: %v", s.ID, oneLine(err))
+		return fmt.Errorf("stage: discard %s: %v", s.ID, oneline.First(err.Error()))
 	}
 	return nil
 }
@@ -331,7 +332,7 @@ func Expire(base string, maxAge time.Duration, now time.Time) ([]string, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stage: %v", oneLine(err))
+		return nil, fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	var gone []string
 	var errs []error
@@ -349,7 +350,7 @@ func Expire(base string, maxAge time.Duration, now time.Time) ([]string, error) 
 			continue
 		}
 		if err := removeAll(filepath.Join(base, e.Name())); err != nil {
-			errs = append(errs, fmt.Errorf("stage: expire %s: %v", e.Name(), oneLine(err)))
+			errs = append(errs, fmt.Errorf("stage: expire %s: %v", e.Name(), oneline.First(err.Error())))
 			continue
 		}
 		gone = append(gone, e.Name())
@@ -378,7 +379,7 @@ func writeFileSync(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("stage: %v", oneLine(err))
+		return fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -392,17 +393,9 @@ func writeFileSync(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("stage: %v", oneLine(err))
+		return fmt.Errorf("stage: %v", oneline.First(err.Error()))
 	}
 	return nil
-}
-
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 // OverlayUnfit says why an overlay cannot stage the workspace m records
@@ -443,7 +436,7 @@ func (s *Stage) ToCopy() error {
 	}
 	for _, d := range []string{s.Upper(), s.Work()} {
 		if err := removeAll(d); err != nil {
-			return fmt.Errorf("stage: %v", oneLine(err))
+			return fmt.Errorf("stage: %v", oneline.First(err.Error()))
 		}
 	}
 	s.Mechanism = Copy
