@@ -54,8 +54,9 @@ var ErrNotFound = errors.New("not found")
 
 // DB is an open history database. It is safe for concurrent use.
 type DB struct {
-	sql      *sql.DB
-	path     string
+	sql      *sqlDB
+	path     string // the file's absolute path, or the team store's URL without its password
+	pg       bool   // a team store on PostgreSQL (see pg.go)
 	log      zerolog.Logger
 	readOnly bool
 }
@@ -84,6 +85,9 @@ func Open(path string, log zerolog.Logger) (*DB, error) {
 // open is Open, migrating only up to schema version target (tests use it to
 // build databases of earlier versions).
 func open(path string, log zerolog.Logger, target int) (*DB, error) {
+	if IsURL(path) {
+		return openPG(path, log)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("history database %s: %v", path, err)
@@ -141,7 +145,7 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 	if err != nil {
 		return nil, fail("%v", errText(err))
 	}
-	db := &DB{sql: sdb, path: abs, log: log}
+	db := &DB{sql: &sqlDB{DB: sdb}, path: abs, log: log}
 	if err := db.migrate(context.Background(), target); err != nil {
 		sdb.Close()
 		if isReadOnly(err) {
@@ -171,7 +175,7 @@ func openReadOnly(abs string, log zerolog.Logger, fail func(string, ...any) erro
 		if err != nil {
 			return nil, fail("%v", errText(err))
 		}
-		db := &DB{sql: sdb, path: abs, log: log, readOnly: true}
+		db := &DB{sql: &sqlDB{DB: sdb}, path: abs, log: log, readOnly: true}
 		v, err := db.SchemaVersion(context.Background())
 		if err != nil {
 			sdb.Close()
@@ -211,7 +215,12 @@ func (db *DB) Path() string { return db.path }
 
 // Files lists the database file at path and SQLite's companions beside it
 // (-wal, -shm): what a contained script must not read.
-func Files(path string) []string { return []string{path, path + "-wal", path + "-shm"} }
+func Files(path string) []string {
+	if IsURL(path) {
+		return nil
+	}
+	return []string{path, path + "-wal", path + "-shm"}
+}
 
 // dsn returns the modernc.org/sqlite data source name for path. Every
 // connection gets the busy timeout; a read-only probe gets query_only and
@@ -279,6 +288,12 @@ func newerError(version int) error {
 
 // errText turns driver errors into short, readable reasons.
 func errText(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := pgErrText(err); e != err {
+		return e
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -303,6 +318,9 @@ func errText(err error) error {
 
 // isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended code).
 func isBusy(err error) bool {
+	if isPGRetry(err) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		c := se.Code() & 0xff
@@ -314,7 +332,7 @@ func isBusy(err error) bool {
 // write runs fn in a BEGIN IMMEDIATE transaction and commits, retrying the
 // whole transaction while the database is busy (another process writing).
 // fn must have no effect outside the transaction.
-func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, what string, fn func(tx *sqlTx) error) error {
 	deadline := time.Now().Add(writeRetry)
 	backoff := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -363,10 +381,18 @@ func (db *DB) writeError(err error) error {
 	return errTextAt(err, db.path)
 }
 
-func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *DB) tryWrite(ctx context.Context, fn func(tx *sqlTx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
+	}
+	if db.pg {
+		// Writers take turns (BEGIN IMMEDIATE on SQLite): the chain's next
+		// link and the next ids are read and written under this lock.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", pgLockKey); err != nil {
+			tx.Rollback()
+			return err
+		}
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
@@ -379,6 +405,9 @@ func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // script could rewrite its own history). Symlinks are resolved on both sides;
 // the database file need not exist yet.
 func CheckOutside(dbPath, workspace string) error {
+	if IsURL(dbPath) {
+		return nil // a team store: no file
+	}
 	db, err := fspath.Resolve(dbPath)
 	if err != nil {
 		return fmt.Errorf("history database %s: %v", dbPath, err)

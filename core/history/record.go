@@ -280,6 +280,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	if err != nil {
 		return 0, fmt.Errorf("record run: %w", err)
 	}
+	row.workspace = db.ws(row.workspace)
 	// Everything costly happens before the transaction, so other writers
 	// wait only for the inserts.
 	changes := r.Report.Changes
@@ -304,12 +305,12 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 
 	var id int64
 	var chain string
-	err = db.write(ctx, "record run", func(tx *sql.Tx) error {
+	err = db.write(ctx, "record run", func(tx *sqlTx) error {
 		var err error
 		if chain, err = nextLink(ctx, tx, digest); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
+		id, err = tx.insertID(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
 			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
 			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
 			added, removed, changed, violations, extra, hash)
@@ -320,9 +321,6 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
 			row.added, row.removed, row.changed, row.viol, blob(row.extra), chain)
 		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
