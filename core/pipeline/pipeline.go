@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
 	if db != nil {
-		k, err := history.WorkspaceKey(cfg.Workspace)
+		k, err := db.Key(cfg.Workspace) // a team store's stable id
 		if err != nil {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			cfg.Allow = append(cfg.Allow, al.Entries...)
 			o.AllowlistVersion = al.Version
 			at := al.CreatedAt.UTC()
-			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note}
+			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note, ApprovedBy: al.ApprovedBy}
 		}
 		// A cache only saves time: problems reading it cost a full hash.
 		if !cfg.Rehash {

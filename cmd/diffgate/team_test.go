@@ -1,0 +1,118 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/internal/pgtest"
+	"github.com/diffgate/diffgate/internal/testenv"
+)
+
+// teamStore starts a PostgreSQL server with a team store: the database
+// owned by "owner" (who runs the migration, creating the roles
+// diffgate_ci and diffgate_reviewer), the reviewer "ana" and the CI login
+// "ci". It returns the server and the database's name.
+func teamStore(t *testing.T) (*pgtest.Server, string) {
+	t.Helper()
+	srv := pgtest.Start(t)
+	name := srv.NewDB(t, "owner")
+	db, err := history.Open(srv.URL("owner", name), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	srv.Exec(t, name,
+		"CREATE ROLE ana LOGIN IN ROLE diffgate_reviewer",
+		"CREATE ROLE ci LOGIN IN ROLE diffgate_ci")
+	return srv, name
+}
+
+// checkout makes a workspace dir/sub inside a git checkout whose origin
+// is remote (only .git/config: the stable id reads nothing else), owned by
+// the test user when root.
+func checkout(t *testing.T, remote string) string {
+	t.Helper()
+	root := testenv.UserTempDir(t)
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = "+remote+"\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"), 0o644)
+	ws := filepath.Join(root, "sub")
+	os.MkdirAll(filepath.Join(ws, "logs"), 0o755)
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte("{}\n"), 0o644)
+	testenv.Chown(t, root)
+	return ws
+}
+
+// cliAs runs the CLI binary with HOME=home (and XDG dirs below it), as the
+// test user when asUser: exit code, stdout, stderr.
+func cliAs(t *testing.T, asUser bool, home string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(testenv.CLI(t), args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "DIFFGATE_DB=")
+	if asUser {
+		testenv.UserCmd(cmd)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// TestApprovalTravels: an allowlist approved by the reviewer ana on one
+// machine (one HOME, one checkout) is used by a CI run on another (another
+// HOME, another checkout of the same repository, another OS user), which
+// passes and says who approved the version and when. CI cannot approve.
+func TestApprovalTravels(t *testing.T) {
+	srv, name := teamStore(t)
+	// Two checkouts of one repository, its remote spelled two ways.
+	wsAna := checkout(t, "https://ana@git.example.com/team/repo.git")
+	wsCI := checkout(t, "git@git.example.com:team/repo")
+	homeAna, homeCI := testenv.UserTempDir(t), testenv.UserTempDir(t)
+	sh := filepath.Join(testenv.UserTempDir(t), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\necho x > logs/new.log\n"), 0o755)
+	testenv.Chown(t, filepath.Dir(sh))
+
+	code, out, errs := cliAs(t, false, homeAna, "allowlist", "approve", "--workspace", wsAna, "--allow", "logs/", "--note", "logs are fine", "--db", srv.URL("ana", name))
+	if code != 0 {
+		t.Fatalf("approve as ana: exit %d %q %q", code, out, errs)
+	}
+	// CI may record runs but not approve.
+	code, _, errs = cliAs(t, true, homeCI, "allowlist", "approve", "--workspace", wsCI, "--allow", "**", "--note", "me", "--db", srv.URL("ci", name))
+	if code == 0 || !strings.Contains(errs, "permission denied") {
+		t.Fatalf("approve as ci: exit %d %q, want refused", code, errs)
+	}
+	rep := filepath.Join(homeCI, "r.json")
+	code, out, errs = cliAs(t, true, homeCI, "run", "--workspace", wsCI, "--db", srv.URL("ci", name), "--allowlist-from-history", "--report", rep, "--", sh)
+	if code != 0 {
+		t.Fatalf("CI run: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "allowlist: version 1, approved ") || !strings.Contains(errs, " by ana (logs are fine)") {
+		t.Errorf("stderr %q: want the version, when and by whom", errs)
+	}
+	r := readReport(t, rep)
+	if a := r.AllowlistApproved; a == nil || a.Version != 1 || a.ApprovedBy != "ana" || a.ApprovedAt == nil || a.Note != "logs are fine" {
+		t.Fatalf("report allowlist_approved %+v, want version 1 approved by ana, with its time", a)
+	}
+	// The run is on the server, under the repository's id, and the chain holds.
+	code, out, errs = cliAs(t, false, homeAna, "history", "--db", srv.URL("ana", name))
+	if code != 0 || !strings.Contains(out, "git:git.example.com/team/repo#sub") {
+		t.Errorf("history as ana: exit %d %q %q", code, out, errs)
+	}
+	code, out, errs = cliAs(t, true, homeCI, "history", "verify", "--db", srv.URL("ci", name))
+	if code != 0 {
+		t.Errorf("verify as ci: exit %d %q %q", code, out, errs)
+	}
+}
