@@ -116,3 +116,53 @@ func TestApprovalTravels(t *testing.T) {
 		t.Errorf("verify as ci: exit %d %q %q", code, out, errs)
 	}
 }
+
+// TestTeamStoreTamper: the server refuses to update or delete a record
+// (for the roles and for the owner alike), and an edit the owner makes
+// after disabling the trigger is caught by history verify, which also
+// refuses the edited allowlist for a run.
+func TestTeamStoreTamper(t *testing.T) {
+	srv, name := teamStore(t)
+	ws := checkout(t, "https://git.example.com/team/repo.git")
+	home := testenv.UserTempDir(t)
+	if code, out, errs := cliAs(t, false, home, "allowlist", "approve", "--workspace", ws, "--allow", "logs/", "--note", "ok", "--db", srv.URL("ana", name)); code != 0 {
+		t.Fatalf("approve: exit %d %q %q", code, out, errs)
+	}
+	sh := filepath.Join(testenv.UserTempDir(t), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\necho x > logs/new.log\n"), 0o755)
+	testenv.Chown(t, filepath.Dir(sh))
+	if code, out, errs := cliAs(t, true, home, "run", "--workspace", ws, "--db", srv.URL("ci", name), "--allowlist-from-history", "--", sh); code != 0 {
+		t.Fatalf("run: exit %d %q %q", code, out, errs)
+	}
+	edit := "UPDATE allowlists SET entries = '\\x01022a2a'::bytea WHERE version = 1" // encodeList({"**"})
+	for _, role := range []string{"ci", "ana", "owner"} {
+		err := srv.ExecAs(role, name, edit)
+		if err == nil || !strings.Contains(err.Error(), "append-only") && !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("UPDATE as %s: %v, want refused", role, err)
+		}
+		if err := srv.ExecAs(role, name, "DELETE FROM runs"); err == nil {
+			t.Errorf("DELETE as %s was allowed", role)
+		}
+	}
+	if err := srv.ExecAs("ci", name, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (1, 'approve', '', '2026-01-01T00:00:00Z')"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("a decision inserted as ci: %v, want permission denied", err)
+	}
+	if code, out, errs := cliAs(t, false, home, "history", "verify", "--db", srv.URL("ana", name)); code != 0 || !strings.Contains(out, "chain intact") {
+		t.Fatalf("verify before the edit: exit %d %q %q", code, out, errs)
+	}
+	// The owner can disable the trigger (and drop the check that an
+	// approval is the approver's own): the edit is then caught.
+	if err := srv.ExecAs("owner", name, "ALTER TABLE allowlists DISABLE TRIGGER allowlists_append_only",
+		"ALTER TABLE allowlists DROP CONSTRAINT allowlists_approved_by_check", edit,
+		"ALTER TABLE allowlists ENABLE TRIGGER allowlists_append_only"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cliAs(t, false, home, "history", "verify", "--db", srv.URL("ana", name))
+	if code != 1 || !strings.Contains(out, "broken at allowlist version 1 of git:git.example.com/team/repo#sub: altered") {
+		t.Errorf("verify after the owner's edit: exit %d %q %q", code, out, errs)
+	}
+	code, out, errs = cliAs(t, true, home, "run", "--workspace", ws, "--db", srv.URL("ci", name), "--allowlist-from-history", "--", sh)
+	if code != 2 || !strings.Contains(errs, "hash chain") {
+		t.Errorf("run on the edited allowlist: exit %d %q %q, want refused (exit 2)", code, out, errs)
+	}
+}

@@ -158,3 +158,24 @@ func (s *Server) NewDB(t *testing.T, owner string) string {
 	END $$`, owner, owner), fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, owner))
 	return name
 }
+
+// ExecAs runs statements as role in database db, in one session, and
+// returns the first error.
+func (s *Server) ExecAs(role, db string, stmts ...string) error {
+	sdb, err := sql.Open("pgx", s.URL(role, db))
+	if err != nil {
+		return err
+	}
+	defer sdb.Close()
+	conn, err := sdb.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, st := range stmts {
+		if _, err := conn.ExecContext(context.Background(), st); err != nil {
+			return fmt.Errorf("%s: %w", st, err)
+		}
+	}
+	return nil
+}
