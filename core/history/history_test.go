@@ -53,6 +53,9 @@ func child(spec string) int {
 	}
 	defer db.Close()
 	ws := "/ws/" + parts[1]
+	if len(parts) > 3 { // one workspace for every child
+		ws = parts[3]
+	}
 	for i := 0; i < n; i++ {
 		rep := sampleReport(ws, 20)
 		rep.Script.Args = []string{parts[1], strconv.Itoa(i)}

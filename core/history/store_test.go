@@ -3,7 +3,11 @@
 package history
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/diffgate/diffgate/internal/pgtest"
@@ -57,5 +61,40 @@ func TestStoreSuite(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) { c.fn(t, newStore) })
 			}
 		})
+	}
+}
+
+// TestTeamStoreConcurrentProcesses: two processes recording runs for one
+// workspace on one team store at the same time lose nothing and keep one
+// valid chain (the writers' advisory lock).
+func TestTeamStoreConcurrentProcesses(t *testing.T) {
+	srv := pgtest.Start(t)
+	url := srv.URL("owner", srv.NewDB(t, "owner"))
+	openTest(t, url) // migrated once, before the children race
+	const perChild = 40
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	outs := make([][]byte, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|p%d|%d|/ws/one", childEnv, url, i, perChild))
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i := range errs {
+		if errs[i] != nil {
+			t.Errorf("child %d: %v: %s", i, errs[i], outs[i])
+		}
+	}
+	db := openTest(t, url)
+	if n, err := db.Count(ctx, Filter{Workspace: "/ws/one"}); err != nil || n != 2*perChild {
+		t.Errorf("%d runs, %v; want %d", n, err, 2*perChild)
+	}
+	if b, err := db.Verify(ctx); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
 	}
 }
