@@ -137,13 +137,17 @@ func (c *cli) runVerb(args []string) error {
 	cfg := gate.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
 		Watch: watched, NoDefaultWatch: *noWatch}
 	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: stage.Mechanism(*stageMech)}
+	var hist *historyRun
 	if !*noHistory {
-		hist, err := c.openRunHistory(*dbPath, *ws)
+		hist, err = c.openRunHistory(*dbPath, *ws, *fromHistory)
 		if err != nil {
 			return err
 		}
 		defer hist.close()
 		opts.History = hist.db
+		if hist.offline != "" { // the local file stands in: hide it too
+			cfg.Contain.Hidden = append(cfg.Contain.Hidden, history.Files(hist.db.Path())...)
+		}
 	}
 
 	var mu sync.Mutex
@@ -205,6 +209,11 @@ func (c *cli) runVerb(args []string) error {
 			db = " --db " + quoteArg(*dbPath)
 		}
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d%s | diffgate discard %d%s\n", res.RunID, res.RunID, db, res.RunID, db)
+	}
+	if hist != nil {
+		if err := hist.recorded(c.ctx, c.stderr, res.RunID); err != nil && res.RecordErr == nil {
+			res.RecordErr = err
+		}
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	var problems []error

@@ -166,3 +166,53 @@ func TestTeamStoreTamper(t *testing.T) {
 		t.Errorf("run on the edited allowlist: exit %d %q %q, want refused (exit 2)", code, out, errs)
 	}
 }
+
+// TestTeamStoreOffline: with the team store down, a run with
+// --allowlist-from-history is refused (exit 2); one without is recorded
+// locally and says so; history push sends it once the store is back, and
+// both chains verify.
+func TestTeamStoreOffline(t *testing.T) {
+	srv, name := teamStore(t)
+	ws := checkout(t, "https://git.example.com/team/repo.git")
+	home := testenv.UserTempDir(t)
+	url := srv.URL("ci", name)
+	if code, out, errs := cliAs(t, false, home, "allowlist", "approve", "--workspace", ws, "--allow", "logs/", "--note", "ok", "--db", srv.URL("ana", name)); code != 0 {
+		t.Fatalf("approve: exit %d %q %q", code, out, errs)
+	}
+	sh := filepath.Join(testenv.UserTempDir(t), "gen.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\necho x >> logs/new.log\n"), 0o755)
+	testenv.Chown(t, filepath.Dir(sh))
+	if code, out, errs := cliAs(t, true, home, "run", "--workspace", ws, "--db", url, "--allowlist-from-history", "--", sh); code != 0 {
+		t.Fatalf("online run: exit %d %q %q", code, out, errs)
+	}
+	srv.Stop(t)
+	code, out, errs := cliAs(t, true, home, "run", "--workspace", ws, "--db", url, "--allowlist-from-history", "--", sh)
+	if code != 2 || !strings.Contains(errs, "unreachable") {
+		t.Fatalf("offline run with --allowlist-from-history: exit %d %q %q, want 2 (unreachable)", code, out, errs)
+	}
+	code, out, errs = cliAs(t, true, home, "run", "--workspace", ws, "--db", url, "--allow", "logs/", "--", sh)
+	if code != 0 || !strings.Contains(errs, "unreachable: run recorded locally as run 1 in ") || !strings.Contains(errs, "diffgate history push --db ") {
+		t.Fatalf("offline run: exit %d %q %q, want recorded locally", code, out, errs)
+	}
+	local := filepath.Join(home, ".config", "diffgate", "history.db")
+	if code, out, errs := cliAs(t, true, home, "history", "push", "--db", url); code != 2 || !strings.Contains(errs, "unreachable") {
+		t.Errorf("push while down: exit %d %q %q, want 2", code, out, errs)
+	}
+	srv.Restart(t)
+	code, out, errs = cliAs(t, true, home, "history", "push", "--db", url)
+	if code != 0 || out != "pushed run 1 as run 2\n" {
+		t.Fatalf("push: exit %d %q %q", code, out, errs)
+	}
+	if code, out, errs := cliAs(t, true, home, "history", "push", "--db", url); code != 0 || !strings.Contains(errs, "no runs wait") {
+		t.Errorf("second push: exit %d %q %q, want nothing to send", code, out, errs)
+	}
+	for _, db := range []string{url, local} {
+		if code, out, errs := cliAs(t, true, home, "history", "verify", "--db", db); code != 0 || !strings.Contains(out, "chain intact") {
+			t.Errorf("verify %s: exit %d %q %q", db, code, out, errs)
+		}
+	}
+	code, out, _ = cliAs(t, false, home, "history", "--db", srv.URL("ana", name))
+	if code != 0 || strings.Count(out, "git:git.example.com/team/repo#sub") != 2 {
+		t.Errorf("team history after the push: %q, want two runs of the repository", out)
+	}
+}

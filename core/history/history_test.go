@@ -926,6 +926,8 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 9: the same (migration 10 added allowlists.approved_by,
 	// empty for them).
 	9: seedV2,
+	// Version 10: the same (migration 11 added pending_push, empty).
+	10: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.

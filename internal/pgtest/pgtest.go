@@ -79,16 +79,32 @@ func Start(t *testing.T) *Server {
 	testenv.Chown(t, s.Sock)
 	s.run(t, 2*time.Minute, "initdb", "-D", filepath.Join(dir, "data"), "-U", Super, "--auth=trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
-	// pg_ctl -w waits until the server accepts connections (or -t expires).
-	s.run(t, 2*time.Minute, "pg_ctl", "-D", filepath.Join(dir, "data"), "-l", filepath.Join(dir, "log"), "-w", "-t", "90",
-		"-o", "-c listen_addresses='' -k "+s.Sock+" -c fsync=off -c synchronous_commit=off -c full_page_writes=off", "start")
+	s.Restart(t)
 	t.Cleanup(func() { s.stop(t) })
 	return s
+}
+
+// Restart starts the server again after Stop (Start starts it first).
+func (s *Server) Restart(t *testing.T) {
+	t.Helper()
+	// pg_ctl -w waits until the server accepts connections (or -t expires).
+	s.run(t, 2*time.Minute, "pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-l", filepath.Join(s.Dir, "log"), "-w", "-t", "90",
+		"-o", "-c listen_addresses='' -k "+s.Sock+" -c fsync=off -c synchronous_commit=off -c full_page_writes=off", "start")
+}
+
+// Stop stops the server (a fast shutdown, waited for): it is unreachable
+// until Restart.
+func (s *Server) Stop(t *testing.T) {
+	t.Helper()
+	s.run(t, time.Minute, "pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-m", "fast", "-w", "-t", "50", "stop")
 }
 
 // stop stops the server at once (pg_ctl stop -m immediate); when that
 // fails, it kills the postmaster named in postmaster.pid.
 func (s *Server) stop(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(s.Dir, "data", "postmaster.pid")); err != nil {
+		return // stopped already
+	}
 	cmd := s.cmd("pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-m", "immediate", "-w", "-t", "30", "stop")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("pgtest: pg_ctl stop: %v\n%s", err, out)
