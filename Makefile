@@ -12,9 +12,11 @@ DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # ... and what the tests use: Xvfb (smoke), chromium and a font (browser
 # tests, driven from Go: no Node), python3 (the seed), hyperfine and time
 # (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git,
-# curl (a contained script's connect), groff (the man page test renders it).
+# curl (a contained script's connect), groff (the man page test renders it),
+# postgresql (the team store tests start a server of their own: initdb and
+# pg_ctl from /usr/lib/postgresql/*/bin, internal/pgtest).
 TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
-	libcap2-bin attr acl git curl groff-base
+	libcap2-bin attr acl git curl groff-base postgresql
 BIN := bin
 
 .PHONY: all deps test-deps build cli run test unit cross web serve web-test smoke bench lint package package-test clean

@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +110,9 @@ func (s *Server) stop(t *testing.T) {
 		if data, err := os.ReadFile(filepath.Join(s.Dir, "data", "postmaster.pid")); err == nil {
 			line, _, _ := strings.Cut(string(data), "\n")
 			if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && pid > 0 {
-				syscall.Kill(pid, syscall.SIGKILL)
+				if p, err := os.FindProcess(pid); err == nil {
+					p.Kill()
+				}
 			}
 		}
 	}
