@@ -254,9 +254,14 @@ const IDFile = ".diffgate"
 // (a workspace that only one machine knows).
 func StableKey(dir string) (string, error) {
 	if data, err := os.ReadFile(filepath.Join(dir, IDFile)); err == nil {
+		// The first line: "ID", or "id = ID" (or "id: ID").
 		line, _, _ := strings.Cut(string(data), "\n")
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "id"))
-		line = strings.TrimSpace(strings.TrimPrefix(line, "="))
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "id"); ok {
+			if r := strings.TrimSpace(rest); strings.HasPrefix(r, "=") || strings.HasPrefix(r, ":") {
+				line = strings.TrimSpace(r[1:])
+			}
+		}
 		if line == "" {
 			return "", fmt.Errorf("workspace %s: %s has no id on its first line", dir, IDFile)
 		}

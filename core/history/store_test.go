@@ -98,3 +98,55 @@ func TestTeamStoreConcurrentProcesses(t *testing.T) {
 		t.Errorf("verify: %+v, %v", b, err)
 	}
 }
+
+// TestStableKey: a workspace's id on a team store is the same on every
+// machine: the .diffgate file's id, else the git remote (however spelled)
+// and the path inside the checkout, else the path.
+func TestStableKey(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".git", "config"), []byte("[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://x/y\n[remote \"origin\"]\n\turl = ssh://git@GitHub.com:22/team/repo.git\n"), 0o644)
+	for _, c := range []struct{ dir, want string }{
+		{repo, "git:github.com/team/repo"},
+		{filepath.Join(repo, "a", "b"), "git:github.com/team/repo#a/b"},
+		{root, root},
+	} {
+		if got, err := StableKey(c.dir); err != nil || got != c.want {
+			t.Errorf("StableKey(%s) = %q, %v; want %q", c.dir, got, err, c.want)
+		}
+	}
+	// A worktree's .git is a file naming the git directory.
+	wt := filepath.Join(root, "wt")
+	os.MkdirAll(filepath.Join(repo, ".git", "worktrees", "wt"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".git", "worktrees", "wt", "commondir"), []byte("../..\n"), 0o644)
+	os.MkdirAll(wt, 0o755)
+	os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n"), 0o644)
+	if got, _ := StableKey(wt); got != "git:github.com/team/repo" {
+		t.Errorf("worktree: %q", got)
+	}
+	// .diffgate wins.
+	os.WriteFile(filepath.Join(repo, "a", IDFile), []byte("id = payments-gen\n"), 0o644)
+	if got, _ := StableKey(filepath.Join(repo, "a")); got != "id:payments-gen" {
+		t.Errorf(".diffgate: %q", got)
+	}
+	os.WriteFile(filepath.Join(repo, "a", "b", IDFile), []byte("identity-svc\n"), 0o644)
+	if got, _ := StableKey(filepath.Join(repo, "a", "b")); got != "id:identity-svc" {
+		t.Errorf(".diffgate with a bare id: %q", got)
+	}
+	os.WriteFile(filepath.Join(repo, "a", "b", IDFile), []byte("\n"), 0o644)
+	if _, err := StableKey(filepath.Join(repo, "a", "b")); err == nil {
+		t.Error("an empty .diffgate was accepted")
+	}
+	for in, want := range map[string]string{
+		"https://user:pw@github.com/team/repo.git/": "github.com/team/repo",
+		"git@github.com:team/repo.git":              "github.com/team/repo",
+		"ssh://git@github.com/team/repo":            "github.com/team/repo",
+		"http://GitLab.example:8080/g/r":            "gitlab.example/g/r",
+	} {
+		if got := normalizeRemote(in); got != want {
+			t.Errorf("normalizeRemote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
