@@ -144,6 +144,9 @@ func TestTeamStoreTamper(t *testing.T) {
 			t.Errorf("DELETE as %s was allowed", role)
 		}
 	}
+	if err := srv.ExecAs("ci", name, "INSERT INTO chain (kind, ref, hash) VALUES ('allowlist', 2, 'x')"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("an allowlist link inserted as ci: %v, want permission denied", err)
+	}
 	if err := srv.ExecAs("ci", name, "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (1, 'approve', '', '2026-01-01T00:00:00Z')"); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("a decision inserted as ci: %v, want permission denied", err)
 	}

@@ -164,6 +164,19 @@ BEGIN
         USING ERRCODE = 'insufficient_privilege';
 END $$;
 
+-- An approval's or a decision's link comes from a reviewer (or the owner):
+-- CI, which may link its runs, cannot take their place in the chain.
+CREATE FUNCTION diffgate_chain_kind() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.kind IN ('allowlist', 'decision')
+        AND NOT pg_has_role(current_user, 'diffgate_reviewer', 'USAGE')
+        AND current_user <> (SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = TG_RELID) THEN
+        RAISE EXCEPTION 'diffgate: permission denied: a % link needs the diffgate_reviewer role', NEW.kind
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END $$;
+
 DO $$
 DECLARE
     t text;
@@ -201,3 +214,5 @@ GRANT INSERT, UPDATE, DELETE ON hash_cache, text_store, text_missed TO diffgate_
 -- Approving and deciding: reviewers only.
 GRANT INSERT ON allowlists, decisions TO diffgate_reviewer;
 GRANT INSERT, DELETE ON viewed TO diffgate_reviewer;
+
+CREATE TRIGGER chain_kind BEFORE INSERT ON chain FOR EACH ROW EXECUTE FUNCTION diffgate_chain_kind();
