@@ -14,6 +14,8 @@ import (
 // the History tab lists them, with their decisions.
 func TestHistoryTabOnTeamStore(t *testing.T) {
 	srv := pgtest.Start(t)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the team store's local caches: never the user's
+	t.Setenv("DIFFGATE_DB", "")
 	url := srv.URL("owner", srv.NewDB(t, "owner"))
 	u, l, _ := newTestUI(t, Options{DBPath: url})
 	ws := workspace(t)

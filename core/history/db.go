@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,6 +58,11 @@ type DB struct {
 	sql      *sqlDB
 	path     string // the file's absolute path, or the team store's URL without its password
 	pg       bool   // a team store on PostgreSQL (see pg.go)
+
+	// A team store's caches (hash cache, text store) are this machine's:
+	// they live in the local history file (LocalPath), opened once needed.
+	cacheOnce sync.Once
+	cache     *DB
 	log      zerolog.Logger
 	readOnly bool
 }
@@ -208,7 +214,12 @@ func isReadOnly(err error) bool {
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	if db.cache != nil {
+		db.cache.Close()
+	}
+	return db.sql.Close()
+}
 
 // Path returns the database file's absolute path.
 func (db *DB) Path() string { return db.path }
@@ -217,7 +228,13 @@ func (db *DB) Path() string { return db.path }
 // (-wal, -shm): what a contained script must not read.
 func Files(path string) []string {
 	if IsURL(path) {
-		return nil
+		// A team store keeps its caches (and the runs it could not
+		// send) in the local history file.
+		local, err := LocalPath()
+		if err != nil {
+			return nil
+		}
+		path = local
 	}
 	return []string{path, path + "-wal", path + "-shm"}
 }
@@ -406,7 +423,12 @@ func (db *DB) tryWrite(ctx context.Context, fn func(tx *sqlTx) error) error {
 // the database file need not exist yet.
 func CheckOutside(dbPath, workspace string) error {
 	if IsURL(dbPath) {
-		return nil // a team store: no file
+		// A team store's caches live in the local history file.
+		local, err := LocalPath()
+		if err != nil {
+			return nil
+		}
+		dbPath = local
 	}
 	db, err := fspath.Resolve(dbPath)
 	if err != nil {

@@ -168,6 +168,25 @@ func (db *DB) pgSchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
+// caches returns the store that keeps db's caches: db itself, or for a team
+// store the local history file (nil when it cannot be opened: the caches
+// only save time).
+func (db *DB) caches() *DB {
+	if !db.pg {
+		return db
+	}
+	db.cacheOnce.Do(func() {
+		p, err := LocalPath()
+		if err == nil {
+			db.cache, err = Open(p, db.log)
+		}
+		if err != nil {
+			db.log.Warn().Err(err).Msg("team store: no local cache (hash cache, text store)")
+		}
+	})
+	return db.cache
+}
+
 // IsTeam reports whether db is a team store (PostgreSQL).
 func (db *DB) IsTeam() bool { return db.pg }
 

@@ -280,6 +280,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	if err != nil {
 		return 0, fmt.Errorf("record run: %w", err)
 	}
+	cacheWS := row.workspace // a team store's caches stay on this machine, under the path
 	row.workspace = db.ws(row.workspace)
 	// Everything costly happens before the transaction, so other writers
 	// wait only for the inserts.
@@ -301,6 +302,10 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	var cacheN int
 	if cache != nil && !cache.Seed {
 		cacheBlob, cacheN = encodeCache(cache)
+	}
+	var teamCache []byte
+	if db.pg {
+		teamCache, cacheBlob = cacheBlob, nil
 	}
 
 	var id int64
@@ -365,6 +370,19 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		return 0, err
 	}
 	r.ID, r.Hash = id, chain
+	if teamCache != nil {
+		// The hash cache of a team store's run: on this machine (its file
+		// entries are this machine's), and only an optimisation.
+		if c := db.caches(); c != nil {
+			if err := c.write(ctx, "hash cache", func(tx *sqlTx) error {
+				_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
+					blob(cacheWS), id, cacheN, teamCache)
+				return err
+			}); err != nil {
+				db.log.Warn().Err(err).Msg("hash cache not kept")
+			}
+		}
+	}
 	db.log.Debug().Int64("run", id).Int("changes", len(rows)).Int("contents", len(kept)).
 		Int("cache_entries", cacheN).Dur("took", time.Since(start)).Msg("run recorded")
 	return id, nil

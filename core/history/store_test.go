@@ -32,6 +32,9 @@ var storeKinds = []struct {
 	}},
 	{"postgres", func(t *testing.T) storeFn {
 		srv := pgtest.Start(t)
+		// A team store keeps its caches in the local history: never the user's.
+		t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+		t.Setenv(EnvDB, "")
 		return func(t *testing.T) (*DB, string) {
 			url := srv.URL("owner", srv.NewDB(t, "owner"))
 			return openTest(t, url), url
@@ -69,6 +72,8 @@ func TestStoreSuite(t *testing.T) {
 // valid chain (the writers' advisory lock).
 func TestTeamStoreConcurrentProcesses(t *testing.T) {
 	srv := pgtest.Start(t)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the local caches: never the user's
+	t.Setenv(EnvDB, "")
 	url := srv.URL("owner", srv.NewDB(t, "owner"))
 	openTest(t, url) // migrated once, before the children race
 	const perChild = 40
@@ -148,5 +153,49 @@ func TestStableKey(t *testing.T) {
 		if got := normalizeRemote(in); got != want {
 			t.Errorf("normalizeRemote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestTeamStoreCachesStayLocal: a team store's hash cache and text store
+// are this machine's: kept in the local history file (LocalPath), never
+// sent to the server, and that file is what Files and CheckOutside guard.
+func TestTeamStoreCachesStayLocal(t *testing.T) {
+	srv := pgtest.Start(t)
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv(EnvDB, "")
+	url := srv.URL("owner", srv.NewDB(t, "owner"))
+	db := openTest(t, url)
+	ws := "/abs/ws"
+	m := sampleManifest(ws, 100)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport(ws, 3)}, sampleContents, m); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("a text of the workspace\n")
+	if _, err := db.KeepTexts(ctx, ws, func(yield func(string, []byte) bool) { yield(shaOf(string(text)), text) }, nil, nil, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.HashCache(ctx, ws); err != nil || got == nil || len(got.Entries) != 100 {
+		t.Fatalf("hash cache: %v, %v", got, err)
+	}
+	if got, err := db.Text(ctx, ws, shaOf(string(text))); err != nil || string(got) != string(text) {
+		t.Fatalf("text: %q, %v", got, err)
+	}
+	for _, table := range []string{"hash_cache", "text_store"} {
+		var n int
+		if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s on the server: %d rows, %v; want none", table, n, err)
+		}
+	}
+	local := filepath.Join(cfg, "diffgate", "history.db")
+	ldb := openTest(t, local)
+	if got, err := ldb.HashCache(ctx, ws); err != nil || got == nil {
+		t.Errorf("the local file's hash cache: %v, %v", got, err)
+	}
+	if fs := Files(url); len(fs) == 0 || fs[0] != local {
+		t.Errorf("Files(team store) = %q, want the local file first", fs)
+	}
+	if err := CheckOutside(url, cfg); err == nil {
+		t.Error("a workspace holding the local cache file was accepted")
 	}
 }

@@ -93,8 +93,13 @@ type TextStats struct {
 // budget), and those evicted, are remembered as missed for want of budget
 // (see TextMissed) until a copy is stored.
 func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield func(sha string, data []byte) bool), overBudget func(yield func(sha string) bool), used []string, budget int64) (TextStats, error) {
+	if db.pg {
+		if c := db.caches(); c != nil {
+			return c.KeepTexts(ctx, workspace, texts, overBudget, used, budget)
+		}
+		return TextStats{}, nil
+	}
 	start := time.Now()
-	workspace = db.ws(workspace)
 	var st TextStats
 	if err := refuseInGatedRun("keep texts"); err != nil {
 		return st, err
@@ -241,7 +246,12 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 // Text returns the workspace's stored copy of the content with this
 // SHA-256; the error wraps ErrNotFound when there is none.
 func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
-	workspace = db.ws(workspace)
+	if db.pg {
+		if c := db.caches(); c != nil {
+			return c.Text(ctx, workspace, sha)
+		}
+		return nil, fmt.Errorf("text %s: %w", sha, ErrNotFound)
+	}
 	var size int64
 	var encoding string
 	var data []byte
@@ -271,7 +281,10 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 // this SHA-256 for want of budget (evicted, or never kept by a run whose
 // budget was spent).
 func (db *DB) TextMissed(ctx context.Context, workspace, sha string) bool {
-	workspace = db.ws(workspace)
+	if db.pg {
+		c := db.caches()
+		return c != nil && c.TextMissed(ctx, workspace, sha)
+	}
 	var n int
 	err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM text_missed WHERE workspace = ? AND sha256 = ?", blob(workspace), sha).Scan(&n)
 	return err == nil && n > 0

@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
 	if db != nil {
-		k, err := db.Key(cfg.Workspace) // a team store's stable id
+		k, err := history.WorkspaceKey(cfg.Workspace)
 		if err != nil {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
@@ -122,7 +122,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := history.CheckOutside(db.Path(), key); err != nil {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
-		if err := refuseHalfApplied(ctx, db, key); err != nil {
+		stored, err := db.Key(cfg.Workspace) // a team store's stable id; else key
+		if err != nil {
+			return nil, &gate.SetupError{Msg: err.Error()}
+		}
+		if err := refuseHalfApplied(ctx, db, stored); err != nil {
 			return nil, err
 		}
 		if db.ReadOnly() { // say so before the script runs, not after

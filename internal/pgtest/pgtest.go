@@ -33,8 +33,8 @@ const Super = "postgres"
 
 // Server is a running PostgreSQL server.
 type Server struct {
-	// Dir holds the data directory (data), the socket directory (sock) and
-	// the server's log (log).
+	// Dir holds the data directory (data) and the server's log (log); Sock
+	// is the directory of its unix socket; Bin that of its programs.
 	Dir  string
 	Bin  string
 	Sock string
@@ -71,11 +71,18 @@ func Start(t *testing.T) *Server {
 		t.Skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl; apt-get install postgresql, see make test-deps)")
 	}
 	dir := testenv.UserTempDir(t)
-	s := &Server{Dir: dir, Bin: bin, Sock: filepath.Join(dir, "sock")}
-	if err := os.Mkdir(s.Sock, 0o755); err != nil {
+	// The socket's path must fit sun_path (107 bytes): a short directory
+	// of its own, not one below the test's (long) temporary directory.
+	sock, err := os.MkdirTemp("", "pg")
+	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Chown(t, s.Sock)
+	t.Cleanup(func() { os.RemoveAll(sock) })
+	if err := os.Chmod(sock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Chown(t, sock)
+	s := &Server{Dir: dir, Bin: bin, Sock: sock}
 	s.run(t, 2*time.Minute, "initdb", "-D", filepath.Join(dir, "data"), "-U", Super, "--auth=trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
 	s.Restart(t)

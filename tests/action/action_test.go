@@ -412,6 +412,8 @@ func TestActionHistoryAndProfile(t *testing.T) {
 // role) uses it, passes, and its summary says who approved it.
 func TestActionTeamStore(t *testing.T) {
 	srv := pgtest.Start(t)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the team store's local caches: never the user's
+	t.Setenv(history.EnvDB, "")
 	name := srv.NewDB(t, "owner")
 	owner, err := history.Open(srv.URL("owner", name), zerolog.Nop())
 	if err != nil {

@@ -209,7 +209,7 @@ if want team; then
 	PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -1)
 	[ -x "$PGBIN/pg_ctl" ] || die "PostgreSQL is required for the team store row (make test-deps installs postgresql; BENCH_ONLY without team skips it)"
 	PGD=$BENCH_DIR/pg
-	rm -rf "$PGD" "$BENCH_DIR/team-local.db"*
+	rm -rf "$PGD" "$BENCH_DIR/team-local.db"* "$BENCH_DIR/team-config"
 	mkdir -p "$PGD/sock"
 	asuser=()
 	if [ "$(id -u)" = 0 ]; then
@@ -228,7 +228,7 @@ if want team; then
 fi
 hf team "$RUNS" \
 	-n diffgate-local "$DIFFGATE run --workspace $S --db $BENCH_DIR/team-local.db -- $BENCH_DIR/noop.sh" \
-	-n diffgate-team "$DIFFGATE run --workspace $S --db '$TEAM' -- $BENCH_DIR/noop.sh"
+	-n diffgate-team "XDG_CONFIG_HOME=$BENCH_DIR/team-config $DIFFGATE run --workspace $S --db '$TEAM' -- $BENCH_DIR/noop.sh"
 
 if want phases; then
 	echo
