@@ -55,16 +55,16 @@ var ErrNotFound = errors.New("not found")
 
 // DB is an open history database. It is safe for concurrent use.
 type DB struct {
-	sql      *sqlDB
-	path     string // the file's absolute path, or the team store's URL without its password
-	pg       bool   // a team store on PostgreSQL (see pg.go)
+	sql  *sqlDB
+	path string // the file's absolute path, or the team store's URL without its password
+	pg   bool   // a team store on PostgreSQL (see pg.go)
 
 	// A team store's caches (hash cache, text store) are this machine's:
 	// they live in the local history file (LocalPath), opened once needed.
 	cacheOnce sync.Once
 	cache     *DB
-	log      zerolog.Logger
-	readOnly bool
+	log       zerolog.Logger
+	readOnly  bool
 }
 
 // DefaultPath returns the database path: $DIFFGATE_DB if set, else
