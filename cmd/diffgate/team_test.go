@@ -168,6 +168,18 @@ func TestTeamStoreTamper(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "hash chain") {
 		t.Errorf("run on the edited allowlist: exit %d %q %q, want refused (exit 2)", code, out, errs)
 	}
+	// A trigger left disabled is reported by verify, before any edit shows.
+	srv2name := srv.NewDB(t, "owner")
+	if code, out, errs := cliAs(t, false, home, "history", "verify", "--db", srv.URL("owner", srv2name)); code != 0 {
+		t.Fatalf("verify a fresh store: exit %d %q %q", code, out, errs)
+	}
+	if err := srv.ExecAs("owner", srv2name, "ALTER TABLE decisions DISABLE TRIGGER decisions_append_only"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cliAs(t, false, home, "history", "verify", "--db", srv.URL("owner", srv2name))
+	if code != 1 || !strings.Contains(out, "broken at table decisions: its trigger decisions_append_only is disabled") {
+		t.Errorf("verify with a disabled trigger: exit %d %q %q", code, out, errs)
+	}
 }
 
 // TestTeamStoreOffline: with the team store down, a run with

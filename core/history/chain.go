@@ -383,5 +383,8 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 		}
 		return b, nil
 	}
+	if db.pg {
+		return pgGuards(ctx, tx)
+	}
 	return nil, nil
 }

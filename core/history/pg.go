@@ -187,6 +187,51 @@ func (db *DB) caches() *DB {
 	return db.cache
 }
 
+// chainTables are the team store's tables whose rows are records: each has
+// the triggers NAME_append_only and NAME_no_truncate (migrations_pg).
+var chainTables = []string{"runs", "changes", "contents", "allowlists", "decisions", "stage_events", "chain"}
+
+// pgGuards checks that the team store's append-only triggers are all there
+// and enabled: with one disabled or dropped (which only the owner or a
+// superuser can do), rows may be updated or deleted behind diffgate's back
+// even where the chain still holds.
+func pgGuards(ctx context.Context, tx *sqlTx) (*Broken, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t
+		JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`)
+	if err != nil {
+		return nil, fmt.Errorf("verify: triggers: %w", errText(err))
+	}
+	defer rows.Close()
+	enabled := map[string]bool{}
+	for rows.Next() {
+		var table, name, state string
+		if err := rows.Scan(&table, &name, &state); err != nil {
+			return nil, fmt.Errorf("verify: triggers: %w", errText(err))
+		}
+		enabled[table+"."+name] = state != "D"
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify: triggers: %w", errText(err))
+	}
+	want := []string{"chain.chain_kind"}
+	for _, t := range chainTables {
+		want = append(want, t+"."+t+"_append_only", t+"."+t+"_no_truncate")
+	}
+	for _, w := range want {
+		on, ok := enabled[w]
+		if ok && on {
+			continue
+		}
+		table, name, _ := strings.Cut(w, ".")
+		b := &Broken{What: "table " + table, Reason: "its trigger " + name + " is disabled: rows can be changed behind diffgate's back (ALTER TABLE " + table + " ENABLE TRIGGER " + name + ")"}
+		if !ok {
+			b.Reason = "its trigger " + name + " is missing: rows can be changed behind diffgate's back"
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
 // IsTeam reports whether db is a team store (PostgreSQL).
 func (db *DB) IsTeam() bool { return db.pg }
 
