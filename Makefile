@@ -13,9 +13,10 @@ DESKTOP_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev libgtk-3-dev
 # tests, driven from Go: no Node), python3 (the seed), hyperfine and time
 # (bench), capabilities, xattrs and ACLs (setcap/getfattr/setfacl), git,
 # curl (a contained script's connect), groff (the man page test renders it),
-# nodejs and npm (the node profile's npm install, contained).
+# postgresql (the team store tests start a server of their own: initdb and
+# pg_ctl from /usr/lib/postgresql/*/bin, internal/pgtest), nodejs and npm (the node profile's npm install, contained).
 TEST_PKGS := xvfb xauth chromium fonts-dejavu-core python3 python3-venv hyperfine time \
-	libcap2-bin attr acl git curl groff-base
+	libcap2-bin attr acl git curl groff-base postgresql
 # Debian 12's nodejs ships no npm: its package npm does. A nodejs from
 # elsewhere (NodeSource) that has npm conflicts with Debian's npm package, so
 # these are installed only when the npm command is missing.

@@ -22,7 +22,7 @@ var engine = []string{mod + "core/snapshot", mod + "core/diff", mod + "core/poli
 // (a trailing "/" means the package and everything under it).
 var engineForbidden = []string{
 	mod + "core/proc", mod + "core/gate", mod + "core/history", mod + "core/pipeline", mod + "app/",
-	"os/exec", "modernc.org/sqlite/", "fyne.io/",
+	"os/exec", "modernc.org/sqlite/", "github.com/jackc/pgx/", "fyne.io/",
 }
 
 // pkgGraph is the result of one go list -deps: each package's imports and

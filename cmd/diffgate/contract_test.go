@@ -380,7 +380,7 @@ func TestVerbHelp(t *testing.T) {
 		"snapshot":          "diffgate: usage: diffgate snapshot DIR -o FILE\n",
 		"diff a":            "diffgate: usage: diffgate diff [--allow LIST]... [--allowlist FILE] BEFORE AFTER\n",
 		"history show":      "diffgate: usage: diffgate history show RUN|last [--violations] [--db PATH]\n",
-		"history bogus":     "diffgate: history: unknown subcommand \"bogus\" (want list, show, export or verify)\n",
+		"history bogus":     "diffgate: history: unknown subcommand \"bogus\" (want list, show, export, verify or push)\n",
 		"allowlist":         "diffgate: usage: diffgate allowlist show|list|approve|diff|suggest ... (see diffgate allowlist -h)\n",
 		"explode":           "diffgate: unknown command \"explode\" (want run, apply, discard, snapshot, diff, history, allowlist or version)\n",
 		"snapshot --bogus":  "diffgate: diffgate snapshot: flag provided but not defined: -bogus\n",

@@ -300,3 +300,56 @@ func (c *cli) historyVerify(args []string) error {
 	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", report.Plural(n, "run"))
 	return nil
 }
+
+// historyPush: diffgate history push --db URL [--from PATH]. Sends the
+// runs the local history (--from, else the local default) holds for the
+// team store at URL, oldest first; each becomes a new run there and stops
+// being pending here. Both chains stay valid.
+func (c *cli) historyPush(args []string) error {
+	fs := newFlags("history push")
+	dbFlag := fs.String("db", "", "the team store's `URL` (default: $"+history.EnvDB+")")
+	from := fs.String("from", "", "the local history `PATH` (default: the local default)")
+	if _, err := parseN(fs, args, 0); err != nil {
+		return err
+	}
+	url := *dbFlag
+	if url == "" {
+		url, _ = history.DefaultPath()
+	}
+	if !history.IsURL(url) {
+		return usagef("history push: --db postgres://... (a team store) is required")
+	}
+	local := *from
+	if local == "" {
+		var err error
+		if local, err = history.LocalPath(); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	ldb, err := openHistory(local)
+	if err != nil {
+		return err
+	}
+	defer ldb.Close()
+	ids, err := ldb.Pending(c.ctx, url)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(c.stderr, "diffgate: no runs wait for %s in %s\n", history.Redact(url), ldb.Path())
+		return nil
+	}
+	team, err := openHistory(url)
+	if err != nil {
+		return err
+	}
+	defer team.Close()
+	for _, id := range ids {
+		tid, err := ldb.Push(c.ctx, team, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "pushed run %d as run %d\n", id, tid)
+	}
+	return nil
+}

@@ -200,6 +200,10 @@ func (c *cli) runVerb(args []string) error {
 		}
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d%s | diffgate discard %d%s\n", res.RunID, res.RunID, db, res.RunID, db)
 	}
+	if res.Offline != "" && res.RunID > 0 {
+		fmt.Fprintf(c.stderr, "diffgate: team store %s unreachable: run recorded locally as run %d in %s; send it with: diffgate history push --db %s\n",
+			history.Redact(res.Offline), res.RunID, plan.History().Path(), quoteArg(history.Redact(res.Offline)))
+	}
 	fmt.Fprintln(c.stderr, summary(rep))
 	var problems []error
 	for _, t := range targets {

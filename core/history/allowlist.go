@@ -25,6 +25,10 @@ type Allowlist struct {
 	Note string
 	// CreatedAt is when the version was approved.
 	CreatedAt time.Time
+	// ApprovedBy is who approved it: the user name on the machine that
+	// approved it, or on a team store the database role ("" for versions
+	// approved before diffgate recorded it).
+	ApprovedBy string
 }
 
 // scanAllowlist reads an allowlists row (allowlistRowColumns) and decodes it.
@@ -33,7 +37,7 @@ func scanAllowlist(sc interface{ Scan(...any) error }) (*Allowlist, *allowlistRo
 	if err != nil {
 		return nil, nil, err
 	}
-	a := Allowlist{Workspace: r.workspace, Version: int(r.version), Note: r.note}
+	a := Allowlist{Workspace: r.workspace, Version: int(r.version), Note: r.note, ApprovedBy: r.approvedBy}
 	if a.Entries, err = decodeList([]byte(r.entries)); err != nil {
 		return nil, nil, fmt.Errorf("allowlist %s version %d: %w", a.Workspace, a.Version, err)
 	}
@@ -60,6 +64,7 @@ func (db *DB) checkedAllowlist(ctx context.Context, query string, args ...any) (
 // (and no error) when none was approved. An allowlist that does not hold
 // its place in the hash chain is refused with an error.
 func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist, error) {
+	workspace = db.ws(workspace)
 	a, err := db.checkedAllowlist(ctx, "WHERE workspace = ? ORDER BY version DESC LIMIT 1", blob(workspace))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -74,6 +79,7 @@ func (db *DB) LatestAllowlist(ctx context.Context, workspace string) (*Allowlist
 // version gives an error wrapping ErrNotFound. A version that does not hold
 // its place in the hash chain is refused with an error.
 func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Allowlist, error) {
+	workspace = db.ws(workspace)
 	a, err := db.checkedAllowlist(ctx, "WHERE workspace = ? AND version = ?", blob(workspace), version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("allowlist of %s: version %d: %w", workspace, version, ErrNotFound)
@@ -86,6 +92,7 @@ func (db *DB) Allowlist(ctx context.Context, workspace string, version int) (*Al
 
 // Allowlists returns every version of the workspace's allowlist, oldest first.
 func (db *DB) Allowlists(ctx context.Context, workspace string) ([]Allowlist, error) {
+	workspace = db.ws(workspace)
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+allowlistRowColumns+
 		" FROM allowlists WHERE workspace = ? ORDER BY version", blob(workspace))
 	if err != nil {
@@ -124,14 +131,15 @@ func (db *DB) ApproveRun(ctx context.Context, runID int64, workspace string, ent
 }
 
 func (db *DB) approve(ctx context.Context, runID int64, workspace string, entries []string, note string) (*Allowlist, error) {
-	if !filepath.IsAbs(workspace) {
+	workspace = db.ws(workspace)
+	if !filepath.IsAbs(workspace) && !(db.pg && workspace != "") {
 		return nil, fmt.Errorf("approve allowlist: workspace %q is not an absolute path", workspace)
 	}
 	if err := refuseInGatedRun("approve allowlist"); err != nil {
 		return nil, err
 	}
 	a := &Allowlist{Workspace: workspace, Entries: append([]string{}, entries...), Note: note, CreatedAt: time.Now().UTC().Round(0)}
-	err := db.write(ctx, "approve allowlist", func(tx *sql.Tx) error {
+	err := db.write(ctx, "approve allowlist", func(tx *sqlTx) error {
 		if runID != 0 {
 			var ws []byte
 			err := tx.QueryRowContext(ctx, "SELECT workspace FROM runs WHERE id = ?", runID).Scan(&ws)
@@ -149,14 +157,16 @@ func (db *DB) approve(ctx context.Context, runID int64, workspace string, entrie
 			blob(workspace)).Scan(&a.Version); err != nil {
 			return err
 		}
-		r := allowlistRow{workspace: workspace, version: int64(a.Version), entries: string(encodeList(a.Entries)),
-			note: note, createdAt: formatTime(a.CreatedAt)}
-		res, err := tx.ExecContext(ctx, "INSERT INTO allowlists (workspace, version, entries, note, created_at) VALUES (?, ?, ?, ?, ?)",
-			blob(r.workspace), r.version, blob(r.entries), r.note, r.createdAt)
+		by, err := db.approver(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if r.id, err = res.LastInsertId(); err != nil {
+		a.ApprovedBy = by
+		r := allowlistRow{workspace: workspace, version: int64(a.Version), entries: string(encodeList(a.Entries)),
+			note: note, createdAt: formatTime(a.CreatedAt), approvedBy: by}
+		r.id, err = tx.insertID(ctx, "INSERT INTO allowlists (workspace, version, entries, note, created_at, approved_by) VALUES (?, ?, ?, ?, ?, ?)",
+			blob(r.workspace), r.version, blob(r.entries), r.note, r.createdAt, r.approvedBy)
+		if err != nil {
 			return err
 		}
 		if err := appendLink(ctx, tx, linkAllowlist, r.id, r.digest()); err != nil {

@@ -201,6 +201,12 @@ func cacheErr(err error) error {
 // SHA-256) of the workspace's latest recorded after-manifest, with its Root
 // and CreatedAt, for snapshot.Options.Prior; nil, nil when there is none.
 func (db *DB) HashCache(ctx context.Context, workspace string) (*snapshot.Manifest, error) {
+	if db.pg {
+		if c := db.caches(); c != nil {
+			return c.HashCache(ctx, workspace)
+		}
+		return nil, nil
+	}
 	// Decoded from the driver's bytes (sql.RawBytes), not from a copy: the
 	// blob of a large tree is tens of MiB.
 	rows, err := db.sql.QueryContext(ctx, "SELECT data FROM hash_cache WHERE workspace = ?", blob(workspace))

@@ -41,6 +41,7 @@ type allowlistRow struct {
 	version         int64
 	entries         string // encodeList
 	note, createdAt string
+	approvedBy      string // "" before migration 0011: hashed only when set
 }
 
 func (r *allowlistRow) digest() []byte {
@@ -51,6 +52,9 @@ func (r *allowlistRow) digest() []byte {
 	e.str(r.entries)
 	e.str(r.note)
 	e.str(r.createdAt)
+	if r.approvedBy != "" {
+		e.str(r.approvedBy)
+	}
 	s := sha256.Sum256(e.b)
 	return s[:]
 }
@@ -78,11 +82,11 @@ func (r *decisionRow) digest() []byte {
 	return s[:]
 }
 
-const allowlistRowColumns = "id, workspace, version, entries, note, created_at"
+const allowlistRowColumns = "id, workspace, version, entries, note, created_at, approved_by"
 
 func scanAllowlistRow(sc interface{ Scan(...any) error }) (*allowlistRow, error) {
 	var r allowlistRow
-	err := sc.Scan(&r.id, &r.workspace, &r.version, &r.entries, &r.note, &r.createdAt)
+	err := sc.Scan(&r.id, &r.workspace, &r.version, &r.entries, &r.note, &r.createdAt, &r.approvedBy)
 	return &r, err
 }
 
@@ -103,7 +107,7 @@ func loadDecisionRowV1(ctx context.Context, q querier, id int64) (*decisionRow, 
 }
 
 // nextLink returns the hash of a new link for digest, chained to the last link.
-func nextLink(ctx context.Context, tx *sql.Tx, digest []byte) (string, error) {
+func nextLink(ctx context.Context, tx *sqlTx, digest []byte) (string, error) {
 	var prev string
 	err := tx.QueryRowContext(ctx, "SELECT hash FROM chain ORDER BY seq DESC LIMIT 1").Scan(&prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -113,13 +117,13 @@ func nextLink(ctx context.Context, tx *sql.Tx, digest []byte) (string, error) {
 }
 
 // addLink appends a link (from nextLink) for row ref of the given kind.
-func addLink(ctx context.Context, tx *sql.Tx, kind string, ref int64, hash string) error {
+func addLink(ctx context.Context, tx *sqlTx, kind string, ref int64, hash string) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO chain (kind, ref, hash) VALUES (?, ?, ?)", kind, ref, hash)
 	return err
 }
 
 // appendLink chains digest, standing for row ref of the given kind.
-func appendLink(ctx context.Context, tx *sql.Tx, kind string, ref int64, digest []byte) error {
+func appendLink(ctx context.Context, tx *sqlTx, kind string, ref int64, digest []byte) error {
 	h, err := nextLink(ctx, tx, digest)
 	if err != nil {
 		return err
@@ -156,19 +160,21 @@ func checkLink(ctx context.Context, q querier, kind string, ref int64, digest []
 // adoptIntoChain is the Go half of migration 0002: it appends the
 // allowlists and then the decisions that an older database holds to the
 // chain (the SQL half has put its runs there).
-func adoptIntoChain(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists ORDER BY id")
+func adoptIntoChain(ctx context.Context, tx *sqlTx) error {
+	// The columns of migration 0002's time (approved_by came with 0010).
+	rows, err := tx.QueryContext(ctx, "SELECT id, workspace, version, entries, note, created_at FROM allowlists ORDER BY id")
 	if err != nil {
 		return err
 	}
 	var als []*allowlistRow
 	for rows.Next() {
-		r, err := scanAllowlistRow(rows)
+		var r allowlistRow
+		err := rows.Scan(&r.id, &r.workspace, &r.version, &r.entries, &r.note, &r.createdAt)
 		if err != nil {
 			rows.Close()
 			return err
 		}
-		als = append(als, r)
+		als = append(als, &r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -376,6 +382,9 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", id.Int64, d.event, d.runID), d.runID
 		}
 		return b, nil
+	}
+	if db.pg {
+		return pgGuards(ctx, tx)
 	}
 	return nil, nil
 }

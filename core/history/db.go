@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,10 +56,16 @@ var ErrNotFound = errors.New("not found")
 
 // DB is an open history database. It is safe for concurrent use.
 type DB struct {
-	sql      *sql.DB
-	path     string
-	log      zerolog.Logger
-	readOnly bool
+	sql  *sqlDB
+	path string // the file's absolute path, or the team store's URL without its password
+	pg   bool   // a team store on PostgreSQL (see pg.go)
+
+	// A team store's caches (hash cache, text store) are this machine's:
+	// they live in the local history file (LocalPath), opened once needed.
+	cacheOnce sync.Once
+	cache     *DB
+	log       zerolog.Logger
+	readOnly  bool
 }
 
 // DefaultPath returns the database path: $DIFFGATE_DB if set, else
@@ -85,6 +92,9 @@ func Open(path string, log zerolog.Logger) (*DB, error) {
 // open is Open, migrating only up to schema version target (tests use it to
 // build databases of earlier versions).
 func open(path string, log zerolog.Logger, target int) (*DB, error) {
+	if IsURL(path) {
+		return openPG(path, log)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("history database %s: %v", path, err)
@@ -142,7 +152,7 @@ func open(path string, log zerolog.Logger, target int) (*DB, error) {
 	if err != nil {
 		return nil, fail("%v", dbError(err))
 	}
-	db := &DB{sql: sdb, path: abs, log: log}
+	db := &DB{sql: &sqlDB{DB: sdb}, path: abs, log: log}
 	if err := db.migrate(context.Background(), target); err != nil {
 		sdb.Close()
 		if isReadOnly(err) {
@@ -172,7 +182,7 @@ func openReadOnly(abs string, log zerolog.Logger, fail func(string, ...any) erro
 		if err != nil {
 			return nil, fail("%v", dbError(err))
 		}
-		db := &DB{sql: sdb, path: abs, log: log, readOnly: true}
+		db := &DB{sql: &sqlDB{DB: sdb}, path: abs, log: log, readOnly: true}
 		v, err := db.SchemaVersion(context.Background())
 		if err != nil {
 			sdb.Close()
@@ -205,14 +215,30 @@ func isReadOnly(err error) bool {
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	if db.cache != nil {
+		db.cache.Close()
+	}
+	return db.sql.Close()
+}
 
 // Path returns the database file's absolute path.
 func (db *DB) Path() string { return db.path }
 
 // Files lists the database file at path and SQLite's companions beside it
 // (-wal, -shm): what a contained script must not read.
-func Files(path string) []string { return []string{path, path + "-wal", path + "-shm"} }
+func Files(path string) []string {
+	if IsURL(path) {
+		// A team store keeps its caches (and the runs it could not
+		// send) in the local history file.
+		local, err := LocalPath()
+		if err != nil {
+			return nil
+		}
+		path = local
+	}
+	return []string{path, path + "-wal", path + "-shm"}
+}
 
 // dsn returns the modernc.org/sqlite data source name for path. Every
 // connection gets the busy timeout; a read-only probe gets query_only and
@@ -280,6 +306,12 @@ func newerError(version int) error {
 
 // dbError turns driver errors into short, readable reasons.
 func dbError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := pgErrText(err); e != err {
+		return e
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -304,6 +336,9 @@ func dbError(err error) error {
 
 // isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended code).
 func isBusy(err error) bool {
+	if isPGRetry(err) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		c := se.Code() & 0xff
@@ -315,7 +350,7 @@ func isBusy(err error) bool {
 // write runs fn in a BEGIN IMMEDIATE transaction and commits, retrying the
 // whole transaction while the database is busy (another process writing).
 // fn must have no effect outside the transaction.
-func (db *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, what string, fn func(tx *sqlTx) error) error {
 	deadline := time.Now().Add(writeRetry)
 	backoff := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -364,10 +399,18 @@ func (db *DB) writeError(err error) error {
 	return dbErrorAt(err, db.path)
 }
 
-func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *DB) tryWrite(ctx context.Context, fn func(tx *sqlTx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
+	}
+	if db.pg {
+		// Writers take turns (BEGIN IMMEDIATE on SQLite): the chain's next
+		// link and the next ids are read and written under this lock.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", pgLockKey); err != nil {
+			tx.Rollback()
+			return err
+		}
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
@@ -379,10 +422,18 @@ func (db *DB) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // CheckOutside refuses a database that lies inside the gated workspace (the
 // script could rewrite its own history). The workspace comes resolved once
 // (fspath.ResolveDir, by the pipeline's Preflight); the database's path is
-// resolved here, and need not exist yet.
+// resolved here, and need not exist yet. For a team store (a URL) it is the
+// local history file that holds its caches.
 func CheckOutside(dbPath string, root fspath.Dir) error {
 	if root.IsZero() {
 		return fmt.Errorf("history database %s: no workspace to check it against", dbPath)
+	}
+	if IsURL(dbPath) {
+		local, err := LocalPath()
+		if err != nil {
+			return nil
+		}
+		dbPath = local
 	}
 	db, err := fspath.Resolve(dbPath)
 	if err != nil {

@@ -4,7 +4,6 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -37,14 +36,17 @@ func mustLoadMigrations(fsys fs.FS) []migration {
 
 // migrationHooks hold the Go half of a migration, run in its transaction
 // after its SQL, for what SQL alone cannot compute.
-var migrationHooks = map[int]func(context.Context, *sql.Tx) error{
+var migrationHooks = map[int]func(context.Context, *sqlTx) error{
 	2: adoptIntoChain,
 }
 
 // loadMigrations reads migrations/NNNN_name.sql, checking they are numbered
 // 1, 2, 3, ... without gaps.
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
+func loadMigrations(fsys fs.FS) ([]migration, error) { return loadMigrationsIn(fsys, "migrations") }
+
+// loadMigrationsIn reads dir/NNNN_name.sql (see loadMigrations).
+func loadMigrationsIn(fsys fs.FS, dir string) ([]migration, error) {
+	names, err := fs.Glob(fsys, dir+"/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +74,12 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 // each in its own transaction together with the user_version update. A
 // database newer than the code is refused and left alone.
 func (db *DB) migrate(ctx context.Context, target int) error {
+	if db.pg {
+		return db.migratePG(ctx)
+	}
 	for _, m := range migrations[:target] {
 		applied := false
-		err := db.write(ctx, "migrate to schema "+strconv.Itoa(m.version), func(tx *sql.Tx) error {
+		err := db.write(ctx, "migrate to schema "+strconv.Itoa(m.version), func(tx *sqlTx) error {
 			applied = false
 			var cur int
 			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
@@ -115,6 +120,9 @@ func (db *DB) migrate(ctx context.Context, target int) error {
 
 // SchemaVersion returns the database's schema version (PRAGMA user_version).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	if db.pg {
+		return db.pgSchemaVersion(ctx)
+	}
 	var v int
 	err := db.sql.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err

@@ -101,6 +101,7 @@ func (f *Filter) where() (string, []any) {
 
 // List returns the runs the filter selects, newest first.
 func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
+	f.Workspace = db.ws(f.Workspace)
 	where, args := f.where()
 	q := `SELECT id, started_at, workspace, script_path, verdict, added, removed, changed, violations,
 		coalesce((SELECT decision FROM decisions d WHERE d.run_id = runs.id ORDER BY d.id DESC LIMIT 1), ''),
@@ -156,6 +157,7 @@ func (db *DB) List(ctx context.Context, f Filter) ([]Summary, error) {
 
 // Count returns how many runs the filter selects (Limit is ignored).
 func (db *DB) Count(ctx context.Context, f Filter) (int, error) {
+	f.Workspace = db.ws(f.Workspace)
 	where, args := f.where()
 	var n int
 	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM runs"+where, args...).Scan(&n); err != nil {
@@ -400,23 +402,21 @@ func (db *DB) Decide(ctx context.Context, runID int64, decision, note string) er
 	if err := refuseInGatedRun("decide"); err != nil {
 		return err
 	}
-	return db.write(ctx, "decide", func(tx *sql.Tx) error {
+	return db.write(ctx, "decide", func(tx *sqlTx) error {
 		return insertDecision(ctx, tx, &decisionRow{runID: runID, decision: decision, note: note})
 	})
 }
 
 // insertDecision writes decision d (its time is now) and its link.
-func insertDecision(ctx context.Context, tx *sql.Tx, d *decisionRow) error {
+func insertDecision(ctx context.Context, tx *sqlTx, d *decisionRow) error {
 	if err := runExists(ctx, tx, d.runID); err != nil {
 		return err
 	}
 	d.decidedAt = formatTime(time.Now().UTC())
-	res, err := tx.ExecContext(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at, allowlist_version) VALUES (?, ?, ?, ?, ?)",
+	var err error
+	d.id, err = tx.insertID(ctx, "INSERT INTO decisions (run_id, decision, note, decided_at, allowlist_version) VALUES (?, ?, ?, ?, ?)",
 		d.runID, d.decision, d.note, d.decidedAt, d.allowlistVersion)
 	if err != nil {
-		return err
-	}
-	if d.id, err = res.LastInsertId(); err != nil {
 		return err
 	}
 	return appendLink(ctx, tx, linkDecision, d.id, d.digest())

@@ -303,6 +303,8 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	if err != nil {
 		return 0, fmt.Errorf("record run: %w", err)
 	}
+	cacheWS := row.workspace // a team store's caches stay on this machine, under the path
+	row.workspace = db.ws(row.workspace)
 	// Everything costly happens before the transaction, so other writers
 	// wait only for the inserts.
 	changes := r.Report.Changes
@@ -324,15 +326,19 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	if cache != nil && !cache.Seed {
 		cacheBlob, cacheN = encodeCache(cache)
 	}
+	var teamCache []byte
+	if db.pg {
+		teamCache, cacheBlob = cacheBlob, nil
+	}
 
 	var id int64
 	var chain string
-	err = db.write(ctx, "record run", func(tx *sql.Tx) error {
+	err = db.write(ctx, "record run", func(tx *sqlTx) error {
 		var err error
 		if chain, err = nextLink(ctx, tx, digest); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
+		id, err = tx.insertID(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
 			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
 			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
 			added, removed, changed, violations, extra, hash)
@@ -343,9 +349,6 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 			blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
 			row.added, row.removed, row.changed, row.viol, blob(row.extra), chain)
 		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
@@ -378,6 +381,19 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 		return 0, err
 	}
 	r.ID, r.Hash = id, chain
+	if teamCache != nil {
+		// The hash cache of a team store's run: on this machine (its file
+		// entries are this machine's), and only an optimisation.
+		if c := db.caches(); c != nil {
+			if err := c.write(ctx, "hash cache", func(tx *sqlTx) error {
+				_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
+					blob(cacheWS), id, cacheN, teamCache)
+				return err
+			}); err != nil {
+				db.log.Warn().Err(err).Msg("hash cache not kept")
+			}
+		}
+	}
 	db.log.Debug().Int64("run", id).Int("changes", len(rows)).Int("contents", len(kept)).
 		Int("cache_entries", cacheN).Dur("took", time.Since(start)).Msg("run recorded")
 	return id, nil
@@ -429,7 +445,7 @@ func (db *DB) collectContents(ctx context.Context, changes []diff.Change, conten
 // (migration 10) are written only for a run with a rename, so that a run
 // without one records alike into a database of an older schema (tests
 // build those with the current code).
-func insertChanges(ctx context.Context, tx *sql.Tx, id int64, rows []changeRow) error {
+func insertChanges(ctx context.Context, tx *sqlTx, id int64, rows []changeRow) error {
 	if len(rows) == 0 {
 		return nil
 	}

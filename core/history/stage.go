@@ -97,7 +97,7 @@ func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 	if err := refuseInGatedRun("stage event"); err != nil {
 		return err
 	}
-	return db.write(ctx, "stage event", func(tx *sql.Tx) error {
+	return db.write(ctx, "stage event", func(tx *sqlTx) error {
 		st, err := stageOf(ctx, tx, ev.RunID)
 		if err != nil {
 			return err
@@ -121,12 +121,9 @@ func (db *DB) AddStageEvent(ctx context.Context, ev StageEvent) error {
 		}
 		r := stageEventRow{runID: ev.RunID, event: ev.Event, decision: ev.Decision,
 			path: string(encodeList(ev.Paths)), at: formatTime(at)}
-		res, err := tx.ExecContext(ctx, "INSERT INTO stage_events (run_id, event, decision, paths, at) VALUES (?, ?, ?, ?, ?)",
+		r.id, err = tx.insertID(ctx, "INSERT INTO stage_events (run_id, event, decision, paths, at) VALUES (?, ?, ?, ?, ?)",
 			r.runID, r.event, r.decision, blob(r.path), r.at)
 		if err != nil {
-			return err
-		}
-		if r.id, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		return appendLink(ctx, tx, linkStage, r.id, r.digest())

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -91,6 +93,12 @@ type TextStats struct {
 // budget), and those evicted, are remembered as missed for want of budget
 // (see TextMissed) until a copy is stored.
 func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield func(sha string, data []byte) bool), overBudget func(yield func(sha string) bool), used []string, budget int64) (TextStats, error) {
+	if db.pg {
+		if c := db.caches(); c != nil {
+			return c.KeepTexts(ctx, workspace, texts, overBudget, used, budget)
+		}
+		return TextStats{}, nil
+	}
 	start := time.Now()
 	var st TextStats
 	if err := refuseInGatedRun("keep texts"); err != nil {
@@ -134,10 +142,12 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 		return st, err
 	}
 	ws := blob(workspace)
-	err = db.write(ctx, "keep texts", func(tx *sql.Tx) error {
+	err = db.write(ctx, "keep texts", func(tx *sqlTx) error {
 		st = TextStats{}
-		if _, err := tx.ExecContext(ctx, textStoreSchema); err != nil {
-			return err
+		if !db.pg { // a team store has it from its first migration
+			if _, err := tx.ExecContext(ctx, textStoreSchema); err != nil {
+				return err
+			}
 		}
 		var clock int64
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", ws).Scan(&clock); err != nil {
@@ -236,6 +246,12 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 // Text returns the workspace's stored copy of the content with this
 // SHA-256; the error wraps ErrNotFound when there is none.
 func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
+	if db.pg {
+		if c := db.caches(); c != nil {
+			return c.Text(ctx, workspace, sha)
+		}
+		return nil, fmt.Errorf("text %s: %w", sha, ErrNotFound)
+	}
 	var size int64
 	var encoding string
 	var data []byte
@@ -265,6 +281,10 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 // this SHA-256 for want of budget (evicted, or never kept by a run whose
 // budget was spent).
 func (db *DB) TextMissed(ctx context.Context, workspace, sha string) bool {
+	if db.pg {
+		c := db.caches()
+		return c != nil && c.TextMissed(ctx, workspace, sha)
+	}
 	var n int
 	err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM text_missed WHERE workspace = ? AND sha256 = ?", blob(workspace), sha).Scan(&n)
 	return err == nil && n > 0
@@ -273,6 +293,10 @@ func (db *DB) TextMissed(ctx context.Context, workspace, sha string) bool {
 // isNoTable reports whether err is SQLite's "no such table" (the text
 // store of a database that never stored a text).
 func isNoTable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "42P01" // undefined_table
+	}
 	return err != nil && strings.Contains(err.Error(), "no such table")
 }
 

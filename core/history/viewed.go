@@ -4,7 +4,6 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -19,7 +18,7 @@ func (db *DB) SetViewed(ctx context.Context, runID int64, paths []string, viewed
 		return err
 	}
 	at := formatTime(time.Now().UTC())
-	return db.write(ctx, "mark viewed", func(tx *sql.Tx) error {
+	return db.write(ctx, "mark viewed", func(tx *sqlTx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}

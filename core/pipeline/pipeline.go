@@ -105,6 +105,9 @@ type Result struct {
 	// Expired lists the runs whose stages this run found older than
 	// stage.MaxAge and removed.
 	Expired []int64
+	// Offline is the team store (its URL) that could not be reached: the
+	// run was recorded in the local history, pending diffgate history push.
+	Offline string
 }
 
 // Run loads what the history holds for the workspace, runs the gate and
@@ -132,7 +135,11 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
 	if db != nil {
-		if err := refuseHalfApplied(ctx, db, key); err != nil {
+		stored, err := db.Key(key) // a team store's stable id; else key
+		if err != nil {
+			return nil, setupf("%v", err)
+		}
+		if err := refuseHalfApplied(ctx, db, stored); err != nil {
 			return nil, err
 		}
 		if o.FromHistory {
@@ -146,7 +153,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			cfg.Allow = append(cfg.Allow, al.Entries...)
 			o.AllowlistVersion = al.Version
 			at := al.CreatedAt.UTC()
-			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note}
+			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note, ApprovedBy: al.ApprovedBy}
 		}
 		// A cache only saves time: problems reading it cost a full hash.
 		if !cfg.Rehash {
@@ -241,6 +248,11 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if db != nil {
 		budgetNotes(sctx, db, key, res)
 		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
+		if p.offline != "" && out.RecordErr == nil {
+			// Recorded here for want of the team store: it waits for a push.
+			out.Offline = p.offline
+			out.RecordErr = db.MarkPending(sctx, out.RunID, p.offline)
+		}
 		if out.RecordErr != nil && st != nil {
 			// Nothing can apply a stage without its record.
 			_ = st.Discard()

@@ -3,6 +3,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/internal/fspath"
 )
 
 // Plan is a run that Preflight checked: its workspace resolved once, its
@@ -22,6 +24,9 @@ type Plan struct {
 	db *history.DB
 	// ownDB: Preflight opened db (from Options.HistoryPath).
 	ownDB bool
+	// offline is the team store (its URL) that could not be reached: db
+	// is the local history file, where the run waits for a push.
+	offline string
 }
 
 // Workspace is the run's workspace as Preflight resolved it.
@@ -101,17 +106,46 @@ func Preflight(o Options) (Plan, error) {
 	}
 	plan := Plan{o: o, db: o.History}
 	if plan.db == nil {
-		db, err := history.Open(dbPath, o.Config.Log)
+		db, offline, err := openHistory(dbPath, root, o)
 		if err != nil {
-			return Plan{}, setupf("%v", err)
+			return Plan{}, err
 		}
-		plan.db, plan.ownDB = db, true
+		plan.db, plan.ownDB, plan.offline = db, true, offline
 	}
 	if plan.db.ReadOnly() { // say so before the script runs, not after
 		plan.Close()
 		return Plan{}, setupf("history database %s is read-only (no write access), so the run could not be recorded; use a writable --db or --no-history", plan.db.Path())
 	}
 	return plan, nil
+}
+
+// openHistory opens the history database at dbPath. A team store (a URL)
+// that cannot be reached is stood in for by the local history file, where
+// the run waits for diffgate history push (offline: the store's URL),
+// except for a run that needs the store's approved allowlist: it never
+// passes on one it could not fetch.
+func openHistory(dbPath string, root fspath.Dir, o Options) (db *history.DB, offline string, err error) {
+	db, err = history.Open(dbPath, o.Config.Log)
+	if err == nil || !history.IsURL(dbPath) || !errors.Is(err, history.ErrUnreachable) {
+		if err != nil {
+			return nil, "", setupf("%v", err)
+		}
+		return db, "", nil
+	}
+	if o.FromHistory {
+		return nil, "", setupf("--allowlist-from-history: %v", err)
+	}
+	local, lerr := history.LocalPath()
+	if lerr != nil {
+		return nil, "", setupf("%v", lerr)
+	}
+	if err := history.CheckOutside(local, root); err != nil {
+		return nil, "", setupf("%v", err)
+	}
+	if db, err = history.Open(local, o.Config.Log); err != nil {
+		return nil, "", setupf("%v", err)
+	}
+	return db, dbPath, nil
 }
 
 func setupf(format string, a ...any) error { return &gate.SetupError{Msg: fmt.Sprintf(format, a...)} }

@@ -118,6 +118,9 @@ func (r *Report) markdown(m *mdWriter) {
 	row("Script SHA-256", orDash(mdCode(r.Script.SHA256, true), r.Script.SHA256))
 	row("Arguments", mdList(r.Script.Args, "none"))
 	row("Allowlist", mdList(r.Allowlist, "*empty: nothing is allowed*"))
+	if a := r.AllowlistApproved; a != nil {
+		row("Approved allowlist", mdText(strings.TrimPrefix(a.Line(), "allowlist: ")))
+	}
 	row("Started", mdText(fmtTime(r.StartedAt)))
 	fin := fmtTime(r.FinishedAt)
 	if d := r.duration(); d != "" {

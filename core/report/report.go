@@ -138,6 +138,9 @@ type ApprovedAllowlist struct {
 	// from the history, which keeps the version only).
 	ApprovedAt *time.Time `json:"approved_at,omitempty"`
 	Note       string     `json:"note,omitempty"`
+	// ApprovedBy is who approved the version: a user name, or on a team
+	// store the database role (an extension).
+	ApprovedBy string `json:"approved_by,omitempty"`
 }
 
 // Line is the stderr line naming the version:
@@ -146,6 +149,9 @@ func (a *ApprovedAllowlist) Line() string {
 	line := fmt.Sprintf("allowlist: version %d", a.Version)
 	if a.ApprovedAt != nil {
 		line += ", approved " + a.ApprovedAt.UTC().Format(time.RFC3339)
+	}
+	if a.ApprovedBy != "" {
+		line += " by " + a.ApprovedBy
 	}
 	if a.Note != "" {
 		line += " (" + a.Note + ")"

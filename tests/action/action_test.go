@@ -10,6 +10,7 @@ package action
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"gopkg.in/yaml.v3"
+
+	"github.com/diffgate/diffgate/core/history"
+	"github.com/diffgate/diffgate/internal/pgtest"
 )
 
 type actionFile struct {
@@ -399,5 +404,50 @@ func TestActionHistoryAndProfile(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("report.json's allowlist lacks %s", want)
 		}
+	}
+}
+
+// TestActionTeamStore: the action against a team store on PostgreSQL: the
+// reviewer ana approves an allowlist on the server, the job (as the CI
+// role) uses it, passes, and its summary says who approved it.
+func TestActionTeamStore(t *testing.T) {
+	srv := pgtest.Start(t)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the team store's local caches: never the user's
+	t.Setenv(history.EnvDB, "")
+	name := srv.NewDB(t, "owner")
+	owner, err := history.Open(srv.URL("owner", name), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+	srv.Exec(t, name, "CREATE ROLE ana LOGIN IN ROLE diffgate_reviewer", "CREATE ROLE ci LOGIN IN ROLE diffgate_ci")
+	ws, sd := workspace(t, map[string]string{"gen.sh": "echo built >> logs/run.log"})
+	ana, err := history.Open(srv.URL("ana", name), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ana.Approve(context.Background(), ws, []string{"logs/"}, "logs are expected"); err != nil {
+		t.Fatal(err)
+	}
+	ana.Close()
+	j := runAction(t, ws, map[string]string{"script": filepath.Join(sd, "gen.sh"), "allowlist-from-history": "true", "db": srv.URL("ci", name)})
+	if j.failed || j.output("verdict") != "pass" {
+		t.Fatalf("job failed %v (exit %d), verdict %q\n%s", j.failed, j.exitCode, j.output("verdict"), j.summaryText())
+	}
+	if s := j.summaryText(); !regexp.MustCompile(`\| Approved allowlist \| version 1, approved \S+ by ana \(logs are expected\) \|`).MatchString(s) {
+		t.Errorf("job summary lacks who approved the allowlist:\n%s", s)
+	}
+	checkReports(t, j, "pass")
+	// The run is on the server, in its chain.
+	db, err := history.Open(srv.URL("ci", name), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n, err := db.Count(context.Background(), history.Filter{Workspace: ws}); err != nil || n != 1 {
+		t.Errorf("%d runs on the team store, %v; want 1", n, err)
+	}
+	if b, err := db.Verify(context.Background()); b != nil || err != nil {
+		t.Errorf("verify: %+v, %v", b, err)
 	}
 }

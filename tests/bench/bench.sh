@@ -18,7 +18,7 @@
 #                   and memory peaks)
 #   BENCH_ONLY      run only these groups (space-separated): snap_small snap_large
 #                   gate_small contain after_small stage_small stage_after
-#                   stage_huge phases web policy html review rss gobuild proxy; the table
+#                   stage_huge phases web policy html review rss gobuild proxy team; the table
 #                   shows the others as "not run" (default: all)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
 #   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
@@ -239,6 +239,36 @@ if [ "$BENCH_FULL" != 0 ] && want stage_huge; then
 	hf stage_huge "$BIG_RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$BENCH_DIR/huge")"
 fi
 rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
+
+# The team store: the same gated no-op run recorded to a PostgreSQL team
+# store (a server of its own under $BENCH_DIR/pg, unix socket only, as uid
+# 65534 when root) and to a local history, paired in the same rounds. The
+# first run of each (a warmup) fills its hash cache.
+TEAM=none
+if want team; then
+	PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -1)
+	[ -x "$PGBIN/pg_ctl" ] || die "PostgreSQL is required for the team store row (make test-deps installs postgresql; BENCH_ONLY without team skips it)"
+	PGD=$BENCH_DIR/pg
+	rm -rf "$PGD" "$BENCH_DIR/team-local.db"* "$BENCH_DIR/team-config"
+	mkdir -p "$PGD/sock"
+	asuser=()
+	if [ "$(id -u)" = 0 ]; then
+		chown -R 65534:65534 "$PGD"
+		asuser=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	fi
+	"${asuser[@]}" "$PGBIN/initdb" -D "$PGD/data" -U postgres --auth=trust -E UTF8 --locale=C >"$PGD/initdb.log" 2>&1 ||
+		die "initdb failed: $(tail -3 "$PGD/initdb.log")"
+	"${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGD/data" -l "$PGD/log" -w -t 60 -o "-c listen_addresses='' -k $PGD/sock" start >/dev/null ||
+		die "the PostgreSQL server did not start: $(tail -3 "$PGD/log")"
+	trap '"${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGD/data" -m fast -w stop >/dev/null 2>&1 || true' EXIT
+	"${asuser[@]}" "$PGBIN/createdb" -h "$PGD/sock" -U postgres diffgate
+	TEAM="postgres://postgres@/diffgate?host=$PGD/sock"
+	echo
+	echo "== gated no-op run, small tree, recorded to a team store (PostgreSQL, unix socket) vs locally (warm cache)"
+fi
+hf team "$RUNS" \
+	-n diffgate-local "$DIFFGATE run --workspace $S --db $BENCH_DIR/team-local.db -- $BENCH_DIR/noop.sh" \
+	-n diffgate-team "XDG_CONFIG_HOME=$BENCH_DIR/team-config $DIFFGATE run --workspace $S --db '$TEAM' -- $BENCH_DIR/noop.sh"
 
 if want phases; then
 	echo

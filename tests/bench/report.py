@@ -89,6 +89,7 @@ after = only("after_small")
 stage_small = load("stage_small")["diffgate-stage"]
 stage_after = only("stage_after")
 stage_huge = load("stage_huge")["diffgate-stage"]
+team = load("team")
 contain_empty = load("contain_empty")
 contain_opens = load("contain_opens")
 rss = kv("rss")
@@ -185,6 +186,7 @@ if os.path.exists(proxy_txt):
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
 row("staged no-op run, history, repeated", stage_small, "seed gate", gate_seed, 1 / 12)
+row("gated no-op run recorded to a team store (PostgreSQL)", team["diffgate-team"], "recorded locally", team["diffgate-local"], 1.5)
 row("staged run's after-phase, 10 files changed", stage_after, "find -printf", tools_small["find-stat"], 1 / 10)
 if stage_huge is not None:
     absolute("staged no-op run, 1M-entry tree, history", stage_huge, 0.5, is_stretch=True)
