@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -75,6 +77,9 @@ type runTab struct {
 	// progress and output; a run gives the output the room.
 	split *container.Split
 	hint  fyne.CanvasObject
+	// hintHeld: hint holds the space of the demo's hint, not the hint
+	// (holdHintSpace).
+	hintHeld bool
 	root  fyne.CanvasObject
 
 	scriptSHA string
@@ -267,7 +272,27 @@ func (t *runTab) loadDemo() {
 	t.showDemoHint(true)
 }
 
+// holdHintSpace replaces the demo's hint, when it is shown, by empty space
+// of its height: the hint has said what it had to, and the form below it
+// stays where it is until the workspace changes.
+func (t *runTab) holdHintSpace() {
+	c := t.hint.(*fyne.Container)
+	if len(c.Objects) == 0 || t.hintHeld {
+		return
+	}
+	space := canvas.NewRectangle(color.Transparent)
+	space.SetMinSize(fyne.NewSize(0, c.Size().Height))
+	c.Objects = []fyne.CanvasObject{space}
+	t.hintHeld = true
+	c.Refresh()
+}
+
 func (t *runTab) showDemoHint(on bool) {
+	if t.hintHeld { // the space of a hint that was shown
+		t.hintHeld = false
+		t.hint.(*fyne.Container).Objects = nil
+		t.root.Refresh()
+	}
 	if shown := len(t.hint.(*fyne.Container).Objects) > 0; shown == on {
 		return
 	}
@@ -324,6 +349,9 @@ func (t *runTab) workspaceChanged() {
 		return
 	}
 	t.lastWS = ws
+	if !t.running { // the last run's outcome was another workspace's
+		t.clearOutcome()
+	}
 	t.contain.refresh()
 	key := workspaceKey(ws)
 	if t.presetWS != "" && key != t.presetWS && slices.Equal(t.allow.Entries(), t.presetEntries) {
@@ -365,6 +393,15 @@ func (t *runTab) workspaceChanged() {
 				al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), plural(len(al.Entries), "entry", "entries")))
 		})
 	})
+}
+
+// clearOutcome takes the last run's outcome off the tab: its status, the
+// containment it enforced, its stage line and its steps.
+func (t *runTab) clearOutcome() {
+	t.setStatus("", style.Muted)
+	t.contain.setEnforced(nil)
+	t.setStageInfo("", style.Muted)
+	t.phases.reset(0)
 }
 
 // lookupDone reports whether the approved allowlist of the workspace in the
@@ -578,17 +615,14 @@ func (t *runTab) start() {
 	}
 	t.remember(prefWorkspaces, ws, t.workspace)
 	t.remember(prefScripts, script, t.script)
-	t.showDemoHint(false) // tried: the hint has said what it had to
+	// The demo's hint stays while the run runs: the form must not move
+	// under the pointer (Cancel); finished takes it away.
 	t.u.app.Preferences().SetString(prefTimeout, t.timeout.Text)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.setRunning(true)
 	t.output.clear()
-	// The script was read before the run: its output needs the room now
-	// (in a 1024×700 window it would be two lines). The split keeps the
-	// script pane at its minimum; the reviewer may drag it back.
-	t.split.SetOffset(0)
 	t.phases.reset(timeout)
 	t.setStatus("Running…", style.Muted)
 	t.setStageInfo("", style.Muted)
@@ -678,7 +712,13 @@ func (t *runTab) stop() {
 func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key string) {
 	t.setRunning(false)
 	t.cancel = nil
+	// The script was read before the run: its output needs the room now
+	// (in a 1024×700 window it would be two lines). The split keeps the
+	// script pane at its minimum; the reviewer may drag it back. Not when
+	// the run starts: Run and Cancel must not move under the pointer.
+	t.split.SetOffset(0)
 	if err != nil {
+		t.holdHintSpace() // the tab stays: nothing moves
 		t.phases.finish(false)
 		var se *gate.SetupError
 		msg := oneLine(err)
@@ -721,6 +761,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 		msg += fmt.Sprintf("  Recorded as run %d.", id)
 	}
 	t.setStatus(msg, style.VerdictColor(r.Verdict))
+	t.showDemoHint(false) // tried: the hint has said what it had to (the review tab is shown now)
 	t.u.showResult(res, id)
 	if t.u.onRunDone != nil {
 		t.u.onRunDone(r, nil)
