@@ -80,7 +80,7 @@ type runTab struct {
 	// hintHeld: hint holds the space of the demo's hint, not the hint
 	// (holdHintSpace).
 	hintHeld bool
-	root  fyne.CanvasObject
+	root     fyne.CanvasObject
 
 	scriptSHA string
 	hashGen   int
