@@ -7,6 +7,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // smallReview is the room the review tab has in a 1024×700 window: less
@@ -121,5 +123,41 @@ func TestTitleWrapsAtSlash(t *testing.T) {
 	}
 	if len(lines) < 2 {
 		t.Logf("the title fits on one line at this width (%v)", v.detail.title.Size())
+	}
+}
+
+// TestSmallWindowDiffRoomStaged: at 1024×700 a staged run's strip (the
+// state, the scope, Apply and Discard) still leaves the diff 60% of the
+// detail pane, contained or not, and Applying… does not move the page.
+func TestSmallWindowDiffRoomStaged(t *testing.T) {
+	for _, contained := range []bool{true, false} {
+		r := DemoReport()
+		r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
+		r.Containment = &report.Containment{Mode: "auto", Contained: contained}
+		var done func(string, error)
+		v, w := newTestView(t, r, Options{
+			OnApply:   func(_ *report.Report, _ ApplyRequest, d func(string, error)) { done = d },
+			OnDiscard: func(_ *report.Report, d func(string, error)) { done = d },
+		})
+		w.Resize(smallReview)
+		v.Select(indexOf(t, v.Report(), "config.json"))
+		d := v.detail
+		if got, pane := d.diff.Size().Height, d.root.Size().Height; got < 0.6*pane {
+			t.Errorf("contained %v: the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more",
+				contained, got, 100*got/pane, pane)
+		}
+		strip := v.stage.root.MinSize().Height
+		v.SetApplyScope(ScopeAllowed)
+		test.Tap(v.ApplyButton())
+		if done == nil {
+			t.Fatal("Apply did not reach the host")
+		}
+		if !strings.Contains(v.StageText(), "Applying…") {
+			t.Errorf("strip while applying %q", v.StageText())
+		}
+		if h := v.stage.root.MinSize().Height; h != strip {
+			t.Errorf("Applying… made the strip %.0f px high, was %.0f: the page moves", h, strip)
+		}
+		done(report.StagePartiallyApplied, nil)
 	}
 }
