@@ -75,11 +75,12 @@ func newDetail(v *View) *detail {
 	d.metaSum.Truncation = fyne.TextTruncateEllipsis
 	d.metaBtn = widget.NewHyperlink("Show details", nil)
 	d.metaBtn.OnTapped = func() { d.setMetaOpen(!d.metaOpen) }
-	d.metaBar = container.NewBorder(nil, nil, nil, style.Tight(d.metaBtn), style.Tight(d.metaSum))
 	d.diff = NewDiffView()
 	d.diff.OnEscape = v.focusChanges
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
 	d.bar = newDiffBar(d)
+	// One line: the summary, Show details and the diff's modes.
+	d.metaBar = container.NewBorder(nil, nil, nil, container.NewHBox(style.Tight(d.metaBtn), d.bar.modes), style.Tight(d.metaSum))
 	d.card = container.NewVBox()
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),

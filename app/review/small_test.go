@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -133,7 +134,15 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 	for _, contained := range []bool{true, false} {
 		r := DemoReport()
 		r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
-		r.Containment = &report.Containment{Mode: "auto", Contained: contained}
+		r.Containment = &report.Containment{Mode: "auto", Contained: true, Observed: true,
+			Layers: []report.Layer{{Name: "filesystem", Requested: true, Enforced: true, How: "landlock v7"}}}
+		if !contained { // as on a machine without a private mount tree: the banner says more
+			r.Containment = &report.Containment{Mode: "auto", Why: "blocked actions not observable: no private mount tree",
+				Layers: []report.Layer{{Name: "filesystem", Requested: true, Enforced: true, How: "landlock v7"},
+					{Name: "metadata", Requested: true, Why: "no private mount tree"},
+					{Name: "workspace", Requested: true, Why: "no private mount tree"}}}
+		}
+		r.Evaluate()
 		var done func(string, error)
 		v, w := newTestView(t, r, Options{
 			OnApply:   func(_ *report.Report, _ ApplyRequest, d func(string, error)) { done = d },
@@ -142,7 +151,10 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 		w.Resize(smallReview)
 		v.Select(indexOf(t, v.Report(), "config.json"))
 		d := v.detail
-		if got, pane := d.diff.Size().Height, d.root.Size().Height; got < 0.6*pane {
+		got, pane := d.diff.Size().Height, d.root.Size().Height
+		tmpShot(t, w, fmt.Sprint("staged-", contained))
+		t.Logf("contained %v: diff %.0f of %.0f px (%.0f%%)", contained, got, pane, 100*got/pane)
+		if got < 0.6*pane {
 			t.Errorf("contained %v: the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more",
 				contained, got, 100*got/pane, pane)
 		}

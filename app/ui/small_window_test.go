@@ -138,3 +138,22 @@ func TestSmallWindowRunOutput(t *testing.T) {
 		t.Errorf("the output at %v, %v in a %v window: %.1f lines", p, o.Size(), size, lines)
 	}
 }
+
+// TestSmallWindowDiffRoomStagedRun: at 1024×700 (less the menu bar) a real
+// staged run's review, strip shown, leaves the diff of its edited file at
+// least 60% of the detail pane.
+func TestSmallWindowDiffRoomStagedRun(t *testing.T) {
+	u, l, w, _ := stagedRun(t)
+	w.Resize(small)
+	v := u.Review()
+	if v.StageText() == "" {
+		t.Fatal("no staged strip")
+	}
+	v.Select(changeIndex(t, v.Report(), "a.txt"))
+	l.settle(50 * time.Millisecond)
+	d, pane := v.DiffRoom()
+	t.Logf("diff %.0f px of %.0f (%.0f%%), strip %q", d, pane, 100*d/pane, v.StageText())
+	if d < 0.6*pane {
+		t.Errorf("the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more", d, 100*d/pane, pane)
+	}
+}
