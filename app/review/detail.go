@@ -80,7 +80,7 @@ func newDetail(v *View) *detail {
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
 	d.bar = newDiffBar(d)
 	// One line: the summary, Show details and the diff's modes.
-	d.metaBar = container.NewBorder(nil, nil, nil, container.NewHBox(style.Tight(d.metaBtn), d.bar.modes), style.Tight(d.metaSum))
+	d.metaBar = container.New(&summaryRow{bar: d.bar}, style.Tight(d.metaSum), style.Tight(d.metaBtn), d.bar.modes)
 	d.card = container.NewVBox()
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
@@ -624,4 +624,52 @@ func (tableLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		h += fyne.Max(objs[i].MinSize().Height, fyne.Max(objs[i+1].MinSize().Height, objs[i+2].MinSize().Height))
 	}
 	return fyne.NewSize(lw+200, h)
+}
+
+// summaryRow lays out the detail's summary line: the summary, Show details
+// and the diff's modes on the right. The modes carry their labels when the
+// summary keeps summaryRoom beside them, else only their icons (a
+// 1024 px window).
+type summaryRow struct{ bar *diffBar }
+
+// summaryRoom is the width the summary keeps before the modes drop their
+// labels.
+const summaryRoom = 200
+
+func (m *summaryRow) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	sum, link, modes := objs[0], objs[1], objs[2]
+	gap := theme.Padding() + theme.InnerPadding() // the summary and link draw over their cells (style.Tight)
+	b := m.bar
+	x := s.Width
+	if modes.Visible() {
+		wide := b.wide.MinSize()
+		compact := s.Width-wide.Width-link.MinSize().Width-2*gap < summaryRoom
+		b.wide.Hidden, b.narrow.Hidden = compact, !compact
+		mine := b.wide
+		if compact {
+			mine = b.narrow
+		}
+		ms := mine.MinSize()
+		mine.Move(fyne.NewPos(0, 0))
+		mine.Resize(fyne.NewSize(ms.Width, s.Height))
+		x -= ms.Width
+		modes.Move(fyne.NewPos(x, 0))
+		modes.Resize(fyne.NewSize(ms.Width, s.Height))
+		x -= gap
+	}
+	lw := link.MinSize().Width
+	x -= lw
+	link.Move(fyne.NewPos(x, 0))
+	link.Resize(fyne.NewSize(lw, s.Height))
+	sum.Move(fyne.NewPos(0, 0))
+	sum.Resize(fyne.NewSize(max(0, x-gap), s.Height))
+}
+
+func (m *summaryRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	sum, link, modes := objs[0].MinSize(), objs[1].MinSize(), fyne.Size{}
+	if objs[2].Visible() {
+		modes = m.bar.narrow.MinSize()
+		modes.Height = max(modes.Height, m.bar.wide.MinSize().Height)
+	}
+	return fyne.NewSize(sum.Width+link.Width+modes.Width+2*(theme.Padding()+theme.InnerPadding()), max(sum.Height, link.Height, modes.Height))
 }

@@ -43,6 +43,10 @@ type diffBar struct {
 	d              *detail
 	root, modes    *fyne.Container
 	unified, split *widget.Button
+	// uniIcon and splitIcon are the modes without their labels, for a
+	// narrow detail (summaryRow picks one pair).
+	uniIcon, splitIcon *widget.Button
+	wide, narrow       *fyne.Container
 	load, cancel   *widget.Button
 	status         *widget.RichText
 	loading        bool
@@ -82,7 +86,12 @@ func newDiffBar(d *detail) *diffBar {
 	b.cancel.Importance = widget.LowImportance
 	b.status = widget.NewRichText()
 	b.status.Wrapping = fyne.TextWrapWord
-	b.modes = container.NewHBox(b.unified, b.split)
+	b.uniIcon = widget.NewButtonWithIcon("", theme.ListIcon(), func() { b.setSplit(false) })
+	b.splitIcon = widget.NewButtonWithIcon("", theme.GridIcon(), func() { b.setSplit(true) })
+	b.wide = container.NewHBox(b.unified, b.split)
+	b.narrow = container.NewHBox(b.uniIcon, b.splitIcon)
+	b.narrow.Hide()
+	b.modes = container.NewWithoutLayout(b.wide, b.narrow) // laid out by metaRow
 	d.diff.OnSplitShown = func(bool) { b.splitLabel() }
 	// The modes sit on the detail's summary line (newDetail): a row of
 	// their own cost the diff the 60% of the pane it needs at 1024×700.
@@ -101,8 +110,10 @@ func (b *diffBar) setSplit(on bool) {
 	if on {
 		b.unified.Importance, b.split.Importance = widget.LowImportance, widget.HighImportance
 	}
-	b.unified.Refresh()
-	b.split.Refresh()
+	b.uniIcon.Importance, b.splitIcon.Importance = b.unified.Importance, b.split.Importance
+	for _, x := range []*widget.Button{b.unified, b.split, b.uniIcon, b.splitIcon} {
+		x.Refresh()
+	}
 	b.splitLabel()
 }
 

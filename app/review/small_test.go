@@ -173,3 +173,37 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 		done(report.StagePartiallyApplied, nil)
 	}
 }
+
+// TestSummaryLineFitsANarrowDetail: the summary line (summary, Show
+// details, the diff's modes) does not draw one over the other in a detail
+// pane as narrow as the app's at 1024 px: the modes drop their labels
+// there, and keep them in a wide pane.
+func TestSummaryLineFitsANarrowDetail(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	v.Select(indexOf(t, v.Report(), "config.json"))
+	d := v.detail
+	if !d.bar.wide.Visible() || d.bar.narrow.Visible() {
+		t.Error("a wide detail: the modes without their labels")
+	}
+	w.Resize(smallReview)
+	v.mainSplit.SetOffset(0.31)
+	v.innerSplit.SetOffset(0.5) // the detail about 340 px, as in the app at 1024
+	if dw := d.root.Size().Width; dw > 360 {
+		t.Fatalf("detail %.0f px wide", dw)
+	}
+	drv := fyne.CurrentApp().Driver()
+	sumRight := drv.AbsolutePositionForObject(d.metaSum).X + d.metaSum.Size().Width
+	linkLeft := drv.AbsolutePositionForObject(d.metaBtn).X
+	modesLeft := drv.AbsolutePositionForObject(d.bar.modes).X
+	linkRight := linkLeft + d.metaBtn.Size().Width
+	if sumRight > linkLeft+1 || linkRight > modesLeft+1 {
+		t.Errorf("summary ends at %.0f, Show details %.0f–%.0f, modes from %.0f: they overlap", sumRight, linkLeft, linkRight, modesLeft)
+	}
+	if d.metaSum.Size().Width < 120 {
+		t.Errorf("the summary has %.0f px", d.metaSum.Size().Width)
+	}
+	if d.bar.wide.Visible() || !d.bar.narrow.Visible() {
+		t.Error("a narrow detail: the modes keep their labels")
+	}
+	tmpShot(t, w, "narrow")
+}

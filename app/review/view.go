@@ -156,6 +156,9 @@ func (v *View) build() {
 	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
 	v.riskyChip = NewChip("Risky", style.Risk, toggle(func(b bool) { v.filter.RiskyOnly = b }))
 	v.riskyChip.On = false
+	for _, c := range []*Chip{v.added, v.removed, v.changed, v.violations, v.all, v.blockedChip, v.outsideChip, v.riskyChip} {
+		c.OnRune = func(r rune) { v.TypedRune(r) }
+	}
 	v.blockedChip.Hide() // until a report has blocked actions
 	v.riskyChip.Hide()
 	v.outsideChip.Hide()
