@@ -47,11 +47,11 @@ type diffBar struct {
 	// narrow detail (summaryRow picks one pair).
 	uniIcon, splitIcon *widget.Button
 	wide, narrow       *fyne.Container
-	load, cancel   *widget.Button
-	status         *widget.RichText
-	loading        bool
-	gen            int // counts loads: a late result of an old one is dropped
-	stop           context.CancelFunc
+	load, cancel       *widget.Button
+	status             *widget.RichText
+	loading            bool
+	gen                int // counts loads: a late result of an old one is dropped
+	stop               context.CancelFunc
 	// of is the change the last load was for: the report it came from
 	// and the change's path (never its position in the list, which another
 	// report reuses); note is what came of it, and full the full diff it
