@@ -105,3 +105,20 @@ func TestAllowKeepsTheSelectedRowInTheTree(t *testing.T) {
 		t.Errorf("the selected row src/two.txt is not drawn after Allow; rows drawn %q", rows)
 	}
 }
+
+// TestDirectoryCountsAgree: an added directory's row and its detail give
+// the same count ("4,601 added" in both, the directory itself counted),
+// and the detail says how many changes are below it.
+func TestDirectoryCountsAgree(t *testing.T) {
+	v, _ := newTestView(t, npmReport(4590), Options{})
+	k := v.rowOf("node_modules")
+	if k < 0 {
+		t.Fatalf("no node_modules row: %q", rowTexts(v))
+	}
+	badge := rowFor(t, v, "node_modules").badge.Text
+	v.goRow(k)
+	body := strings.ReplaceAll(allText(v.detail.body), " | ", " ")
+	if !strings.Contains(badge, "4,601 added") || !strings.Contains(body, badge) || !strings.Contains(body, "4,600 changes below it") {
+		t.Errorf("row %q, detail %q", badge, body)
+	}
+}
