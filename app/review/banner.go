@@ -344,12 +344,12 @@ func summaryLine(r *report.Report) string {
 		if len(r.Changes) == 0 {
 			return "The script changed nothing in the workspace."
 		}
-		return fmt.Sprintf("Every change is covered by the allowlist (%d allowed).", n.Allowed)
+		return fmt.Sprintf("Every change is covered by the allowlist (%s allowed).", GroupDigits(n.Allowed))
 	}
 	if n.Violations == 0 {
 		return "The file changes are allowed, but the process did not end cleanly."
 	}
-	return fmt.Sprintf("%d of %d changes are not covered by the allowlist.", n.Violations, len(r.Changes))
+	return fmt.Sprintf("%s of %s changes are not covered by the allowlist.", GroupDigits(n.Violations), GroupDigits(len(r.Changes)))
 }
 
 // maxRow and maxSubRow bound a reason line and a detail row (a leftover's

@@ -107,3 +107,12 @@ func TestBannerBulletsAreDots(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineGroupsDigits: the verdict's sentence writes 4,604 as the
+// chips do, not 4604.
+func TestHeadlineGroupsDigits(t *testing.T) {
+	r := npmReport(4591)
+	if got, want := summaryLine(r), "4,604 of 4,604 changes are not covered by the allowlist."; got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+}
