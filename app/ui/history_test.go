@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"github.com/rs/zerolog"
 
@@ -794,4 +796,52 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 	if strings.Contains(texts(u.history.detail), "nothing is in the workspace") {
 		t.Errorf("detail: %s", texts(u.history.detail))
 	}
+}
+
+// TestHistoryAtSmallWindow: at 1024×700 the selected run's card has room
+// (it had about 150 px), and a filter that
+// matches no run says so where the rows would be, at a row's text size,
+// with a way back to every run.
+func TestHistoryAtSmallWindow(t *testing.T) {
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(small)
+	ws := workspace(t)
+	runScript(t, u, l, ws, "echo x > new.txt\n", nil)
+	u.Tabs.Select(u.historyItem)
+	if rows := shownRows(t, u, l); len(rows) != 1 {
+		t.Fatalf("rows %q", rows)
+	}
+	if h := u.history.detail.Size().Height; h < 240 {
+		t.Errorf("the selected run's card is %.0f px high at 1024×700; want 240 or more", h)
+	}
+	if u.history.empty.Visible() {
+		t.Error("the empty-table message shows with a run in the table")
+	}
+	u.history.verdict.SetSelected(verdictPass)
+	if rows := shownRows(t, u, l); len(rows) != 0 {
+		t.Fatalf("pass filter: %q", rows)
+	}
+	if !u.history.empty.Visible() || !u.history.clearBtn.Visible() || richText(u.history.emptyText) != "No run matches the filter." {
+		t.Fatalf("no run matches: message shown %v (%q), Show every run %v", u.history.empty.Visible(), richText(u.history.emptyText), u.history.clearBtn.Visible())
+	}
+	for _, tx := range textsUnder(u.history.emptyText) {
+		if tx.TextSize < theme.TextSize() {
+			t.Errorf("the message is drawn at %.0f px, smaller than the rows' text", tx.TextSize)
+		}
+	}
+	test.Tap(u.history.clearBtn)
+	if rows := shownRows(t, u, l); len(rows) != 1 || u.history.empty.Visible() || u.history.verdict.Selected != verdictAll {
+		t.Errorf("Show every run: rows %q, message %v, verdict %q", rows, u.history.empty.Visible(), u.history.verdict.Selected)
+	}
+}
+
+// textsUnder are the canvas texts drawn under o.
+func textsUnder(o fyne.CanvasObject) []*canvas.Text {
+	var out []*canvas.Text
+	walk(o, func(x fyne.CanvasObject) {
+		if tx, ok := x.(*canvas.Text); ok && tx.Text != "" {
+			out = append(out, tx)
+		}
+	})
+	return out
 }
