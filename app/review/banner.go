@@ -349,6 +349,12 @@ func summaryLine(r *report.Report) string {
 	if n.Violations == 0 {
 		return "The file changes are allowed, but the process did not end cleanly."
 	}
+	switch {
+	case len(r.Changes) == 1:
+		return "The one change is not covered by the allowlist."
+	case n.Violations == 1:
+		return fmt.Sprintf("1 of %s changes is not covered by the allowlist.", GroupDigits(len(r.Changes)))
+	}
 	return fmt.Sprintf("%s of %s changes are not covered by the allowlist.", GroupDigits(n.Violations), GroupDigits(len(r.Changes)))
 }
 

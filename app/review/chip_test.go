@@ -115,4 +115,12 @@ func TestHeadlineGroupsDigits(t *testing.T) {
 	if got, want := summaryLine(r), "4,604 of 4,604 changes are not covered by the allowlist."; got != want {
 		t.Errorf("headline %q, want %q", got, want)
 	}
+	one := fileReport([]string{"a.txt"})
+	if got, want := summaryLine(one), "The one change is not covered by the allowlist."; got != want {
+		t.Errorf("one change: %q, want %q", got, want)
+	}
+	two := fileReport([]string{"a.txt", "b.txt"}, "a.txt")
+	if got, want := summaryLine(two), "1 of 2 changes is not covered by the allowlist."; got != want {
+		t.Errorf("one violation: %q, want %q", got, want)
+	}
 }
