@@ -749,8 +749,8 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 		}
 		return id
 	}
-	record("contained", &report.Containment{Mode: "auto", Contained: true}, report.StageApplied, 0, 2)
-	record("off", &report.Containment{Mode: "off"}, report.StageDiscarded, 1, 0)
+	applied := record("contained", &report.Containment{Mode: "auto", Contained: true}, report.StageApplied, 0, 2)
+	discarded := record("off", &report.Containment{Mode: "off"}, report.StageDiscarded, 1, 0)
 	pending := record("missing", &report.Containment{Mode: "auto"}, report.StagePending, 0, 0)
 	record("old", nil, "", 0, 0)
 
@@ -795,6 +795,17 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 	})
 	if strings.Contains(texts(u.history.detail), "nothing is in the workspace") {
 		t.Errorf("detail: %s", texts(u.history.detail))
+	}
+	// The card of an applied or discarded run does not read "not
+	// reviewed" either.
+	for id, want := range map[int64]string{applied: "Applied", discarded: "Discarded"} {
+		u.history.list.Select(u.history.indexOf(id))
+		l.until(t, "the run's detail", 5*time.Second, func() bool {
+			return strings.Contains(texts(u.history.detail), fmt.Sprintf("Run %d", id)) && strings.Contains(texts(u.history.detail), "Containment")
+		})
+		if d := texts(u.history.detail); strings.Contains(strings.ToLower(d), "not reviewed") || !strings.Contains(d, want+" (no approval or rejection recorded)") {
+			t.Errorf("run %d's card: %s", id, d)
+		}
 	}
 }
 
