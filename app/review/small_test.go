@@ -1,7 +1,6 @@
 package review
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -152,7 +151,6 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 		v.Select(indexOf(t, v.Report(), "config.json"))
 		d := v.detail
 		got, pane := d.diff.Size().Height, d.root.Size().Height
-		tmpShot(t, w, fmt.Sprint("staged-", contained))
 		t.Logf("contained %v: diff %.0f of %.0f px (%.0f%%)", contained, got, pane, 100*got/pane)
 		if got < 0.6*pane {
 			t.Errorf("contained %v: the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more",
@@ -205,5 +203,4 @@ func TestSummaryLineFitsANarrowDetail(t *testing.T) {
 	if d.bar.wide.Visible() || !d.bar.narrow.Visible() {
 		t.Error("a narrow detail: the modes keep their labels")
 	}
-	tmpShot(t, w, "narrow")
 }
