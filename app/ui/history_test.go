@@ -856,3 +856,43 @@ func textsUnder(o fyne.CanvasObject) []*canvas.Text {
 	})
 	return out
 }
+
+// TestHistoryWorkspacesTellApart: at 1024 wide the Workspace column draws
+// runs of different workspaces differently, however long their common
+// start: demo copies by their folder, others by their last elements.
+func TestHistoryWorkspacesTellApart(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	db := openDB(t, dbPath)
+	long := "/home/reviewer/src/github.com/some-organisation/some-very-long-repository-name"
+	wss := []string{"/tmp/diffgate-demo-1111111111/workspace", "/tmp/diffgate-demo-2222222222/workspace",
+		long + "/services/alpha", long + "/services/beta"}
+	for _, ws := range wss {
+		r := &report.Report{Schema: report.Schema, Workspace: ws, Verdict: report.Fail,
+			Script: report.Script{Path: ws + "/gen.sh"}, StartedAt: time.Now(), FinishedAt: time.Now()}
+		if _, err := db.Record(context.Background(), &history.Run{Report: r}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, l, w := newTestUI(t, Options{DBPath: dbPath})
+	w.Resize(small)
+	showHistory(t, u, l)
+	if rows := shownRows(t, u, l); len(rows) != len(wss) {
+		t.Fatalf("rows %q", rows)
+	}
+	drawn := map[string]string{}
+	walk(u.history.list, func(o fyne.CanvasObject) {
+		if r, ok := o.(*historyRow); ok && r.ws.full != "" {
+			drawn[r.ws.full] = r.ws.text.Text
+		}
+	})
+	seen := map[string]string{}
+	for full, text := range drawn {
+		if other, ok := seen[text]; ok {
+			t.Errorf("%q and %q are both drawn as %q", full, other, text)
+		}
+		seen[text] = full
+	}
+	if len(drawn) != len(wss) {
+		t.Errorf("drawn workspaces %q", drawn)
+	}
+}
