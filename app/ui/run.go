@@ -712,11 +712,6 @@ func (t *runTab) stop() {
 func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key string) {
 	t.setRunning(false)
 	t.cancel = nil
-	// The script was read before the run: its output needs the room now
-	// (in a 1024×700 window it would be two lines). The split keeps the
-	// script pane at its minimum; the reviewer may drag it back. Not when
-	// the run starts: Run and Cancel must not move under the pointer.
-	t.split.SetOffset(0)
 	if err != nil {
 		t.holdHintSpace() // the tab stays: nothing moves
 		t.phases.finish(false)
@@ -733,6 +728,12 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA, key stri
 		return
 	}
 	t.phases.finish(true)
+	// The script was read before the run: its output needs the room now
+	// (in a 1024×700 window it would be two lines). The split keeps the
+	// script pane at its minimum; the reviewer may drag it back. Not when
+	// the run starts, nor after a failed one (the tab stays in view): Run
+	// and Cancel must not move under the pointer; the review is shown now.
+	t.split.SetOffset(0)
 	res, id, recErr := out.Result, out.RunID, out.RecordErr
 	r := res.Report
 	t.phases.afterDone(res.After, r)

@@ -637,3 +637,25 @@ func TestDemoHintKeepsItsSpaceWhileRunning(t *testing.T) {
 		t.Error("the demo's hint stays after the run")
 	}
 }
+
+// TestFailedRunKeepsTheHintsSpace: when a run in the demo's workspace ends
+// in an error (the Run tab stays), the hint's space stays, empty, so the
+// form does not move; another workspace gives it back.
+func TestFailedRunKeepsTheHintsSpace(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	w.Resize(fyne.NewSize(1024, 660))
+	r := u.run
+	d := fyne.CurrentApp().Driver()
+	before := d.AbsolutePositionForObject(r.runBtn).Y
+	r.finished(nil, errors.New("setup failed"), "", "")
+	if after := d.AbsolutePositionForObject(r.runBtn).Y; after != before {
+		t.Errorf("a failed run moved Run from y=%.0f to y=%.0f", before, after)
+	}
+	if !r.hintHeld {
+		t.Error("the hint's space is not held")
+	}
+	r.workspace.SetText(t.TempDir())
+	if len(r.hint.(*fyne.Container).Objects) != 0 || r.hintHeld {
+		t.Error("another workspace keeps the hint's space")
+	}
+}
