@@ -351,12 +351,18 @@ func summaryLine(r *report.Report) string {
 		if len(r.Changes) == 0 {
 			return "The script changed nothing in the workspace."
 		}
-		return fmt.Sprintf("Every change is covered by the allowlist (%d allowed).", n.Allowed)
+		return fmt.Sprintf("Every change is covered by the allowlist (%s allowed).", report.GroupDigits(n.Allowed))
 	}
 	if n.Violations == 0 {
 		return "The file changes are allowed, but the process did not end cleanly."
 	}
-	return fmt.Sprintf("%d of %d changes are not covered by the allowlist.", n.Violations, len(r.Changes))
+	switch {
+	case len(r.Changes) == 1:
+		return "The one change is not covered by the allowlist."
+	case n.Violations == 1:
+		return fmt.Sprintf("1 of %s changes is not covered by the allowlist.", report.GroupDigits(len(r.Changes)))
+	}
+	return fmt.Sprintf("%s of %s changes are not covered by the allowlist.", report.GroupDigits(n.Violations), report.GroupDigits(len(r.Changes)))
 }
 
 // maxRow and maxSubRow bound a reason line and a detail row (a leftover's
@@ -384,7 +390,29 @@ func reasonRow(th fyne.Theme, c color.Color, text string, sub bool) fyne.CanvasO
 	for _, l := range wrapWords(text, maxRow) {
 		lines.Add(canvas.NewText(l, style.Color(th, theme.ColorNameForeground)))
 	}
-	return container.NewHBox(container.NewVBox(dot), style.Tight(lines))
+	first := canvas.NewText("X", color.Black)
+	bullet := canvas.NewCircle(c)
+	return container.NewHBox(container.New(&bulletLayout{line: first.MinSize().Height}, bullet), style.Tight(lines))
+}
+
+// bulletLayout draws a reason's bullet: a dot bulletSize across, centred
+// on the first line of the text beside it, clear of the text (which
+// style.Tight draws over its cell's edge).
+type bulletLayout struct{ line float32 }
+
+// bulletSize is a bullet's diameter: the "•" glyph was a speck.
+const bulletSize = 7
+
+func (l *bulletLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	y := max(0, (l.line-bulletSize)/2-(theme.InnerPadding()-2)) // the text is drawn higher (style.Tight)
+	for _, o := range objs {
+		o.Move(fyne.NewPos(2, y))
+		o.Resize(fyne.NewSquareSize(bulletSize))
+	}
+}
+
+func (l *bulletLayout) MinSize([]fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(bulletSize+2+theme.InnerPadding(), l.line)
 }
 
 // wrapWords breaks text into lines of at most n characters at spaces (a

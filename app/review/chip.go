@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -22,10 +23,45 @@ type Chip struct {
 	Count     int
 	ColorName fyne.ThemeColorName
 	On        bool
-	// OnToggled is called with the new state after a tap.
+	// OnToggled is called with the new state after a tap (or Space or
+	// Enter while the chip has the focus).
 	OnToggled func(on bool)
+	// OnRune gets the characters typed while the chip has the focus
+	// (but Space): the review's keys still work there.
+	OnRune func(r rune)
 
-	hovered bool
+	hovered, focused bool
+}
+
+var _ fyne.Focusable = (*Chip)(nil)
+
+// FocusGained implements fyne.Focusable: the chip is a Tab stop.
+func (c *Chip) FocusGained() { c.focused = true; c.Refresh() }
+
+// FocusLost implements fyne.Focusable.
+func (c *Chip) FocusLost() { c.focused = false; c.Refresh() }
+
+// TypedRune implements fyne.Focusable: Space toggles the chip.
+func (c *Chip) TypedRune(r rune) {
+	switch {
+	case r == ' ':
+		c.Tapped(nil)
+	case c.OnRune != nil:
+		c.OnRune(r)
+	default:
+		keys.PassRune(c, r)
+	}
+}
+
+// TypedKey implements fyne.Focusable: Enter toggles the chip; the
+// window's keys (F1, Escape) pass on.
+func (c *Chip) TypedKey(ev *fyne.KeyEvent) {
+	switch ev.Name {
+	case fyne.KeyReturn, fyne.KeyEnter:
+		c.Tapped(nil)
+	default:
+		keys.PassFunctionKey(c, ev)
+	}
 }
 
 // NewChip returns a chip that is on.
@@ -115,14 +151,24 @@ func (r *chipRenderer) Refresh() {
 	r.label.Text = r.c.Label
 	r.count.Text = report.GroupDigits(r.c.Count)
 	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
-	if r.c.On {
+	r.bg.StrokeWidth = 1.5
+	switch {
+	case r.c.On && r.c.Count == 0: // nothing to show: quiet, not a loud border
+		muted := style.Color(th, style.Muted)
+		r.bg.FillColor = color.Transparent
+		if r.c.hovered {
+			r.bg.FillColor = style.Color(th, theme.ColorNameHover)
+		}
+		r.bg.StrokeColor = style.Tint(muted, 0x60)
+		r.label.Color, r.count.Color = muted, muted
+	case r.c.On:
 		r.bg.FillColor = style.Tint(c, 0x30)
 		if r.c.hovered {
 			r.bg.FillColor = style.Tint(c, 0x48)
 		}
 		r.bg.StrokeColor = c
 		r.label.Color, r.count.Color = c, c
-	} else {
+	default:
 		muted := style.Color(th, style.Muted)
 		r.bg.FillColor = color.Transparent
 		if r.c.hovered {
@@ -130,6 +176,10 @@ func (r *chipRenderer) Refresh() {
 		}
 		r.bg.StrokeColor = style.Tint(muted, 0x80)
 		r.label.Color, r.count.Color = muted, muted
+	}
+	if r.c.focused { // a ring as strong as the buttons' focus
+		r.bg.StrokeColor = style.Color(th, theme.ColorNamePrimary)
+		r.bg.StrokeWidth = 3
 	}
 	r.label.TextStyle.Strikethrough = !r.c.On
 	r.bg.Refresh()

@@ -74,11 +74,12 @@ func newDetail(v *View) *detail {
 	d.metaSum.Truncation = fyne.TextTruncateEllipsis
 	d.metaBtn = widget.NewHyperlink("Show details", nil)
 	d.metaBtn.OnTapped = func() { d.setMetaOpen(!d.metaOpen) }
-	d.metaBar = container.NewBorder(nil, nil, nil, style.Tight(d.metaBtn), style.Tight(d.metaSum))
 	d.diff = NewDiffView()
 	d.diff.OnEscape = v.focusChanges
 	d.diff.OnRune = func(r rune) { v.TypedRune(r) }
 	d.bar = newDiffBar(d)
+	// One line: the summary, Show details and the diff's modes.
+	d.metaBar = container.New(&summaryRow{bar: d.bar}, style.Tight(d.metaSum), style.Tight(d.metaBtn), d.bar.modes)
 	d.card = container.NewVBox()
 	d.body = container.NewStack()
 	head := container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSquareSize(28), d.icon),
@@ -299,7 +300,9 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case c.Kind != diff.Changed && c.IsDir():
 		text := "Directory " + string(c.Kind) + "."
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
-			text = fmt.Sprintf("Directory %s, with %s below it (%s).", c.Kind, report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation"))
+			// The counts its row shows (the directory itself counted), then
+			// what is below it: "4,601 added" and "4,600 below" agree.
+			text = fmt.Sprintf("Directory %s. With what it holds: %s (the directory and %s below it).", c.Kind, n.sum.String(), report.PluralGrouped(n.below, "change"))
 		}
 		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
@@ -512,4 +515,52 @@ func (tableLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		h += fyne.Max(objs[i].MinSize().Height, fyne.Max(objs[i+1].MinSize().Height, objs[i+2].MinSize().Height))
 	}
 	return fyne.NewSize(lw+200, h)
+}
+
+// summaryRow lays out the detail's summary line: the summary, Show details
+// and the diff's modes on the right. The modes carry their labels when the
+// summary keeps summaryRoom beside them, else only their icons (a
+// 1024 px window).
+type summaryRow struct{ bar *diffBar }
+
+// summaryRoom is the width the summary keeps before the modes drop their
+// labels.
+const summaryRoom = 200
+
+func (m *summaryRow) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	sum, link, modes := objs[0], objs[1], objs[2]
+	gap := theme.Padding() + theme.InnerPadding() // the summary and link draw over their cells (style.Tight)
+	b := m.bar
+	x := s.Width
+	if modes.Visible() {
+		wide := b.wide.MinSize()
+		compact := s.Width-wide.Width-link.MinSize().Width-2*gap < summaryRoom
+		b.wide.Hidden, b.narrow.Hidden = compact, !compact
+		mine := b.wide
+		if compact {
+			mine = b.narrow
+		}
+		ms := mine.MinSize()
+		mine.Move(fyne.NewPos(0, 0))
+		mine.Resize(fyne.NewSize(ms.Width, s.Height))
+		x -= ms.Width
+		modes.Move(fyne.NewPos(x, 0))
+		modes.Resize(fyne.NewSize(ms.Width, s.Height))
+		x -= gap
+	}
+	lw := link.MinSize().Width
+	x -= lw
+	link.Move(fyne.NewPos(x, 0))
+	link.Resize(fyne.NewSize(lw, s.Height))
+	sum.Move(fyne.NewPos(0, 0))
+	sum.Resize(fyne.NewSize(max(0, x-gap), s.Height))
+}
+
+func (m *summaryRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	sum, link, modes := objs[0].MinSize(), objs[1].MinSize(), fyne.Size{}
+	if objs[2].Visible() {
+		modes = m.bar.narrow.MinSize()
+		modes.Height = max(modes.Height, m.bar.wide.MinSize().Height)
+	}
+	return fyne.NewSize(sum.Width+link.Width+modes.Width+2*(theme.Padding()+theme.InnerPadding()), max(sum.Height, link.Height, modes.Height))
 }

@@ -43,11 +43,15 @@ type diffBar struct {
 	d              *detail
 	root, modes    *fyne.Container
 	unified, split *widget.Button
-	load, cancel   *widget.Button
-	status         *widget.RichText
-	loading        bool
-	gen            int // counts loads: a late result of an old one is dropped
-	stop           context.CancelFunc
+	// uniIcon and splitIcon are the modes without their labels, for a
+	// narrow detail (summaryRow picks one pair).
+	uniIcon, splitIcon *widget.Button
+	wide, narrow       *fyne.Container
+	load, cancel       *widget.Button
+	status             *widget.RichText
+	loading            bool
+	gen                int // counts loads: a late result of an old one is dropped
+	stop               context.CancelFunc
 	// of is the change the last load was for: the report it came from
 	// and the change's path (never its position in the list, which another
 	// report reuses); note is what came of it, and full the full diff it
@@ -82,9 +86,16 @@ func newDiffBar(d *detail) *diffBar {
 	b.cancel.Importance = widget.LowImportance
 	b.status = widget.NewRichText()
 	b.status.Wrapping = fyne.TextWrapWord
-	b.modes = container.NewHBox(b.unified, b.split)
+	b.uniIcon = widget.NewButtonWithIcon("", theme.ListIcon(), func() { b.setSplit(false) })
+	b.splitIcon = widget.NewButtonWithIcon("", theme.GridIcon(), func() { b.setSplit(true) })
+	b.wide = container.NewHBox(b.unified, b.split)
+	b.narrow = container.NewHBox(b.uniIcon, b.splitIcon)
+	b.narrow.Hide()
+	b.modes = container.NewWithoutLayout(b.wide, b.narrow) // laid out by metaRow
 	d.diff.OnSplitShown = func(bool) { b.splitLabel() }
-	b.root = container.NewBorder(nil, nil, b.modes, container.NewHBox(b.load, b.cancel), b.status)
+	// The modes sit on the detail's summary line (newDetail): a row of
+	// their own cost the diff the 60% of the pane it needs at 1024×700.
+	b.root = container.NewBorder(nil, nil, nil, container.NewHBox(b.load, b.cancel), b.status)
 	b.setSplit(false)
 	return b
 }
@@ -99,8 +110,10 @@ func (b *diffBar) setSplit(on bool) {
 	if on {
 		b.unified.Importance, b.split.Importance = widget.LowImportance, widget.HighImportance
 	}
-	b.unified.Refresh()
-	b.split.Refresh()
+	b.uniIcon.Importance, b.splitIcon.Importance = b.unified.Importance, b.split.Importance
+	for _, x := range []*widget.Button{b.unified, b.split, b.uniIcon, b.splitIcon} {
+		x.Refresh()
+	}
 	b.splitLabel()
 }
 
@@ -170,9 +183,9 @@ func (b *diffBar) wrap(o fyne.CanvasObject, withDiff bool) fyne.CanvasObject {
 		b.modes.Show()
 	} else {
 		b.modes.Hide()
-		if !b.load.Visible() && !b.cancel.Visible() && b.Status() == "" {
-			return o
-		}
+	}
+	if !b.load.Visible() && !b.cancel.Visible() && b.Status() == "" {
+		return o
 	}
 	return container.NewBorder(b.root, nil, nil, nil, o)
 }

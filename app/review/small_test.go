@@ -7,6 +7,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/diffgate/diffgate/core/report"
 )
 
 // smallReview is the room the review tab has in a 1024×700 window: less
@@ -121,5 +123,84 @@ func TestTitleWrapsAtSlash(t *testing.T) {
 	}
 	if len(lines) < 2 {
 		t.Logf("the title fits on one line at this width (%v)", v.detail.title.Size())
+	}
+}
+
+// TestSmallWindowDiffRoomStaged: at 1024×700 a staged run's strip (the
+// state, the scope, Apply and Discard) still leaves the diff 60% of the
+// detail pane, contained or not, and Applying… does not move the page.
+func TestSmallWindowDiffRoomStaged(t *testing.T) {
+	for _, contained := range []bool{true, false} {
+		r := DemoReport()
+		r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
+		r.Containment = &report.Containment{Mode: "auto", Contained: true, Observed: true,
+			Layers: []report.Layer{{Name: "filesystem", Requested: true, Enforced: true, How: "landlock v7"}}}
+		if !contained { // as on a machine without a private mount tree: the banner says more
+			r.Containment = &report.Containment{Mode: "auto", Why: "blocked actions not observable: no private mount tree",
+				Layers: []report.Layer{{Name: "filesystem", Requested: true, Enforced: true, How: "landlock v7"},
+					{Name: "metadata", Requested: true, Why: "no private mount tree"},
+					{Name: "workspace", Requested: true, Why: "no private mount tree"}}}
+		}
+		r.Evaluate()
+		var done func(string, error)
+		v, w := newTestView(t, r, Options{
+			OnApply:   func(_ *report.Report, _ ApplyRequest, d func(string, error)) { done = d },
+			OnDiscard: func(_ *report.Report, d func(string, error)) { done = d },
+		})
+		w.Resize(smallReview)
+		v.Select(indexOf(t, v.Report(), "config.json"))
+		d := v.detail
+		got, pane := d.diff.Size().Height, d.root.Size().Height
+		t.Logf("contained %v: diff %.0f of %.0f px (%.0f%%)", contained, got, pane, 100*got/pane)
+		if got < 0.6*pane {
+			t.Errorf("contained %v: the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more",
+				contained, got, 100*got/pane, pane)
+		}
+		strip := v.stage.root.MinSize().Height
+		v.SetApplyScope(ScopeAllowed)
+		test.Tap(v.ApplyButton())
+		if done == nil {
+			t.Fatal("Apply did not reach the host")
+		}
+		if !strings.Contains(v.StageText(), "Applying…") {
+			t.Errorf("strip while applying %q", v.StageText())
+		}
+		if h := v.stage.root.MinSize().Height; h != strip {
+			t.Errorf("Applying… made the strip %.0f px high, was %.0f: the page moves", h, strip)
+		}
+		done(report.StagePartiallyApplied, nil)
+	}
+}
+
+// TestSummaryLineFitsANarrowDetail: the summary line (summary, Show
+// details, the diff's modes) does not draw one over the other in a detail
+// pane as narrow as the app's at 1024 px: the modes drop their labels
+// there, and keep them in a wide pane.
+func TestSummaryLineFitsANarrowDetail(t *testing.T) {
+	v, w := newTestView(t, DemoReport(), Options{})
+	v.Select(indexOf(t, v.Report(), "config.json"))
+	d := v.detail
+	if !d.bar.wide.Visible() || d.bar.narrow.Visible() {
+		t.Error("a wide detail: the modes without their labels")
+	}
+	w.Resize(smallReview)
+	v.mainSplit.SetOffset(0.31)
+	v.innerSplit.SetOffset(0.5) // the detail about 340 px, as in the app at 1024
+	if dw := d.root.Size().Width; dw > 360 {
+		t.Fatalf("detail %.0f px wide", dw)
+	}
+	drv := fyne.CurrentApp().Driver()
+	sumRight := drv.AbsolutePositionForObject(d.metaSum).X + d.metaSum.Size().Width
+	linkLeft := drv.AbsolutePositionForObject(d.metaBtn).X
+	modesLeft := drv.AbsolutePositionForObject(d.bar.modes).X
+	linkRight := linkLeft + d.metaBtn.Size().Width
+	if sumRight > linkLeft+1 || linkRight > modesLeft+1 {
+		t.Errorf("summary ends at %.0f, Show details %.0f–%.0f, modes from %.0f: they overlap", sumRight, linkLeft, linkRight, modesLeft)
+	}
+	if d.metaSum.Size().Width < 120 {
+		t.Errorf("the summary has %.0f px", d.metaSum.Size().Width)
+	}
+	if d.bar.wide.Visible() || !d.bar.narrow.Visible() {
+		t.Error("a narrow detail: the modes keep their labels")
 	}
 }

@@ -331,8 +331,11 @@ func (p *stagePane) busy(text string) {
 	p.scope.Disable()
 	p.applyBtn.Disable()
 	p.discardBtn.Disable()
-	p.setConflicts([]widget.RichTextSegment{&widget.TextSegment{Text: text,
-		Style: widget.RichTextStyle{ColorName: style.Muted}}})
+	// In the state's place: a line more would push the page down.
+	p.setConflicts(nil)
+	p.info.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted, TextStyle: fyne.TextStyle{Bold: true}}}}
+	p.info.Refresh()
 }
 
 // setConflicts shows segs under the row (hidden when there are none: the

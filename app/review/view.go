@@ -161,6 +161,9 @@ func (v *View) build() {
 	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
 	v.riskyChip = NewChip("Risky", style.Risk, toggle(func(b bool) { v.filter.RiskyOnly = b }))
 	v.riskyChip.On = false
+	for _, c := range []*Chip{v.added, v.removed, v.changed, v.violations, v.all, v.blockedChip, v.outsideChip, v.riskyChip} {
+		c.OnRune = func(r rune) { v.TypedRune(r) }
+	}
 	v.blockedChip.Hide() // until a report has blocked actions
 	v.riskyChip.Hide()
 	v.outsideChip.Hide()
@@ -800,6 +803,7 @@ func (v *View) applyDraft(entries []string) {
 	}
 	v.r.Apply(p, entries)
 	v.banner.Refresh()
+	v.keepOpen()
 	v.refilter()
 	if v.sel >= 0 {
 		v.detail.show(v.sel)
@@ -977,6 +981,7 @@ func (v *View) refilter() {
 		v.changes.Refresh()
 	}
 	v.rebuildRows()
+	v.syncDetail()
 
 	hidden := v.m.rowCount() - len(v.m.visible)
 	var what []string
@@ -1009,6 +1014,49 @@ func (v *View) refilter() {
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
 	v.shown.Refresh()
 	v.stage.update()
+}
+
+// keepOpen pins open the folders above the selected row that are open
+// now: an allowlist change may make a folder one that starts closed (all
+// its changes allowed), and the row the reviewer just allowed must stay
+// in the list, selected.
+func (v *View) keepOpen() {
+	if !v.tree || v.selID == "" || v.m.nodes == nil {
+		return
+	}
+	for p := parentOf(v.selID); p != ""; p = parentOf(p) {
+		if n := v.m.nodes[p]; n != nil && v.isOpen(p, n) {
+			v.open[p] = true
+		}
+	}
+}
+
+// syncDetail keeps the detail true to the filtered list: a folder shows
+// its counts as they are now, and a change (or folder) the filter hides
+// leaves the detail, which says so.
+func (v *View) syncDetail() {
+	d := v.detail
+	switch {
+	case d.folder != "":
+		if v.m.nodes[d.folder] != nil {
+			d.showFolder(d.folder)
+			return
+		}
+		v.dropHidden(d.folder + "/")
+	case d.change >= 0 && v.sel == d.change && !v.m.shown(v.m.rowOf(d.change)):
+		v.dropHidden(v.r.Changes[d.change].Path)
+	}
+}
+
+// dropHidden clears the selection and says in the detail that path is
+// hidden by the filter.
+func (v *View) dropHidden(path string) {
+	v.sel, v.selID = -1, ""
+	v.restoreSelection()
+	v.detail.clear()
+	v.detail.status.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleParagraph,
+		Text: report.QuotePath(path) + " is hidden by the filter. Select a change, or Clear the filter."}}
+	v.detail.status.Refresh()
 }
 
 // updateReviewed shows "x of N reviewed" above the list.

@@ -125,3 +125,25 @@ func TestTight(t *testing.T) {
 		t.Errorf("text drawn %g px below the tight box's top, want 2", d)
 	}
 }
+
+// over blends c over bg (both opaque results).
+func over(c, bg color.Color) color.Color {
+	r, g, b, a := c.RGBA()
+	br, bgg, bb, _ := bg.RGBA()
+	mix := func(x, y uint32) uint8 { return uint8((x*a/0xffff + y*(0xffff-a)/0xffff) >> 8) }
+	return color.NRGBA{mix(r, br), mix(g, bgg), mix(b, bb), 0xff}
+}
+
+// TestFocusIsVisible: a focused control's fill stands out from the
+// background (Fyne's own focus color, 16% blue, was faint).
+func TestFocusIsVisible(t *testing.T) {
+	test.NewTempApp(t)
+	th := Theme{}
+	for _, v := range []fyne.ThemeVariant{theme.VariantLight, theme.VariantDark} {
+		bg := th.Color(theme.ColorNameBackground, v)
+		f := over(th.Color(theme.ColorNameFocus, v), bg)
+		if c := contrast(f, bg); c < 1.6 {
+			t.Errorf("variant %d: focus %v on %v has contrast %.2f, want 1.6 or more", v, f, bg, c)
+		}
+	}
+}

@@ -67,6 +67,13 @@ func newContainControls(u *UI, workspace func() string) *containControls {
 			prefs.SetString(prefContainMode, string(c.Mode()))
 		}
 		c.refresh()
+		// A Select is as wide as its placeholder (never shown: a mode is
+		// always chosen): the choice's width, so it is not cut ("Not
+		// contai…"), and the row laid out again.
+		c.mode.PlaceHolder = c.mode.Selected
+		if c.root != nil {
+			c.root.Refresh()
+		}
 	})
 	c.net = widget.NewCheck("Network", func(on bool) {
 		prefs.SetBool(prefContainNet, on)

@@ -5,11 +5,13 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -125,5 +127,27 @@ func TestNotContainedDoesNotOutliveTheSession(t *testing.T) {
 	u.app.Preferences().SetString(prefContainMode, "off")
 	if next := newContainControls(u, ws); next.Mode() != pipeline.ContainAuto {
 		t.Errorf("a saved \"off\" starts %s, want auto", next.Mode())
+	}
+}
+
+// TestContainModeShownWhole: each containment mode's name is drawn whole
+// in the selector, at 1920 and at 1024 px ("Not contai…" was cut).
+func TestContainModeShownWhole(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	c := u.run.contain
+	for _, width := range []float32{1920, 1024} {
+		w.Resize(fyne.NewSize(width, 660))
+		for i, m := range containModes {
+			c.mode.SetSelectedIndex(i)
+			var drawn []string
+			walk(c.mode, func(o fyne.CanvasObject) {
+				if x, ok := o.(*canvas.Text); ok {
+					drawn = append(drawn, x.Text)
+				}
+			})
+			if !slices.Contains(drawn, m.label) {
+				t.Errorf("%.0f px: mode %q drawn as %q", width, m.label, drawn)
+			}
+		}
 	}
 }

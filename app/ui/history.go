@@ -68,6 +68,11 @@ type historyTab struct {
 	versionsWS *widget.RichText
 	body       *fyne.Container
 	root       fyne.CanvasObject
+	// empty stands in for the rows when there are none: emptyText, and
+	// clearBtn when a filter hides every run.
+	empty     *fyne.Container
+	emptyText *widget.RichText
+	clearBtn  *widget.Button
 }
 
 func newHistoryTab(u *UI) *historyTab {
@@ -134,7 +139,17 @@ func newHistoryTab(u *UI) *historyTab {
 		container.NewBorder(nil, nil, nil, container.NewHBox(container.NewCenter(t.status), refresh), title),
 		filters)
 
-	table := container.NewBorder(header, nil, nil, nil, t.list)
+	// An empty table says so where the rows would be, at the size of a
+	// row's text, with a way back to every run.
+	t.emptyText = widget.NewRichText()
+	t.emptyText.Wrapping = fyne.TextWrapWord
+	t.clearBtn = widget.NewButtonWithIcon("Show every run", theme.ContentClearIcon(), func() {
+		t.verdict.SetSelected(verdictAll)
+		t.wsSelect.SetSelected(allWorkspaces)
+	})
+	t.empty = container.NewCenter(container.NewVBox(t.emptyText, container.NewCenter(t.clearBtn)))
+	t.empty.Hide()
+	table := container.NewBorder(header, nil, nil, nil, container.NewStack(t.list, t.empty))
 	t.detail = container.NewStack()
 	t.versions = container.NewVBox()
 	t.versionsWS = widget.NewRichText()
@@ -146,7 +161,7 @@ func newHistoryTab(u *UI) *historyTab {
 	bottom := container.NewHSplit(container.NewPadded(detailPane), container.NewPadded(versionsPane))
 	bottom.Offset = 0.55
 	split := container.NewVSplit(framed(table), bottom)
-	split.Offset = 0.62
+	split.Offset = 0.45 // the selected run's card needs ~10 lines (at 1024×700 it had 150 px)
 	t.body = container.NewStack(split)
 	t.root = container.NewBorder(top, nil, nil, nil, t.body)
 	t.refresh()
@@ -265,11 +280,14 @@ func (t *historyTab) showRuns(runs []history.Summary, total int) {
 	}
 	t.all = runs
 	t.sortRows()
+	t.showEmpty("")
 	switch {
 	case t.total == 0 && t.wsFilter == "" && t.verdictFilter == "":
 		t.setStatus("No runs yet", style.Muted)
+		t.showEmpty("No runs yet. Runs from the Run tab (and diffgate run) are recorded here.")
 	case t.total == 0:
 		t.setStatus("No run matches the filter", style.Muted)
+		t.showEmpty("No run matches the filter.")
 	case t.total > len(runs):
 		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", report.GroupDigits(len(runs)), report.GroupDigits(t.total)), style.Muted)
 	default:
@@ -295,6 +313,21 @@ func newestID(runs []history.Summary) int64 {
 		id = max(id, runs[i].ID)
 	}
 	return id
+}
+
+// showEmpty shows text in place of the table's rows ("" hides it); Show
+// every run only when a filter is on.
+func (t *historyTab) showEmpty(text string) {
+	if text == "" {
+		t.empty.Hide()
+		return
+	}
+	t.emptyText.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
+		Style: widget.RichTextStyle{Alignment: fyne.TextAlignCenter, TextStyle: fyne.TextStyle{Bold: true}}}}
+	t.emptyText.Refresh()
+	t.clearBtn.Hidden = t.wsFilter == "" && t.verdictFilter == ""
+	t.empty.Show()
+	t.empty.Refresh()
 }
 
 func (t *historyTab) setStatus(s string, c fyne.ThemeColorName) {

@@ -80,6 +80,8 @@ func (t *historyTab) showDetail(s *history.Summary, run *history.Run) {
 		addRow("Allowlist", alText)
 		if text, c := decisionText(run); text != "" {
 			addRow("Decision", wrapped(text, c, true))
+		} else if w := decisionWord(s); w != "Not reviewed" && w != "To apply" { // applied or discarded: not "not reviewed"
+			addRow("Decision", wrapped(w+" (no approval or rejection recorded)", style.Muted, false))
 		} else {
 			addRow("Decision", wrapped("not reviewed yet", style.Muted, false))
 		}

@@ -170,13 +170,13 @@ func (r *historyRow) set(i int, s *history.Summary) {
 			put(c, "0", muted, false)
 			return
 		}
-		put(c, sign+fmt.Sprint(n), col(name), false)
+		put(c, sign+report.GroupDigits(n), col(name), false)
 	}
 	count(colAdded, s.Added, "+", style.Added)
 	count(colRemoved, s.Removed, "−", style.Removed)
 	count(colChanged, s.Changed, "~", style.Changed)
 	if s.Violations > 0 {
-		put(colViolations, fmt.Sprint(s.Violations), col(style.FailColor), true)
+		put(colViolations, report.GroupDigits(s.Violations), col(style.FailColor), true)
 	} else {
 		put(colViolations, "0", muted, false)
 	}

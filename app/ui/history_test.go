@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"github.com/rs/zerolog"
 
@@ -773,8 +775,8 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 		}
 		return id
 	}
-	record("contained", &report.Containment{Mode: "auto", Contained: true}, report.StageApplied, 0, 2)
-	record("off", &report.Containment{Mode: "off"}, report.StageDiscarded, 1, 0)
+	applied := record("contained", &report.Containment{Mode: "auto", Contained: true}, report.StageApplied, 0, 2)
+	discarded := record("off", &report.Containment{Mode: "off"}, report.StageDiscarded, 1, 0)
 	pending := record("missing", &report.Containment{Mode: "auto"}, report.StagePending, 0, 0)
 	record("old", nil, "", 0, 0)
 
@@ -819,5 +821,104 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 	})
 	if strings.Contains(texts(u.history.detail), "nothing is in the workspace") {
 		t.Errorf("detail: %s", texts(u.history.detail))
+	}
+	// The card of an applied or discarded run does not read "not
+	// reviewed" either.
+	for id, want := range map[int64]string{applied: "Applied", discarded: "Discarded"} {
+		u.history.list.Select(u.history.indexOf(id))
+		l.until(t, "the run's detail", 5*time.Second, func() bool {
+			return strings.Contains(texts(u.history.detail), fmt.Sprintf("Run %d", id)) && strings.Contains(texts(u.history.detail), "Containment")
+		})
+		if d := texts(u.history.detail); strings.Contains(strings.ToLower(d), "not reviewed") || !strings.Contains(d, want+" (no approval or rejection recorded)") {
+			t.Errorf("run %d's card: %s", id, d)
+		}
+	}
+}
+
+// TestHistoryAtSmallWindow: at 1024×700 the selected run's card has room
+// (it had about 150 px), and a filter that
+// matches no run says so where the rows would be, at a row's text size,
+// with a way back to every run.
+func TestHistoryAtSmallWindow(t *testing.T) {
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(small)
+	ws := workspace(t)
+	runScript(t, u, l, ws, "echo x > new.txt\n", nil)
+	u.Tabs.Select(u.historyItem)
+	if rows := shownRows(t, u, l); len(rows) != 1 {
+		t.Fatalf("rows %q", rows)
+	}
+	if h := u.history.detail.Size().Height; h < 240 {
+		t.Errorf("the selected run's card is %.0f px high at 1024×700; want 240 or more", h)
+	}
+	if u.history.empty.Visible() {
+		t.Error("the empty-table message shows with a run in the table")
+	}
+	u.history.verdict.SetSelected(verdictPass)
+	if rows := shownRows(t, u, l); len(rows) != 0 {
+		t.Fatalf("pass filter: %q", rows)
+	}
+	if !u.history.empty.Visible() || !u.history.clearBtn.Visible() || richText(u.history.emptyText) != "No run matches the filter." {
+		t.Fatalf("no run matches: message shown %v (%q), Show every run %v", u.history.empty.Visible(), richText(u.history.emptyText), u.history.clearBtn.Visible())
+	}
+	for _, tx := range textsUnder(u.history.emptyText) {
+		if tx.TextSize < theme.TextSize() {
+			t.Errorf("the message is drawn at %.0f px, smaller than the rows' text", tx.TextSize)
+		}
+	}
+	test.Tap(u.history.clearBtn)
+	if rows := shownRows(t, u, l); len(rows) != 1 || u.history.empty.Visible() || u.history.verdict.Selected != verdictAll {
+		t.Errorf("Show every run: rows %q, message %v, verdict %q", rows, u.history.empty.Visible(), u.history.verdict.Selected)
+	}
+}
+
+// textsUnder are the canvas texts drawn under o.
+func textsUnder(o fyne.CanvasObject) []*canvas.Text {
+	var out []*canvas.Text
+	walk(o, func(x fyne.CanvasObject) {
+		if tx, ok := x.(*canvas.Text); ok && tx.Text != "" {
+			out = append(out, tx)
+		}
+	})
+	return out
+}
+
+// TestHistoryWorkspacesTellApart: at 1024 wide the Workspace column draws
+// runs of different workspaces differently, however long their common
+// start: demo copies by their folder, others by their last elements.
+func TestHistoryWorkspacesTellApart(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "history.db")
+	db := openDB(t, dbPath)
+	long := "/home/reviewer/src/github.com/some-organisation/some-very-long-repository-name"
+	wss := []string{"/tmp/diffgate-demo-1111111111/workspace", "/tmp/diffgate-demo-2222222222/workspace",
+		long + "/services/alpha", long + "/services/beta"}
+	for _, ws := range wss {
+		r := &report.Report{Schema: report.Schema, Workspace: ws, Verdict: report.Fail,
+			Script: report.Script{Path: ws + "/gen.sh"}, StartedAt: time.Now(), FinishedAt: time.Now()}
+		if _, err := db.Record(context.Background(), &history.Run{Report: r}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, l, w := newTestUI(t, Options{DBPath: dbPath})
+	w.Resize(small)
+	showHistory(t, u, l)
+	if rows := shownRows(t, u, l); len(rows) != len(wss) {
+		t.Fatalf("rows %q", rows)
+	}
+	drawn := map[string]string{}
+	walk(u.history.list, func(o fyne.CanvasObject) {
+		if r, ok := o.(*historyRow); ok && r.ws.full != "" {
+			drawn[r.ws.full] = r.ws.text.Text
+		}
+	})
+	seen := map[string]string{}
+	for full, text := range drawn {
+		if other, ok := seen[text]; ok {
+			t.Errorf("%q and %q are both drawn as %q", full, other, text)
+		}
+		seen[text] = full
+	}
+	if len(drawn) != len(wss) {
+		t.Errorf("drawn workspaces %q", drawn)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -73,7 +75,10 @@ type runTab struct {
 	// progress and output; a run gives the output the room.
 	split *container.Split
 	hint  fyne.CanvasObject
-	root  fyne.CanvasObject
+	// hintHeld: hint holds the space of the demo's hint, not the hint
+	// (holdHintSpace).
+	hintHeld bool
+	root     fyne.CanvasObject
 
 	scriptSHA string
 	hashGen   int
@@ -267,7 +272,27 @@ func (t *runTab) loadDemo() {
 	t.showDemoHint(true)
 }
 
+// holdHintSpace replaces the demo's hint, when it is shown, by empty space
+// of its height: the hint has said what it had to, and the form below it
+// stays where it is until the workspace changes.
+func (t *runTab) holdHintSpace() {
+	c := t.hint.(*fyne.Container)
+	if len(c.Objects) == 0 || t.hintHeld {
+		return
+	}
+	space := canvas.NewRectangle(color.Transparent)
+	space.SetMinSize(fyne.NewSize(0, c.Size().Height))
+	c.Objects = []fyne.CanvasObject{space}
+	t.hintHeld = true
+	c.Refresh()
+}
+
 func (t *runTab) showDemoHint(on bool) {
+	if t.hintHeld { // the space of a hint that was shown
+		t.hintHeld = false
+		t.hint.(*fyne.Container).Objects = nil
+		t.root.Refresh()
+	}
 	if shown := len(t.hint.(*fyne.Container).Objects) > 0; shown == on {
 		return
 	}
@@ -324,6 +349,9 @@ func (t *runTab) workspaceChanged() {
 		return
 	}
 	t.lastWS = ws
+	if !t.running { // the last run's outcome was another workspace's
+		t.clearOutcome()
+	}
 	t.contain.refresh()
 	key := workspaceKey(ws)
 	if t.presetWS != "" && key != t.presetWS && slices.Equal(t.allow.Entries(), t.presetEntries) {
@@ -365,6 +393,15 @@ func (t *runTab) workspaceChanged() {
 				al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), report.Plural(len(al.Entries), "entry")))
 		})
 	})
+}
+
+// clearOutcome takes the last run's outcome off the tab: its status, the
+// containment it enforced, its stage line and its steps.
+func (t *runTab) clearOutcome() {
+	t.setStatus("", style.Muted)
+	t.contain.setEnforced(nil)
+	t.setStageInfo("", style.Muted)
+	t.phases.reset(0)
 }
 
 // lookupDone reports whether the approved allowlist of the workspace in the
@@ -604,17 +641,14 @@ func (t *runTab) start() {
 	}
 	t.remember(prefWorkspaces, ws, t.workspace)
 	t.remember(prefScripts, script, t.script)
-	t.showDemoHint(false) // tried: the hint has said what it had to
+	// The demo's hint stays while the run runs: the form must not move
+	// under the pointer (Cancel); finished takes it away.
 	t.u.app.Preferences().SetString(prefTimeout, t.timeout.Text)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.setRunning(true)
 	t.output.clear()
-	// The script was read before the run: its output needs the room now
-	// (in a 1024×700 window it would be two lines). The split keeps the
-	// script pane at its minimum; the reviewer may drag it back.
-	t.split.SetOffset(0)
 	t.phases.reset(timeout)
 	t.setStatus("Running…", style.Muted)
 	t.setStageInfo("", style.Muted)
@@ -674,6 +708,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 	t.setRunning(false)
 	t.cancel = nil
 	if err != nil {
+		t.holdHintSpace() // the tab stays: nothing moves
 		t.phases.finish(false)
 		var se *pipeline.SetupError
 		msg := oneline.Flat(err.Error())
@@ -688,6 +723,12 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 		return
 	}
 	t.phases.finish(true)
+	// The script was read before the run: its output needs the room now
+	// (in a 1024×700 window it would be two lines). The split keeps the
+	// script pane at its minimum; the reviewer may drag it back. Not when
+	// the run starts, nor after a failed one (the tab stays in view): Run
+	// and Cancel must not move under the pointer; the review is shown now.
+	t.split.SetOffset(0)
 	res, id, recErr := out.Result, out.RunID, out.RecordErr
 	r := res.Report
 	t.phases.afterDone(res.After, r)
@@ -708,6 +749,7 @@ func (t *runTab) finished(out *pipeline.Result, err error, reviewedSHA string) {
 		msg += fmt.Sprintf("  Recorded as run %d.", id)
 	}
 	t.setStatus(msg, style.VerdictColor(r.Verdict))
+	t.showDemoHint(false) // tried: the hint has said what it had to (the review tab is shown now)
 	t.u.showResult(res, id)
 	if t.u.onRunDone != nil {
 		t.u.onRunDone(r, nil)

@@ -35,6 +35,10 @@ const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
 // screenshotSplitEnv, set, shows the diff side by side in --screenshot mode.
 const screenshotSplitEnv = "DIFFGATE_SCREENSHOT_SPLIT"
 
+// screenshotSelectEnv names the change (its path) to show in --screenshot
+// mode instead of the most telling one.
+const screenshotSelectEnv = "DIFFGATE_SCREENSHOT_SELECT"
+
 // startScreenshot runs the demo (or, with --workspace and --script, that
 // script in that workspace, with the allowlist last approved for it in the
 // history, if any; or, with --report, opens that report) through the gate
@@ -64,7 +68,15 @@ func (u *UI) startScreenshot(path string) {
 		}
 		// Show the most telling change: an edited text file with its diff
 		// (and, for a staged run, the Apply and Discard buttons beside it).
-		if i := tellingChange(r); i >= 0 {
+		i := tellingChange(r)
+		if p := os.Getenv(screenshotSelectEnv); p != "" {
+			for k := range r.Changes {
+				if r.Changes[k].Path == p {
+					i = k
+				}
+			}
+		}
+		if i >= 0 {
 			u.review.Select(i)
 		}
 		switch os.Getenv(screenshotTabEnv) {

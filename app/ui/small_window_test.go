@@ -138,3 +138,52 @@ func TestSmallWindowRunOutput(t *testing.T) {
 		t.Errorf("the output at %v, %v in a %v window: %.1f lines", p, o.Size(), size, lines)
 	}
 }
+
+// TestSmallWindowDiffRoomStagedRun: at 1024×700 (less the menu bar) a real
+// staged run's review, strip shown, leaves the diff of its edited file at
+// least 60% of the detail pane.
+func TestSmallWindowDiffRoomStagedRun(t *testing.T) {
+	u, l, w, _ := stagedRun(t)
+	w.Resize(small)
+	v := u.Review()
+	if v.StageText() == "" {
+		t.Fatal("no staged strip")
+	}
+	v.Select(changeIndex(t, v.Report(), "a.txt"))
+	l.settle(50 * time.Millisecond)
+	d, pane := v.DiffRoom()
+	t.Logf("diff %.0f px of %.0f (%.0f%%), strip %q", d, pane, 100*d/pane, v.StageText())
+	if d < 0.6*pane {
+		t.Errorf("the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more", d, 100*d/pane, pane)
+	}
+}
+
+// TestSmallWindowFocusStaysInside: at 1024×700 every Tab stop of the
+// review of a staged run and of the Run tab lies inside the window (the
+// focus never lands on a button the reviewer cannot see).
+func TestSmallWindowFocusStaysInside(t *testing.T) {
+	u, l, w, _ := stagedRun(t)
+	w.Resize(small)
+	l.settle(50 * time.Millisecond)
+	size := w.Canvas().Size()
+	d := fyne.CurrentApp().Driver()
+	for _, tab := range []string{"review", "run"} {
+		if tab == "run" {
+			u.Tabs.Select(u.runItem)
+		}
+		cycle := tabCycle(t, w)
+		if len(cycle) < 8 {
+			t.Errorf("%s tab: %d Tab stops", tab, len(cycle))
+		}
+		for _, f := range cycle {
+			o, ok := f.(fyne.CanvasObject)
+			if !ok {
+				continue
+			}
+			p, s := d.AbsolutePositionForObject(o), o.Size()
+			if p.X < -0.5 || p.Y < -0.5 || p.X+s.Width > size.Width+0.5 || p.Y+s.Height > size.Height+0.5 {
+				t.Errorf("%s tab: Tab stops on a %T at %v, %v: outside the %v window", tab, f, p, s, size)
+			}
+		}
+	}
+}

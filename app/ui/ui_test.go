@@ -584,3 +584,77 @@ func TestSwitchingAwayFromTheDemo(t *testing.T) {
 		t.Errorf("edited entries: hint %v, allowlist %q", hint(), r.allow.Entries())
 	}
 }
+
+// TestSwitchingWorkspaceClearsTheLastOutcome: the last run's status,
+// enforced containment, stage line and steps leave the Run tab when the
+// workspace changes (they were another workspace's).
+func TestSwitchingWorkspaceClearsTheLastOutcome(t *testing.T) {
+	u, _, _ := newTestUI(t, Options{})
+	r := u.run
+	r.setStatus("FAIL: 3 violations  Recorded as run 7.", style.FailColor)
+	r.contain.setEnforced(&report.Containment{Mode: "auto", Contained: true})
+	r.setStageInfo("Staged: nothing is in the workspace until you apply.", style.Muted)
+	r.phases.finish(true)
+	r.workspace.SetText(t.TempDir())
+	if s := richText(r.status); s != "" {
+		t.Errorf("status after switching workspace: %q", s)
+	}
+	if r.contain.enforced.Visible() || r.stageInfo.Visible() {
+		t.Error("the enforced or stage line of the last run stays")
+	}
+	for _, ph := range pipeline.Phases() {
+		if r.phases.rows[ph].state != phasePending {
+			t.Errorf("step %s stays %v", ph, r.phases.rows[ph].state)
+		}
+	}
+}
+
+// TestDemoHintKeepsItsSpaceWhileRunning: pressing Run in the demo's
+// workspace does not move the form (the hint stays while the run runs);
+// the hint is gone once the review shows.
+func TestDemoHintKeepsItsSpaceWhileRunning(t *testing.T) {
+	u, l, w := newTestUI(t, Options{})
+	w.Resize(fyne.NewSize(1024, 660))
+	r := u.run
+	hint := func() bool { return len(r.hint.(*fyne.Container).Objects) > 0 }
+	script := writeScript(t, t.TempDir(), "echo hi > logs/run.log\n")
+	r.setInputs(r.workspace.Text, script, []string{"logs/"})
+	if !hint() {
+		t.Fatal("no demo hint in the demo's workspace")
+	}
+	d := fyne.CurrentApp().Driver()
+	before := d.AbsolutePositionForObject(r.runBtn).Y
+	test.Tap(r.runBtn)
+	if !r.running {
+		t.Fatalf("the run did not start: %s", richText(r.status))
+	}
+	if after := d.AbsolutePositionForObject(r.runBtn).Y; after != before {
+		t.Errorf("Run moved from y=%.0f to y=%.0f when the run started", before, after)
+	}
+	l.until(t, "the review tab", 60*time.Second, func() bool { return u.Tabs.Selected() == u.reviewItem })
+	if hint() {
+		t.Error("the demo's hint stays after the run")
+	}
+}
+
+// TestFailedRunKeepsTheHintsSpace: when a run in the demo's workspace ends
+// in an error (the Run tab stays), the hint's space stays, empty, so the
+// form does not move; another workspace gives it back.
+func TestFailedRunKeepsTheHintsSpace(t *testing.T) {
+	u, _, w := newTestUI(t, Options{})
+	w.Resize(fyne.NewSize(1024, 660))
+	r := u.run
+	d := fyne.CurrentApp().Driver()
+	before := d.AbsolutePositionForObject(r.runBtn).Y
+	r.finished(nil, errors.New("setup failed"), "", "")
+	if after := d.AbsolutePositionForObject(r.runBtn).Y; after != before {
+		t.Errorf("a failed run moved Run from y=%.0f to y=%.0f", before, after)
+	}
+	if !r.hintHeld {
+		t.Error("the hint's space is not held")
+	}
+	r.workspace.SetText(t.TempDir())
+	if len(r.hint.(*fyne.Container).Objects) != 0 || r.hintHeld {
+		t.Error("another workspace keeps the hint's space")
+	}
+}
