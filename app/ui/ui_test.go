@@ -646,7 +646,7 @@ func TestFailedRunKeepsTheHintsSpace(t *testing.T) {
 	r := u.run
 	d := fyne.CurrentApp().Driver()
 	before := d.AbsolutePositionForObject(r.runBtn).Y
-	r.finished(nil, errors.New("setup failed"), "", "")
+	r.finished(nil, errors.New("setup failed"), "")
 	if after := d.AbsolutePositionForObject(r.runBtn).Y; after != before {
 		t.Errorf("a failed run moved Run from y=%.0f to y=%.0f", before, after)
 	}
