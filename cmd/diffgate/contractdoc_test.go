@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -33,7 +34,7 @@ const (
 
 // contractGaps are the contract's verbs this repository does not have yet;
 // docs/contract.md says so ("Not implemented", E1).
-var contractGaps = [][]string{{"history", "push"}}
+var contractGaps [][]string
 
 func readContract(t *testing.T) (whole, original string) {
 	t.Helper()
@@ -219,5 +220,23 @@ func TestContractDocumentJSONFields(t *testing.T) {
 	}
 	if n < 2 {
 		t.Errorf("%s: %d JSON examples, want the contract's and the extensions'", contractDoc, n)
+	}
+}
+
+// TestContractDocumentDiffNotes: every diff_note value the code writes is
+// named in the extensions' diff_note line, so a new note (keep-budget was
+// one) fails here until docs/contract.md lists it.
+func TestContractDocumentDiffNotes(t *testing.T) {
+	whole, original := readContract(t)
+	ext := whole[len(original):]
+	i := strings.Index(ext, "- `diff_note` is one of")
+	if i < 0 {
+		t.Fatalf("%s: the extensions have no line \"- `diff_note` is one of\"", contractDoc)
+	}
+	line, _, _ := strings.Cut(ext[i:], "\n- ")
+	for _, n := range []string{diff.NoteBinary, diff.NoteTooLarge, diff.NoteNotKept, diff.NoteBudget, diff.NoteKeepBudget} {
+		if !strings.Contains(line, "`"+n+"`") {
+			t.Errorf("%s: the diff_note extension does not name `%s`", contractDoc, n)
+		}
 	}
 }
