@@ -113,6 +113,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
+	var shape *stage.Shape
+	var loadCache func()
 	if db != nil {
 		k, err := history.WorkspaceKey(cfg.Workspace)
 		if err != nil {
@@ -141,11 +143,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			at := al.CreatedAt.UTC()
 			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note}
 		}
+		if o.Stage {
+			shape = stageShape(ctx, db, key, cfg.Log)
+		}
 		// A cache only saves time: problems reading it cost a full hash.
-		if !cfg.Rehash {
-			if m, err := db.HashCache(ctx, key); err == nil && m != nil {
-				cfg.Prior = m
+		// An overlay-staged run of a workspace of known shape reads none
+		// (gate.Config.Shape): loaded once the stage turns out a copy.
+		loadCache = func() {
+			if !cfg.Rehash {
+				if m, err := db.HashCache(ctx, key); err == nil && m != nil {
+					cfg.Prior = m
+				}
 			}
+		}
+		if !shape.Delta() {
+			loadCache()
+			loadCache = nil
 		}
 		if o.TextBudget == 0 {
 			b, err := history.TextBudget()
@@ -212,6 +225,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
 		st, cfg.Stage = s, s
+		if st.Mechanism == stage.Overlay {
+			cfg.Shape = shape
+		}
+	}
+	if cfg.Shape == nil && loadCache != nil {
+		loadCache()
 	}
 	// cfg is not used once the gate runs: the gate drops the hash cache it
 	// holds after the before-snapshot, and so must everything else.
@@ -239,6 +258,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if db != nil {
 		budgetNotes(sctx, db, key, res)
 		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
+		keepShape(sctx, db, key, out.RunID, res, log)
 		if out.RecordErr != nil && st != nil {
 			// Nothing can apply a stage without its record.
 			_ = st.Discard()
