@@ -120,10 +120,18 @@ func testStagedVerdict(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			d := runDiffCase(t, c, "")
-			for _, mech := range []stage.Mechanism{stage.Overlay, stage.Copy} {
-				t.Run(string(mech), func(t *testing.T) {
-					s := runDiffCase(t, c, mech)
+			d := runDiffCase(t, c, "", false)
+			for _, v := range []struct {
+				mech  stage.Mechanism
+				known bool
+			}{{stage.Overlay, false}, {stage.Overlay, true}, {stage.Copy, false}} {
+				name := string(v.mech)
+				if v.known {
+					name += "-known-shape"
+				}
+				mech := v.mech
+				t.Run(name, func(t *testing.T) {
+					s := runDiffCase(t, c, mech, v.known)
 					if mech == stage.Overlay && c.userOverlay != "" && !testenv.IsRoot() {
 						if s.code != 0 || s.changes != "" {
 							t.Fatalf("a normal user's overlay run: exit %d, changes %s", s.code, s.changes)
@@ -159,7 +167,10 @@ type diffOutcome struct {
 
 // runDiffCase builds the base workspace, runs c directly (mech "") or
 // staged and applied, and returns what it printed and the tree it left.
-func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism) diffOutcome {
+// known first runs a staged no-op on the workspace with the same history,
+// so that the history holds its shape: an overlay-staged run then takes no
+// before-snapshot (unless the workspace is unfit for the overlay).
+func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism, known bool) diffOutcome {
 	t.Helper()
 	stageFlag := ""
 	if mech != "" {
@@ -194,9 +205,26 @@ func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism) diffOutcome {
 		db = filepath.Join(t.TempDir(), "h.db")
 		args = append(args, "--stage", stageFlag, "--db", db)
 	}
+	if known {
+		noop := filepath.Join(t.TempDir(), "noop.sh")
+		os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
+		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", stageFlag, "--db", db, "--", noop); code != 0 {
+			t.Fatalf("the staged no-op before: exit %d %s %s", code, out, errs)
+		}
+		if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
+			t.Fatalf("discard the staged no-op: exit %d %s %s", code, out, errs)
+		}
+		t.Setenv("DIFFGATE_DEV", "1") // the log says whether the run walked
+	}
 	before := fullDigest(t, ws)
 	var o diffOutcome
 	o.code, o.out, o.errs = cliRun(t, append(args, "--", script)...)
+	if known {
+		walked := !strings.Contains(o.errs, "no before-snapshot")
+		if walked != c.unfit {
+			t.Fatalf("known shape, unfit %v: walked the workspace before the script: %v\n%s", c.unfit, walked, o.errs)
+		}
+	}
 	o.changes = canonicalChanges(t, rep)
 	if mech != "" {
 		want := mech
@@ -224,7 +252,7 @@ func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism) diffOutcome {
 				t.Fatalf("apply --only-allowed applied what needs a removal that was not allowed:\n%s", got)
 			}
 			// Again for the whole apply.
-			o.tree = runDiffCase(t, diffCase{name: c.name, setup: c.setup, script: c.script, unfit: c.unfit}, mech).tree
+			o.tree = runDiffCase(t, diffCase{name: c.name, setup: c.setup, script: c.script, unfit: c.unfit}, mech, known).tree
 			return o
 		}
 		code, out, errs := cliRun(t, "apply", "last", "--db", db)

@@ -920,6 +920,9 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	// Version 8: the same (migration 9 rebuilt stage_events, none for
 	// them: TestStageEventsSurviveMigration9 covers rows).
 	8: seedV2,
+	// Version 9: the same (migration 10 added workspace_shape, empty for
+	// them).
+	9: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1748,5 +1751,32 @@ func TestRoundTripNetwork(t *testing.T) {
 	plain.Network, plain.NetworkDropped = nil, 0
 	if b := encodeExtra(&plain); len(b) == 0 || b[0] != extraV4 {
 		t.Errorf("a run without requests is encoded as version %v", b)
+	}
+}
+
+func TestWorkspaceShapeStoredAndDropped(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, err := db.WorkspaceShape(ctx, "/ws"); got != nil || err != nil {
+		t.Fatalf("no shape yet: %q, %v", got, err)
+	}
+	if err := db.SetWorkspaceShape(ctx, "/ws", 3, []byte(`{"git_dirs":[".git"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/ws"); string(got) != `{"git_dirs":[".git"]}` {
+		t.Fatalf("shape %q", got)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/other"); got != nil {
+		t.Fatalf("another workspace's shape: %q", got)
+	}
+	if err := db.SetWorkspaceShape(ctx, "/ws", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/ws"); got != nil {
+		t.Fatalf("dropped shape still there: %q", got)
 	}
 }

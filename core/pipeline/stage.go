@@ -294,10 +294,12 @@ func Discard(ctx context.Context, db *history.DB, runID int64, stageBase string)
 	if err := stage.Remove(stageBase, st.ID); err != nil {
 		return err
 	}
-	if run, err := db.Get(ctx, runID); err == nil && run.Report != nil {
+	if started, err := db.Applying(ctx, runID); err != nil || started != nil {
 		// An interrupted apply's writes stay: the next staged run walks.
-		if key, err := history.WorkspaceKey(run.Report.Workspace); err == nil {
-			_ = forgetShape(context.WithoutCancel(ctx), db, key)
+		if run, err := db.Get(ctx, runID); err == nil && run.Report != nil {
+			if key, err := history.WorkspaceKey(run.Report.Workspace); err == nil {
+				_ = forgetShape(context.WithoutCancel(ctx), db, key)
+			}
 		}
 	}
 	return db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: report.StageDiscarded})
