@@ -82,6 +82,9 @@ var diffCorpus = []diffCase{
 	{name: "odd-names", script: `printf n > "$(printf 'new\nline')"; echo s > 'with space'; echo d > ./-dash; printf x > "$(printf 'bad\377')"`},
 	{name: "remove-tree", script: "rm -r sub"},
 	{name: "retarget-symlink", script: "ln -sfn b.txt link"},
+	// An untouched symlink that now leads outside through a folder the
+	// script turned into a symlink.
+	{name: "escape-through-dir", setup: "mkdir via && ln -s via/etc through", script: "rm -r via && ln -s / via"},
 	{name: "add-empty-dir", script: "mkdir newempty"},
 	{name: "remove-empty-dir", script: "rmdir empty"},
 	{name: "absolute-paths", script: `pwd > where.txt; ln -s "$PWD/a.txt" abs-link`, absPaths: true},

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/internal/testenv"
+)
+
+// TestStagedDeltaStaleShape: an overlay-staged run that trusts the shape
+// the history holds (no before-snapshot) over a workspace changed since
+// that shape's walk, outside any run, in a way the overlay cannot stage as
+// a direct run would: a hard link written through, an overlayfs attribute
+// on a file the script touches, a git directory made since whose hooks the
+// script writes. Each fails the gate with an unreadable entry naming the
+// path: never a silent pass.
+func TestStagedDeltaStaleShape(t *testing.T) {
+	testenv.CLI(t)
+	testenv.SelfAndUser(t, func(t *testing.T) {
+		cases := []struct{ name, change, script, path string }{
+			{"hardlink", "ln keep.txt hard.txt", "echo more >> hard.txt", "hard.txt"},
+			{"overlay-xattr", "setfattr -n user.overlay.pre -v 1 b.txt", "echo more >> b.txt", "b.txt"},
+			{"new-git-dir", "mkdir -p sub/.git/hooks", "echo x > sub/.git/hooks/pre-commit", "sub/.git/hooks/pre-commit"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				flag := stageEnv(t, stage.Overlay)
+				if c.name == "overlay-xattr" && !xattrsWork(t) {
+					t.Skip("no user extended attributes on the temporary directory's filesystem")
+				}
+				ws := filepath.Join(t.TempDir(), "ws")
+				os.Mkdir(ws, 0o755)
+				os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("k\n"), 0o644)
+				os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
+				db := filepath.Join(t.TempDir(), "h.db")
+				noop := filepath.Join(t.TempDir(), "noop.sh")
+				os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
+				if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db, "--", noop); code != 0 {
+					t.Fatalf("staged no-op: exit %d %s %s", code, out, errs)
+				}
+				discard := func() { // a normal user's overlay work directory is not removable by TempDir
+					if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
+						t.Fatalf("discard: exit %d %s %s", code, out, errs)
+					}
+				}
+				discard()
+				sh := exec.Command("/bin/sh", "-ec", c.change)
+				sh.Dir = ws
+				if out, err := sh.CombinedOutput(); err != nil {
+					t.Skipf("%s: %v %s", c.change, err, out)
+				}
+				script := filepath.Join(t.TempDir(), "s.sh")
+				os.WriteFile(script, []byte("#!/bin/sh\n"+c.script+"\n"), 0o755)
+				t.Setenv("DIFFGATE_DEV", "1")
+				code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db,
+					"--allow", "changed:**", "--allow", "added:**", "--", script)
+				discard()
+				if !strings.Contains(errs, "no before-snapshot") {
+					t.Fatalf("the run walked the workspace:\n%s", errs)
+				}
+				if code != 1 || !strings.Contains(out, "UNREADABLE") || !strings.Contains(out, c.path) ||
+					!strings.Contains(out, "last full walk") {
+					t.Fatalf("exit %d, want 1 with %s unreadable:\n%s\n%s", code, c.path, out, errs)
+				}
+			})
+		}
+	})
+}
