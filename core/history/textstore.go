@@ -69,6 +69,14 @@ CREATE TABLE IF NOT EXISTS text_missed (
     workspace BLOB NOT NULL,
     sha256    TEXT NOT NULL,
     PRIMARY KEY (workspace, sha256)
+) WITHOUT ROWID;
+-- The bytes a workspace's store holds (sum of stored), as of the store's
+-- LRU clock: a store whose max(used) differs was written by a diffgate
+-- that kept no total, and is summed again.
+CREATE TABLE IF NOT EXISTS text_totals (
+    workspace BLOB    PRIMARY KEY,
+    total     INTEGER NOT NULL,
+    clock     INTEGER NOT NULL
 ) WITHOUT ROWID`
 
 // TextStats describes one KeepTexts.
@@ -146,6 +154,16 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", ws).Scan(&clock); err != nil {
 			return err
 		}
+		var at int64
+		switch err := tx.QueryRowContext(ctx, "SELECT total, clock FROM text_totals WHERE workspace = ?", ws).Scan(&st.Total, &at); {
+		case err == nil && at == clock-1:
+		case err == nil || errors.Is(err, sql.ErrNoRows):
+			if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
 		if len(add) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO text_store (workspace, sha256, size, stored, encoding, data, used)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`)
@@ -154,11 +172,16 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 			}
 			defer stmt.Close()
 			for _, k := range add {
-				if _, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock); err != nil {
+				r, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock)
+				if err != nil {
 					return err
+				}
+				if n, _ := r.RowsAffected(); n == 0 {
+					continue // stored meanwhile by another run
 				}
 				st.Added++
 				st.AddedBytes += int64(len(k.data))
+				st.Total += int64(len(k.data))
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM text_missed WHERE workspace = ?1 AND sha256 IN
 				(SELECT sha256 FROM text_store WHERE workspace = ?1 AND used = ?2)`, ws, clock); err != nil {
@@ -191,11 +214,8 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 				}
 			}
 		}
-		if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
-			return err
-		}
 		if st.Total <= budget {
-			return nil
+			return saveTotal(ctx, tx, ws, st.Total)
 		}
 		// Evict the least recently used until the rest fits.
 		rows, err := tx.QueryContext(ctx, "SELECT id, stored FROM text_store WHERE workspace = ? ORDER BY used, id", ws)
@@ -222,7 +242,7 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 			}
 		}
 		st.Evicted = len(victims)
-		return nil
+		return saveTotal(ctx, tx, ws, st.Total)
 	})
 	st.Took = time.Since(start)
 	if err != nil {
@@ -382,4 +402,12 @@ func (db *DB) storedTexts(ctx context.Context, workspace string, offered []keptC
 		return nil, fmt.Errorf("text store: %w", errText(err))
 	}
 	return have, nil
+}
+
+// saveTotal records total as the bytes ws's text store holds, as of its
+// clock now.
+func saveTotal(ctx context.Context, tx *sql.Tx, ws []byte, total int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO text_totals (workspace, total, clock)
+		SELECT ?1, ?2, coalesce(max(used), 0) FROM text_store WHERE workspace = ?1`, ws, total)
+	return err
 }
