@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/internal/testenv"
@@ -67,6 +68,60 @@ func TestStagedDeltaStaleShape(t *testing.T) {
 					t.Fatalf("exit %d, want 1 with %s unreadable:\n%s\n%s", code, c.path, out, errs)
 				}
 			})
+		}
+	})
+}
+
+// TestStagedDeltaWorkspaceChangedDuringRun: an overlay-staged run without a
+// before-snapshot whose script changed a file that was also changed in the
+// workspace while the script ran: the workspace's copy is not the
+// before-state the script saw (an apply would take the other change for
+// it and overwrite it), so the run fails with the file unreadable.
+func TestStagedDeltaWorkspaceChangedDuringRun(t *testing.T) {
+	testenv.CLI(t)
+	testenv.SelfAndUser(t, func(t *testing.T) {
+		flag := stageEnv(t, stage.Overlay)
+		cache := os.Getenv("XDG_CACHE_HOME")
+		ws := filepath.Join(t.TempDir(), "ws")
+		os.Mkdir(ws, 0o755)
+		os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+		db := filepath.Join(t.TempDir(), "h.db")
+		noop := filepath.Join(t.TempDir(), "noop.sh")
+		os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
+		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db, "--", noop); code != 0 {
+			t.Fatalf("staged no-op: exit %d %s %s", code, out, errs)
+		}
+		discard := func() {
+			if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
+				t.Fatalf("discard: exit %d %s %s", code, out, errs)
+			}
+		}
+		discard()
+		// The script changes a.txt, then waits (at most 5 s) for the go
+		// file the test makes once it has changed the workspace's a.txt.
+		script := filepath.Join(t.TempDir(), "s.sh")
+		os.WriteFile(script, []byte("#!/bin/sh\necho script >> a.txt\ni=0\nwhile [ ! -e go ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done\n"), 0o755)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 400 { // the copy-up of a.txt in the stage's upper layer
+				if m, _ := filepath.Glob(filepath.Join(cache, "diffgate", "stages", "*", "upper", "a.txt")); len(m) > 0 {
+					os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\nuser\n"), 0o644)
+					os.WriteFile(filepath.Join(ws, "go"), nil, 0o644)
+					return
+				}
+				time.Sleep(25 * time.Millisecond)
+			}
+		}()
+		t.Setenv("DIFFGATE_DEV", "1")
+		code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db, "--allow", "changed:**", "--", script)
+		<-done
+		discard()
+		if !strings.Contains(errs, "no before-snapshot") {
+			t.Fatalf("the run walked the workspace:\n%s", errs)
+		}
+		if code != 1 || !strings.Contains(out, "UNREADABLE a.txt") || !strings.Contains(out, "during the run") {
+			t.Fatalf("exit %d, want 1 with a.txt unreadable:\n%s\n%s", code, out, errs)
 		}
 	})
 }

@@ -55,7 +55,7 @@ func (g *run) finishDelta(ctx context.Context, pr *proc.Result) (*Result, error)
 		after = &snapshot.Manifest{Root: g.ws, CreatedAt: time.Now(), Self: &self}
 	} else {
 		before, after = d.Before, d.After
-		walk, unfaithful := stage.CheckDelta(g.ws, d, g.cfg.Shape)
+		walk, unfaithful := stage.CheckDelta(g.ws, d, g.cfg.Shape, g.start)
 		for _, u := range unfaithful {
 			g.unknown = append(g.unknown, diff.Unknown{Path: u.Path, When: "after", Reason: u.Reason})
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -31,8 +32,11 @@ type Unfaithful struct {
 //     one name, an overlayfs attribute dropped on copy-up, a 0/0 device),
 //     which the shape did not know of (the workspace changed since its
 //     walk), and writes to a git directory's hooks or config that the
-//     shape did not list (a direct run's script could not have made them).
-func CheckDelta(ws string, d *Delta, shape *Shape) (walk bool, unfaithful []Unfaithful) {
+//     shape did not list (a direct run's script could not have made them);
+//     and touched entries whose workspace counterpart changed after since
+//     (the run's start): their before side is not what the script saw,
+//     and apply's conflict check would take it for the before-state.
+func CheckDelta(ws string, d *Delta, shape *Shape, since time.Time) (walk bool, unfaithful []Unfaithful) {
 	if !d.Partial {
 		return false, nil
 	}
@@ -44,6 +48,11 @@ func CheckDelta(ws string, d *Delta, shape *Shape) (walk bool, unfaithful []Unfa
 	}
 	for i := range d.Before.Entries {
 		e := &d.Before.Entries[i]
+		if e.CTime >= since.UnixNano() {
+			unfaithful = append(unfaithful, Unfaithful{Path: e.Path,
+				Reason: "changed in the workspace during the run, so its before-state is not the one the script saw: run it again"})
+			continue
+		}
 		if why := OverlayUnfit(&snapshot.Manifest{Entries: []snapshot.Entry{*e}}); why != "" {
 			unfaithful = append(unfaithful, Unfaithful{Path: e.Path,
 				Reason: "the overlay could not stage this as a direct run would: " + why + "; the workspace changed since its last full walk: run it again"})
