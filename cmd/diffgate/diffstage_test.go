@@ -209,14 +209,7 @@ func runDiffCase(t *testing.T, c diffCase, mech stage.Mechanism, known bool) dif
 		args = append(args, "--stage", stageFlag, "--db", db)
 	}
 	if known {
-		noop := filepath.Join(t.TempDir(), "noop.sh")
-		os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
-		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", stageFlag, "--db", db, "--", noop); code != 0 {
-			t.Fatalf("the staged no-op before: exit %d %s %s", code, out, errs)
-		}
-		if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
-			t.Fatalf("discard the staged no-op: exit %d %s %s", code, out, errs)
-		}
+		knownShape(t, ws, db, stageFlag)
 		t.Setenv("DIFFGATE_DEV", "1") // the log says whether the run walked
 	}
 	before := fullDigest(t, ws)

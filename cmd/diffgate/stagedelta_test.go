@@ -38,17 +38,7 @@ func TestStagedDeltaStaleShape(t *testing.T) {
 				os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("k\n"), 0o644)
 				os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
 				db := filepath.Join(t.TempDir(), "h.db")
-				noop := filepath.Join(t.TempDir(), "noop.sh")
-				os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
-				if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db, "--", noop); code != 0 {
-					t.Fatalf("staged no-op: exit %d %s %s", code, out, errs)
-				}
-				discard := func() { // a normal user's overlay work directory is not removable by TempDir
-					if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
-						t.Fatalf("discard: exit %d %s %s", code, out, errs)
-					}
-				}
-				discard()
+				discard := knownShape(t, ws, db, flag)
 				sh := exec.Command("/bin/sh", "-ec", c.change)
 				sh.Dir = ws
 				if out, err := sh.CombinedOutput(); err != nil {
@@ -86,17 +76,7 @@ func TestStagedDeltaWorkspaceChangedDuringRun(t *testing.T) {
 		os.Mkdir(ws, 0o755)
 		os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 		db := filepath.Join(t.TempDir(), "h.db")
-		noop := filepath.Join(t.TempDir(), "noop.sh")
-		os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
-		if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", flag, "--db", db, "--", noop); code != 0 {
-			t.Fatalf("staged no-op: exit %d %s %s", code, out, errs)
-		}
-		discard := func() {
-			if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
-				t.Fatalf("discard: exit %d %s %s", code, out, errs)
-			}
-		}
-		discard()
+		discard := knownShape(t, ws, db, flag)
 		// The script changes a.txt, then waits (at most 5 s) for the go
 		// file the test makes once it has changed the workspace's a.txt.
 		script := filepath.Join(t.TempDir(), "s.sh")
@@ -124,4 +104,26 @@ func TestStagedDeltaWorkspaceChangedDuringRun(t *testing.T) {
 			t.Fatalf("exit %d, want 1 with a.txt unreadable:\n%s\n%s", code, out, errs)
 		}
 	})
+}
+
+// knownShape runs a staged no-op on ws with history db (stageFlag: the
+// mechanism) and discards it: the history then holds the workspace's shape,
+// and a later overlay-staged run takes no before-snapshot. It returns a
+// discard of the last run (a normal user's overlay work directory is not
+// removable by TempDir).
+func knownShape(t *testing.T, ws, db, stageFlag string) (discard func()) {
+	t.Helper()
+	discard = func() {
+		t.Helper()
+		if code, out, errs := cliRun(t, "discard", "last", "--db", db); code != 0 {
+			t.Fatalf("discard: exit %d %s %s", code, out, errs)
+		}
+	}
+	noop := filepath.Join(t.TempDir(), "noop.sh")
+	os.WriteFile(noop, []byte("#!/bin/sh\ntrue\n"), 0o755)
+	if code, out, errs := cliRun(t, "run", "--workspace", ws, "--stage", stageFlag, "--db", db, "--", noop); code != 0 {
+		t.Fatalf("staged no-op: exit %d %s %s", code, out, errs)
+	}
+	discard()
+	return discard
 }

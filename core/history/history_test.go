@@ -1756,11 +1756,7 @@ func TestRoundTripNetwork(t *testing.T) {
 
 func TestWorkspaceShapeStoredAndDropped(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t, filepath.Join(t.TempDir(), "h.db"))
 	if got, err := db.WorkspaceShape(ctx, "/ws"); got != nil || err != nil {
 		t.Fatalf("no shape yet: %q, %v", got, err)
 	}

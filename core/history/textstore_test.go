@@ -149,11 +149,7 @@ func TestTextStoreRemembersBudgetMisses(t *testing.T) {
 // the store on each run), follows adds and evictions, and is summed again
 // when a diffgate that keeps no total wrote the store (its clock moved).
 func TestTextStoreTotal(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t, filepath.Join(t.TempDir(), "h.db"))
 	ctx := context.Background()
 	const ws = "/ws"
 	sum := func() int64 {
