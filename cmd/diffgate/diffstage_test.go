@@ -82,6 +82,9 @@ var diffCorpus = []diffCase{
 	{name: "odd-names", script: `printf n > "$(printf 'new\nline')"; echo s > 'with space'; echo d > ./-dash; printf x > "$(printf 'bad\377')"`},
 	{name: "remove-tree", script: "rm -r sub"},
 	{name: "retarget-symlink", script: "ln -sfn b.txt link"},
+	// An untouched symlink that now leads outside through a folder the
+	// script turned into a symlink.
+	{name: "escape-through-dir", setup: "mkdir via && ln -s via/etc through", script: "rm -r via && ln -s / via"},
 	{name: "add-empty-dir", script: "mkdir newempty"},
 	{name: "remove-empty-dir", script: "rmdir empty"},
 	{name: "absolute-paths", script: `pwd > where.txt; ln -s "$PWD/a.txt" abs-link`, absPaths: true},
@@ -120,10 +123,18 @@ func testStagedVerdict(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			d := runDiffCase(t, c, "")
-			for _, mech := range []pipeline.StageMechanism{pipeline.StageOverlay, pipeline.StageCopy} {
-				t.Run(string(mech), func(t *testing.T) {
-					s := runDiffCase(t, c, mech)
+			d := runDiffCase(t, c, "", false)
+			for _, v := range []struct {
+				mech  pipeline.StageMechanism
+				known bool
+			}{{pipeline.StageOverlay, false}, {pipeline.StageOverlay, true}, {pipeline.StageCopy, false}} {
+				name := string(v.mech)
+				if v.known {
+					name += "-known-shape"
+				}
+				mech := v.mech
+				t.Run(name, func(t *testing.T) {
+					s := runDiffCase(t, c, mech, v.known)
 					if mech == pipeline.StageOverlay && c.userOverlay != "" && !testenv.IsRoot() {
 						if s.code != 0 || s.changes != "" {
 							t.Fatalf("a normal user's overlay run: exit %d, changes %s", s.code, s.changes)
@@ -159,7 +170,10 @@ type diffOutcome struct {
 
 // runDiffCase builds the base workspace, runs c directly (mech "") or
 // staged and applied, and returns what it printed and the tree it left.
-func runDiffCase(t *testing.T, c diffCase, mech pipeline.StageMechanism) diffOutcome {
+// known first runs a staged no-op on the workspace with the same history,
+// so that the history holds its shape: an overlay-staged run then takes no
+// before-snapshot (unless the workspace is unfit for the overlay).
+func runDiffCase(t *testing.T, c diffCase, mech pipeline.StageMechanism, known bool) diffOutcome {
 	t.Helper()
 	stageFlag := ""
 	if mech != "" {
@@ -194,9 +208,19 @@ func runDiffCase(t *testing.T, c diffCase, mech pipeline.StageMechanism) diffOut
 		db = filepath.Join(t.TempDir(), "h.db")
 		args = append(args, "--stage", stageFlag, "--db", db)
 	}
+	if known {
+		knownShape(t, ws, db, stageFlag)
+		t.Setenv("DIFFGATE_DEV", "1") // the log says whether the run walked
+	}
 	before := fullDigest(t, ws)
 	var o diffOutcome
 	o.code, o.out, o.errs = cliRun(t, append(args, "--", script)...)
+	if known {
+		walked := !strings.Contains(o.errs, "no before-snapshot")
+		if walked != c.unfit {
+			t.Fatalf("known shape, unfit %v: walked the workspace before the script: %v\n%s", c.unfit, walked, o.errs)
+		}
+	}
 	o.changes = canonicalChanges(t, rep)
 	if mech != "" {
 		want := mech
@@ -224,7 +248,7 @@ func runDiffCase(t *testing.T, c diffCase, mech pipeline.StageMechanism) diffOut
 				t.Fatalf("apply --only-allowed applied what needs a removal that was not allowed:\n%s", got)
 			}
 			// Again for the whole apply.
-			o.tree = runDiffCase(t, diffCase{name: c.name, setup: c.setup, script: c.script, unfit: c.unfit}, mech).tree
+			o.tree = runDiffCase(t, diffCase{name: c.name, setup: c.setup, script: c.script, unfit: c.unfit}, mech, known).tree
 			return o
 		}
 		code, out, errs := cliRun(t, "apply", "last", "--db", db)

@@ -105,6 +105,13 @@ type Config struct {
 	// stage.Probe chose). Result.After is then the before-snapshot: the
 	// workspace as the run leaves it.
 	Stage *stage.Stage
+	// Shape is the workspace's shape as its latest full walk found it
+	// (stage.Shape). With an overlay Stage and a Shape whose Delta holds,
+	// the run takes no before-snapshot: the workspace is the before-state
+	// and the upper layer the changes (stage.CheckDelta says where that
+	// cannot stand in for a walk); Prior is then not used and Result.After
+	// is nil (there is no new hash cache to store).
+	Shape *stage.Shape
 	// Contain is the run's containment policy (core/contain); the zero
 	// value (Mode "") runs the script uncontained, as Mode "off" does.
 	Contain contain.Policy
@@ -152,6 +159,12 @@ type Result struct {
 	OverBudget func(yield func(sha256 string) bool)
 	// StageCost is what staging cost a staged run (nil for a direct run).
 	StageCost *StageCost
+	// Shape is the workspace's shape (stage.Shape) when the run walked the
+	// whole workspace before its script and staged it, so the script could
+	// not change it: nil otherwise.
+	Shape *stage.Shape
+	// Delta says the run took no before-snapshot (Config.Shape).
+	Delta bool
 }
 
 // StageCost is what staging cost a run: preparing the stage (the copy of

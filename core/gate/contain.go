@@ -124,7 +124,7 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	spec.Containment = proc.Containment{
 		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
 		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, NoMounts: pol.NoMounts, Memory: pol.Memory,
-		ReadOnly: gitReadOnly(spec.Dir, before, writable),
+		ReadOnly: gitReadOnly(spec.Dir, g.gits, writable),
 	}
 	if g.cfg.Stage == nil && before != nil {
 		// A staged run's script writes to copies (an overlay copies a
@@ -164,14 +164,14 @@ func resolved(p string) string {
 }
 
 // gitReadOnly lists, below dir (where the script runs), the paths of
-// contain.GitProtected in every git directory the manifest holds (gitDirs),
-// whether they exist yet or not: a script must not plant a hook or a
+// contain.GitProtected in every git directory of gits (gitDirs: those a
+// manifest holds), whether they exist yet or not: a script must not plant a hook or a
 // core.hooksPath, core.fsmonitor or alias that runs later, outside the
 // gate. A --writable naming the git directory (or a directory inside it,
 // or above it other than dir itself) lifts it.
-func gitReadOnly(dir string, m *snapshot.Manifest, writable []string) []string {
+func gitReadOnly(dir string, gits, writable []string) []string {
 	var out []string
-	for _, gitDir := range gitDirs(dir, m) {
+	for _, gitDir := range gits {
 		lifted := false
 		for _, w := range writable {
 			lifted = lifted || fspath.Within(w, gitDir) || w != dir && fspath.Within(gitDir, w)

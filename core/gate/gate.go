@@ -77,6 +77,13 @@ type run struct {
 	// afterRoot is where after-contents are read: the workspace, or the
 	// stage's upper layer or copy.
 	afterRoot string
+	// delta says the run takes no before-snapshot (Config.Shape); gits
+	// lists the git directories below the directory the script runs in.
+	delta bool
+	gits  []string
+	// unknown lists what the run reports unreadable beyond what the
+	// snapshots found (stage.CheckDelta).
+	unknown []diff.Unknown
 	// watch lists the paths outside the workspace to watch.
 	watch []watch.Path
 	// grants and dropped are what containment granted and the variables
@@ -228,24 +235,34 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if cfg.Rehash || (prior != nil && prior.Root != g.ws) {
 		prior = nil
 	}
-	before, err := snapshot.TakeDir(ctx, g.root, snapshot.Options{
-		Prior:       prior,
-		Granularity: cfg.Granularity,
-		Progress:    func(p snapshot.Progress) { g.phase(Before, p) },
-		KeepMax:     g.kept.max,
-		Keep:        g.kept.keep,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return g.finish(nil, nil, &proc.Result{Cancelled: true, ExitCode: -1})
+	// An overlay stage of a workspace whose shape is known: the workspace,
+	// which the script cannot write, is the before-state (see Config.Shape).
+	g.delta = cfg.Stage != nil && cfg.Stage.Mechanism == stage.Overlay && cfg.Shape.Delta()
+	var before *snapshot.Manifest
+	if !g.delta {
+		var err error
+		before, err = snapshot.TakeDir(ctx, g.root, snapshot.Options{
+			Prior:       prior,
+			Granularity: cfg.Granularity,
+			Progress:    func(p snapshot.Progress) { g.phase(Before, p) },
+			KeepMax:     g.kept.max,
+			Keep:        g.kept.keep,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return g.finish(nil, nil, &proc.Result{Cancelled: true, ExitCode: -1})
+			}
+			return nil, setupf("%v", err)
 		}
-		return nil, setupf("%v", err)
+		// The hash cache, or without one the walk's per-worker blocks, are
+		// garbage now.
+		prior = nil
+		release(len(before.Entries))
+		log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
+	} else {
+		prior = nil
+		log.Info().Msg("staged by overlay over a workspace of known shape: no before-snapshot")
 	}
-	// The hash cache, or without one the walk's per-worker blocks, are
-	// garbage now.
-	prior = nil
-	release(len(before.Entries))
-	log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
 
 	spec := proc.Spec{
 		Dir: g.ws, Path: g.script, Args: cfg.Args, Timeout: cfg.Timeout,
@@ -255,6 +272,16 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	if st := cfg.Stage; st != nil {
 		if err := g.prepareStage(ctx, st, &spec, before); err != nil {
 			return nil, err
+		}
+	}
+	if g.delta {
+		g.gits = g.shapeGitDirs(spec.Dir)
+	} else if cfg.Contain.Enabled() || cfg.Stage != nil {
+		g.gits = gitDirs(spec.Dir, before)
+		if cfg.Stage != nil {
+			// The workspace as the script cannot change it: the shape a
+			// later overlay-staged run can trust (Config.Shape).
+			g.res.Shape = stage.ShapeOf(spec.Dir, before, g.gits)
 		}
 	}
 	cleanup, err := g.contain(&spec, before)
@@ -336,7 +363,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	if before != nil && after != nil {
 		g.phase(Compare, snapshot.Progress{})
 		rep.Changes = diff.Compare(before, after, diff.Options{Root: g.ws})
-		rep.Unreadable = diff.Unreadable(before, after)
+		rep.Unreadable = append(diff.Unreadable(before, after), g.unknown...)
 		n := len(before.Entries)
 		before = nil
 		release(n)
@@ -417,6 +444,9 @@ func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec
 // the before-snapshot. A stage that cannot be read leaves the whole
 // workspace unknown, which fails the gate.
 func (g *run) finishStaged(ctx context.Context, before *snapshot.Manifest, pr *proc.Result) (*Result, error) {
+	if g.delta {
+		return g.finishDelta(ctx, pr)
+	}
 	t := time.Now()
 	d, err := g.cfg.Stage.Read(ctx)
 	var after *snapshot.Manifest

@@ -50,7 +50,7 @@ func TestGitDirs(t *testing.T) {
 	if got := gitDirs(ws, m); !slices.Equal(got, want) {
 		t.Errorf("gitDirs = %q\nwant %q", got, want)
 	}
-	ro := gitReadOnly(ws, m, []string{ws, filepath.Join(ws, ".git")})
+	ro := gitReadOnly(ws, gitDirs(ws, m), []string{ws, filepath.Join(ws, ".git")})
 	for _, p := range ro {
 		if filepath.Dir(p) != filepath.Join(ws, "bare.git") && filepath.Dir(p) != filepath.Join(ws, "sep") {
 			t.Errorf("--writable .git left %s read-only", p)

@@ -932,6 +932,8 @@ var seeds = map[int]func(t *testing.T, db *DB){
 	10: seedV2,
 	// Version 11: the same (migration 12 added pending_push, empty).
 	11: seedV2,
+	// Version 12: the same (migration 13 added workspace_shape, empty).
+	12: seedV2,
 }
 
 // seedV2 writes the data of version 1, in the chain as migration 2 put it.
@@ -1775,5 +1777,28 @@ func TestRoundTripNetwork(t *testing.T) {
 	plain.Network, plain.NetworkDropped = nil, 0
 	if b := encodeExtra(&plain); len(b) == 0 || b[0] != extraV4 {
 		t.Errorf("a run without requests is encoded as version %v", b)
+	}
+}
+
+func TestWorkspaceShapeStoredAndDropped(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, filepath.Join(t.TempDir(), "h.db"))
+	if got, err := db.WorkspaceShape(ctx, "/ws"); got != nil || err != nil {
+		t.Fatalf("no shape yet: %q, %v", got, err)
+	}
+	if err := db.SetWorkspaceShape(ctx, "/ws", 3, []byte(`{"git_dirs":[".git"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/ws"); string(got) != `{"git_dirs":[".git"]}` {
+		t.Fatalf("shape %q", got)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/other"); got != nil {
+		t.Fatalf("another workspace's shape: %q", got)
+	}
+	if err := db.SetWorkspaceShape(ctx, "/ws", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.WorkspaceShape(ctx, "/ws"); got != nil {
+		t.Fatalf("dropped shape still there: %q", got)
 	}
 }

@@ -71,6 +71,14 @@ CREATE TABLE IF NOT EXISTS text_missed (
     workspace BLOB NOT NULL,
     sha256    TEXT NOT NULL,
     PRIMARY KEY (workspace, sha256)
+) WITHOUT ROWID;
+-- The bytes a workspace's store holds (sum of stored), as of the store's
+-- LRU clock: a store whose max(used) differs was written by a diffgate
+-- that kept no total, and is summed again.
+CREATE TABLE IF NOT EXISTS text_totals (
+    workspace BLOB    PRIMARY KEY,
+    total     INTEGER NOT NULL,
+    clock     INTEGER NOT NULL
 ) WITHOUT ROWID`
 
 // TextStats describes one KeepTexts.
@@ -104,38 +112,41 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 	if err := refuseInGatedRun("keep texts"); err != nil {
 		return st, err
 	}
-	have := map[string]bool{}
-	rows, err := db.sql.QueryContext(ctx, "SELECT sha256 FROM text_store WHERE workspace = ?", blob(workspace))
-	switch {
-	case err == nil:
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				rows.Close()
-				return st, fmt.Errorf("text store: %w", dbError(err))
+	// What the run offers: texts to add and contents missed for the
+	// budget. A run that offers nothing and used nothing changes nothing
+	// (a staged no-op over a large tree: no scan of the store).
+	var offered []keptContent
+	if texts != nil && budget > 0 {
+		texts(func(sha string, data []byte) bool {
+			if len(data) <= MaxText && isHexSHA(sha) {
+				offered = append(offered, keptContent{sha: sha, size: len(data), data: data})
 			}
-			have[s] = true
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return st, fmt.Errorf("text store: %w", dbError(err))
-		}
-	case isNoTable(err):
-	default:
-		return st, fmt.Errorf("text store: %w", dbError(err))
+			return true
+		})
+	}
+	var missed []string
+	if overBudget != nil {
+		overBudget(func(sha string) bool {
+			missed = append(missed, sha)
+			return true
+		})
+	}
+	if len(offered) == 0 && len(missed) == 0 && len(used) == 0 {
+		st.Took = time.Since(start)
+		return st, nil
+	}
+	have, err := db.storedTexts(ctx, workspace, offered, missed)
+	if err != nil {
+		return st, err
 	}
 	// Check and compress outside the transaction (other writers wait only
 	// for the inserts), on every core.
 	var add []keptContent
-	if texts != nil && budget > 0 {
-		texts(func(sha string, data []byte) bool {
-			if !have[sha] && len(data) <= MaxText && isHexSHA(sha) {
-				have[sha] = true
-				add = append(add, keptContent{sha: sha, size: len(data), data: data})
-			}
-			return true
-		})
+	for _, k := range offered {
+		if !have[k.sha] {
+			have[k.sha] = true
+			add = append(add, k)
+		}
 	}
 	add = compressTexts(ctx, add)
 	if err := ctx.Err(); err != nil {
@@ -153,6 +164,16 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", ws).Scan(&clock); err != nil {
 			return err
 		}
+		var at int64
+		switch err := tx.QueryRowContext(ctx, "SELECT total, clock FROM text_totals WHERE workspace = ?", ws).Scan(&st.Total, &at); {
+		case err == nil && at == clock-1:
+		case err == nil || errors.Is(err, sql.ErrNoRows):
+			if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
 		if len(add) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO text_store (workspace, sha256, size, stored, encoding, data, used)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`)
@@ -161,32 +182,34 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 			}
 			defer stmt.Close()
 			for _, k := range add {
-				if _, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock); err != nil {
+				r, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock)
+				if err != nil {
 					return err
+				}
+				if n, _ := r.RowsAffected(); n == 0 {
+					continue // stored meanwhile by another run
 				}
 				st.Added++
 				st.AddedBytes += int64(len(k.data))
+				st.Total += int64(len(k.data))
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM text_missed WHERE workspace = ?1 AND sha256 IN
 				(SELECT sha256 FROM text_store WHERE workspace = ?1 AND used = ?2)`, ws, clock); err != nil {
 				return err
 			}
 		}
-		if overBudget != nil {
+		if len(missed) > 0 {
 			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)")
 			if err != nil {
 				return err
 			}
 			defer stmt.Close()
-			var ierr error
-			overBudget(func(sha string) bool {
+			for _, sha := range missed {
 				if !have[sha] {
-					_, ierr = stmt.ExecContext(ctx, ws, sha)
+					if _, err := stmt.ExecContext(ctx, ws, sha); err != nil {
+						return err
+					}
 				}
-				return ierr == nil
-			})
-			if ierr != nil {
-				return ierr
 			}
 		}
 		if len(used) > 0 {
@@ -201,11 +224,8 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 				}
 			}
 		}
-		if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
-			return err
-		}
 		if st.Total <= budget {
-			return nil
+			return saveTotal(ctx, tx, ws, st.Total)
 		}
 		// Evict the least recently used until the rest fits.
 		rows, err := tx.QueryContext(ctx, "SELECT id, stored FROM text_store WHERE workspace = ? ORDER BY used, id", ws)
@@ -232,7 +252,7 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 			}
 		}
 		st.Evicted = len(victims)
-		return nil
+		return saveTotal(ctx, tx, ws, st.Total)
 	})
 	st.Took = time.Since(start)
 	if err != nil {
@@ -346,4 +366,72 @@ func compressTexts(ctx context.Context, in []keptContent) []keptContent {
 		}
 	}
 	return out
+}
+
+// fewTexts is the number of contents up to which storedTexts looks each up
+// rather than reading every SHA-256 the workspace's store holds.
+const fewTexts = 2048
+
+// storedTexts returns which of the offered and missed contents the
+// workspace's text store holds (all it holds, for many).
+func (db *DB) storedTexts(ctx context.Context, workspace string, offered []keptContent, missed []string) (map[string]bool, error) {
+	have := map[string]bool{}
+	ws := blob(workspace)
+	if n := len(offered) + len(missed); n <= fewTexts {
+		stmt, err := db.sql.PrepareContext(ctx, "SELECT 1 FROM text_store WHERE workspace = ? AND sha256 = ?")
+		if isNoTable(err) {
+			return have, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("text store: %w", dbError(err))
+		}
+		defer stmt.Close()
+		look := func(sha string) error {
+			var one int
+			switch err := stmt.QueryRowContext(ctx, ws, sha).Scan(&one); {
+			case err == nil:
+				have[sha] = true
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("text store: %w", dbError(err))
+			}
+			return nil
+		}
+		for _, k := range offered {
+			if err := look(k.sha); err != nil {
+				return nil, err
+			}
+		}
+		for _, sha := range missed {
+			if err := look(sha); err != nil {
+				return nil, err
+			}
+		}
+		return have, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT sha256 FROM text_store WHERE workspace = ?", ws)
+	switch {
+	case err == nil:
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				return nil, fmt.Errorf("text store: %w", dbError(err))
+			}
+			have[s] = true
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("text store: %w", dbError(err))
+		}
+	case !isNoTable(err):
+		return nil, fmt.Errorf("text store: %w", dbError(err))
+	}
+	return have, nil
+}
+
+// saveTotal records total as the bytes ws's text store holds, as of its
+// clock now.
+func saveTotal(ctx context.Context, tx *sqlTx, ws []byte, total int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO text_totals (workspace, total, clock)
+		SELECT ?1, ?2, coalesce(max(used), 0) FROM text_store WHERE workspace = ?1`, ws, total)
+	return err
 }

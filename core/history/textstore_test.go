@@ -144,3 +144,39 @@ func TestTextStoreRemembersBudgetMisses(t *testing.T) {
 		t.Error("still missed once stored")
 	}
 }
+
+// TestTextStoreTotal: the store's byte total is kept with it (no sum over
+// the store on each run), follows adds and evictions, and is summed again
+// when a diffgate that keeps no total wrote the store (its clock moved).
+func TestTextStoreTotal(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "h.db"))
+	ctx := context.Background()
+	const ws = "/ws"
+	sum := func() int64 {
+		var n int64
+		db.sql.QueryRow("SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", blob(ws)).Scan(&n)
+		return n
+	}
+	for i, ts := range [][]text{{newText(2000), newText(3000)}, {newText(4000)}, {newText(30000)}} {
+		st, err := db.KeepTexts(ctx, ws, texts(ts...), nil, nil, 20000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Total != sum() || st.Total > 20000 {
+			t.Fatalf("keep %d: total %d, the store holds %d (budget 20000)", i, st.Total, sum())
+		}
+	}
+	// Another writer, as an older diffgate: a row at a later clock.
+	x := newText(1000)
+	if _, err := db.sql.Exec(`INSERT INTO text_store (workspace, sha256, size, stored, encoding, data, used)
+		SELECT ?1, ?2, 1000, 1000, 'raw', ?3, max(used) + 1 FROM text_store WHERE workspace = ?1`, blob(ws), x.sha, x.data); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.KeepTexts(ctx, ws, texts(newText(500)), nil, nil, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != sum() {
+		t.Fatalf("after another writer: total %d, the store holds %d", st.Total, sum())
+	}
+}

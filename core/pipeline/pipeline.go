@@ -134,6 +134,8 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	var mu sync.Mutex
 	var used []string // text store hits, to mark as recently used
 	var approved *report.ApprovedAllowlist
+	var shape *stage.Shape
+	var loadCache func()
 	if db != nil {
 		stored, err := db.Key(key) // a team store's stable id; else key
 		if err != nil {
@@ -155,11 +157,22 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			at := al.CreatedAt.UTC()
 			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note, ApprovedBy: al.ApprovedBy}
 		}
+		if o.Stage {
+			shape = stageShape(ctx, db, key, cfg.Log)
+		}
 		// A cache only saves time: problems reading it cost a full hash.
-		if !cfg.Rehash {
-			if m, err := db.HashCache(ctx, key); err == nil && m != nil {
-				cfg.Prior = m
+		// An overlay-staged run of a workspace of known shape reads none
+		// (gate.Config.Shape): loaded once the stage turns out a copy.
+		loadCache = func() {
+			if !cfg.Rehash {
+				if m, err := db.HashCache(ctx, key); err == nil && m != nil {
+					cfg.Prior = m
+				}
 			}
+		}
+		if !shape.Delta() {
+			loadCache()
+			loadCache = nil
 		}
 		if o.TextBudget == 0 {
 			b, err := history.TextBudget()
@@ -211,6 +224,12 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			return nil, &gate.SetupError{Msg: err.Error()}
 		}
 		st, cfg.Stage = s, s
+		if st.Mechanism == stage.Overlay {
+			cfg.Shape = shape
+		}
+	}
+	if cfg.Shape == nil && loadCache != nil {
+		loadCache()
 	}
 	// cfg is not used once the gate runs: the gate drops the hash cache it
 	// holds after the before-snapshot, and so must everything else.
@@ -253,6 +272,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			out.Offline = p.offline
 			out.RecordErr = db.MarkPending(sctx, out.RunID, p.offline)
 		}
+		keepShape(sctx, db, key, out.RunID, res, log)
 		if out.RecordErr != nil && st != nil {
 			// Nothing can apply a stage without its record.
 			_ = st.Discard()

@@ -196,6 +196,10 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 		return res, fmt.Errorf("run %d: applied, but not recorded (apply it again to record it): %w", runID, err)
 	}
 	_ = st.Discard() // the history holds the decision; the stage's job is done
+	// The workspace changed: the next staged run walks it again.
+	if key, err := history.WorkspaceKey(st.Workspace); err == nil {
+		_ = forgetShape(context.WithoutCancel(ctx), db, key)
+	}
 	return res, nil
 }
 
@@ -289,6 +293,14 @@ func Discard(ctx context.Context, db *history.DB, runID int64, stageBase string)
 	}
 	if err := stage.Remove(stageBase, st.ID); err != nil {
 		return err
+	}
+	if started, err := db.Applying(ctx, runID); err != nil || started != nil {
+		// An interrupted apply's writes stay: the next staged run walks.
+		if run, err := db.Get(ctx, runID); err == nil && run.Report != nil {
+			if key, err := history.WorkspaceKey(run.Report.Workspace); err == nil {
+				_ = forgetShape(context.WithoutCancel(ctx), db, key)
+			}
+		}
 	}
 	return db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: report.StageDiscarded})
 }

@@ -84,7 +84,7 @@ tree() {
 }
 tree small
 want snap_large && tree large
-[ "$BENCH_FULL" = 0 ] || tree many
+if [ "$BENCH_FULL" != 0 ] && want rss; then tree many; fi
 [ "$BENCH_FULL" = 0 ] || tree huge
 
 printf '#!/bin/sh\nexit 0\n' >"$BENCH_DIR/noop.sh"
@@ -113,7 +113,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 hf() {
 	local name=$1 runs=$2 r warmup=1
 	shift 2
-	want "$name" || want "${name%%_*}" || return 0
+	want "$name" || want "${name%%_*}" || want "${name%_*}" || return 0
 	local per=$(((runs + ROUNDS - 1) / ROUNDS))
 	for r in $(seq "$ROUNDS"); do
 		hyperfine --warmup "$warmup" --runs "$per" --style none --export-json "$RES/$name.round$r.json" "$@"
@@ -224,19 +224,34 @@ if want stage_small; then
 	echo "== staged no-op run, small tree, history warm (warm cache)"
 	sh -c "$(staged "$S")" >/dev/null 2>"$OUT/stage.err" || die "staged run on $S failed: $(tail -1 "$OUT/stage.err")"
 fi
-hf stage_small "$RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$S")"
+# The seed's gate in the same rounds: the row's baseline.
+hf stage_small "$RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$S")" \
+	-n seed "python3 $SEED/snapshot.py $S $OUT/before.seed.json && (cd $S && $BENCH_DIR/noop.sh) && python3 $SEED/snapshot.py $S $OUT/after.seed.json && python3 $SEED/diff.py $OUT/before.seed.json $OUT/after.seed.json ''"
 
 if want stage_after; then
 	echo
 	echo "== after-phase of a staged run that changed 10 files, small tree (in-process: the gate's StageCost.Read)"
 	"$BENCH_DIR/bin/stageprobe" -touch 10 -runs "$RUNS" -base "$BENCH_DIR/cache/stageprobe" -json "$RES/stage_after.json" "$S"
+	# The row's baseline, in the same invocation.
+	hf stage_after_find "$RUNS" -n find-stat "cd $S && find . -printf '%s %i %T@ %C@\n' >/dev/null"
 fi
 
 if [ "$BENCH_FULL" != 0 ] && want stage_huge; then
 	echo
-	echo "== stretch: staged no-op run, 1M-entry tree, history warm (warm cache)"
+	echo "== staged runs, 1M-entry tree, history warm (warm cache): a no-op, and a script that changes 10 files; a stat-only walk beside them"
 	sh -c "$(staged "$BENCH_DIR/huge")" >/dev/null 2>"$OUT/stage.err" || die "staged run on the huge tree failed: $(tail -1 "$OUT/stage.err")"
-	hf stage_huge "$BIG_RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$BENCH_DIR/huge")"
+	# 10 files of the tree (find stops once head has them: its SIGPIPE is no
+	# failure), each appended to.
+	{
+		echo '#!/bin/sh'
+		(cd "$BENCH_DIR/huge" && set +o pipefail && find . -type f -name '*.txt' | head -1000 | awk 'NR % 100 == 1' |
+			sed 's/.*/echo changed >>"&"/') # gentree's names need no quoting
+	} >"$BENCH_DIR/touch10.sh"
+	chmod +x "$BENCH_DIR/touch10.sh"
+	[ "$(grep -c '^echo' "$BENCH_DIR/touch10.sh")" = 10 ] || die "the huge tree has fewer than 10 text files among its first 1,000"
+	hf stage_huge "$BIG_RUNS" --prepare "rm -rf $STAGES" -n diffgate-stage "$(staged "$BENCH_DIR/huge")" \
+		-n diffgate-stage-touch10 "XDG_CACHE_HOME=$BENCH_DIR/cache $DIFFGATE run --stage --workspace $BENCH_DIR/huge --db $SDB --allow 'changed:**' -- $BENCH_DIR/touch10.sh" \
+		-n find-stat "cd $BENCH_DIR/huge && find . -printf '%s %i %T@ %C@\n' >/dev/null"
 fi
 rm -rf "$BENCH_DIR/cache" "$SDB" "$SDB"-wal "$SDB"-shm
 

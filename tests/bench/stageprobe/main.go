@@ -3,8 +3,12 @@
 // before-snapshot (gate.Result.StageCost.Read, the gate's own timing). The
 // script appends a line to -touch files of the tree; staged, the workspace
 // itself stays as generated, so every run sees the same tree. Each run's
-// after-manifest is the next run's hash cache (history warm). It writes its
-// timings in hyperfine's --export-json shape so bench.sh reads them alike.
+// after-manifest is the next run's hash cache (history warm), and the first
+// run's shape (gate.Result.Shape) the next runs' Config.Shape, as the
+// pipeline keeps it: an overlay-staged run then takes no before-snapshot
+// and its after-phase reads only the upper layer (-walk: every run walks,
+// as without a known shape). It writes its timings in hyperfine's
+// --export-json shape so bench.sh reads them alike.
 //
 //	stageprobe -touch 10 -runs 10 -base STAGES -json out.json DIR
 package main
@@ -33,6 +37,7 @@ func main() {
 	base := flag.String("base", "", "directory for the stages (required; emptied after each run)")
 	out := flag.String("json", "", "write hyperfine-style JSON results here")
 	force := flag.String("mechanism", "", "stage by overlay or copy instead of probing (as run --stage-mechanism)")
+	walk := flag.Bool("walk", false, "walk the workspace before every run (no known shape)")
 	flag.Parse()
 	if flag.NArg() != 1 || *base == "" || *runs < 1 || *touch < 1 {
 		fmt.Fprintln(os.Stderr, "usage: stageprobe [-touch N] [-runs N] -base DIR [-json FILE] DIR")
@@ -74,12 +79,13 @@ func main() {
 		mech = stage.Mechanism(*force)
 	}
 	var times []float64
+	var shape *stage.Shape
 	for i := 0; i <= *runs; i++ {
 		st, err := stage.New(*base, root, mech)
 		if err != nil {
 			fail(err)
 		}
-		res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: script, Prior: prior, Stage: st})
+		res, err := gate.Run(ctx, gate.Config{Workspace: root, Script: script, Prior: prior, Stage: st, Shape: shape})
 		if err != nil {
 			fail(err)
 		}
@@ -89,14 +95,23 @@ func main() {
 		if err := st.Discard(); err != nil {
 			fail(err)
 		}
-		prior = res.After
+		if res.After != nil {
+			prior = res.After
+		}
+		if res.Shape != nil && !*walk {
+			shape = res.Shape
+		}
 		if i > 0 { // the first run warms the hash cache
 			times = append(times, res.StageCost.Read.Seconds())
 		}
 	}
 	mean, sd := stats(times)
-	fmt.Printf("stageprobe (%s stage): after-phase %.1f ms ± %.1f ms (%d runs, %d files changed)\n",
-		mech, mean*1e3, sd*1e3, len(times), *touch)
+	how := "no before-snapshot"
+	if shape == nil || mech != stage.Overlay {
+		how = "before-snapshot"
+	}
+	fmt.Printf("stageprobe (%s stage, %s): after-phase %.1f ms ± %.1f ms (%d runs, %d files changed)\n",
+		mech, how, mean*1e3, sd*1e3, len(times), *touch)
 	if *out != "" {
 		res := map[string]any{"results": []map[string]any{{
 			"command": "stageprobe " + string(mech), "mean": mean, "stddev": sd, "times": times,
