@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -29,7 +29,7 @@ func TestStagedDeltaStaleShape(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				flag := stageEnv(t, stage.Overlay)
+				flag := stageEnv(t, pipeline.StageOverlay)
 				if c.name == "overlay-xattr" && !xattrsWork(t) {
 					t.Skip("no user extended attributes on the temporary directory's filesystem")
 				}
@@ -70,7 +70,7 @@ func TestStagedDeltaStaleShape(t *testing.T) {
 func TestStagedDeltaWorkspaceChangedDuringRun(t *testing.T) {
 	testenv.CLI(t)
 	testenv.SelfAndUser(t, func(t *testing.T) {
-		flag := stageEnv(t, stage.Overlay)
+		flag := stageEnv(t, pipeline.StageOverlay)
 		cache := os.Getenv("XDG_CACHE_HOME")
 		ws := filepath.Join(t.TempDir(), "ws")
 		os.Mkdir(ws, 0o755)
