@@ -172,7 +172,7 @@ func (b *Banner) update() {
 			rows = append(rows, blockedRows(th, c, r.Blocked)...)
 			// The fix for each kind, as the CLI prints it under the summary.
 			home, _ := os.UserHomeDir()
-			for _, h := range pipeline.ContainHints(r.Blocked, home, r.Workspace) {
+			for _, h := range pipeline.ContainHints(r, home) {
 				rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
 			}
 			if b.Action != nil {

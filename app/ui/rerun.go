@@ -82,7 +82,7 @@ func grantsFor(r *report.Report, home string) rerunGrants {
 			*list = append(*list, s)
 		}
 	}
-	for _, h := range pipeline.ContainHints(r.Blocked, home, r.Workspace) {
+	for _, h := range pipeline.ContainHints(r, home) {
 		switch {
 		case h.Kind == "net":
 			for _, q := range r.Network {

@@ -165,7 +165,10 @@ func newRunTab(u *UI, runner Runner) *runTab {
 	t.status = widget.NewRichText()
 	t.status.Wrapping = fyne.TextWrapWord
 	t.stageInfo = widget.NewRichText()
-	t.stageInfo.Wrapping = fyne.TextWrapWord
+	// One line, cut with an ellipsis: the Review tab's strip says the
+	// same, and a long reason (no overlay here: …) must not push the
+	// output out of a 1024×700 window.
+	t.stageInfo.Truncation = fyne.TextTruncateEllipsis
 	t.stageInfo.Hide()
 	t.phases = newPhaseProgress()
 	t.output = newOutputPane()

@@ -290,7 +290,7 @@ func suggestGrants(rep *report.Report) []string {
 	// The entries first, then the comments (each in the order of the
 	// blocked actions, which the supervisor ranks).
 	var entries, comments []string
-	for _, h := range pipeline.ContainHints(rep.Blocked, home, rep.Workspace) {
+	for _, h := range pipeline.ContainHints(rep, home) {
 		switch {
 		case h.Entry != "" && !have[h.Entry]:
 			entries = append(entries, h.Entry)

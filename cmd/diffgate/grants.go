@@ -35,7 +35,7 @@ func grantLines(c *report.Containment) []string {
 func hintLines(rep *report.Report) []string {
 	home, _ := os.UserHomeDir()
 	var out []string
-	for _, h := range pipeline.ContainHints(rep.Blocked, home, rep.Workspace) {
+	for _, h := range pipeline.ContainHints(rep, home) {
 		out = append(out, report.Printable(truncate("hint: "+h.Text+" (BLOCKED "+h.Example+")", 300)))
 	}
 	return out

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"strings"
+
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -41,9 +43,38 @@ func ParseContainMode(s string) (ContainMode, error) { return contain.ParseMode(
 func CheckContainEnv(env []string) error { return contain.CheckEnv(env) }
 
 // ContainHints computes the fix for each kind of blocked action of a
-// report (see contain.Hints).
-func ContainHints(blocked []report.Blocked, home, ws string) []ContainHint {
-	return contain.Hints(blocked, home, ws)
+// report (see contain.Hints). A copy stage that could not run at the
+// workspace's path ran the script at the copy's (Stage.RunAt): a blocked
+// path below it names the workspace's counterpart here, since a grant on
+// the copy, made anew for each run, would grant nothing.
+func ContainHints(r *report.Report, home string) []ContainHint {
+	blocked := r.Blocked
+	if r.Stage != nil && r.Stage.RunAt != "" && r.Workspace != "" {
+		blocked = make([]report.Blocked, len(r.Blocked))
+		for i, b := range r.Blocked {
+			b.Target = atWorkspace(b.Target, r.Stage.RunAt, r.Workspace)
+			blocked[i] = b
+		}
+	}
+	return contain.Hints(blocked, home, r.Workspace)
+}
+
+// atWorkspace rewrites the paths of target (a path, or "FROM -> TO") that
+// lie at or below runAt to the same place below ws.
+func atWorkspace(target, runAt, ws string) string {
+	one := func(p string) string {
+		if p == runAt {
+			return ws
+		}
+		if rest, ok := strings.CutPrefix(p, strings.TrimSuffix(runAt, "/")+"/"); ok {
+			return strings.TrimSuffix(ws, "/") + "/" + rest
+		}
+		return p
+	}
+	if from, to, ok := strings.Cut(target, " -> "); ok {
+		return one(from) + " -> " + one(to)
+	}
+	return one(target)
 }
 
 // SecretStores lists the secret stores a contained script may not read.
