@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,7 +160,7 @@ func (b *Banner) update() {
 
 	var rows []fyne.CanvasObject
 	for _, reason := range r.Reasons {
-		rows = append(rows, reasonRow(th, c, reason, false))
+		rows = append(rows, reasonRow(th, c, groupedCount(reason), false))
 		if strings.Contains(reason, "leftover process") {
 			for _, l := range r.Process.Leftovers {
 				rows = append(rows, reasonRow(th, c, fmt.Sprintf("pid %d   %s", l.PID, l.Cmd), true))
@@ -463,4 +464,17 @@ func shortHash(h string) string {
 func styledText(text string, colorName fyne.ThemeColorName, size fyne.ThemeSizeName, ts fyne.TextStyle) *widget.RichText {
 	return widget.NewRichText(&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
 		ColorName: colorName, SizeName: size, TextStyle: ts, Inline: true}})
+}
+
+// groupedCount writes the count a reason starts with in groups of three
+// ("4604 unexpected changes" reads "4,604 unexpected changes", as the
+// chips and the headline count); the report's own reasons keep the plain
+// digits the contract's summary line has.
+func groupedCount(reason string) string {
+	num, rest, ok := strings.Cut(reason, " ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 1000 {
+		return reason
+	}
+	return report.GroupDigits(n) + " " + rest
 }

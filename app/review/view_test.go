@@ -781,3 +781,19 @@ func TestDetailSaysWhyThereIsNoDiff(t *testing.T) {
 	v.Select(indexOf(t, v.Report(), "src/vendor/libfast.so"))
 	oneText(t, v.detail.body, "Content changed; no text diff: the before-content was not kept.")
 }
+
+// TestReasonCountsGrouped: the banner's reasons group a large count as the
+// chips do; small counts and other reasons are unchanged.
+func TestReasonCountsGrouped(t *testing.T) {
+	for in, want := range map[string]string{
+		"4604 unexpected changes": "4,604 unexpected changes",
+		"999 risky changes":       "999 risky changes",
+		"script exited 3":         "script exited 3",
+		"1 leftover process":      "1 leftover process",
+		"12000 blocked actions":   "12,000 blocked actions",
+	} {
+		if got := groupedCount(in); got != want {
+			t.Errorf("groupedCount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
