@@ -583,8 +583,10 @@ func TestCorruptDatabase(t *testing.T) {
 	}
 }
 
-// TestHashCacheFeedsTheNextRun: the second run of a workspace gets the
-// history's hash cache as its prior manifest.
+// TestHashCacheFeedsTheNextRun: the second direct run of a workspace gets
+// the history's hash cache as its prior manifest. (A staged run whose
+// workspace shape the history knows takes no before-snapshot and needs
+// none: TestStagedVerdictEqualsDirect's known-shape cases.)
 func TestHashCacheFeedsTheNextRun(t *testing.T) {
 	var priors []bool
 	runner := func(ctx context.Context, cfg pipeline.Config) (*pipeline.GateResult, error) {
@@ -594,10 +596,12 @@ func TestHashCacheFeedsTheNextRun(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "history.db")
 	u, l, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})
 	ws := workspace(t)
+	u.run.stage.SetChecked(false)
 	runScript(t, u, l, ws, "true\n", nil)
 	u.Close()
 	// A fresh app: the cache comes from the database, not from memory.
 	u2, l2, _ := newTestUI(t, Options{DBPath: dbPath, Runner: runner})
+	u2.run.stage.SetChecked(false)
 	runScript(t, u2, l2, ws, "true\n", nil)
 	if !slices.Equal(priors, []bool{false, true}) {
 		t.Errorf("prior manifests given: %v", priors)

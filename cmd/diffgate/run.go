@@ -192,6 +192,9 @@ func (c *cli) runVerb(args []string) error {
 	for _, line := range hintLines(rep) {
 		fmt.Fprintln(c.stderr, line)
 	}
+	if n := rep.Stage.RunAtNote(); n != "" {
+		fmt.Fprintln(c.stderr, report.Printable(truncate("diffgate: stage: "+n, 300)))
+	}
 	if rep.Stage != nil && res.RunID > 0 {
 		// Above the summary, which stays the last line (the contract).
 		db := ""

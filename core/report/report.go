@@ -125,10 +125,19 @@ func (s *Stage) Summary() string {
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
-	if s.RunAt != "" {
-		line += "; the script ran at " + QuotePath(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
+	if n := s.RunAtNote(); n != "" {
+		line += "; " + n
 	}
 	return line
+}
+
+// RunAtNote says where a copy stage's script ran when it could not run at
+// the workspace's path ("" when it did).
+func (s *Stage) RunAtNote() string {
+	if s == nil || s.RunAt == "" {
+		return ""
+	}
+	return "the script ran at " + QuotePath(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
 }
 
 // ApprovedAllowlist is an approved allowlist version a run used.
