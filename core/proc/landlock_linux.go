@@ -141,11 +141,24 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 			}
 		}
 	}
-	return planPathRules(os.DirFS("/"), deny, c.Writable)
+	return planPathRules(osFS{}, deny, c.Writable)
 }
 
-// planPathRules plans the Landlock rules over fsys, the file system seen
-// from "/": read (and execute) everywhere but the denied paths, write below
+// planFS is what planPathRules reads: the real file system (osFS) or, in
+// tests, a map. Paths are absolute and taken byte for byte (an io/fs.FS
+// would refuse a name that is not UTF-8, and the workspace's may not be).
+type planFS interface {
+	Stat(path string) (fs.FileInfo, error)
+	ReadDir(path string) ([]fs.DirEntry, error)
+}
+
+// osFS is the real file system.
+type osFS struct{}
+
+func (osFS) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
+func (osFS) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+
+// planPathRules plans the Landlock rules over fsys: read (and execute) everywhere but the denied paths, write below
 // the writable ones. Landlock can only allow, and a rule covers a
 // directory's whole tree: each directory on the way to a denied path gets
 // no rule of its own, its other entries get one each ("allow every sibling
@@ -153,9 +166,9 @@ func pathRules(c *Containment) (rules []pathRule, open []string) {
 // a directory on their way cannot be listed. deny and writable are
 // absolute, clean and free of symbolic links. It reads fsys and nothing
 // else, so the tests give it a map.
-func planPathRules(fsys fs.FS, deny, writable []string) (rules []pathRule, open []string) {
+func planPathRules(fsys planFS, deny, writable []string) (rules []pathRule, open []string) {
 	add := func(p string, dirRights, fileRights uint64) {
-		fi, err := fs.Stat(fsys, fsName(p))
+		fi, err := fsys.Stat(p)
 		switch {
 		case err != nil:
 		case fi.IsDir():
@@ -166,7 +179,7 @@ func planPathRules(fsys fs.FS, deny, writable []string) (rules []pathRule, open 
 	}
 	var walk func(dir string)
 	walk = func(dir string) {
-		ents, err := fs.ReadDir(fsys, fsName(dir))
+		ents, err := fsys.ReadDir(dir)
 		if err != nil {
 			// Its entries cannot be named (a directory the user may
 			// traverse but not list): the whole directory stays
@@ -221,14 +234,6 @@ func planPathRules(fsys fs.FS, deny, writable []string) (rules []pathRule, open 
 		}
 	}
 	return rules, open
-}
-
-// fsName is absolute path p as an fs.FS name rooted at "/".
-func fsName(p string) string {
-	if p = strings.TrimPrefix(filepath.Clean(p), "/"); p == "" {
-		return "."
-	}
-	return p
 }
 
 // denyRel is where a path stands relative to the denied paths.

@@ -2,23 +2,49 @@ package proc
 
 import (
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
 
-// unlistable is a file system in which one directory cannot be listed (a
-// directory the user may traverse but not read).
-type unlistable struct {
+// mapFS is a planFS over a map, rooted at "/".
+type mapFS struct {
 	fstest.MapFS
-	dir string
+	unlistable string // a directory that cannot be listed ("" none)
 }
 
-func (u unlistable) ReadDir(name string) ([]fs.DirEntry, error) {
-	if name == u.dir {
+func (m mapFS) Stat(p string) (fs.FileInfo, error) { return fs.Stat(m.MapFS, fsName(p)) }
+
+func (m mapFS) ReadDir(p string) ([]fs.DirEntry, error) {
+	if p == m.unlistable {
 		return nil, fs.ErrPermission
 	}
-	return u.MapFS.ReadDir(name)
+	return fs.ReadDir(m.MapFS, fsName(p))
+}
+
+// fsName is absolute path p as a name in the map.
+func fsName(p string) string {
+	if p = strings.TrimPrefix(filepath.Clean(p), "/"); p == "" {
+		return "."
+	}
+	return p
+}
+
+// TestPlanPathRulesNotUTF8: a writable path whose name is not UTF-8 (a
+// workspace may be called anything) gets its rule: the planner reads the
+// real file system byte for byte.
+func TestPlanPathRulesNotUTF8(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "ws\xff")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules, _ := planPathRules(osFS{}, nil, []string{ws})
+	if !slices.Contains(rules, pathRule{ws, handledFS(99)&^readDirRights | readDirRights}) {
+		t.Errorf("no writable rule for %q: %v", ws, rules)
+	}
 }
 
 func TestPlanPathRules(t *testing.T) {
@@ -41,17 +67,17 @@ func TestPlanPathRules(t *testing.T) {
 	writeDir := handledFS(99) &^ readDirRights
 	cases := []struct {
 		name     string
-		fsys     fs.FS
+		fsys     planFS
 		deny, ws []string
 		want     []pathRule
 		open     []string
 	}{{
 		name: "nothing denied: one rule for the root",
-		fsys: tree, ws: []string{"/home/u/ws"},
+		fsys: mapFS{MapFS: tree}, ws: []string{"/home/u/ws"},
 		want: []pathRule{{"/", rd}, {"/home/u/ws", writeDir | rd}},
 	}, {
 		name: "a secret: every sibling along its path, the secret none",
-		fsys: tree, deny: []string{"/home/u/.ssh", "/home/u/.npmrc"}, ws: []string{"/home/u/ws"},
+		fsys: mapFS{MapFS: tree}, deny: []string{"/home/u/.ssh", "/home/u/.npmrc"}, ws: []string{"/home/u/ws"},
 		want: []pathRule{
 			{"/bin", rd}, {"/dev", rd}, {"/etc", rd},
 			{"/home/other", rd},
@@ -60,7 +86,7 @@ func TestPlanPathRules(t *testing.T) {
 		},
 	}, {
 		name: "a denied path below the workspace: the workspace's reads come from the walk",
-		fsys: tree, deny: []string{"/home/u/ws/.env"}, ws: []string{"/home/u/ws"},
+		fsys: mapFS{MapFS: tree}, deny: []string{"/home/u/ws/.env"}, ws: []string{"/home/u/ws"},
 		want: []pathRule{
 			{"/bin", rd}, {"/dev", rd}, {"/etc", rd},
 			{"/home/other", rd},
@@ -70,7 +96,7 @@ func TestPlanPathRules(t *testing.T) {
 		},
 	}, {
 		name: "the workspace's parent denied: the workspace stays readable and writable",
-		fsys: tree, deny: []string{"/home/u"}, ws: []string{"/home/u/ws"},
+		fsys: mapFS{MapFS: tree}, deny: []string{"/home/u"}, ws: []string{"/home/u/ws"},
 		want: []pathRule{
 			{"/bin", rd}, {"/dev", rd}, {"/etc", rd},
 			{"/home/other", rd},
@@ -78,7 +104,7 @@ func TestPlanPathRules(t *testing.T) {
 		},
 	}, {
 		name: "a directory that cannot be listed stays readable, and its secrets are reported open",
-		fsys: unlistable{tree, "home/u"}, deny: []string{"/home/u/.ssh"}, ws: []string{"/home/u/ws"},
+		fsys: mapFS{tree, "/home/u"}, deny: []string{"/home/u/.ssh"}, ws: []string{"/home/u/ws"},
 		want: []pathRule{
 			{"/bin", rd}, {"/dev", rd}, {"/etc", rd},
 			{"/home/other", rd},
@@ -88,7 +114,7 @@ func TestPlanPathRules(t *testing.T) {
 		open: []string{"/home/u/.ssh"},
 	}, {
 		name: "a writable path that does not exist gets no rule",
-		fsys: tree, ws: []string{"/nowhere"},
+		fsys: mapFS{MapFS: tree}, ws: []string{"/nowhere"},
 		want: []pathRule{{"/", rd}},
 	}}
 	for _, c := range cases {
