@@ -42,7 +42,7 @@ func NewAllowlistEditor() *AllowlistEditor {
 	e.entry.TextStyle = fyne.TextStyle{Monospace: true}
 	e.entry.SetPlaceHolder("one entry per line, e.g.\nlogs/\n.cache/\nadded:out/**/*.o")
 	e.entry.Wrapping = fyne.TextWrapOff
-	e.entry.SetMinRowsVisible(3) // it grows with its pane; 3 rows keep the window small
+	e.entry.SetMinRowsVisible(2) // it grows with its pane; 2 rows keep a 1024×700 window whole with a NOT CONTAINED banner
 	e.entry.AlwaysShowValidationError = true
 	e.entry.Validator = func(string) error {
 		if len(e.bad) == 0 {

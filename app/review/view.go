@@ -244,7 +244,7 @@ func (v *View) build() {
 	v.changesPane = changesPane
 
 	sideTitle := styledText("Allowlist", "", theme.SizeNameSubHeadingText, fyne.TextStyle{Bold: true})
-	sideHint := widget.NewRichText(&widget.TextSegment{Text: "Draft: one entry per line. Every edit re-evaluates the verdict; nothing is rerun.",
+	sideHint := widget.NewRichText(&widget.TextSegment{Text: "One entry per line; an edit re-evaluates, nothing reruns.",
 		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}})
 	sideHint.Wrapping = fyne.TextWrapWord
 	decide := container.NewGridWithColumns(2, v.approveBtn, v.rejectBtn)

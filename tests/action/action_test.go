@@ -157,6 +157,9 @@ func runAction(t *testing.T, ws string, inputs map[string]string) *job {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
+	// The job's history: never the user's (a runner starts with none).
+	// XDG_CACHE_HOME stays: go's build cache is below it.
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
 	j := &job{t: t, act: loadAction(t), inputs: map[string]string{},
 		github: map[string]string{"action_path": root, "workspace": ws},
 		temp:   filepath.Join(tmp, "runner-temp"), steps: map[string]map[string]string{},
