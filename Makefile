@@ -58,8 +58,11 @@ test: test-deps lint unit cross web-test smoke
 
 # -tags testhooks: the switches tests use to pretend a layer is missing
 # (cmd/diffgate/testhooks_testhooks.go); a release build has none.
+# -timeout 40m: cmd/diffgate runs real tools contained (pip, npm, go) and
+# starts PostgreSQL; on a loaded 2-core machine it passes go test's default
+# 10 minutes per package.
 unit:
-	$(GO) test -race -count=1 -tags testhooks ./...
+	$(GO) test -race -count=1 -timeout 40m -tags testhooks ./...
 
 cross:
 	@for os in darwin windows; do \
