@@ -17,12 +17,17 @@ import (
 	"time"
 )
 
-// benchServer serves 100 KB for every path, and starts a proxy that
-// allows bench.test, mapped to 127.0.0.1; it returns the body, the
-// server's direct URL, the same through the name, and the proxy.
-func benchServer(b *testing.B) (body []byte, direct, named string, p *Proxy) {
+// benchServer serves 100 KB for every path (over TLS with tlsOn), and
+// starts a proxy that allows bench.test, mapped to 127.0.0.1; it returns
+// the body, the server, the server's port and the proxy.
+func benchServer(b *testing.B, tlsOn bool) (body []byte, srv *httptest.Server, port string, p *Proxy) {
 	body = bytes.Repeat([]byte("x"), 100<<10)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+	if tlsOn {
+		srv = httptest.NewTLSServer(h)
+	} else {
+		srv = httptest.NewServer(h)
+	}
 	b.Cleanup(srv.Close)
 	rs, _ := ParseRules([]string{"bench.test"})
 	p, err := Start(Config{Rules: rs, Hosts: map[string][]netip.Addr{"bench.test": {netip.MustParseAddr("127.0.0.1")}}, MaxRecords: 1 << 20})
@@ -31,7 +36,27 @@ func benchServer(b *testing.B) (body []byte, direct, named string, p *Proxy) {
 	}
 	b.Cleanup(func() { p.Close() })
 	u, _ := url.Parse(srv.URL)
-	return body, srv.URL, "http://bench.test:" + u.Port(), p
+	return body, srv, u.Port(), p
+}
+
+// batch is 200 GETs of url by cl, each checked to bring want bytes; it
+// returns how long they took.
+func batch(b *testing.B, cl *http.Client, url string, want int) func() time.Duration {
+	return func() time.Duration {
+		start := time.Now()
+		for range 200 {
+			resp, err := cl.Get(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if n != int64(want) {
+				b.Fatalf("%d bytes", n)
+			}
+		}
+		return time.Since(start)
+	}
 }
 
 // paired times direct and proxied in turn, after a warm-up of each
@@ -59,27 +84,10 @@ func paired(b *testing.B, direct, proxied func() time.Duration) {
 // direct): 200 requests of 100 KB each from one Go client on loopback,
 // direct and through the proxy (a name mapped to 127.0.0.1).
 func BenchmarkProxy200x100KB(b *testing.B) {
-	body, directURL, named, p := benchServer(b)
-	batch := func(cl *http.Client, url string) func() time.Duration {
-		return func() time.Duration {
-			start := time.Now()
-			for range 200 {
-				resp, err := cl.Get(url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if n != int64(len(body)) {
-					b.Fatalf("%d bytes", n)
-				}
-			}
-			return time.Since(start)
-		}
-	}
+	body, srv, port, p := benchServer(b, false)
 	b.SetBytes(2 * 200 * int64(len(body)))
-	paired(b, batch(&http.Client{Transport: &http.Transport{Proxy: nil}}, directURL+"/x"),
-		batch(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL(p.URL()))}}, named+"/x"))
+	paired(b, batch(b, &http.Client{Transport: &http.Transport{Proxy: nil}}, srv.URL+"/x", len(body)),
+		batch(b, &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL(p.URL()))}}, "http://bench.test:"+port+"/x", len(body)))
 }
 
 // BenchmarkProxyCurl200x100KB: the same through a real download tool: one
@@ -89,8 +97,8 @@ func BenchmarkProxyCurl200x100KB(b *testing.B) {
 	if err != nil {
 		b.Skip("no curl")
 	}
-	_, directURL, named, p := benchServer(b)
-	batch := func(name, base, proxy string) func() time.Duration {
+	_, srv, port, p := benchServer(b, false)
+	curlBatch := func(name, base, proxy string) func() time.Duration {
 		var c strings.Builder
 		for i := range 200 {
 			fmt.Fprintf(&c, "url = \"%s/x%d\"\noutput = \"/dev/null\"\n", base, i)
@@ -113,7 +121,7 @@ func BenchmarkProxyCurl200x100KB(b *testing.B) {
 			return time.Since(start)
 		}
 	}
-	paired(b, batch("direct", directURL, ""), batch("proxied", named, p.URL()))
+	paired(b, curlBatch("direct", srv.URL, ""), curlBatch("proxied", "http://bench.test:"+port, p.URL()))
 }
 
 // BenchmarkProxyTLS200x100KB: the proxy's cost as the tools' registries
@@ -123,40 +131,14 @@ func BenchmarkProxyCurl200x100KB(b *testing.B) {
 // 100 KB from one Go client (connections kept alive), direct and through
 // the proxy, on loopback.
 func BenchmarkProxyTLS200x100KB(b *testing.B) {
-	body := bytes.Repeat([]byte("x"), 100<<10)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
-	b.Cleanup(srv.Close)
-	rs, _ := ParseRules([]string{"bench.test"})
-	p, err := Start(Config{Rules: rs, Hosts: map[string][]netip.Addr{"bench.test": {netip.MustParseAddr("127.0.0.1")}}, MaxRecords: 1 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { p.Close() })
-	u, _ := url.Parse(srv.URL)
+	body, srv, port, p := benchServer(b, true)
 	client := func(proxy func(*http.Request) (*url.URL, error)) *http.Client {
 		tr := srv.Client().Transport.(*http.Transport).Clone()
 		tr.Proxy = proxy
 		tr.TLSClientConfig.ServerName = "example.com" // httptest's certificate names it
 		return &http.Client{Transport: tr}
 	}
-	batch := func(cl *http.Client, url string) func() time.Duration {
-		return func() time.Duration {
-			start := time.Now()
-			for range 200 {
-				resp, err := cl.Get(url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if n != int64(len(body)) {
-					b.Fatalf("%d bytes", n)
-				}
-			}
-			return time.Since(start)
-		}
-	}
 	b.SetBytes(2 * 200 * int64(len(body)))
-	paired(b, batch(client(nil), srv.URL+"/x"),
-		batch(client(http.ProxyURL(mustURL(p.URL()))), "https://bench.test:"+u.Port()+"/x"))
+	paired(b, batch(b, client(nil), srv.URL+"/x", len(body)),
+		batch(b, client(http.ProxyURL(mustURL(p.URL()))), "https://bench.test:"+port+"/x", len(body)))
 }
