@@ -128,54 +128,14 @@ func goneDir(c *diff.Change) bool {
 // idempotent: an apply interrupted after opt.Start completes with
 // opt.Resume.
 func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptions) ([]string, error) {
-	all := opt.All
-	if all == nil {
-		all = changes
-	}
-	byPath := make(map[string]*diff.Change, len(all))
-	for i := range all {
-		c := &all[i]
-		if c.Path != diff.RootPath {
-			if err := validPath(c.Path); err != nil {
-				return nil, err
-			}
-		}
-		byPath[c.Path] = c
-	}
-	chosen := make(map[string]*diff.Change, len(changes))
-	for i := range changes {
-		c := &changes[i]
-		if byPath[c.Path] == nil {
-			return nil, fmt.Errorf("stage: %q is not a change of the run", c.Path)
-		}
-		chosen[c.Path] = byPath[c.Path]
-	}
-	// The directories the run made that a chosen path lies in.
-	for p := range keys(chosen) {
-		for d := p; ; {
-			d, _ = splitRel(d)
-			if d == "" {
-				break
-			}
-			if c := byPath[d]; c != nil && newDir(c) {
-				chosen[d] = c
-			}
-		}
-	}
-	list := make([]string, 0, len(chosen))
-	for p := range chosen {
-		list = append(list, p)
-	}
-	slices.Sort(list)
-	root, err := openRoot(s.Workspace)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace was removed since the run"}}}
-	}
+	byPath, chosen, err := choose(changes, opt.All)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace is no longer a directory (a symlink?)"}}}
-		}
-		return nil, fmt.Errorf("stage: workspace: %v", oneline.First(err.Error()))
+		return nil, err
+	}
+	list := sortedPaths(chosen)
+	root, err := openWorkspace(s.Workspace)
+	if err != nil {
+		return nil, err
 	}
 	defer root.close()
 	conflicts, err := s.check(ctx, root, list, chosen, byPath, opt.Resume)
@@ -195,30 +155,118 @@ func (s *Stage) Apply(ctx context.Context, changes []diff.Change, opt ApplyOptio
 	}
 	defer src.close()
 	// The staged files are as reviewed before anything is written.
-	for i := range ops {
-		if o := &ops[i]; o.Kind == "file" {
-			if err := s.verify(src, o); err != nil {
-				return nil, fmt.Errorf("stage: %s: %v; nothing applied", o.Path, err)
-			}
-		}
+	if err := s.verifyFiles(src, ops); err != nil {
+		return nil, err
 	}
 	if opt.Start != nil {
 		if err := opt.Start(list); err != nil {
 			return nil, err
 		}
 	}
-	for i := range ops {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
-		}
-		if err := s.do(root, src, &ops[i]); err != nil {
-			return nil, fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", ops[i].Kind, ops[i].Path, oneline.First(err.Error()))
-		}
-		if opt.AfterOp != nil {
-			opt.AfterOp(i + 1)
-		}
+	if err := s.doAll(ctx, root, src, ops, opt.AfterOp); err != nil {
+		return nil, err
 	}
 	return list, nil
+}
+
+// choose indexes all (nil: changes are all of them) by path, each path
+// valid, and returns the chosen changes (each one of all) with the
+// directories the run made that a chosen path lies in.
+func choose(changes, all []diff.Change) (byPath, chosen map[string]*diff.Change, err error) {
+	if all == nil {
+		all = changes
+	}
+	byPath = make(map[string]*diff.Change, len(all))
+	for i := range all {
+		c := &all[i]
+		if c.Path != diff.RootPath {
+			if err := validPath(c.Path); err != nil {
+				return nil, nil, err
+			}
+		}
+		byPath[c.Path] = c
+	}
+	chosen = make(map[string]*diff.Change, len(changes))
+	for i := range changes {
+		c := &changes[i]
+		if byPath[c.Path] == nil {
+			return nil, nil, fmt.Errorf("stage: %q is not a change of the run", c.Path)
+		}
+		chosen[c.Path] = byPath[c.Path]
+	}
+	addNewParents(chosen, byPath)
+	return byPath, chosen, nil
+}
+
+// addNewParents adds to chosen the directories the run made that a chosen
+// path lies in.
+func addNewParents(chosen, byPath map[string]*diff.Change) {
+	for p := range keys(chosen) {
+		for d := p; ; {
+			d, _ = splitRel(d)
+			if d == "" {
+				break
+			}
+			if c := byPath[d]; c != nil && newDir(c) {
+				chosen[d] = c
+			}
+		}
+	}
+}
+
+// sortedPaths returns chosen's paths, sorted.
+func sortedPaths(chosen map[string]*diff.Change) []string {
+	list := make([]string, 0, len(chosen))
+	for p := range chosen {
+		list = append(list, p)
+	}
+	slices.Sort(list)
+	return list
+}
+
+// openWorkspace opens the workspace to apply into; one that is gone or no
+// longer a directory is a *ConflictError.
+func openWorkspace(ws string) (*wsRoot, error) {
+	root, err := openRoot(ws)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace was removed since the run"}}}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, &ConflictError{Conflicts: []Conflict{{diff.RootPath, "the workspace is no longer a directory (a symlink?)"}}}
+		}
+		return nil, fmt.Errorf("stage: workspace: %v", oneline.First(err.Error()))
+	}
+	return root, nil
+}
+
+// verifyFiles checks every staged file ops write against its review.
+func (s *Stage) verifyFiles(src *wsRoot, ops []op) error {
+	for i := range ops {
+		if o := &ops[i]; o.Kind == "file" {
+			if err := s.verify(src, o); err != nil {
+				return fmt.Errorf("stage: %s: %v; nothing applied", o.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// doAll carries out ops in order, stopping at a cancelled ctx; afterOp,
+// when set, is called after each with the number done so far.
+func (s *Stage) doAll(ctx context.Context, root, src *wsRoot, ops []op, afterOp func(int)) error {
+	for i := range ops {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stage: apply interrupted (run it again to complete it): %v", err)
+		}
+		if err := s.do(root, src, &ops[i]); err != nil {
+			return fmt.Errorf("stage: apply %s %s: %v (run it again to complete it)", ops[i].Kind, ops[i].Path, oneline.First(err.Error()))
+		}
+		if afterOp != nil {
+			afterOp(i + 1)
+		}
+	}
+	return nil
 }
 
 // keys returns a copy of m's keys as a set, to range over while m grows.
@@ -234,8 +282,47 @@ func keys(m map[string]*diff.Change) map[string]bool {
 // resuming, its after-state), reading the workspace for exactly those
 // paths, their parents and the trees below removed directories.
 func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, byPath map[string]*diff.Change, resume bool) ([]Conflict, error) {
-	var out []Conflict
-	var read, deep []string
+	out, read, deep := toRead(root, list, chosen)
+	now, err := snapshot.Paths(ctx, s.Workspace, read, snapshot.PathsOptions{Deep: deep})
+	if err != nil {
+		return nil, fmt.Errorf("stage: read workspace: %v", oneline.First(err.Error()))
+	}
+	now.Root = s.Workspace
+	before := differ(s.Workspace, read, chosen, now, func(c *diff.Change) *snapshot.Entry { return c.Before })
+	var after map[string]diff.Kind
+	if resume {
+		after = differ(s.Workspace, read, chosen, now, func(c *diff.Change) *snapshot.Entry { return c.After })
+	}
+	nowDirs := dirsOf(now)
+	for _, p := range read {
+		k, ok := before[p]
+		if !ok {
+			continue
+		}
+		_, differsAfter := after[p]
+		if reason := staleReason(chosen[p], k, resume, !differsAfter, nowDirs[p]); reason != "" {
+			out = append(out, Conflict{p, reason})
+		}
+	}
+	if rootModeChanged(chosen[diff.RootPath], now.Self, resume) {
+		out = append(out, Conflict{diff.RootPath, "its mode changed since the run"})
+	}
+	// Below a removed directory, everything goes: each entry must be a
+	// change being applied.
+	for _, e := range now.Entries {
+		if chosen[e.Path] == nil {
+			out = append(out, Conflict{e.Path, belowRemovedReason(byPath[e.Path] != nil)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Conflict) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// toRead returns the paths of list to read from the workspace (deep: the
+// directories the apply removes, to read with the tree below them) and the
+// conflicts found without reading them: a parent that is no longer a
+// directory, a before-state that is unknown.
+func toRead(root *wsRoot, list []string, chosen map[string]*diff.Change) (out []Conflict, read, deep []string) {
 	for _, p := range list {
 		c := chosen[p]
 		if p == diff.RootPath {
@@ -254,84 +341,86 @@ func (s *Stage) check(ctx context.Context, root *wsRoot, list []string, chosen, 
 			deep = append(deep, p)
 		}
 	}
-	now, err := snapshot.Paths(ctx, s.Workspace, read, snapshot.PathsOptions{Deep: deep})
-	if err != nil {
-		return nil, fmt.Errorf("stage: read workspace: %v", oneline.First(err.Error()))
-	}
-	now.Root = s.Workspace
-	differ := func(side func(*diff.Change) *snapshot.Entry) map[string]diff.Kind {
-		want := &snapshot.Manifest{Root: s.Workspace}
-		for _, p := range read {
-			if e := side(chosen[p]); e != nil {
-				want.Entries = append(want.Entries, *e)
-			}
-		}
-		want.Sort()
-		got := &snapshot.Manifest{Root: s.Workspace}
-		for _, e := range now.Entries {
-			if chosen[e.Path] != nil {
-				got.Entries = append(got.Entries, e)
-			}
-		}
-		out := map[string]diff.Kind{}
-		for _, d := range diff.Compare(want, got, diff.Options{Root: s.Workspace}) {
-			out[d.Path] = d.Kind
-		}
-		return out
-	}
-	before := differ(func(c *diff.Change) *snapshot.Entry { return c.Before })
-	nowDirs := map[string]bool{}
-	for _, e := range now.Entries {
-		if e.Type == snapshot.Dir {
-			nowDirs[e.Path] = true
-		}
-	}
-	var after map[string]diff.Kind
-	if resume {
-		after = differ(func(c *diff.Change) *snapshot.Entry { return c.After })
-	}
+	return out, read, deep
+}
+
+// differ compares the read paths' recorded entries (side of each chosen
+// change) with now, the workspace as it is, and returns each path that
+// differs with how.
+func differ(ws string, read []string, chosen map[string]*diff.Change, now *snapshot.Manifest, side func(*diff.Change) *snapshot.Entry) map[string]diff.Kind {
+	want := &snapshot.Manifest{Root: ws}
 	for _, p := range read {
-		k, ok := before[p]
-		if !ok {
-			continue
-		}
-		if _, ok := after[p]; resume && !ok {
-			continue // applied already
-		}
-		if c := chosen[p]; resume && k == diff.Removed && c.After != nil && c.After.Type != c.Before.Type {
-			continue // removed, not made again yet
-		}
-		if c := chosen[p]; resume && c.After != nil && c.After.Type == snapshot.Dir && nowDirs[p] {
-			continue // made, its mode not set yet
-		}
-		reason := "changed since the run"
-		switch k {
-		case diff.Added:
-			reason = "created since the run"
-		case diff.Removed:
-			reason = "removed since the run"
-		}
-		out = append(out, Conflict{p, reason})
-	}
-	if c := chosen[diff.RootPath]; c != nil && c.Before != nil && now.Self != nil {
-		if perm := now.Self.Perm; perm != c.Before.Perm && (!resume || c.After == nil || perm != c.After.Perm) {
-			out = append(out, Conflict{diff.RootPath, "its mode changed since the run"})
+		if e := side(chosen[p]); e != nil {
+			want.Entries = append(want.Entries, *e)
 		}
 	}
-	// Below a removed directory, everything goes: each entry must be a
-	// change being applied.
+	want.Sort()
+	got := &snapshot.Manifest{Root: ws}
 	for _, e := range now.Entries {
 		if chosen[e.Path] != nil {
-			continue
+			got.Entries = append(got.Entries, e)
 		}
-		reason := "created since the run, in a folder the run removed"
-		if byPath[e.Path] != nil {
-			reason = "in a folder the run removed, but its own removal is not among the changes applied"
-		}
-		out = append(out, Conflict{e.Path, reason})
 	}
-	slices.SortFunc(out, func(a, b Conflict) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	out := map[string]diff.Kind{}
+	for _, d := range diff.Compare(want, got, diff.Options{Root: ws}) {
+		out[d.Path] = d.Kind
+	}
+	return out
+}
+
+// dirsOf returns the paths of m's directories.
+func dirsOf(m *snapshot.Manifest) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range m.Entries {
+		if e.Type == snapshot.Dir {
+			out[e.Path] = true
+		}
+	}
+	return out
+}
+
+// staleReason says why c's path, which differs from its before-state by k,
+// is a conflict, or "" when it is not one: resuming, a path that is as the
+// run left it (asAfter) was applied already, one removed but not made
+// again yet or a directory made (nowDir) but its mode not set yet are
+// partway.
+func staleReason(c *diff.Change, k diff.Kind, resume, asAfter, nowDir bool) string {
+	if resume && asAfter {
+		return "" // applied already
+	}
+	if resume && k == diff.Removed && c.After != nil && c.After.Type != c.Before.Type {
+		return "" // removed, not made again yet
+	}
+	if resume && c.After != nil && c.After.Type == snapshot.Dir && nowDir {
+		return "" // made, its mode not set yet
+	}
+	switch k {
+	case diff.Added:
+		return "created since the run"
+	case diff.Removed:
+		return "removed since the run"
+	}
+	return "changed since the run"
+}
+
+// rootModeChanged says whether the workspace root's mode (self, as it is
+// now) is no longer c's before-state (resuming: nor its after-state).
+func rootModeChanged(c *diff.Change, self *snapshot.Entry, resume bool) bool {
+	if c == nil || c.Before == nil || self == nil {
+		return false
+	}
+	perm := self.Perm
+	return perm != c.Before.Perm && (!resume || c.After == nil || perm != c.After.Perm)
+}
+
+// belowRemovedReason says why an entry below a directory the apply
+// removes, not itself applied, is a conflict: ofRun, it is a change of the
+// run that was not chosen; else it was created since the run.
+func belowRemovedReason(ofRun bool) string {
+	if ofRun {
+		return "in a folder the run removed, but its own removal is not among the changes applied"
+	}
+	return "created since the run, in a folder the run removed"
 }
 
 // parentsOK checks the directories on the way to p: each must be a
