@@ -27,97 +27,121 @@ type CopyStats struct {
 // modification times, extended attributes (overlayfs's own included: in a
 // copy they are plain attributes) and, where allowed (root), owners.
 func (s *Stage) Populate(ctx context.Context) (CopyStats, error) {
-	var st CopyStats
 	if s.Mechanism != Copy {
-		return st, fmt.Errorf("stage: %s is not a copy stage", s.ID)
+		return CopyStats{}, fmt.Errorf("stage: %s is not a copy stage", s.ID)
 	}
-	dst := s.Copy()
-	links := map[[2]uint64]string{}
-	err := filepath.WalkDir(s.Workspace, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(s.Workspace, p)
-		to := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			// Writable for the copy; the mode is set once it is filled.
-			if err := os.Mkdir(to, 0o700); err != nil {
-				return err
-			}
-			return copyMeta(p, to, fi)
-		}
-		if fi.Mode().IsRegular() {
-			if key, ok := linkKey(fi); ok {
-				if first, seen := links[key]; seen {
-					return os.Link(first, to)
-				}
-				links[key] = to
-			}
-			reflinked, err := copyFile(p, to, fi)
-			if err != nil {
-				return err
-			}
-			st.Files++
-			st.Bytes += fi.Size()
-			if reflinked {
-				st.Reflinked++
-			}
-			if err := copyMeta(p, to, fi); err != nil {
-				return err
-			}
-			return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(t, to); err != nil {
-				return err
-			}
-			return copyMeta(p, to, fi)
-		}
-		if made, err := mknodLike(to, fi); err != nil {
-			return fmt.Errorf("%s: %v", p, err)
-		} else if !made {
-			return nil // not on this platform
-		}
-		if err := copyMeta(p, to, fi); err != nil {
-			return err
-		}
-		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-	})
+	c := &copier{ctx: ctx, ws: s.Workspace, dst: s.Copy(), links: map[[2]uint64]string{}}
+	err := filepath.WalkDir(s.Workspace, c.entry)
 	if err == nil {
-		// Directory modes last, deepest first, so read-only ones were filled.
-		var dirs []string
-		err = filepath.WalkDir(s.Workspace, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return err
-		})
-		for i := len(dirs) - 1; i >= 0 && err == nil; i-- {
-			var fi fs.FileInfo
-			if fi, err = os.Stat(dirs[i]); err == nil {
-				rel, _ := filepath.Rel(s.Workspace, dirs[i])
-				to := filepath.Join(dst, rel)
-				if err = os.Chmod(to, fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSticky)); err == nil {
-					err = os.Chtimes(to, fi.ModTime(), fi.ModTime())
-				}
-			}
-		}
+		err = c.dirModes()
 	}
 	if err != nil {
-		return st, fmt.Errorf("stage: copy workspace: %v", oneline.First(err.Error()))
+		return c.st, fmt.Errorf("stage: copy workspace: %v", oneline.First(err.Error()))
 	}
-	return st, nil
+	return c.st, nil
+}
+
+// copier is the state of one Populate: the workspace ws copied to dst, the
+// first copy of each file with several names (links), what was copied.
+type copier struct {
+	ctx     context.Context
+	ws, dst string
+	links   map[[2]uint64]string
+	st      CopyStats
+}
+
+// entry copies one entry of the workspace walk (a filepath.WalkDirFunc).
+func (c *copier) entry(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	rel, _ := filepath.Rel(c.ws, p)
+	to := filepath.Join(c.dst, rel)
+	fi, err := d.Info()
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.IsDir():
+		// Writable for the copy; the mode is set once it is filled.
+		if err := os.Mkdir(to, 0o700); err != nil {
+			return err
+		}
+		return copyMeta(p, to, fi)
+	case fi.Mode().IsRegular():
+		return c.file(p, to, fi)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(t, to); err != nil {
+			return err
+		}
+		return copyMeta(p, to, fi)
+	}
+	if made, err := mknodLike(to, fi); err != nil {
+		return fmt.Errorf("%s: %v", p, err)
+	} else if !made {
+		return nil // not on this platform
+	}
+	return copyMetaTimes(p, to, fi)
+}
+
+// file copies the regular file p to to, or links to to the copy of a name
+// of it already copied.
+func (c *copier) file(p, to string, fi fs.FileInfo) error {
+	if key, ok := linkKey(fi); ok {
+		if first, seen := c.links[key]; seen {
+			return os.Link(first, to)
+		}
+		c.links[key] = to
+	}
+	reflinked, err := copyFile(p, to, fi)
+	if err != nil {
+		return err
+	}
+	c.st.Files++
+	c.st.Bytes += fi.Size()
+	if reflinked {
+		c.st.Reflinked++
+	}
+	return copyMetaTimes(p, to, fi)
+}
+
+// copyMetaTimes copies p's metadata (copyMeta) to to, then its
+// modification time.
+func copyMetaTimes(p, to string, fi fs.FileInfo) error {
+	if err := copyMeta(p, to, fi); err != nil {
+		return err
+	}
+	return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+}
+
+// dirModes sets the copied directories' modes and times last, deepest
+// first, so read-only ones were filled.
+func (c *copier) dirModes() error {
+	var dirs []string
+	err := filepath.WalkDir(c.ws, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return err
+	})
+	for i := len(dirs) - 1; i >= 0 && err == nil; i-- {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(dirs[i]); err == nil {
+			rel, _ := filepath.Rel(c.ws, dirs[i])
+			to := filepath.Join(c.dst, rel)
+			if err = os.Chmod(to, fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSticky)); err == nil {
+				err = os.Chtimes(to, fi.ModTime(), fi.ModTime())
+			}
+		}
+	}
+	return err
 }
 
 // copyFile copies src to a new file dst, by reflink where possible, keeping
