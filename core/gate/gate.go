@@ -226,7 +226,46 @@ func (g *run) watchAfter(before *watch.Set) {
 	g.cfg.Log.Debug().Int("entries", w.Entries).Int("changes", len(outside)).Dur("elapsed", time.Since(t)).Msg("watch: after the run")
 }
 
+// run carries out the run's phases in order: the before-snapshot, the
+// script's setup (its stage, the git directories), its contained
+// execution, the after-state (the stage read, or the after-snapshot) and
+// the verdict (finish).
 func (g *run) run(ctx context.Context) (*Result, error) {
+	before, err := g.takeBefore(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return g.finish(nil, nil, &proc.Result{Cancelled: true, ExitCode: -1})
+		}
+		return nil, setupf("%v", err)
+	}
+	spec, err := g.prepare(ctx, before)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := g.execute(ctx, &spec, before)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := g.afterContext(ctx)
+	defer cancel()
+	if g.cfg.Stage != nil {
+		// Every process of the script's tree is gone (proc.Run returns
+		// only then): nothing writes into the stage any more.
+		g.phase(After, snapshot.Progress{})
+		return g.finishStaged(actx, before, pr)
+	}
+	after, err := g.takeAfter(actx, before)
+	if err != nil {
+		return nil, err
+	}
+	return g.finish(before, after, pr)
+}
+
+// takeBefore takes the before-snapshot, with the hash cache (Config.Prior)
+// unless Rehash or it is another tree's; none (nil) for an overlay stage
+// of a workspace whose shape is known (g.delta). The error is the
+// snapshot's.
+func (g *run) takeBefore(ctx context.Context) (*snapshot.Manifest, error) {
 	cfg, log := &g.cfg, &g.cfg.Log
 	prior := cfg.Prior
 	// The prior (a hash cache of a whole tree) is only needed by the
@@ -238,32 +277,33 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	// An overlay stage of a workspace whose shape is known: the workspace,
 	// which the script cannot write, is the before-state (see Config.Shape).
 	g.delta = cfg.Stage != nil && cfg.Stage.Mechanism == stage.Overlay && cfg.Shape.Delta()
-	var before *snapshot.Manifest
-	if !g.delta {
-		var err error
-		before, err = snapshot.TakeDir(ctx, g.root, snapshot.Options{
-			Prior:       prior,
-			Granularity: cfg.Granularity,
-			Progress:    func(p snapshot.Progress) { g.phase(Before, p) },
-			KeepMax:     g.kept.max,
-			Keep:        g.kept.keep,
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return g.finish(nil, nil, &proc.Result{Cancelled: true, ExitCode: -1})
-			}
-			return nil, setupf("%v", err)
-		}
-		// The hash cache, or without one the walk's per-worker blocks, are
-		// garbage now.
-		prior = nil
-		release(len(before.Entries))
-		log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
-	} else {
-		prior = nil
+	if g.delta {
 		log.Info().Msg("staged by overlay over a workspace of known shape: no before-snapshot")
+		return nil, nil
 	}
+	before, err := snapshot.TakeDir(ctx, g.root, snapshot.Options{
+		Prior:       prior,
+		Granularity: cfg.Granularity,
+		Progress:    func(p snapshot.Progress) { g.phase(Before, p) },
+		KeepMax:     g.kept.max,
+		Keep:        g.kept.keep,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The hash cache, or without one the walk's per-worker blocks, are
+	// garbage now.
+	prior = nil
+	release(len(before.Entries))
+	log.Info().Int("entries", len(before.Entries)).Dur("elapsed", time.Since(g.start)).Msg("before-snapshot done")
+	return before, nil
+}
 
+// prepare makes the script's spec: in the workspace, or staged
+// (prepareStage); and lists the git directories below where it runs (for
+// containment's read-only paths) and, staged, the workspace's shape.
+func (g *run) prepare(ctx context.Context, before *snapshot.Manifest) (proc.Spec, error) {
+	cfg := &g.cfg
 	spec := proc.Spec{
 		Dir: g.ws, Path: g.script, Args: cfg.Args, Timeout: cfg.Timeout,
 		KeepBytes: orDefault(cfg.OutputKeep, 64<<10), Output: cfg.Output,
@@ -271,7 +311,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	g.afterRoot = g.ws
 	if st := cfg.Stage; st != nil {
 		if err := g.prepareStage(ctx, st, &spec, before); err != nil {
-			return nil, err
+			return spec, err
 		}
 	}
 	if g.delta {
@@ -284,18 +324,25 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 			g.res.Shape = stage.ShapeOf(spec.Dir, before, g.gits)
 		}
 	}
-	cleanup, err := g.contain(&spec, before)
+	return spec, nil
+}
+
+// execute runs the script, contained, with the recording proxy and the
+// watched paths recorded around it, and puts how it was contained and
+// what it was refused in the report.
+func (g *run) execute(ctx context.Context, spec *proc.Spec, before *snapshot.Manifest) (*proc.Result, error) {
+	cleanup, err := g.contain(spec, before)
 	if err != nil {
 		return nil, err
 	}
-	stopProxy, err := g.startProxy(&spec)
+	stopProxy, err := g.startProxy(spec)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
-	watched := g.watchBefore(&spec)
+	watched := g.watchBefore(spec)
 	g.phase(Execute, snapshot.Progress{})
-	pr, err := proc.Run(ctx, spec)
+	pr, err := proc.Run(ctx, *spec)
 	cleanup()
 	if err != nil {
 		stopProxy()
@@ -303,10 +350,18 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	}
 	// The script's whole tree is gone (proc.Run returns only then).
 	g.watchAfter(watched)
-	g.res.Report.Containment = containmentReport(cfg.Contain, pr.Contained, pr.BlockedDropped, pr.BlockedDroppedKinds)
+	g.res.Report.Containment = containmentReport(g.cfg.Contain, pr.Contained, pr.BlockedDropped, pr.BlockedDroppedKinds)
 	g.res.Report.Containment.Grants, g.res.Report.Containment.DroppedEnv = g.grants, g.dropped
 	g.res.Report.Blocked = blockedReport(pr.Blocked)
 	stopProxy()
+	g.leftovers(pr)
+	return pr, nil
+}
+
+// leftovers logs the supervisor's diagnostics and the processes of the
+// script's tree that were killed after it.
+func (g *run) leftovers(pr *proc.Result) {
+	log := &g.cfg.Log
 	if pr.Diagnostics != "" {
 		// The supervisor's own output: not the script's, never in the report.
 		log.Warn().Str("output", pr.Diagnostics).Msg("supervisor diagnostics")
@@ -315,31 +370,33 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 	for _, l := range pr.Leftovers {
 		log.Info().Int("pid", l.PID).Str("cmd", l.Cmd).Msg("leftover process killed")
 	}
+}
 
-	// The script ran: record what it did even if the run was cancelled.
-	// A cancel or the timeout during the after-snapshot cuts it short: what
-	// it could not record is unreadable, and fails the gate. The root is
-	// taken as it is (a root turned symlink is never followed).
+// afterContext is the context the after-state is recorded in. The script
+// ran: what it did is recorded even if the run was cancelled. A cancel or
+// the timeout during the after-snapshot cuts it short: what it could not
+// record is unreadable, and fails the gate.
+func (g *run) afterContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	actx := ctx
 	if ctx.Err() != nil {
 		actx = context.WithoutCancel(ctx)
 	}
-	if cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(actx, cfg.Timeout)
-		defer cancel()
+	if g.cfg.Timeout > 0 {
+		return context.WithTimeout(actx, g.cfg.Timeout)
 	}
-	if cfg.Stage != nil {
-		// Every process of the script's tree is gone (proc.Run returns
-		// only then): nothing writes into the stage any more.
-		g.phase(After, snapshot.Progress{})
-		return g.finishStaged(actx, before, pr)
-	}
+	return actx, func() {}
+}
+
+// takeAfter takes the after-snapshot of a direct run, with the
+// before-snapshot as its hash cache unless Rehash. The root is taken as
+// it is (a root turned symlink is never followed); a workspace the script
+// removed is an empty one.
+func (g *run) takeAfter(ctx context.Context, before *snapshot.Manifest) (*snapshot.Manifest, error) {
 	aprior := before
-	if cfg.Rehash {
+	if g.cfg.Rehash {
 		aprior = nil
 	}
-	after, err := snapshot.TakeDir(actx, g.root, snapshot.Options{
+	after, err := snapshot.TakeDir(ctx, g.root, snapshot.Options{
 		Prior:       aprior,
 		Granularity: g.cfg.Granularity,
 		Progress:    func(p snapshot.Progress) { g.phase(After, p) },
@@ -353,7 +410,7 @@ func (g *run) run(ctx context.Context) (*Result, error) {
 		// The script removed the workspace itself: everything is gone.
 		after = &snapshot.Manifest{Root: g.ws, CreatedAt: time.Now()}
 	}
-	return g.finish(before, after, pr)
+	return after, nil
 }
 
 // finish diffs, applies the policy and builds the verdict.
