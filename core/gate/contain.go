@@ -37,95 +37,34 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 	if pol.Mode == contain.On && runtime.GOOS != "linux" {
 		return nil, setupf("--contain=on: landlock: not available on %s", runtime.GOOS)
 	}
-	tmp, err := privateTmp(g.ws, spec.Dir)
+	tmp, cleanup, err := g.makeTmp(spec.Dir)
 	if err != nil {
-		return nil, setupf("containment: %v", err)
-	}
-	cleanup = func() {
-		if err := os.RemoveAll(tmp); err != nil {
-			g.cfg.Log.Warn().Err(err).Str("dir", tmp).Msg("cannot remove the private TMPDIR")
-		}
+		return nil, err
 	}
 	env := spec.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	home, _ := os.UserHomeDir()
-	var extra []string
-	if profs := contain.ProfilesOf(g.cfg.Allow); len(profs) > 0 {
-		root, err := contain.CacheRoot(g.ws)
-		if err != nil {
-			cleanup()
-			return nil, setupf("containment: %v", err)
-		}
-		for _, p := range profs {
-			pp, err := p.Prepare(root, home, env)
-			if err != nil {
-				cleanup()
-				return nil, setupf("containment: %v (the tool caches are kept below %s: set XDG_CACHE_HOME to a writable directory)", err, filepath.Dir(root))
-			}
-			// A profile's settings come before --env, which overrides them.
-			pol.Env = append(append(append([]string{}, pp.Pass...), pp.Env...), pol.Env...)
-			extra = append(extra, pp.Writable...)
-			g.grants = append(g.grants, pp.Grants...)
-		}
+	extra, err := g.prepareProfiles(&pol, home, env)
+	if err != nil {
+		cleanup()
+		return nil, err
 	}
 	if !pol.Net {
-		// The hosts --net-allow names and each profile's (its registry),
-		// reachable through the gate's recording proxy only (startProxy).
-		for _, h := range pol.NetAllow {
-			g.grants = append(g.grants, report.Grant{Kind: "net", Target: h, By: "--net-allow"})
-		}
-		pol.NetAllow = slices.Clone(pol.NetAllow)
-		for _, p := range contain.ProfilesOf(g.cfg.Allow) {
-			pol.NetAllow = append(pol.NetAllow, p.Hosts...)
-			g.grants = append(g.grants, contain.HostGrants(p.Name)...)
-		}
-		g.cfg.Contain.NetAllow = pol.NetAllow
+		g.allowHosts(&pol)
 	}
 	spec.Env = pol.Environ(env, tmp)
 	g.dropped = contain.Dropped(env, spec.Env)
-	writable := []string{spec.Dir, tmp}
-	writable = append(writable, contain.DevWritable...)
-	for _, w := range pol.Writable {
-		if !filepath.IsAbs(w) {
-			// Relative to the workspace (--writable .git).
-			w = filepath.Join(spec.Dir, w)
-		}
-		writable = append(writable, g.inRunDir(spec.Dir, filepath.Clean(w)))
-		g.grants = append(g.grants, report.Grant{Kind: "writable", Target: filepath.Clean(w), By: "--writable"})
-	}
-	writable = append(writable, extra...)
-	deny := append(contain.SecretStores(home), pol.Hidden...)
-	for _, d := range pol.DenyRead {
-		if a, err := filepath.Abs(d); err == nil {
-			// The workspace's file and its copy in a copy stage.
-			deny = append(deny, a)
-			if c := g.inRunDir(spec.Dir, a); c != a {
-				deny = append(deny, c)
-			}
-			g.grants = append(g.grants, report.Grant{Kind: "deny_read", Target: a, By: "--deny-read"})
-		}
-	}
-	if pol.Net {
-		g.grants = append(g.grants, report.Grant{Kind: "net", Target: "all", By: "--net"})
-	}
-	for _, e := range g.cfg.Contain.Env {
-		// Names only: a value given with --env may be a secret.
-		name, _, set := strings.Cut(e, "=")
-		if set {
-			name += " (set)"
-		}
-		g.grants = append(g.grants, report.Grant{Kind: "env", Target: name, By: "--env"})
-	}
+	writable := append(g.writable(pol, spec.Dir, tmp), extra...)
+	deny := g.denyRead(pol, home, spec.Dir)
+	mech := ""
 	if st := g.cfg.Stage; st != nil {
-		g.grants = append(g.grants, report.Grant{Kind: "stage_mechanism", Target: string(st.Mechanism), By: "--stage"})
+		mech = string(st.Mechanism)
 	}
-	spec.Containment = proc.Containment{
-		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
-		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, NoMounts: pol.NoMounts, Memory: pol.Memory,
-		ReadOnly: gitReadOnly(spec.Dir, g.gits, writable),
-	}
+	g.grants = append(g.grants, flagGrants(pol.Net, g.cfg.Contain.Env, mech)...)
+	spec.Containment = layers(pol, writable, deny)
+	spec.Containment.ReadOnly = gitReadOnly(spec.Dir, g.gits, writable)
 	if g.cfg.Stage == nil && before != nil {
 		// A staged run's script writes to copies (an overlay copies a
 		// file up, a copy stage has its own): only a direct run can write
@@ -135,6 +74,127 @@ func (g *run) contain(spec *proc.Spec, before *snapshot.Manifest) (cleanup func(
 		}
 	}
 	return cleanup, nil
+}
+
+// makeTmp makes the run's private TMPDIR, outside the workspace and dir,
+// and the cleanup that removes it.
+func (g *run) makeTmp(dir string) (tmp string, cleanup func(), err error) {
+	tmp, err = privateTmp(g.ws, dir)
+	if err != nil {
+		return "", nil, setupf("containment: %v", err)
+	}
+	return tmp, func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			g.cfg.Log.Warn().Err(err).Str("dir", tmp).Msg("cannot remove the private TMPDIR")
+		}
+	}, nil
+}
+
+// prepareProfiles prepares the tool profiles the allow list names (their
+// caches below the cache root): each one's variables go into pol.Env,
+// before --env's, its grants into the report; it returns the directories
+// they make writable.
+func (g *run) prepareProfiles(pol *contain.Policy, home string, env []string) (extra []string, err error) {
+	profs := contain.ProfilesOf(g.cfg.Allow)
+	if len(profs) == 0 {
+		return nil, nil
+	}
+	root, err := contain.CacheRoot(g.ws)
+	if err != nil {
+		return nil, setupf("containment: %v", err)
+	}
+	for _, p := range profs {
+		pp, err := p.Prepare(root, home, env)
+		if err != nil {
+			return nil, setupf("containment: %v (the tool caches are kept below %s: set XDG_CACHE_HOME to a writable directory)", err, filepath.Dir(root))
+		}
+		// A profile's settings come before --env, which overrides them.
+		pol.Env = append(append(append([]string{}, pp.Pass...), pp.Env...), pol.Env...)
+		extra = append(extra, pp.Writable...)
+		g.grants = append(g.grants, pp.Grants...)
+	}
+	return extra, nil
+}
+
+// allowHosts adds to pol.NetAllow (and the run's Config) each profile's
+// hosts (its registry), with the hosts --net-allow names reachable through
+// the gate's recording proxy only (startProxy), and grants them.
+func (g *run) allowHosts(pol *contain.Policy) {
+	for _, h := range pol.NetAllow {
+		g.grants = append(g.grants, report.Grant{Kind: "net", Target: h, By: "--net-allow"})
+	}
+	pol.NetAllow = slices.Clone(pol.NetAllow)
+	for _, p := range contain.ProfilesOf(g.cfg.Allow) {
+		pol.NetAllow = append(pol.NetAllow, p.Hosts...)
+		g.grants = append(g.grants, contain.HostGrants(p.Name)...)
+	}
+	g.cfg.Contain.NetAllow = pol.NetAllow
+}
+
+// writable returns the paths the script may write: dir (where it runs),
+// tmp, the devices, and each --writable (relative to dir; one naming the
+// workspace's own means dir's), granting each.
+func (g *run) writable(pol contain.Policy, dir, tmp string) []string {
+	writable := []string{dir, tmp}
+	writable = append(writable, contain.DevWritable...)
+	for _, w := range pol.Writable {
+		if !filepath.IsAbs(w) {
+			// Relative to the workspace (--writable .git).
+			w = filepath.Join(dir, w)
+		}
+		writable = append(writable, g.inRunDir(dir, filepath.Clean(w)))
+		g.grants = append(g.grants, report.Grant{Kind: "writable", Target: filepath.Clean(w), By: "--writable"})
+	}
+	return writable
+}
+
+// denyRead returns the paths the script may not read: the secret stores
+// below home, the gate's own, and each --deny-read (with its copy in dir),
+// granting each.
+func (g *run) denyRead(pol contain.Policy, home, dir string) []string {
+	deny := append(contain.SecretStores(home), pol.Hidden...)
+	for _, d := range pol.DenyRead {
+		if a, err := filepath.Abs(d); err == nil {
+			// The workspace's file and its copy in a copy stage.
+			deny = append(deny, a)
+			if c := g.inRunDir(dir, a); c != a {
+				deny = append(deny, c)
+			}
+			g.grants = append(g.grants, report.Grant{Kind: "deny_read", Target: a, By: "--deny-read"})
+		}
+	}
+	return deny
+}
+
+// flagGrants returns the grants of --net (net), each --env (its name only:
+// a value given may be a secret) and --stage (mech, "" for none), in that
+// order.
+func flagGrants(net bool, env []string, mech string) []report.Grant {
+	var out []report.Grant
+	if net {
+		out = append(out, report.Grant{Kind: "net", Target: "all", By: "--net"})
+	}
+	for _, e := range env {
+		name, _, set := strings.Cut(e, "=")
+		if set {
+			name += " (set)"
+		}
+		out = append(out, report.Grant{Kind: "env", Target: name, By: "--env"})
+	}
+	if mech != "" {
+		out = append(out, report.Grant{Kind: "stage_mechanism", Target: mech, By: "--stage"})
+	}
+	return out
+}
+
+// layers returns the containment pol asks for, with the paths the script
+// may write and may not read: required with --contain=on, without network
+// unless --net, and each layer a test leaves out off.
+func layers(pol contain.Policy, writable, deny []string) proc.Containment {
+	return proc.Containment{
+		Enabled: true, Required: pol.Mode == contain.On, NoNet: !pol.Net,
+		Writable: writable, DenyRead: deny, NoLandlock: pol.NoLandlock, NoNotify: pol.NoNotify, NoMounts: pol.NoMounts, Memory: pol.Memory,
+	}
 }
 
 // inRunDir maps p, an absolute path inside the workspace, to the same
