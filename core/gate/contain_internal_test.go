@@ -12,27 +12,31 @@ import (
 // TestFlagGrants: --net, each --env (its name only, never a value) and
 // --stage are granted in that order.
 func TestFlagGrants(t *testing.T) {
-	for _, tc := range []struct {
-		name string
+	type flags struct {
 		net  bool
 		env  []string
 		mech string
+	}
+	cases := []struct {
+		name string
+		flags
 		want []report.Grant
 	}{
 		{name: "none"},
-		{name: "net", net: true, want: []report.Grant{{Kind: "net", Target: "all", By: "--net"}}},
-		{name: "env names only", env: []string{"GOFLAGS", "API_TOKEN=s3cret=x", "EMPTY="}, want: []report.Grant{
+		{name: "net", flags: flags{net: true}, want: []report.Grant{{Kind: "net", Target: "all", By: "--net"}}},
+		{name: "env names only", flags: flags{env: []string{"GOFLAGS", "API_TOKEN=s3cret=x", "EMPTY="}}, want: []report.Grant{
 			{Kind: "env", Target: "GOFLAGS", By: "--env"},
 			{Kind: "env", Target: "API_TOKEN (set)", By: "--env"},
 			{Kind: "env", Target: "EMPTY (set)", By: "--env"},
 		}},
-		{name: "stage", mech: "copy", want: []report.Grant{{Kind: "stage_mechanism", Target: "copy", By: "--stage"}}},
-		{name: "all, in order", net: true, env: []string{"A=1"}, mech: "overlay", want: []report.Grant{
+		{name: "stage", flags: flags{mech: "copy"}, want: []report.Grant{{Kind: "stage_mechanism", Target: "copy", By: "--stage"}}},
+		{name: "all, in order", flags: flags{true, []string{"A=1"}, "overlay"}, want: []report.Grant{
 			{Kind: "net", Target: "all", By: "--net"},
 			{Kind: "env", Target: "A (set)", By: "--env"},
 			{Kind: "stage_mechanism", Target: "overlay", By: "--stage"},
 		}},
-	} {
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := flagGrants(tc.net, tc.env, tc.mech); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("flagGrants = %+v, want %+v", got, tc.want)
