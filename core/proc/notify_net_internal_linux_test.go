@@ -22,19 +22,14 @@ func sockaddr(t *testing.T, s string) []byte {
 		copy(b[2:], s)
 		return b
 	}
-	if ap.Addr().Is4() {
-		b := make([]byte, 16)
-		binary.NativeEndian.PutUint16(b, unix.AF_INET)
-		binary.BigEndian.PutUint16(b[2:], ap.Port())
-		a4 := ap.Addr().As4()
-		copy(b[4:], a4[:])
-		return b
+	family, size, at := unix.AF_INET, 16, 4
+	if !ap.Addr().Is4() {
+		family, size, at = unix.AF_INET6, 28, 8
 	}
-	b := make([]byte, 28)
-	binary.NativeEndian.PutUint16(b, unix.AF_INET6)
+	b := make([]byte, size)
+	binary.NativeEndian.PutUint16(b, uint16(family))
 	binary.BigEndian.PutUint16(b[2:], ap.Port())
-	a16 := ap.Addr().As16()
-	copy(b[8:], a16[:])
+	copy(b[at:], ap.Addr().AsSlice())
 	return b
 }
 
