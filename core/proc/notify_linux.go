@@ -314,72 +314,101 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		}
 		return fdTarget(tid, int(dirfd))
 	}
-	// /proc/self and /proc/thread-self would name the supervisor here.
+	path = taskPath(task, path)
+	base, named, err := openBase(task, dirfd, path)
+	if err != nil {
+		return failed(err)
+	}
+	if base != unix.AT_FDCWD {
+		defer unix.Close(base)
+	}
+	t, err := openExisting(base, path, follow)
+	switch {
+	case err == nil:
+		return t
+	case err != unix.ENOENT:
+		return refusedTarget(err, named)
+	}
+	return missingTarget(base, path, named)
+}
+
+// taskPath is path as task (/proc/TID) names it: /proc/self and
+// /proc/thread-self would name the supervisor here.
+func taskPath(task, path string) string {
 	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
 		if path == self || strings.HasPrefix(path, self+"/") {
 			path = task + path[len(self):]
 		}
 	}
-	base := unix.AT_FDCWD
-	named := path // made absolute below
-	if !strings.HasPrefix(path, "/") {
-		dir := task + "/cwd"
-		if dirfd != unix.AT_FDCWD {
-			dir = task + "/fd/" + strconv.Itoa(int(dirfd))
-		}
-		b, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if err == unix.ENOENT && dirfd != unix.AT_FDCWD {
-				err = unix.EBADF
-			}
-			return failed(err)
-		}
-		defer unix.Close(b)
-		base = b
-		named = filepath.Join(fdPath(b), path)
+	return path
+}
+
+// openBase opens the directory a relative path of task starts from
+// (dirfd, or its working directory) and returns it with path made
+// absolute (named); for an absolute path it is AT_FDCWD.
+func openBase(task string, dirfd int32, path string) (base int, named string, err error) {
+	if strings.HasPrefix(path, "/") {
+		return unix.AT_FDCWD, path, nil
 	}
-	// The supervisor has at least the script's access: a way it is
-	// refused (a magic link of /proc/PID, root or cwd, of a process out
-	// of reach, a directory it may not search) is refused to the script.
-	refused := func(err error) target {
-		t := failed(err)
-		if t.err == unix.EACCES || t.err == unix.EPERM {
-			t.denied, t.path = true, named
-		}
-		return t
+	dir := task + "/cwd"
+	if dirfd != unix.AT_FDCWD {
+		dir = task + "/fd/" + strconv.Itoa(int(dirfd))
 	}
+	b, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT && dirfd != unix.AT_FDCWD {
+			err = unix.EBADF
+		}
+		return unix.AT_FDCWD, "", err
+	}
+	return b, filepath.Join(fdPath(b), path), nil
+}
+
+// openExisting resolves path from base to a file that exists.
+func openExisting(base int, path string, follow bool) (target, error) {
 	flags := uint64(unix.O_PATH | unix.O_CLOEXEC)
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
 	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: flags})
-	if err == nil {
-		defer unix.Close(fd)
-		t := target{path: fdPath(fd), exists: true}
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil {
-			t.id, t.mode = devIno{uint64(st.Dev), st.Ino}, st.Mode&unix.S_IFMT
-		}
-		t.ok = t.path != ""
-		if !t.ok {
-			t.err = unix.ENOENT
-		}
-		return t
+	if err != nil {
+		return target{}, err
 	}
-	if err != unix.ENOENT {
-		return refused(err)
+	defer unix.Close(fd)
+	t := target{path: fdPath(fd), exists: true}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		t.id, t.mode = devIno{uint64(st.Dev), st.Ino}, st.Mode&unix.S_IFMT
 	}
-	clean := strings.TrimRight(path, "/")
-	dir, name := filepath.Split(clean)
-	if name == "" || name == "." || name == ".." {
+	t.ok = t.path != ""
+	if !t.ok {
+		t.err = unix.ENOENT
+	}
+	return t, nil
+}
+
+// refusedTarget is a way the supervisor could not go. It has at least the
+// script's access: a way it is refused (a magic link of /proc/PID, root
+// or cwd, of a process out of reach, a directory it may not search) is
+// refused to the script, under the path the call named.
+func refusedTarget(err error, named string) target {
+	t := failed(err)
+	if t.err == unix.EACCES || t.err == unix.EPERM {
+		t.denied, t.path = true, named
+	}
+	return t
+}
+
+// missingTarget resolves a path from base that does not exist to its
+// parent's path plus its name.
+func missingTarget(base int, path, named string) target {
+	dir, name, ok := splitParent(path)
+	if !ok {
 		return target{err: unix.ENOENT}
-	}
-	if dir == "" {
-		dir = "."
 	}
 	pfd, err := unix.Openat2(base, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC})
 	if err != nil {
-		return refused(err)
+		return refusedTarget(err, named)
 	}
 	defer unix.Close(pfd)
 	p := fdPath(pfd)
@@ -387,6 +416,19 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 		return target{err: unix.ENOENT}
 	}
 	return target{path: filepath.Join(p, name), ok: true}
+}
+
+// splitParent splits a path into its parent directory ("." for none) and
+// its last name; false when the last name is none, "." or "..".
+func splitParent(path string) (dir, name string, ok bool) {
+	dir, name = filepath.Split(strings.TrimRight(path, "/"))
+	if name == "" || name == "." || name == ".." {
+		return "", "", false
+	}
+	if dir == "" {
+		dir = "."
+	}
+	return dir, name, true
 }
 
 // fdTarget is the file behind descriptor fd of task tid. A descriptor of

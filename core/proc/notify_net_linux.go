@@ -206,63 +206,21 @@ func parseMsghdr(b []byte) msghdr {
 		iovlen: int(e.Uint64(b[24:])), controllen: e.Uint64(b[40:])}
 }
 
-// onSend carries out connect, an addressed sendto or sendmsg.
+// onSend carries out connect, an addressed sendto or sendmsg: it reads the
+// address, fetches the script's socket, and answers for a stand-in
+// (standInSend) or makes the call itself on the script's socket
+// (sendOnSocket).
 func (w *watcher) onSend(n *seccompNotif, op string) {
-	a := &n.Data.Args
-	tid := int(n.PID)
-	var addrPtr uint64
-	var addrLen int
-	var msg msghdr
-	switch op {
-	case "connect":
-		addrPtr, addrLen = a[1], int(arg32(a[2]))
-	case "sendto":
-		addrPtr, addrLen = a[4], int(arg32(a[5]))
-	case "sendmsg":
-		b, e := readMem(tid, a[1], msghdrSize)
-		if e != 0 {
-			w.refuse(n, e, kindNet, op)
-			return
-		}
-		msg = parseMsghdr(b)
-		if msg.name == 0 {
-			// Unaddressed: a connected socket (or an error). Left to the
-			// kernel; see docs/containment.md, "What does not hold", on what a racing thread can do here.
-			// A stand-in "connected" to port 53 sends its query: named.
-			if sfd, fake, err := w.socketOf(tid, arg32(a[0])); err == nil {
-				named := fake && w.dnsQuery(n, sfd, op)
-				unix.Close(sfd)
-				if named {
-					return
-				}
-			}
-			w.cont(n.ID)
-			return
-		}
-		addrPtr, addrLen = msg.name, msg.namelen
-	}
-	if addrLen < 0 || addrLen > int(unsafe.Sizeof(unix.RawSockaddrAny{})) {
-		w.fail(n.ID, unix.EINVAL)
+	addrPtr, addrLen, msg, ok := w.sendTarget(n, op)
+	if !ok {
 		return
 	}
-	var addr []byte
-	if addrLen > 0 {
-		var e unix.Errno
-		if addr, e = readMem(tid, addrPtr, addrLen); e != 0 {
-			w.refuse(n, e, kindNet, op)
-			return
-		}
+	addr, ok := w.sendAddr(n, op, addrPtr, addrLen)
+	if !ok {
+		return
 	}
-	sfd, fake, err := w.socketOf(tid, arg32(a[0]))
-	if err != nil {
-		// Never left to the kernel: the supervisor carries these out.
-		e, _ := err.(unix.Errno)
-		switch e {
-		case unix.EBADF, unix.ENOTSOCK:
-			w.fail(n.ID, e)
-		default:
-			w.refuse(n, unix.EPERM, kindNet, op)
-		}
+	sfd, fake, ok := w.sendSocket(n, op)
+	if !ok {
 		return
 	}
 	defer unix.Close(sfd)
@@ -270,47 +228,203 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		return
 	}
 	if fake {
-		if op == "connect" && portZero(addr) {
-			// Port 0 reaches nothing: refused as the kernel would, not
-			// network use, not recorded.
-			w.fail(n.ID, unix.ECONNREFUSED)
-			return
-		}
-		if op == "connect" && w.toProxy(addr) {
-			w.ret(n.ID, 0, w.connectProxy(tid, sfd))
-			return
-		}
-		if addrPort(addr) == 53 {
-			ino := inodeOf(sfd)
-			if _, dgram := w.dgrams.Load(ino); dgram && op == "connect" {
-				// A resolver's UDP socket: its connect "succeeds" so that
-				// the query it then sends with sendmsg or sendmmsg names
-				// what it looked up (BLOCKED dns NAME). A query sent with
-				// send() or write() is not seen (the filter leaves those
-				// calls to the kernel, which refuses them on the unconnected
-				// stand-in): it is recorded by the server it was for,
-				// BLOCKED dns ADDR:53.
-				w.rec.hold(ino, tid, kindDNS, formatAddr(addr), op)
-				w.ret(n.ID, 0, nil)
-				return
-			}
-			if op != "connect" {
-				var data []byte
-				if op == "sendto" {
-					data, _ = readData(tid, []remote{{a[1], min(uint64(a[2]), 512)}})
-				} else if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
-					iov[0].len = min(iov[0].len, 512)
-					data, _ = readData(tid, iov[:1])
-				}
-				if name := dnsName(data); name != "" {
-					w.deny(n, kindDNS, name, op, unix.EACCES)
-					return
-				}
-			}
-		}
-		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
+		w.standInSend(n, op, sfd, addr, msg)
 		return
 	}
+	w.sendOnSocket(n, op, sfd, addr, msg)
+}
+
+// sendTarget is where connect, sendto or sendmsg sends to: the address's
+// place and length in the script's memory, and for sendmsg its msghdr. It
+// answers an unaddressed sendmsg, or one whose msghdr cannot be read,
+// itself (ok false).
+func (w *watcher) sendTarget(n *seccompNotif, op string) (addrPtr uint64, addrLen int, msg msghdr, ok bool) {
+	a := &n.Data.Args
+	switch op {
+	case "connect":
+		addrPtr, addrLen = a[1], int(arg32(a[2]))
+	case "sendto":
+		addrPtr, addrLen = a[4], int(arg32(a[5]))
+	case "sendmsg":
+		b, e := readMem(int(n.PID), a[1], msghdrSize)
+		if e != 0 {
+			w.refuse(n, e, kindNet, op)
+			return 0, 0, msg, false
+		}
+		msg = parseMsghdr(b)
+		if msg.name == 0 {
+			w.unaddressedSendmsg(n, op)
+			return 0, 0, msg, false
+		}
+		addrPtr, addrLen = msg.name, msg.namelen
+	}
+	return addrPtr, addrLen, msg, true
+}
+
+// unaddressedSendmsg answers a sendmsg that names no address: a connected
+// socket (or an error). Left to the kernel; see docs/containment.md, "What
+// does not hold", on what a racing thread can do here. A stand-in
+// "connected" to port 53 sends its query: named.
+func (w *watcher) unaddressedSendmsg(n *seccompNotif, op string) {
+	if sfd, fake, err := w.socketOf(int(n.PID), arg32(n.Data.Args[0])); err == nil {
+		named := fake && w.dnsQuery(n, sfd, op)
+		unix.Close(sfd)
+		if named {
+			return
+		}
+	}
+	w.cont(n.ID)
+}
+
+// sendAddrLenOK reports whether an address length given to connect or a
+// send is one the supervisor reads (EINVAL otherwise).
+func sendAddrLenOK(n int) bool {
+	return n >= 0 && n <= int(unsafe.Sizeof(unix.RawSockaddrAny{}))
+}
+
+// sendAddr reads the address a connect or send names (nil for none). A
+// bad length or an unreadable address is answered here (ok false).
+func (w *watcher) sendAddr(n *seccompNotif, op string, addrPtr uint64, addrLen int) ([]byte, bool) {
+	if !sendAddrLenOK(addrLen) {
+		w.fail(n.ID, unix.EINVAL)
+		return nil, false
+	}
+	if addrLen == 0 {
+		return nil, true
+	}
+	addr, e := readMem(int(n.PID), addrPtr, addrLen)
+	if e != 0 {
+		w.refuse(n, e, kindNet, op)
+		return nil, false
+	}
+	return addr, true
+}
+
+// sendSocket fetches the socket a connect or send is made on, and tells
+// whether it is a stand-in. When it cannot be had the call is answered
+// here (ok false): never left to the kernel, the supervisor carries these
+// out.
+func (w *watcher) sendSocket(n *seccompNotif, op string) (sfd int, fake, ok bool) {
+	sfd, fake, err := w.socketOf(int(n.PID), arg32(n.Data.Args[0]))
+	if err == nil {
+		return sfd, fake, true
+	}
+	if e, recorded := socketFailure(err); recorded {
+		w.refuse(n, e, kindNet, op)
+	} else {
+		w.fail(n.ID, e)
+	}
+	return -1, false, false
+}
+
+// socketFailure is the answer to a connect or send whose socket the
+// supervisor cannot fetch: a bad descriptor or one that is no socket fails
+// as the kernel would, anything else is refused (EPERM) and recorded.
+func socketFailure(err error) (e unix.Errno, recorded bool) {
+	e, _ = err.(unix.Errno)
+	switch e {
+	case unix.EBADF, unix.ENOTSOCK:
+		return e, false
+	}
+	return unix.EPERM, true
+}
+
+// standInAnswer is what a connect or send on a stand-in gets (standInStep).
+type standInAnswer int
+
+const (
+	// standInDenied: refused (EACCES) and recorded as network use.
+	standInDenied standInAnswer = iota
+	// standInRefused: a connect to port 0 reaches nothing: refused as the
+	// kernel would (ECONNREFUSED), not network use, not recorded.
+	standInRefused
+	// standInProxy: a connect to the gate's proxy, carried out.
+	standInProxy
+	// standInHeld: a resolver's UDP socket connects to port 53: its
+	// connect "succeeds" and is held, so that the query it then sends
+	// names what it looked up.
+	standInHeld
+	// standInQuery: a send to port 53: refused and recorded as the name it
+	// asks for, or as network use when it is no DNS query.
+	standInQuery
+)
+
+// standInStep decides what a connect or addressed send (op) to addr on a
+// stand-in gets; toProxy tells whether addr is the gate's proxy, dgram
+// whether the stand-in stands for a datagram socket.
+func standInStep(op string, addr []byte, toProxy, dgram bool) standInAnswer {
+	connect := op == "connect"
+	switch {
+	case connect && portZero(addr):
+		return standInRefused
+	case connect && toProxy:
+		return standInProxy
+	case addrPort(addr) != 53:
+		return standInDenied
+	case dgram && connect:
+		return standInHeld
+	case !connect:
+		return standInQuery
+	}
+	return standInDenied
+}
+
+// standInSend answers a connect or addressed send on a stand-in
+// (standInStep): the socket reaches nothing but the gate's proxy.
+func (w *watcher) standInSend(n *seccompNotif, op string, sfd int, addr []byte, msg msghdr) {
+	tid := int(n.PID)
+	ino := inodeOf(sfd)
+	_, dgram := w.dgrams.Load(ino)
+	switch standInStep(op, addr, w.toProxy(addr), dgram) {
+	case standInRefused:
+		w.fail(n.ID, unix.ECONNREFUSED)
+	case standInProxy:
+		w.ret(n.ID, 0, w.connectProxy(tid, sfd))
+	case standInHeld:
+		// A query sent with send() or write() is not seen (the filter
+		// leaves those calls to the kernel, which refuses them on the
+		// unconnected stand-in): it is recorded by the server it was for,
+		// BLOCKED dns ADDR:53.
+		w.rec.hold(ino, tid, kindDNS, formatAddr(addr), op)
+		w.ret(n.ID, 0, nil)
+	case standInQuery:
+		if name := dnsName(queryData(tid, op, &n.Data.Args, msg)); name != "" {
+			w.deny(n, kindDNS, name, op, unix.EACCES)
+			return
+		}
+		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
+	default:
+		w.deny(n, kindNet, formatAddr(addr), op, unix.EACCES)
+	}
+}
+
+// queryData is what a sendto or sendmsg to port 53 carries, as far as a
+// DNS question goes (the first 512 bytes of its first buffer).
+func queryData(tid int, op string, a *[6]uint64, msg msghdr) []byte {
+	if op == "sendto" {
+		data, _ := readData(tid, []remote{{a[1], min(uint64(a[2]), 512)}})
+		return data
+	}
+	return firstBuffer(tid, msg)
+}
+
+// firstBuffer is the first 512 bytes of a message's first buffer (nil
+// when it cannot be read).
+func firstBuffer(tid int, msg msghdr) []byte {
+	iov, e := readIovecs(tid, msg.iov, msg.iovlen)
+	if e != 0 || len(iov) == 0 {
+		return nil
+	}
+	iov[0].len = min(iov[0].len, 512)
+	data, _ := readData(tid, iov[:1])
+	return data
+}
+
+// sendOnSocket carries out a connect or addressed send on the script's
+// own socket, to the address as reachable checked it.
+func (w *watcher) sendOnSocket(n *seccompNotif, op string, sfd int, addr []byte, msg msghdr) {
+	a := &n.Data.Args
+	tid := int(n.PID)
 	addr, closeFn, errno := w.reachable(tid, addr, op)
 	defer closeFn()
 	if errno != 0 {
@@ -329,23 +443,29 @@ func (w *watcher) onSend(n *seccompNotif, op string) {
 		k, err := rawSendto(sfd, data, int(arg32(a[3])), addr)
 		w.ret(n.ID, int64(k), err)
 	case "sendmsg":
-		if msg.controllen != 0 {
-			// Ancillary data (passed descriptors, credentials) with an
-			// address is not carried out (see docs/containment.md, "What does not hold").
-			w.fail(n.ID, unix.EPERM)
+		w.sendmsgTo(n, op, sfd, addr, msg)
+	}
+}
+
+// sendmsgTo carries out an addressed sendmsg on the script's socket.
+// Ancillary data (passed descriptors, credentials) with an address is not
+// carried out (see docs/containment.md, "What does not hold").
+func (w *watcher) sendmsgTo(n *seccompNotif, op string, sfd int, addr []byte, msg msghdr) {
+	if msg.controllen != 0 {
+		w.fail(n.ID, unix.EPERM)
+		return
+	}
+	tid := int(n.PID)
+	iov, e := readIovecs(tid, msg.iov, msg.iovlen)
+	if e == 0 {
+		var data []byte
+		if data, e = readData(tid, iov); e == 0 {
+			k, err := rawSendto(sfd, data, int(arg32(n.Data.Args[2])), addr)
+			w.ret(n.ID, int64(k), err)
 			return
 		}
-		iov, e := readIovecs(tid, msg.iov, msg.iovlen)
-		if e == 0 {
-			var data []byte
-			if data, e = readData(tid, iov); e == 0 {
-				k, err := rawSendto(sfd, data, int(arg32(a[2])), addr)
-				w.ret(n.ID, int64(k), err)
-				return
-			}
-		}
-		w.refuse(n, e, kindNet, op)
 	}
+	w.refuse(n, e, kindNet, op)
 }
 
 // reachable checks an address the script's socket is to connect or send
@@ -599,11 +719,7 @@ func (w *watcher) dnsQuery(n *seccompNotif, sfd int, op string) bool {
 	b, e := readMem(tid, n.Data.Args[1], msghdrSize) // a struct mmsghdr starts with its msghdr
 	var data []byte
 	if e == 0 {
-		msg := parseMsghdr(b)
-		if iov, e := readIovecs(tid, msg.iov, msg.iovlen); e == 0 && len(iov) > 0 {
-			iov[0].len = min(iov[0].len, 512)
-			data, _ = readData(tid, iov[:1])
-		}
+		data = firstBuffer(tid, parseMsghdr(b))
 	}
 	name := dnsName(data)
 	if name == "" {

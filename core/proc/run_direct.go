@@ -27,6 +27,31 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
+	cmd, err := startDirect(spec, wout, werr)
+	wout.Close()
+	werr.Close()
+	if err != nil {
+		discardReaders(rs)
+		return nil, fmt.Errorf("proc: cannot run %s: %v", spec.Path, oneline.Flat(err.Error()))
+	}
+	d := &directRun{spec: spec, cmd: cmd}
+	d.wait(ctx)
+	d.lingerGroup()
+	res := &Result{Started: started, TimedOut: d.timedOut, Cancelled: d.cancelled}
+	res.Leftovers = sweepGroup(cmd.Process.Pid)
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState, d.stopping)
+	drained := time.Now().Add(drainLimit)
+	res.Stdout = rs[0].finish(drained)
+	res.Stderr = rs[1].finish(drained)
+	res.Finished = time.Now()
+	return res, nil
+}
+
+// startDirect starts the script with its streams going to wout and werr;
+// a script the system cannot execute is run by the interpreter its first
+// line names (fallbackArgv).
+func startDirect(spec *Spec, wout, werr *os.File) (*exec.Cmd, error) {
 	start := func(argv []string) (*exec.Cmd, error) {
 		cmd := &exec.Cmd{
 			Path:        argv[0],
@@ -39,74 +64,73 @@ func run(ctx context.Context, spec *Spec) (*Result, error) {
 		} // Stdin nil: the null device.
 		return cmd, cmd.Start()
 	}
-	started := time.Now()
 	cmd, err := start(append([]string{spec.Path}, spec.Args...))
 	if err != nil && isExecFormatErr(err) {
 		argv := fallbackArgv(spec.Path, spec.Args)
 		argv[0] = findInterpreter(argv[0])
 		cmd, err = start(argv)
 	}
-	wout.Close()
-	werr.Close()
-	if err != nil {
-		discardReaders(rs)
-		return nil, fmt.Errorf("proc: cannot run %s: %v", spec.Path, oneline.Flat(err.Error()))
-	}
+	return cmd, err
+}
 
+// directRun follows a script started directly until it exits.
+type directRun struct {
+	spec                          *Spec
+	cmd                           *exec.Cmd
+	timedOut, cancelled, stopping bool
+	graceC                        <-chan time.Time // the end of the grace period, once stopping
+}
+
+// stop asks the script to end, once, and starts the grace period.
+func (d *directRun) stop() {
+	if !d.stopping {
+		d.stopping = true
+		terminate(d.cmd.Process)
+		d.graceC = time.After(d.spec.Grace)
+	}
+}
+
+// wait follows the script until it exits: the timeout and the caller's
+// cancel stop it, the end of the grace period kills it.
+func (d *directRun) wait(ctx context.Context) {
 	waitC := make(chan error, 1)
-	go func() { waitC <- cmd.Wait() }()
+	go func() { waitC <- d.cmd.Wait() }()
 	var timeoutC <-chan time.Time
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
+	if d.spec.Timeout > 0 {
+		t := time.NewTimer(d.spec.Timeout)
 		defer t.Stop()
 		timeoutC = t.C
 	}
-	var (
-		timedOut, cancelled, stopping bool
-		graceC                        <-chan time.Time
-	)
 	ctxDone := ctx.Done()
-	stop := func() {
-		if !stopping {
-			stopping = true
-			terminate(cmd.Process)
-			graceC = time.After(spec.Grace)
-		}
-	}
-loop:
 	for {
 		select {
 		case <-waitC:
-			break loop
+			return
 		case <-timeoutC:
 			timeoutC = nil
-			timedOut = true
-			stop()
+			d.timedOut = true
+			d.stop()
 		case <-ctxDone:
 			ctxDone = nil
-			cancelled = true
-			stop()
-		case <-graceC:
-			graceC = nil
-			forceKill(cmd.Process)
+			d.cancelled = true
+			d.stop()
+		case <-d.graceC:
+			d.graceC = nil
+			forceKill(d.cmd.Process)
 		}
 	}
-	// Give the rest of the group the remainder of the grace period.
-	for graceC != nil && groupAlive(cmd.Process.Pid) {
+}
+
+// lingerGroup gives the rest of the group the remainder of the grace
+// period.
+func (d *directRun) lingerGroup() {
+	for d.graceC != nil && groupAlive(d.cmd.Process.Pid) {
 		select {
-		case <-graceC:
-			graceC = nil
+		case <-d.graceC:
+			d.graceC = nil
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	res := &Result{Started: started, TimedOut: timedOut, Cancelled: cancelled}
-	res.Leftovers = sweepGroup(cmd.Process.Pid)
-	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState, stopping)
-	drained := time.Now().Add(drainLimit)
-	res.Stdout = rs[0].finish(drained)
-	res.Stderr = rs[1].finish(drained)
-	res.Finished = time.Now()
-	return res, nil
 }
 
 // findInterpreter returns the interpreter to use for a fallback command line.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,17 +100,10 @@ func dropPrivileges(enf *Enforced) error {
 // that serves their notifications (rec records what it blocks). It fills
 // enf; a layer that cannot be had is an error only when c.Required.
 func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
-	var why []string
-	miss := func(w string) error {
-		why = append(why, w)
-		if c.Required {
-			return errors.New("proc: containment: " + w)
-		}
-		return nil
-	}
-	defer func() { enf.Why = strings.TrimPrefix(strings.Join(append([]string{enf.Why}, why...), "; "), "; ") }()
+	g := &gaps{required: c.Required}
+	defer func() { enf.Why = joinWhy(enf.Why, g.why) }()
 	if err := dropPrivileges(enf); err != nil {
-		if e := miss(err.Error()); e != nil {
+		if e := g.miss(err.Error()); e != nil {
 			return e
 		}
 	}
@@ -117,37 +111,18 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 	if a == nil {
 		enf.ObserveWhy = "seccomp: no system call table for this platform"
 		if c.NoNet {
-			return miss("seccomp: no system call table for this platform")
+			return g.miss("seccomp: no system call table for this platform")
 		}
 		return nil
 	}
-	switch {
-	case c.NoNotify:
+	if c.NoNotify {
 		enf.ObserveWhy = "seccomp user notification turned off for a test"
-	default:
-		flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
-		fd, err := loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), flags)
-		if err == unix.EINVAL {
-			// Before Linux 5.19: no killable wait (a signal then restarts
-			// the call, which is notified again).
-			fd, err = loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
-		}
-		if err != nil {
-			enf.ObserveWhy = "seccomp user notification: " + err.Error()
-			break
-		}
-		pol := watchPolicyOf(c)
-		// Secrets the mounts cover read as empty: the watcher refuses
-		// their opens itself, so the script sees EACCES as with Landlock.
-		pol.landlockWrites, pol.landlockReads, pol.mounts = enf.Filesystem, enf.Filesystem && enf.Secrets && !c.hidden, enf.Mounts
-		w := newWatcher(fd, a, pol, rec)
-		w.start()
-		enf.Observed = true
-		enf.StandIns = c.NoNet && w.addfd
+	} else {
+		startWatcher(a, c, enf, rec)
 	}
 	if !enf.Observed {
 		// The metadata and read-only-path refusals are the watcher's.
-		if e := miss("metadata: " + enf.ObserveWhy); e != nil {
+		if e := g.miss("metadata: " + enf.ObserveWhy); e != nil {
 			return e
 		}
 	}
@@ -156,32 +131,94 @@ func sandboxThread(c *Containment, enf *Enforced, rec *recorder) error {
 	// foreign ABI to the notification filter when it is loaded (an errno
 	// of theirs would beat it and nothing would be recorded), and refuse
 	// it themselves otherwise (foreignAction).
-	if _, err := loadPolicy(adminPolicy(a), a, foreignAction(false, enf.Observed), 0); err != nil {
-		if e := miss("seccomp: admin filter: " + err.Error()); e != nil {
-			return e
-		}
-	} else {
-		enf.Admin = true
+	if e := loadAdminFilter(a, enf, g); e != nil {
+		return e
 	}
-	// With the network off, AF_INET/AF_INET6 may reach the kernel only
-	// as far as the watcher (which answers them with stand-ins, or refuses
-	// and records them).
-	if _, err := loadPolicy(socketPolicy(a, !c.NoNet || enf.Observed, c.NoNet && !enf.Observed), a, foreignAction(false, enf.Observed), 0); err != nil {
-		if e := miss("seccomp: " + err.Error()); e != nil {
-			return e
-		}
-	} else {
-		enf.Seccomp = true
-		// AF_UNIX sockets outside the writable directories: the watcher
-		// carries out every connect; without it, with the network off, no
-		// connect at all.
-		enf.Sockets = enf.Observed || c.NoNet
+	if e := loadSocketFilter(a, c, enf, g); e != nil {
+		return e
 	}
 	if !enf.Sockets {
-		if e := miss("sockets: " + enf.ObserveWhy); e != nil {
-			return e
-		}
+		return g.miss("sockets: " + enf.ObserveWhy)
 	}
+	return nil
+}
+
+// gaps collects the layers a run goes without (Enforced.Why); a missing
+// one is an error when they are required.
+type gaps struct {
+	required bool
+	why      []string
+}
+
+// miss notes a missing layer: an error when layers are required.
+func (g *gaps) miss(why string) error {
+	g.why = append(g.why, why)
+	if g.required {
+		return errors.New("proc: containment: " + why)
+	}
+	return nil
+}
+
+// joinWhy adds the reasons why (a list) to the reasons prev (a text).
+func joinWhy(prev string, why []string) string {
+	return strings.TrimPrefix(strings.Join(append([]string{prev}, why...), "; "), "; ")
+}
+
+// startWatcher loads the notification filter and starts the watcher that
+// serves it; enf says whether it runs (Observed, StandIns) or why not
+// (ObserveWhy).
+func startWatcher(a *arch.Info, c *Containment, enf *Enforced, rec *recorder) {
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	fd, err := loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), flags)
+	if err == unix.EINVAL {
+		// Before Linux 5.19: no killable wait (a signal then restarts
+		// the call, which is notified again).
+		fd, err = loadPolicy(notifyPolicy(a, c.NoNet), a, foreignAction(true, true), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	}
+	if err != nil {
+		enf.ObserveWhy = "seccomp user notification: " + err.Error()
+		return
+	}
+	pol := watchPolicyOf(c)
+	// Secrets the mounts cover read as empty: the watcher refuses
+	// their opens itself, so the script sees EACCES as with Landlock.
+	pol.landlockWrites, pol.landlockReads, pol.mounts = enf.Filesystem, enf.Filesystem && enf.Secrets && !c.hidden, enf.Mounts
+	w := newWatcher(fd, a, pol, rec)
+	w.start()
+	enf.Observed = true
+	enf.StandIns = c.NoNet && w.addfd
+}
+
+// loadAdminFilter loads the filter that refuses the script a listener
+// of its own.
+func loadAdminFilter(a *arch.Info, enf *Enforced, g *gaps) error {
+	if _, err := loadPolicy(adminPolicy(a), a, foreignAction(false, enf.Observed), 0); err != nil {
+		return g.miss("seccomp: admin filter: " + err.Error())
+	}
+	enf.Admin = true
+	return nil
+}
+
+// socketLayer is what the socket filter does with the network off or on
+// (noNet) and the watcher running or not (observed): inet lets
+// AF_INET/AF_INET6 sockets reach the kernel (with the network off, only as
+// far as the watcher, which answers them with stand-ins, or refuses and
+// records them), noConnect refuses every connect, and sockets tells
+// whether AF_UNIX sockets outside the writable directories are then out
+// of reach (the watcher carries out every connect; without it, with the
+// network off, there is no connect at all).
+func socketLayer(noNet, observed bool) (inet, noConnect, sockets bool) {
+	return !noNet || observed, noNet && !observed, observed || noNet
+}
+
+// loadSocketFilter loads the socket filter (socketLayer).
+func loadSocketFilter(a *arch.Info, c *Containment, enf *Enforced, g *gaps) error {
+	inet, noConnect, sockets := socketLayer(c.NoNet, enf.Observed)
+	if _, err := loadPolicy(socketPolicy(a, inet, noConnect), a, foreignAction(false, enf.Observed), 0); err != nil {
+		return g.miss("seccomp: " + err.Error())
+	}
+	enf.Seccomp = true
+	enf.Sockets = sockets
 	return nil
 }
 

@@ -108,6 +108,10 @@ type waitResult struct {
 	err error
 }
 
+// supervise is the supervisor process: it reads the spec, makes the
+// mounts, starts the script contained, reports the start, waits for the
+// script's main process (or a signal to stop), tears the tree down and
+// sends the final report. It returns the process's exit code.
 func supervise() int {
 	// The script's parent-death signal fires when the thread that forked it
 	// exits: keep the forking thread alive for the whole run.
@@ -129,21 +133,9 @@ func supervise() int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	if sp.Overlay != nil {
-		if err := mountOverlay(sp.Overlay); err != nil {
-			_ = enc.Encode(superMsg{StartError: err.Error()})
-			return 0
-		}
-	}
-	if sp.Containment.Enabled {
-		sp.mounts = mountResult{why: sp.MountWhy}
-		if sp.MountNS {
-			if err := readOnlyMounts(&sp.Containment); err != nil {
-				sp.mounts.why = oneline.Flat(err.Error())
-			} else {
-				sp.mounts.ok = true
-			}
-		}
+	if err := prepareMounts(&sp); err != nil {
+		_ = enc.Encode(superMsg{StartError: err.Error()})
+		return 0
 	}
 	rec := newRecorder()
 	var saved []savedPath
@@ -157,12 +149,7 @@ func supervise() int {
 	}
 	// The watcher's goroutines stream blocked actions as they happen:
 	// the encoder is shared from here on.
-	var encMu sync.Mutex
-	encode := func(m superMsg) {
-		encMu.Lock()
-		defer encMu.Unlock()
-		_ = enc.Encode(m)
-	}
+	encode := sharedEncoder(enc)
 	encode(superMsg{PID: pid, Contained: enforced})
 	rec.stream(func(b Blocked) { encode(superMsg{Blocked: []Blocked{b}}) })
 
@@ -170,9 +157,50 @@ func supervise() int {
 	// command line, which its forked, not yet exec'd children share.
 	s := &supervisor{self: os.Getpid(), mainPID: pid, mainCmd: cmdline(pid), grace: sp.Grace,
 		execWait: execWait, seen: map[int]bool{}}
+	wr, interrupted := s.waitMain(reapUntil(pid), sigs)
+	s.cleanup()
+	restoreReadOnly(saved, pid, rec)
+	encode(s.doneMsg(wr, interrupted, rec))
+	return 0
+}
+
+// prepareMounts mounts the overlay (a failure ends the start) and, for a
+// contained script in a mount namespace of its own, the read-only mounts
+// (sp.mounts says whether they hold, and why not).
+func prepareMounts(sp *superSpec) error {
+	if sp.Overlay != nil {
+		if err := mountOverlay(sp.Overlay); err != nil {
+			return err
+		}
+	}
+	if sp.Containment.Enabled {
+		sp.mounts = mountResult{why: sp.MountWhy}
+		if sp.MountNS {
+			if err := readOnlyMounts(&sp.Containment); err != nil {
+				sp.mounts.why = oneline.Flat(err.Error())
+			} else {
+				sp.mounts.ok = true
+			}
+		}
+	}
+	return nil
+}
+
+// sharedEncoder writes report messages with enc from any goroutine.
+func sharedEncoder(enc *json.Encoder) func(superMsg) {
+	var mu sync.Mutex
+	return func(m superMsg) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(m)
+	}
+}
+
+// reapUntil reaps every child (orphans included) until the main process
+// pid is found, and sends how it ended.
+func reapUntil(pid int) <-chan waitResult {
 	mainDone := make(chan waitResult, 1)
 	go func() {
-		// Reap every child (orphans included) until the main process is found.
 		for {
 			var ws unix.WaitStatus
 			wpid, err := unix.Wait4(-1, &ws, 0, nil)
@@ -189,24 +217,29 @@ func supervise() int {
 			}
 		}
 	}()
+	return mainDone
+}
 
-	var wr waitResult
-	interrupted := false
+// waitMain waits for the script's main process to end, or for a signal
+// to stop, which kills the tree (interrupted).
+func (s *supervisor) waitMain(mainDone <-chan waitResult, sigs <-chan os.Signal) (wr waitResult, interrupted bool) {
 	select {
 	case wr = <-mainDone:
 	case <-sigs:
 		interrupted = true
 		wr = s.killTree(mainDone)
 	}
-	s.cleanup()
-	restoreReadOnly(saved, pid, rec)
+	return wr, interrupted
+}
 
+// doneMsg is the final report: how the main process ended, what was left
+// and what was blocked.
+func (s *supervisor) doneMsg(wr waitResult, interrupted bool, rec *recorder) superMsg {
 	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
 	msg.Blocked, msg.BlockedDroppedKinds = rec.result()
 	msg.BlockedDropped = droppedTotal(msg.BlockedDroppedKinds)
-	encode(msg)
-	return 0
+	return msg
 }
 
 // startScript starts the script in its own process group with standard input

@@ -81,20 +81,55 @@ func (r *supervisorRun) pipe() (rd, wr *os.File, err error) {
 // supervisor (falling back to no cgroup, then to no mount namespace) and
 // sends it the spec.
 func (r *supervisorRun) start() error {
-	spec := r.spec
-	r.sp = superSpec{
+	var err error
+	if r.sp, err = newSuperSpec(r.spec); err != nil {
+		return err
+	}
+	if err := r.openPipes(); err != nil {
+		return err
+	}
+	r.cg = newCgroup()
+	r.lim = newLimiter(r.cg, &r.spec.Containment)
+	r.onClose(r.lim.close)
+	r.started = time.Now()
+	err = r.startSupervisor()
+	// The child has its copies.
+	for _, f := range []*os.File{r.specR, r.wout, r.werr, r.repW, r.diagW} {
+		f.Close()
+	}
+	if err != nil {
+		return r.startFailed(err)
+	}
+	r.track()
+	r.sendSpec()
+	r.readReports()
+	return nil
+}
+
+// newSuperSpec is the spec the supervisor is sent. A contained script
+// gets read-only mounts (readOnlyMounts) in the supervisor's namespaces,
+// which are also those an overlay needs.
+func newSuperSpec(spec *Spec) (superSpec, error) {
+	sp := superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
 	}
-	if _, err := json.Marshal(r.sp); err != nil {
-		return fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
+	if _, err := json.Marshal(sp); err != nil {
+		return sp, fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
 	}
-	// A contained script gets read-only mounts (readOnlyMounts) in the
-	// supervisor's namespaces, which are also those an overlay needs.
-	r.sp.MountNS = spec.Containment.Enabled && !spec.Containment.NoMounts
+	sp.MountNS = spec.Containment.Enabled && !spec.Containment.NoMounts
 	if spec.Containment.Enabled && spec.Containment.NoMounts {
-		r.sp.MountWhy = "turned off for a test"
+		sp.MountWhy = "turned off for a test"
 	}
+	return sp, nil
+}
+
+// openPipes opens the pipes to and from the supervisor and starts reading
+// the script's streams. The supervisor's own standard output and error
+// (runtime messages, warnings printed by package initialisers of the
+// program it is a copy of) go to a pipe of their own, never into the
+// script's streams.
+func (r *supervisorRun) openPipes() error {
 	var err error
 	if r.specR, r.specW, err = r.pipe(); err != nil {
 		return err
@@ -102,15 +137,12 @@ func (r *supervisorRun) start() error {
 	if r.repR, r.repW, err = r.pipe(); err != nil {
 		return err
 	}
-	wout, werr, rs, err := startReaders(spec)
+	wout, werr, rs, err := startReaders(r.spec)
 	if err != nil {
 		return err
 	}
 	r.wout, r.werr, r.rs = wout, werr, rs
 	r.onClose(func() { wout.Close(); werr.Close() })
-	// The supervisor's own standard output and error (runtime messages,
-	// warnings printed by package initialisers of the program it is a copy
-	// of) go to a pipe of their own, never into the script's streams.
 	diagR, diagW, err := r.pipe()
 	if err != nil {
 		discardReaders(r.rs)
@@ -118,15 +150,17 @@ func (r *supervisorRun) start() error {
 	}
 	r.diagW = diagW
 	r.diag = newStreamReader(Stderr, diagR, diagKeep, nil)
+	return nil
+}
 
-	r.cg = newCgroup()
-	r.lim = newLimiter(r.cg, &spec.Containment)
-	lim := r.lim
-	r.onClose(lim.close)
-	r.started = time.Now()
+// startSupervisor starts the supervisor's command and registers it; where
+// it cannot start, it tries again without the cgroup, then (no overlay)
+// without the mount namespace.
+func (r *supervisorRun) startSupervisor() error {
 	startMu.Lock()
+	defer startMu.Unlock()
 	r.cmd = r.newCmd()
-	err = r.cmd.Start()
+	err := r.cmd.Start()
 	if err != nil && r.cg != nil {
 		// The cgroup was made but cannot take the process: do without.
 		r.cg.close()
@@ -134,7 +168,7 @@ func (r *supervisorRun) start() error {
 		r.cmd = r.newCmd()
 		err = r.cmd.Start()
 	}
-	if err != nil && r.sp.MountNS && spec.Overlay == nil {
+	if err != nil && r.sp.MountNS && r.spec.Overlay == nil {
 		// No namespaces here (a chroot, restricted user namespaces): the
 		// contained script goes without the read-only mounts, and the run
 		// says so.
@@ -145,21 +179,27 @@ func (r *supervisorRun) start() error {
 	if err == nil {
 		r.onClose(registerSupervisor(r.cmd.Process.Pid))
 	}
-	startMu.Unlock()
-	// The child has its copies.
-	for _, f := range []*os.File{r.specR, r.wout, r.werr, r.repW, r.diagW} {
-		f.Close()
+	return err
+}
+
+// startFailed drops the readers of a supervisor that did not start and
+// says why.
+func (r *supervisorRun) startFailed(err error) error {
+	discardReaders(r.rs)
+	discardReaders([2]*streamReader{r.diag})
+	if r.spec.Overlay != nil {
+		// The namespaces an overlay needs could not be made (a chroot,
+		// restricted user namespaces): say so, the caller falls back.
+		return fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneline.Flat(err.Error()))
 	}
-	if err != nil {
-		discardReaders(r.rs)
-		discardReaders([2]*streamReader{r.diag})
-		if spec.Overlay != nil {
-			// The namespaces an overlay needs could not be made (a chroot,
-			// restricted user namespaces): say so, the caller falls back.
-			return fmt.Errorf("proc: overlay: cannot create the namespaces for the stage: %v", oneline.Flat(err.Error()))
-		}
-		return fmt.Errorf("proc: start supervisor: %v", oneline.Flat(err.Error()))
-	}
+	return fmt.Errorf("proc: start supervisor: %v", oneline.Flat(err.Error()))
+}
+
+// track takes hold of the started supervisor: its cgroup is closed with
+// the run, its pid and start time are kept, and it joins the limits' v1
+// cgroups (it waits for its spec before it forks, so nothing else of its
+// tree is there yet).
+func (r *supervisorRun) track() {
 	if cg := r.cg; cg != nil {
 		r.onClose(cg.close)
 	}
@@ -167,19 +207,19 @@ func (r *supervisorRun) start() error {
 	if e, ok := readStat(r.superPID); ok {
 		r.superStart = e.start
 	}
-	// The supervisor waits for its spec before it forks: it joins the
-	// limits' v1 cgroups with nothing else in its tree yet.
 	if err := r.lim.join(r.superPID); err != nil {
 		r.lim = nil // not held: say so (Enforced) rather than pretend
 	}
+}
+
+// sendSpec writes the spec to the supervisor and closes the pipe.
+func (r *supervisorRun) sendSpec() {
 	payload, _ := json.Marshal(r.sp)
 	specW := r.specW
 	go func() {
 		_, _ = specW.Write(payload)
 		specW.Close()
 	}()
-	r.readReports()
-	return nil
 }
 
 // newCmd is the supervisor's command: this program again, in a session of
@@ -364,7 +404,19 @@ func (r *supervisorRun) loop(ctx context.Context) {
 // collect drains the report, makes sure that nothing of the tree is left
 // (this finds what a lost supervisor left behind) and builds the Result.
 func (r *supervisorRun) collect() (*Result, error) {
-	// Only the supervisor held the write end of the report pipe.
+	r.drainReports()
+	if r.startMsg != nil && r.startMsg.StartError != "" {
+		return nil, r.startRefused()
+	}
+	r.noteLost()
+	r.sweep(0, r.reportedLeftovers(), r.final == nil)
+	r.reap()
+	return r.outcome(r.result())
+}
+
+// drainReports waits for the end of the report pipe (only the supervisor
+// held its write end), and takes the start's outcome if loop did not.
+func (r *supervisorRun) drainReports() {
 	_ = r.repR.SetReadDeadline(time.Now().Add(drainLimit))
 	<-r.repDone
 	r.repR.Close()
@@ -375,31 +427,48 @@ func (r *supervisorRun) collect() (*Result, error) {
 		default:
 		}
 	}
-	if r.startMsg != nil && r.startMsg.StartError != "" {
-		r.sweep(0, nil, false)
-		r.reap()
-		discardReaders(r.rs)
-		discardReaders([2]*streamReader{r.diag})
-		return nil, errors.New(r.startMsg.StartError)
+}
+
+// startRefused cleans up after a supervisor that could not start the
+// script, and says why.
+func (r *supervisorRun) startRefused() error {
+	r.sweep(0, nil, false)
+	r.reap()
+	discardReaders(r.rs)
+	discardReaders([2]*streamReader{r.diag})
+	return errors.New(r.startMsg.StartError)
+}
+
+// noteLost says how the supervisor was lost when it died without its
+// report, and not by our hand: killed (by the script, which can signal
+// it), or failed after it had answered.
+func (r *supervisorRun) noteLost() {
+	if r.final != nil || r.hardKilled {
+		return
 	}
-	if r.final == nil && !r.hardKilled {
-		// It died without its report, and not by our hand: killed (by the
-		// script, which can signal it), or failed after it had answered.
-		switch {
-		case killedBySignal(r.waitErr):
-			r.lost = "killed"
-		case r.startMsg != nil:
-			r.lost = "failed"
-		}
+	switch {
+	case killedBySignal(r.waitErr):
+		r.lost = "killed"
+	case r.startMsg != nil:
+		r.lost = "failed"
 	}
+}
+
+// reportedLeftovers are the processes the supervisor's final report
+// lists: the sweep leaves them to it.
+func (r *supervisorRun) reportedLeftovers() map[int]bool {
 	skip := map[int]bool{}
 	if r.final != nil {
 		for _, l := range r.final.Leftovers {
 			skip[l.PID] = true
 		}
 	}
-	r.sweep(0, skip, r.final == nil)
-	r.reap()
+	return skip
+}
+
+// result is what every Result of the run holds: the mechanism, what was
+// blocked and the streams.
+func (r *supervisorRun) result() *Result {
 	mechanism := MechanismSubreaper
 	if r.cg != nil {
 		mechanism = MechanismCgroup
@@ -420,13 +489,15 @@ func (r *supervisorRun) collect() (*Result, error) {
 	res.Stderr = r.rs[1].finish(drained)
 	res.Diagnostics = string(r.diag.finish(drained).Head)
 	res.Finished = time.Now()
+	return res
+}
 
+// outcome completes res by how the run ended: lost, killed by the gate,
+// never answered, or done with the supervisor's final report.
+func (r *supervisorRun) outcome(res *Result) (*Result, error) {
 	switch {
 	case r.lost != "":
-		res.Signal = "killed"
-		res.TimedOut, res.Cancelled = r.timedOut, r.cancelled
-		res.Leftovers = r.extra
-		return res, nil
+		return r.killedResult(res), nil
 	case r.startMsg == nil && r.noAnswer:
 		return nil, errors.New("proc: the supervisor did not answer; " + errNoSupervise)
 	case r.startMsg == nil && !r.stopping:
@@ -434,10 +505,7 @@ func (r *supervisorRun) collect() (*Result, error) {
 	case r.final == nil:
 		// The supervisor was killed by the gate (or the run was stopped
 		// before the script started): nothing more is known.
-		res.Signal = "killed"
-		res.TimedOut, res.Cancelled = r.timedOut, r.cancelled
-		res.Leftovers = r.extra
-		return res, nil
+		return r.killedResult(res), nil
 	}
 	res.ExitCode = r.final.ExitCode
 	res.Signal = r.final.Signal
@@ -447,4 +515,13 @@ func (r *supervisorRun) collect() (*Result, error) {
 	res.TimedOut = r.timedOut && r.final.Interrupted
 	res.Cancelled = r.cancelled && r.final.Interrupted
 	return res, nil
+}
+
+// killedResult is res for a supervisor that was killed or lost: nothing
+// is known of the script's end but what the gate did.
+func (r *supervisorRun) killedResult(res *Result) *Result {
+	res.Signal = "killed"
+	res.TimedOut, res.Cancelled = r.timedOut, r.cancelled
+	res.Leftovers = r.extra
+	return res
 }
