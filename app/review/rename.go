@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // A rename (report.Renames: a removed file and an added one of the same
@@ -25,11 +26,11 @@ import (
 type renames struct {
 	from map[int]int // added change -> removed change
 	to   map[int]int // removed change -> added change
-	info map[int]report.Rename
+	info map[int]textdiff.Rename
 }
 
 func newRenames(r *report.Report) renames {
-	rn := renames{from: map[int]int{}, to: map[int]int{}, info: map[int]report.Rename{}}
+	rn := renames{from: map[int]int{}, to: map[int]int{}, info: map[int]textdiff.Rename{}}
 	rs := r.Renames()
 	if len(rs) == 0 {
 		return rn

@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // indentWidth is how far a tree level is indented.
@@ -208,7 +209,7 @@ func rowDetail(c *diff.Change) string {
 	lines := ""
 	if c.Has(diff.Content) && c.TextDiff != "" {
 		// The size alone says nothing of an edit: its line counts do.
-		add, del, partial := report.DiffCounts(c.TextDiff)
+		add, del, partial := textdiff.Counts(c.TextDiff)
 		lines = fmt.Sprintf("+%d −%d", add, del)
 		if partial {
 			lines += "…"

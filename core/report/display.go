@@ -10,6 +10,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // displayPath is QuotePath made safe for one line of a document: a path that
@@ -242,7 +243,7 @@ func changeDetail(c *diff.Change) string {
 		c.Before.Type == snapshot.File && c.After.Type == snapshot.File {
 		content := fmt.Sprintf("content %s -> %s", Size(c.Before.Size), Size(c.After.Size))
 		if c.TextDiff != "" {
-			add, del, partial := DiffCounts(c.TextDiff)
+			add, del, partial := textdiff.Counts(c.TextDiff)
 			more := ""
 			if partial {
 				more = " or more"

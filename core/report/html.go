@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // The HTML report's colours (light scheme). The stylesheet takes them from
@@ -492,9 +493,9 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 	if td != "" {
 		d := cleanDiff(td)
 		if c.Kind == diff.Added && td == c.TextDiff {
-			d = HeadLines(d, htmlAddedLines)
+			d = textdiff.HeadLines(d, htmlAddedLines)
 		}
-		d = CutDiff(d, htmlDiffMax)
+		d = textdiff.Cut(d, htmlDiffMax)
 		if len(d) > *budget {
 			h.DiffNote = "text diff left out to keep this report small; the JSON report has it"
 		} else {
@@ -508,15 +509,15 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 // diffHTML renders a unified diff as the inside of a <pre>: one span per
 // line classed for colouring ("dl add", "dl del", "dl ctx", "dl hunk",
 // "dl file", "dl note", "dl cut"). In a changed line the words that changed
-// (Intraline) are spans of class "wd", and whitespace to make visible
-// (Pieces) spans of class "ws" whose data-ws holds its markers (· → \r),
+// (textdiff.Intraline) are spans of class "wd", and whitespace to make visible
+// (textdiff.Pieces) spans of class "ws" whose data-ws holds its markers (· → \r),
 // drawn over it by the stylesheet: the text itself stays as it is. A
 // carriage return is never written into the page (a browser breaks the
 // line there): in a changed line it is an empty "ws cr" span, its marker
 // only; elsewhere it is left out.
 func diffHTML(d string) (template.HTML, int) {
 	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
-	marks, _ := Intraline(lines)
+	marks, _ := textdiff.Intraline(lines)
 	var b strings.Builder
 	b.Grow(len(d) * 5 / 4)
 	inHunk := false
@@ -525,7 +526,7 @@ func diffHTML(d string) (template.HTML, int) {
 		switch {
 		case strings.HasPrefix(l, "@@"):
 			class, inHunk = "hunk", true
-		case IsCutLine(l):
+		case textdiff.IsCutLine(l):
 			class = "cut"
 		case strings.HasPrefix(l, `\`):
 			class = "note"
@@ -541,7 +542,7 @@ func diffHTML(d string) (template.HTML, int) {
 		b.WriteString(`">`)
 		if class == "add" || class == "del" {
 			b.WriteString(l[:1])
-			for _, p := range Pieces(l[1:], marks[i]) {
+			for _, p := range textdiff.Pieces(l[1:], marks[i]) {
 				writePiece(&b, p)
 			}
 		} else {
@@ -552,9 +553,9 @@ func diffHTML(d string) (template.HTML, int) {
 	return template.HTML(b.String()), len(lines)
 }
 
-// writePiece writes one Piece of a changed line; a carriage return is an
+// writePiece writes one textdiff.Piece of a changed line; a carriage return is an
 // empty span of its own (class "cr") whose marker takes room of its own.
-func writePiece(b *strings.Builder, p Piece) {
+func writePiece(b *strings.Builder, p textdiff.Piece) {
 	switch {
 	case p.Space:
 		for rest := p.Text; rest != ""; {
@@ -573,7 +574,7 @@ func writePiece(b *strings.Builder, p Piece) {
 				b.WriteString(" cr")
 			}
 			b.WriteString(`" data-ws="`)
-			b.WriteString(VisibleSpace(part))
+			b.WriteString(textdiff.VisibleSpace(part))
 			b.WriteString(`">`)
 			writeText(b, part) // nothing for "\r"
 			b.WriteString("</span>")

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // MaxMarkdown is the most a Markdown report holds, in bytes (so in
@@ -18,7 +19,7 @@ import (
 const MaxMarkdown = 65536
 
 const (
-	mdDiffMax     = 8 << 10  // one diff in the Markdown, at most (CutDiff)
+	mdDiffMax     = 8 << 10  // one diff in the Markdown, at most (textdiff.Cut)
 	mdTailReserve = 10 << 10 // room kept for the output, the left-out line and the footer
 	mdOutputMax   = 3 << 10  // each output stream, at most (its end is kept)
 	mdListMax     = 40       // allowlist entries, arguments, reasons or leftovers listed
@@ -454,9 +455,9 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 		// whitespace or a carriage return, which only the HTML and the app
 		// mark.
 		text := cleanDiff(td)
-		wsNote := trailingSpaceChanged(text)
+		wsNote := textdiff.TrailingSpaceChanged(text)
 		text = strings.ReplaceAll(text, "\r", "")
-		if cut := CutDiff(text, room); cut != text {
+		if cut := textdiff.Cut(text, room); cut != text {
 			text = cut
 			left.cutDiffs++
 		}
@@ -471,21 +472,6 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 		m.line("</details>")
 		m.line()
 	}
-}
-
-// trailingSpaceChanged reports whether a changed line of diff d ends in
-// whitespace or holds a carriage return.
-func trailingSpaceChanged(d string) bool {
-	inHunk := false
-	for l := range strings.SplitSeq(d, "\n") {
-		switch {
-		case strings.HasPrefix(l, "@@"):
-			inHunk = true
-		case inHunk && isChangeLine(l) && (strings.ContainsRune(l, '\r') || strings.TrimRight(l, " \t") != l):
-			return true
-		}
-	}
-	return false
 }
 
 // tailText is the end of s in at most max bytes, from a line start when

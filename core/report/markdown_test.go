@@ -12,6 +12,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // renderMarkdown renders the report's Markdown as GitHub would (GFM, raw
@@ -215,7 +216,7 @@ func hostileReport() *Report {
 			After: &snapshot.Entry{Path: p, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1}, Rule: "|`r`|"})
 	}
 	evil := "</summary></details><script>alert(1)</script>"
-	d, _ := TextDiff([]byte("```\nx\n"), []byte("````\ny\n"), evil)
+	d, _ := textdiff.Lines([]byte("```\nx\n"), []byte("````\ny\n"), evil)
 	r.Changes = append(r.Changes, diff.Change{Path: evil, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: &snapshot.Entry{Path: evil, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1},
 		After:  &snapshot.Entry{Path: evil, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1}, TextDiff: d})
@@ -333,7 +334,7 @@ func TestMarkdownDiffBudget(t *testing.T) {
 	}
 	r := &Report{Verdict: Fail}
 	for _, p := range []string{"one.txt", "two.txt", "three.txt"} {
-		d, ok := TextDiff([]byte(before.String()), []byte(after.String()), p)
+		d, ok := textdiff.Lines([]byte(before.String()), []byte(after.String()), p)
 		if !ok {
 			t.Fatal("not text")
 		}
