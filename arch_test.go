@@ -16,7 +16,7 @@ import (
 const mod = "github.com/diffgate/diffgate/"
 
 // engine is the portable core: it builds for js/wasm and runs no process.
-var engine = []string{mod + "core/snapshot", mod + "core/diff", mod + "core/policy", mod + "core/report", mod + "core/textdiff"}
+var engine = []string{mod + "core/snapshot", mod + "core/diff", mod + "core/policy", mod + "core/report", mod + "core/textdiff", mod + "internal/quote"}
 
 // engineForbidden: what the engine may not reach, by import path or prefix
 // (a trailing "/" means the package and everything under it).

@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Bounds of Load full diff, stated next to the button.
@@ -252,7 +253,7 @@ func (b *diffBar) start(i int) {
 	b.gen++
 	gen := b.gen
 	b.stop, b.loading, b.of, b.note, b.full = stop, true, b.keyOf(i), "", ""
-	b.setStatus(fmt.Sprintf("Loading the full diff of %s…", report.QuotePath(c.Path)), style.Muted)
+	b.setStatus(fmt.Sprintf("Loading the full diff of %s…", quote.Path(c.Path)), style.Muted)
 	b.update()
 	b.d.root.Refresh()
 	load, do := v.opts.LoadContents, b.d.do

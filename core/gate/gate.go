@@ -28,6 +28,7 @@ import (
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -107,7 +108,7 @@ func ResolveWorkspace(ws string) (fspath.Dir, error) {
 	}
 	r, err := fspath.ResolveDir(ws)
 	if err != nil {
-		return fspath.Dir{}, setupf("workspace %s: %s", report.QuotePath(ws), oneline.Reason(err))
+		return fspath.Dir{}, setupf("workspace %s: %s", quote.Path(ws), oneline.Reason(err))
 	}
 	return r, nil
 }
@@ -180,10 +181,10 @@ func (g *run) watchPaths() error {
 		}
 		abs, err := filepath.Abs(q)
 		if err != nil || p == "" {
-			return setupf("--watch %s: not a path", report.QuotePath(p))
+			return setupf("--watch %s: not a path", quote.Path(p))
 		}
 		if why := watch.Unstatable(abs); why != "" {
-			return setupf("--watch %s: not watchable: %s (the gate cannot stat it)", report.QuotePath(p), why)
+			return setupf("--watch %s: not watchable: %s (the gate cannot stat it)", quote.Path(p), why)
 		}
 		g.watch = append(g.watch, watch.Path{Path: abs})
 	}
@@ -399,7 +400,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 // that lies in the workspace taken from the copy.
 func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec, before *snapshot.Manifest) error {
 	if st.Workspace != g.ws {
-		return setupf("stage %s is for %s, not %s", st.ID, report.QuotePath(st.Workspace), report.QuotePath(g.ws))
+		return setupf("stage %s is for %s, not %s", st.ID, quote.Path(st.Workspace), quote.Path(g.ws))
 	}
 	if st.Mechanism == stage.Overlay {
 		// What an overlay would read differently from a direct run.

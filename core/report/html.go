@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // The HTML report's colours (light scheme). The stylesheet takes them from
@@ -293,8 +294,8 @@ func (r *Report) htmlView() *htmlView {
 		Reasons:   cleanAll(r.Reasons),
 		Counts:    r.Count(),
 		CSS:       stylesheet,
-		Workspace: displayPath(r.Workspace),
-		Script:    displayPath(r.Script.Path),
+		Workspace: quote.Path(r.Workspace),
+		Script:    quote.Path(r.Script.Path),
 		SHA256:    r.Script.SHA256,
 		Args:      quoteAll(r.Script.Args),
 		Allowlist: quoteAll(r.Allowlist),
@@ -314,7 +315,7 @@ func (r *Report) htmlView() *htmlView {
 	}
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
 	if rv := r.Review; rv != nil {
-		v.Review = &htmlReview{Decision: rv.Decision, Note: cleanText(rv.Note), Pass: rv.Verdict == Pass,
+		v.Review = &htmlReview{Decision: rv.Decision, Note: quote.Clean(rv.Note), Pass: rv.Verdict == Pass,
 			Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
 		v.Review.Verdict = "FAIL"
 		if v.Review.Pass {
@@ -322,47 +323,47 @@ func (r *Report) htmlView() *htmlView {
 		}
 	}
 	if st := r.Stage; st != nil {
-		v.Stage = cleanText(st.Summary())
+		v.Stage = quote.Clean(st.Summary())
 	}
 	if c := r.Containment; c != nil {
-		v.Contain, v.ContainOK = cleanText(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
-		v.Granted = cleanText(strings.TrimPrefix(c.GrantsLine(), "granted: "))
-		v.DroppedEnv = cleanText(strings.Join(c.DroppedEnv, ", "))
+		v.Contain, v.ContainOK = quote.Clean(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
+		v.Granted = quote.Clean(strings.TrimPrefix(c.GrantsLine(), "granted: "))
+		v.DroppedEnv = quote.Clean(strings.Join(c.DroppedEnv, ", "))
 	}
 	for _, l := range r.Process.Leftovers {
-		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})
+		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: quote.Clean(l.Cmd)})
 	}
 	for _, u := range r.Unreadable {
-		u.Path, u.Reason = displayPath(u.Path), cleanText(u.Reason)
+		u.Path, u.Reason = quote.Path(u.Path), quote.Clean(u.Reason)
 		v.Unreadable = append(v.Unreadable, u)
 	}
 	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
-		v.Blocking, v.BlockedNote = true, cleanText(r.Containment.NotObservable())
+		v.Blocking, v.BlockedNote = true, quote.Clean(r.Containment.NotObservable())
 	}
 	v.BlockedDropped = r.BlockedDroppedNote()
 	for i := range r.Blocked {
 		b := &r.Blocked[i]
-		v.Blocked = append(v.Blocked, htmlBlocked{Kind: cleanText(b.Kind), Label: strings.ToUpper(cleanText(b.Kind)), Target: displayPath(b.Target),
-			Process: blockedProcess(b), Op: cleanText(b.Op), Count: max(b.Count, 1)})
+		v.Blocked = append(v.Blocked, htmlBlocked{Kind: quote.Clean(b.Kind), Label: strings.ToUpper(quote.Clean(b.Kind)), Target: quote.Path(b.Target),
+			Process: blockedProcess(b), Op: quote.Clean(b.Op), Count: max(b.Count, 1)})
 	}
 	if w := r.Watch; w != nil || len(r.Outside) > 0 {
-		v.Watching, v.Watch = true, cleanText(w.Summary())
+		v.Watching, v.Watch = true, quote.Clean(w.Summary())
 		if w != nil {
 			for _, u := range w.Unwatchable {
-				v.Unwatchable = append(v.Unwatchable, Unwatchable{Path: displayPath(u.Path), Reason: cleanText(u.Reason)})
+				v.Unwatchable = append(v.Unwatchable, Unwatchable{Path: quote.Path(u.Path), Reason: quote.Clean(u.Reason)})
 			}
 		}
 	}
 	for i := range r.Outside {
 		o := &r.Outside[i]
 		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
-			Path: displayPath(o.Path), Detail: cleanText(o.Detail())})
+			Path: quote.Path(o.Path), Detail: quote.Clean(o.Detail())})
 	}
-	v.NetworkLine, v.NetworkDropped = cleanText(r.NetworkSummary()), r.NetworkDropped
+	v.NetworkLine, v.NetworkDropped = quote.Clean(r.NetworkSummary()), r.NetworkDropped
 	for i := range r.Network {
 		q := &r.Network[i]
-		v.Network = append(v.Network, htmlNetwork{Method: cleanText(q.Method), Target: displayPath(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
-			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
+		v.Network = append(v.Network, htmlNetwork{Method: quote.Clean(q.Method), Target: quote.Path(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
+			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: quote.Clean(q.Reason), Allowed: q.Allowed})
 	}
 	violations, allowed := r.splitChanges()
 	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
@@ -413,9 +414,9 @@ func folderRow(row *ListRow, n int) htmlChange {
 	}
 	rules := make([]string, len(row.Rules))
 	for i, r := range row.Rules {
-		rules[i] = displayPath(r)
+		rules[i] = quote.Path(r)
 	}
-	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: displayPath(row.Folder + "/"),
+	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: quote.Path(row.Folder + "/"),
 		Detail: t.String() + " (rolled up: the JSON report lists each)", Rule: strings.Join(rules, " "),
 		Allowed: t.Violations == 0, Brief: true, Folder: true}
 }
@@ -423,7 +424,7 @@ func folderRow(row *ListRow, n int) htmlChange {
 // blockedProcess names the process that tried a blocked action: "pid 4211
 // curl example.com" (as clean one-line text).
 func blockedProcess(b *Blocked) string {
-	cmd := strings.ReplaceAll(cleanText(b.Cmd), "\n", " ")
+	cmd := strings.ReplaceAll(quote.Clean(b.Cmd), "\n", " ")
 	switch {
 	case b.PID > 0 && cmd != "":
 		return fmt.Sprintf("pid %d %s", b.PID, cmd)
@@ -436,7 +437,7 @@ func blockedProcess(b *Blocked) string {
 func cleanAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = strings.ReplaceAll(cleanText(s), "\n", " ")
+		out[i] = strings.ReplaceAll(quote.Clean(s), "\n", " ")
 	}
 	return out
 }
@@ -444,7 +445,7 @@ func cleanAll(ss []string) []string {
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = displayPath(s)
+		out[i] = quote.Path(s)
 	}
 	return out
 }
@@ -457,9 +458,9 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
 		Label:    kindLabel(c.Kind),
-		Path:     displayPath(c.Path),
-		Detail:   cleanText(detailWith(c, notes)),
-		Rule:     displayPath(c.Rule),
+		Path:     quote.Path(c.Path),
+		Detail:   quote.Clean(detailWith(c, notes)),
+		Rule:     quote.Path(c.Rule),
 		Risk:     string(c.Risk),
 		Allowed:  c.Allowed,
 		Summary:  entrySummary(c.Before) + " → " + entrySummary(c.After),
@@ -588,15 +589,15 @@ func writePiece(b *strings.Builder, p textdiff.Piece) {
 	}
 }
 
-// cleanDiff is cleanText for a diff: carriage returns stay, as part of
+// cleanDiff is quote.Clean for a diff: carriage returns stay, as part of
 // their lines (a CRLF -> LF change must show).
 func cleanDiff(d string) string {
 	if !strings.ContainsRune(d, '\r') {
-		return cleanText(d)
+		return quote.Clean(d)
 	}
 	parts := strings.Split(d, "\r")
 	for i, p := range parts {
-		parts[i] = cleanText(p)
+		parts[i] = quote.Clean(p)
 	}
 	return strings.Join(parts, "\r")
 }

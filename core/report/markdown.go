@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // MaxMarkdown is the most a Markdown report holds, in bytes (so in
@@ -145,10 +146,10 @@ func (r *Report) markdown(m *mdWriter) {
 		}
 		row("Containment", line)
 		if g := c.GrantsLine(); g != "" {
-			row("Granted", mdText(cutText(cleanText(strings.TrimPrefix(g, "granted: ")), 2<<10)))
+			row("Granted", mdText(cutText(quote.Clean(strings.TrimPrefix(g, "granted: ")), 2<<10)))
 		}
 		if len(c.DroppedEnv) > 0 {
-			row("Variables dropped", mdText(cutText(cleanText(strings.Join(c.DroppedEnv, ", ")), 2<<10)))
+			row("Variables dropped", mdText(cutText(quote.Clean(strings.Join(c.DroppedEnv, ", ")), 2<<10)))
 		}
 	}
 	if note := r.Containment.NotObservable(); note != "" {
@@ -161,7 +162,7 @@ func (r *Report) markdown(m *mdWriter) {
 		}
 	}
 	if w := r.Watch; w != nil {
-		line := mdText(cutText(cleanText(w.Summary()), 2<<10))
+		line := mdText(cutText(quote.Clean(w.Summary()), 2<<10))
 		if len(r.Outside) > 0 {
 			line = fmt.Sprintf("❌ **%s**; ", Plural(len(r.Outside), "change")) + line
 		}
@@ -210,7 +211,7 @@ func (r *Report) markdown(m *mdWriter) {
 			verdict += mdText(reason)
 		}
 		row("Re-evaluated verdict", verdict)
-		note := cleanText(rv.Note)
+		note := quote.Clean(rv.Note)
 		if len(note) > 2<<10 {
 			note = cutText(note, 2<<10) + " …"
 		}
@@ -461,7 +462,7 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 			text = cut
 			left.cutDiffs++
 		}
-		m.linef("<details%s><summary><code>%s</code> (%s, %s%s)</summary>", attr, html.EscapeString(displayPath(c.Path)), c.Kind, status, from)
+		m.linef("<details%s><summary><code>%s</code> (%s, %s%s)</summary>", attr, html.EscapeString(quote.Path(c.Path)), c.Kind, status, from)
 		m.line()
 		fenced(m, "diff", text)
 		m.line()
@@ -608,7 +609,7 @@ func mdList(items []string, none string) string {
 // side). In a table cell a | is escaped as \|, which GFM reads back as |
 // even inside code spans. s is first made one safe line by displayPath.
 func mdCode(s string, inTable bool) string {
-	s = displayPath(s)
+	s = quote.Path(s)
 	if s == "" {
 		return ""
 	}
@@ -635,7 +636,7 @@ func mdCode(s string, inTable bool) string {
 // characters that could start markup are backslash-escaped (| as \|, which
 // a GFM table reads back as |) and line breaks become spaces.
 func mdText(s string) string {
-	s = cleanText(s)
+	s = quote.Clean(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {

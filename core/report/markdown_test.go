@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // renderMarkdown renders the report's Markdown as GitHub would (GFM, raw
@@ -239,7 +240,7 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 	var want []string
 	order := RankOrder(r.Changes)
 	for _, i := range order {
-		want = append(want, displayPath(r.Changes[i].Path))
+		want = append(want, quote.Path(r.Changes[i].Path))
 	}
 	if got := column(tables[1], 1); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("paths do not render verbatim:\n got %q\nwant %q", got, want)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Renames returns the report's renames: those recorded on its changes
@@ -67,12 +68,12 @@ func (r *Report) renameNotes() map[string]renameNote {
 		if rn.Similarity < 100 {
 			alike = ", " + strconv.Itoa(rn.Similarity) + "% alike"
 		}
-		from := renameNote{text: "renamed to " + displayPath(rn.To) + alike,
-			shownWith: "no text diff: renamed to " + displayPath(rn.To) + "; its diff there shows what changed"}
-		to := renameNote{text: "renamed from " + displayPath(rn.From) + alike, diff: rn.Diff}
+		from := renameNote{text: "renamed to " + quote.Path(rn.To) + alike,
+			shownWith: "no text diff: renamed to " + quote.Path(rn.To) + "; its diff there shows what changed"}
+		to := renameNote{text: "renamed from " + quote.Path(rn.From) + alike, diff: rn.Diff}
 		if rn.Similarity == 100 {
-			from.shownWith = "no text diff: renamed to " + displayPath(rn.To) + " with the same content"
-			to.shownWith = "no text diff: renamed from " + displayPath(rn.From) + " with the same content"
+			from.shownWith = "no text diff: renamed to " + quote.Path(rn.To) + " with the same content"
+			to.shownWith = "no text diff: renamed from " + quote.Path(rn.From) + " with the same content"
 		}
 		m[rn.From], m[rn.To] = from, to
 	}
