@@ -314,14 +314,38 @@ func (r *Report) htmlView() *htmlView {
 		verdict = "PASS"
 	}
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
-	if rv := r.Review; rv != nil {
-		v.Review = &htmlReview{Decision: rv.Decision, Note: quote.Clean(rv.Note), Pass: rv.Verdict == Pass,
-			Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
-		v.Review.Verdict = "FAIL"
-		if v.Review.Pass {
-			v.Review.Verdict = "PASS"
-		}
+	v.Review = r.htmlReview()
+	v.addRun(r)
+	v.addBlocked(r)
+	v.addOutside(r)
+	v.addNetwork(r)
+	violations, allowed := r.splitChanges()
+	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
+	l := htmlLister{budget: htmlDiffBudget, notes: r.renameNotes()}
+	v.Violations = l.list(violations)
+	v.Allowed = l.list(allowed)
+	v.Brief = max(0, l.n-htmlDetailed)
+	return v
+}
+
+// htmlReview is the view of the reviewer's draft, nil for none.
+func (r *Report) htmlReview() *htmlReview {
+	rv := r.Review
+	if rv == nil {
+		return nil
 	}
+	h := &htmlReview{Decision: rv.Decision, Note: quote.Clean(rv.Note), Pass: rv.Verdict == Pass,
+		Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
+	h.Verdict = "FAIL"
+	if h.Pass {
+		h.Verdict = "PASS"
+	}
+	return h
+}
+
+// addRun adds how the run went: its stage and containment lines, the
+// processes left over and the entries the gate could not read.
+func (v *htmlView) addRun(r *Report) {
 	if st := r.Stage; st != nil {
 		v.Stage = quote.Clean(st.Summary())
 	}
@@ -337,6 +361,11 @@ func (r *Report) htmlView() *htmlView {
 		u.Path, u.Reason = quote.Path(u.Path), quote.Clean(u.Reason)
 		v.Unreadable = append(v.Unreadable, u)
 	}
+}
+
+// addBlocked adds the actions containment blocked (when it was requested,
+// or some were recorded).
+func (v *htmlView) addBlocked(r *Report) {
 	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
 		v.Blocking, v.BlockedNote = true, quote.Clean(r.Containment.NotObservable())
 	}
@@ -346,6 +375,11 @@ func (r *Report) htmlView() *htmlView {
 		v.Blocked = append(v.Blocked, htmlBlocked{Kind: quote.Clean(b.Kind), Label: strings.ToUpper(quote.Clean(b.Kind)), Target: quote.Path(b.Target),
 			Process: blockedProcess(b), Op: quote.Clean(b.Op), Count: max(b.Count, 1)})
 	}
+}
+
+// addOutside adds the watch of the paths outside the workspace and the
+// changes found there.
+func (v *htmlView) addOutside(r *Report) {
 	if w := r.Watch; w != nil || len(r.Outside) > 0 {
 		v.Watching, v.Watch = true, quote.Clean(w.Summary())
 		if w != nil {
@@ -359,19 +393,16 @@ func (r *Report) htmlView() *htmlView {
 		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
 			Path: quote.Path(o.Path), Detail: quote.Clean(o.Detail())})
 	}
+}
+
+// addNetwork adds the requests through the gate's proxy.
+func (v *htmlView) addNetwork(r *Report) {
 	v.NetworkLine, v.NetworkDropped = quote.Clean(r.NetworkSummary()), r.NetworkDropped
 	for i := range r.Network {
 		q := &r.Network[i]
 		v.Network = append(v.Network, htmlNetwork{Method: quote.Clean(q.Method), Target: quote.Path(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
 			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: quote.Clean(q.Reason), Allowed: q.Allowed})
 	}
-	violations, allowed := r.splitChanges()
-	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
-	l := htmlLister{budget: htmlDiffBudget, notes: r.renameNotes()}
-	v.Violations = l.list(violations)
-	v.Allowed = l.list(allowed)
-	v.Brief = max(0, l.n-htmlDetailed)
-	return v
 }
 
 // htmlLister makes the rows of the lists of changes, numbering the
