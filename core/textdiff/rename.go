@@ -82,31 +82,59 @@ func FindRenames(cs []diff.Change) []Rename {
 // findRenames is MarkRenames without recording, comparing at most
 // maxCompares pairs of contents.
 func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), maxCompares int) []Rename {
-	type key struct {
-		sum  string
-		size int64
-	}
-	var removed []int
-	byContent := map[key][]int{}
-	for i := range cs {
-		if c := &cs[i]; c.Kind == diff.Removed && isRenameFile(c.Before) {
-			removed = append(removed, i)
-			k := key{c.Before.SHA256, c.Before.Size}
-			byContent[k] = append(byContent[k], i)
-		}
-	}
+	removed, byContent := removedFiles(cs)
 	if len(removed) == 0 {
 		return nil
 	}
-	var out []Rename
-	paired := map[int]bool{}
-	var added []int
+	out, added, paired := sameContent(cs, byContent)
+	if content == nil || len(added) == 0 {
+		return out
+	}
+	var left []int
+	for _, j := range removed {
+		if !paired[j] && cs[j].Before.Size <= maxRenameText {
+			left = append(left, j)
+		}
+	}
+	texts := &renameTexts{cs: cs, content: content, got: map[int][]byte{}}
+	found := similar(similarCandidates(cs, left, added, maxCompares), texts)
+	out = append(out, pickRenames(cs, found, texts)...)
+	sort.SliceStable(out, func(x, y int) bool { return out[x].To < out[y].To })
+	return out
+}
+
+// contentKey identifies a file's content: its SHA-256 and size.
+type contentKey struct {
+	sum  string
+	size int64
+}
+
+// removedFiles returns the removed regular files of cs that may be half of
+// a rename (indices into cs), and the same indexed by content.
+func removedFiles(cs []diff.Change) (removed []int, byContent map[contentKey][]int) {
+	byContent = map[contentKey][]int{}
+	for i := range cs {
+		if c := &cs[i]; c.Kind == diff.Removed && isRenameFile(c.Before) {
+			removed = append(removed, i)
+			k := contentKey{c.Before.SHA256, c.Before.Size}
+			byContent[k] = append(byContent[k], i)
+		}
+	}
+	return removed, byContent
+}
+
+// sameContent pairs each added regular file with a removed one of the same
+// content (byContent, taken from as it pairs), the one with its base name
+// first. It returns the renames, the added files left without a partner
+// and the removed files paired.
+func sameContent(cs []diff.Change, byContent map[contentKey][]int) (out []Rename, added []int, paired map[int]bool) {
+	paired = map[int]bool{}
 	for i := range cs {
 		c := &cs[i]
 		if c.Kind != diff.Added || !isRenameFile(c.After) {
 			continue
 		}
-		from := byContent[key{c.After.SHA256, c.After.Size}]
+		from := byContent[contentKey{c.After.SHA256, c.After.Size}]
 		best := -1
 		for k, j := range from { // the same base name first
 			if best < 0 || path.Base(cs[j].Path) == path.Base(c.Path) && path.Base(cs[from[best]].Path) != path.Base(c.Path) {
@@ -120,104 +148,125 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), 
 		j := from[best]
 		out = append(out, Rename{From: cs[j].Path, To: c.Path, Similarity: 100})
 		paired[j] = true
-		byContent[key{c.After.SHA256, c.After.Size}] = append(from[:best:best], from[best+1:]...)
+		byContent[contentKey{c.After.SHA256, c.After.Size}] = append(from[:best:best], from[best+1:]...)
 	}
-	if content == nil || len(added) == 0 {
-		return out
+	return out, added, paired
+}
+
+// renameCand is a removed file (from) and an added one (to) that may be a
+// rename with edits (indices into the changes).
+type renameCand struct {
+	from, to int
+	sameBase bool
+}
+
+// rankedCand is a candidate with what ranks it: the trailing path segments
+// its paths share and the difference of their sizes.
+type rankedCand struct {
+	renameCand
+	tail int
+	size int64
+}
+
+// better ranks a before b: the same base name first, then the most
+// trailing path segments in common, then the closest in size.
+func (a rankedCand) better(b rankedCand) bool {
+	if a.sameBase != b.sameBase {
+		return a.sameBase
 	}
-	// Similar text: candidates whose sizes allow MinRenameSimilarity.
-	type cand struct {
-		from, to int
-		sameBase bool
+	if a.tail != b.tail {
+		return a.tail > b.tail
 	}
-	var cands []cand
-	var left []int
-	for _, j := range removed {
-		if !paired[j] && cs[j].Before.Size <= maxRenameText {
-			left = append(left, j)
-		}
-	}
-	// Sizes that allow MinRenameSimilarity: the smaller at least 80% of
-	// the larger.
-	fits := func(j, i int) bool {
-		a, b := cs[j].Before.Size, cs[i].After.Size
-		return b <= maxRenameText && 100*min(a, b) >= (MinRenameSimilarity-10)*max(a, b)
-	}
+	return a.size < b.size
+}
+
+// similarCandidates returns the pairs worth comparing for a rename with
+// edits: each removed file of left with its likeliest partners among
+// added, the same base name first, then (when the run is small enough to
+// look at every pair) any other; about maxCompares pairs at most.
+func similarCandidates(cs []diff.Change, left, added []int, maxCompares int) []renameCand {
 	byBase := map[string][]int{}
 	for _, i := range added {
 		byBase[path.Base(cs[i].Path)] = append(byBase[path.Base(cs[i].Path)], i)
 	}
-	// Each removed file's likeliest partners: the same base name first,
-	// then (when the run is small enough to look at every pair) any other;
-	// among them those sharing the most trailing path segments, then the
-	// closest in size.
 	perFile := max(1, min(renameCandidates, maxCompares/max(1, len(left))))
 	every := len(left)*len(added) <= 50*maxCompares
-	type ranked struct {
-		cand
-		tail int
-		size int64
-	}
-	better := func(a, b ranked) bool {
-		if a.sameBase != b.sameBase {
-			return a.sameBase
-		}
-		if a.tail != b.tail {
-			return a.tail > b.tail
-		}
-		return a.size < b.size
-	}
+	var cands []renameCand
 	for _, j := range left {
 		pool := byBase[path.Base(cs[j].Path)]
 		if every {
 			pool = added
 		}
-		var top []ranked // the best perFile so far, best first
-		for _, i := range pool {
-			if !fits(j, i) {
-				continue
-			}
-			r := ranked{cand{j, i, path.Base(cs[j].Path) == path.Base(cs[i].Path)}, sharedTail(cs[j].Path, cs[i].Path), absDiff(cs[i].After.Size, cs[j].Before.Size)}
-			k := len(top)
-			for k > 0 && better(r, top[k-1]) {
-				k--
-			}
-			if k < perFile {
-				top = append(top[:k], append([]ranked{r}, top[k:]...)...)
-				top = top[:min(len(top), perFile)]
-			}
-		}
-		for _, r := range top {
-			cands = append(cands, r.cand)
+		for _, r := range topPartners(cs, j, pool, perFile) {
+			cands = append(cands, r.renameCand)
 		}
 		if len(cands) >= maxCompares {
 			break
 		}
 	}
-	type scored struct {
-		cand
-		sim int
-	}
-	var found []scored
-	texts := map[int][]byte{}
-	get := func(i int) []byte {
-		if t, ok := texts[i]; ok {
-			return t
+	return cands
+}
+
+// topPartners returns the best n partners (best first) of removed file j
+// among pool whose sizes allow MinRenameSimilarity: the smaller at least
+// 80% of the larger.
+func topPartners(cs []diff.Change, j int, pool []int, n int) []rankedCand {
+	var top []rankedCand
+	for _, i := range pool {
+		a, b := cs[j].Before.Size, cs[i].After.Size
+		if b > maxRenameText || 100*min(a, b) < (MinRenameSimilarity-10)*max(a, b) {
+			continue
 		}
-		t, ok := content(&cs[i])
-		if !ok || !IsText(t) {
-			t = nil
+		r := rankedCand{renameCand{j, i, path.Base(cs[j].Path) == path.Base(cs[i].Path)}, sharedTail(cs[j].Path, cs[i].Path), absDiff(b, a)}
+		k := len(top)
+		for k > 0 && r.better(top[k-1]) {
+			k--
 		}
-		texts[i] = t
-		return t
+		if k < n {
+			top = append(top[:k], append([]rankedCand{r}, top[k:]...)...)
+			top = top[:min(len(top), n)]
+		}
 	}
+	return top
+}
+
+// renameTexts reads the contents compared for renames, each once; a
+// content that cannot be read or is not text is nil.
+type renameTexts struct {
+	cs      []diff.Change
+	content func(c *diff.Change) ([]byte, bool)
+	got     map[int][]byte
+}
+
+func (t *renameTexts) get(i int) []byte {
+	if b, ok := t.got[i]; ok {
+		return b
+	}
+	b, ok := t.content(&t.cs[i])
+	if !ok || !IsText(b) {
+		b = nil
+	}
+	t.got[i] = b
+	return b
+}
+
+// scoredCand is a candidate with its similarity (percent).
+type scoredCand struct {
+	renameCand
+	sim int
+}
+
+// similar returns the candidates at least MinRenameSimilarity alike, the
+// most alike first (the same base name first among equals).
+func similar(cands []renameCand, texts *renameTexts) []scoredCand {
+	var found []scoredCand
 	for _, c := range cands {
-		old, cur := get(c.from), get(c.to)
+		old, cur := texts.get(c.from), texts.get(c.to)
 		if old == nil || cur == nil {
 			continue
 		}
 		if sim := textSimilarity(old, cur); sim >= MinRenameSimilarity {
-			found = append(found, scored{cand: c, sim: sim})
+			found = append(found, scoredCand{renameCand: c, sim: sim})
 		}
 	}
 	sort.SliceStable(found, func(x, y int) bool {
@@ -226,6 +275,13 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), 
 		}
 		return found[x].sameBase && !found[y].sameBase
 	})
+	return found
+}
+
+// pickRenames takes the renames from found, best first, each file in one
+// rename at most, with the diff from the old content.
+func pickRenames(cs []diff.Change, found []scoredCand, texts *renameTexts) []Rename {
+	var out []Rename
 	taken := map[int]bool{}
 	for _, f := range found {
 		if taken[f.from] || taken[f.to] {
@@ -233,10 +289,9 @@ func findRenames(cs []diff.Change, content func(c *diff.Change) ([]byte, bool), 
 		}
 		taken[f.from], taken[f.to] = true, true
 		from, to := cs[f.from].Path, cs[f.to].Path
-		d, _ := renameDiff(get(f.from), get(f.to), from, to)
+		d, _ := renameDiff(texts.get(f.from), texts.get(f.to), from, to)
 		out = append(out, Rename{From: from, To: to, Similarity: f.sim, Diff: d})
 	}
-	sort.SliceStable(out, func(x, y int) bool { return out[x].To < out[y].To })
 	return out
 }
 
