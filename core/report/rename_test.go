@@ -14,10 +14,7 @@ import (
 
 // contentsOf serves the test files' contents by path.
 func contentsOf(files map[string]string) func(c *diff.Change) ([]byte, bool) {
-	return func(c *diff.Change) ([]byte, bool) {
-		s, ok := files[c.Path]
-		return []byte(s), ok
-	}
+	return func(c *diff.Change) ([]byte, bool) { s, ok := files[c.Path]; return []byte(s), ok }
 }
 
 // A removed and an added file with the same content are shown as a rename

@@ -115,14 +115,7 @@ func alignLongLines(lines []string, del, add []int) [][2]int {
 // and their changed words are the only difference.
 func WindowLine(old, new string, limit int) (string, string) {
 	ta, tb := tokens(old), tokens(new)
-	offs := func(ts []string) []int {
-		o := make([]int, len(ts)+1)
-		for i, t := range ts {
-			o[i+1] = o[i] + len(t)
-		}
-		return o
-	}
-	oa, ob := offs(ta), offs(tb)
+	oa, ob := offsets(ta), offsets(tb)
 	var wa, wb strings.Builder
 	over := false
 	// common writes unchanged text s to both windows: all of it when it is

@@ -191,6 +191,16 @@ func tokens(s string) []string {
 	return out
 }
 
+// offsets returns where each of ts starts in their concatenation, and
+// (last) its length.
+func offsets(ts []string) []int {
+	o := make([]int, len(ts)+1)
+	for i, t := range ts {
+		o[i+1] = o[i] + len(t)
+	}
+	return o
+}
+
 func isWord(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // Words returns the byte ranges of old and new that differ, word by word
@@ -202,14 +212,7 @@ func Words(old, new string) (oldSpans, newSpans []Span) {
 		return nil, nil
 	}
 	ta, tb := tokens(old), tokens(new)
-	offs := func(ts []string) []int {
-		o := make([]int, len(ts)+1)
-		for i, t := range ts {
-			o[i+1] = o[i] + len(t)
-		}
-		return o
-	}
-	oa, ob := offs(ta), offs(tb)
+	oa, ob := offsets(ta), offsets(tb)
 	for _, d := range lcs.DiffLines(ta, tb) {
 		if d.End > d.Start {
 			oldSpans = addSpan(oldSpans, Span{oa[d.Start], oa[d.End]}, old)

@@ -2,8 +2,18 @@ package quote
 
 import "testing"
 
+// check runs f on each case's input and wants its output.
+func check(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q) = %s, want %s", name, in, got, want)
+		}
+	}
+}
+
 func TestPathAndText(t *testing.T) {
-	for in, want := range map[string]string{
+	check(t, "Path", Path, map[string]string{
 		"plain name/x.go": "plain name/x.go",
 		"ünïcode/名前":      "ünïcode/名前",
 		"a\nb":            `"a\nb"`,
@@ -15,32 +25,20 @@ func TestPathAndText(t *testing.T) {
 		"bidi\u202e":      `"bidi\u202e"`,
 		"x\xff":           `"x\xff"`,
 		`"quoted"`:        `"\"quoted\""`,
-	} {
-		if got := Path(in); got != want {
-			t.Errorf("Path(%q) = %s, want %s", in, got, want)
-		}
-	}
-	for in, want := range map[string]string{
+	})
+	check(t, "Text", Text, map[string]string{
 		`workspace "x": no such file`:     `workspace "x": no such file`,
 		"workspace \x1b[2Jx\t\xff\u202e!": `workspace \x1b[2Jx\t\xff\u202e!`,
-	} {
-		if got := Text(in); got != want {
-			t.Errorf("Text(%q) = %s, want %s", in, got, want)
-		}
-	}
+	})
 }
 
 func TestClean(t *testing.T) {
-	for in, want := range map[string]string{
+	check(t, "Clean", Clean, map[string]string{
 		"":                          "",
 		"plain\ttext\n":             "plain\ttext\n",
 		"crlf\r\nlone\rend":         "crlf\nlone\nend",
 		"\x1b[31mred\x1b[0m":        "red",
 		"title\x1b]0;evil\x07 done": "title done",
 		"bad\xff nul\x00 c1\u0085":  "bad\ufffd nul\ufffd c1\ufffd",
-	} {
-		if got := Clean(in); got != want {
-			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
