@@ -16,13 +16,13 @@ import (
 const mod = "github.com/diffgate/diffgate/"
 
 // engine is the portable core: it builds for js/wasm and runs no process.
-var engine = []string{mod + "core/snapshot", mod + "core/diff", mod + "core/policy", mod + "core/report"}
+var engine = []string{mod + "core/snapshot", mod + "core/diff", mod + "core/policy", mod + "core/report", mod + "core/textdiff", mod + "internal/quote"}
 
 // engineForbidden: what the engine may not reach, by import path or prefix
 // (a trailing "/" means the package and everything under it).
 var engineForbidden = []string{
 	mod + "core/proc", mod + "core/gate", mod + "core/history", mod + "core/pipeline", mod + "app/",
-	"os/exec", "modernc.org/sqlite/", "github.com/jackc/pgx/", "fyne.io/",
+	mod + "core/stage", mod + "core/contain", "os/exec", "modernc.org/sqlite/", "github.com/jackc/pgx/", "fyne.io/",
 }
 
 // pkgGraph is the result of one go list -deps: each package's imports and
@@ -204,12 +204,14 @@ func TestArchFrontEndsUseThePipeline(t *testing.T) {
 	}
 }
 
-// TestArchWatchKnowsNoReport: core/watch records and compares stats; the
-// gate turns its changes into the report's findings.
-func TestArchWatchKnowsNoReport(t *testing.T) {
-	p := mod + "core/watch"
-	g := goList(t, nil, p)
-	if c := g.chain(p, []string{mod + "core/report"}); c != nil {
-		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+// TestArchKnowsNoReport: core/watch records and compares stats (the gate
+// turns its changes into the report's findings); core/textdiff computes
+// diffs (the reports render them, never the other way round).
+func TestArchKnowsNoReport(t *testing.T) {
+	for _, p := range []string{mod + "core/watch", mod + "core/textdiff"} {
+		g := goList(t, nil, p)
+		if c := g.chain(p, []string{mod + "core/report"}); c != nil {
+			t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+		}
 	}
 }

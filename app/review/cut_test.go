@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // A one-line edit to a 40 KiB minified file shows the removed and the added
@@ -12,7 +12,7 @@ import (
 // that skipped numbered lines.
 func TestParseUnifiedCutLines(t *testing.T) {
 	line := strings.Repeat("x=1;", 10<<10)
-	d, ok := report.TextDiff([]byte(line+"\n"), []byte(line+"y\n"), "app.min.js")
+	d, ok := textdiff.Lines([]byte(line+"\n"), []byte(line+"y\n"), "app.min.js")
 	if !ok {
 		t.Fatal("no diff")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // riskHelp explains each risk in one sentence.
@@ -155,7 +156,7 @@ func (d *detail) show(i int) {
 	kindName := style.KindColor(c.Kind)
 
 	d.icon.SetResource(style.Colored(style.KindIcon(c.Kind), kindName))
-	d.title.Segments = pathSegments(report.QuotePath(c.Path), widget.RichTextStyle{
+	d.title.Segments = pathSegments(quote.Path(c.Path), widget.RichTextStyle{
 		SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 
@@ -198,7 +199,7 @@ func (d *detail) showFolder(id string) {
 	}
 	d.change, d.folder = -1, id
 	d.icon.SetResource(theme.FolderIcon())
-	d.title.Segments = pathSegments(report.QuotePath(id)+"/", widget.RichTextStyle{
+	d.title.Segments = pathSegments(quote.Path(id)+"/", widget.RichTextStyle{
 		SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true, Monospace: true}})
 	d.title.Refresh()
 	colorName := style.Muted
@@ -308,13 +309,13 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):
 		segs := []widget.RichTextSegment{seg("Symlink to ", "", fyne.TextStyle{Bold: true})}
 		if b != nil && b.Type == snapshot.Symlink {
-			segs = append(segs, code(report.QuotePath(b.Target)))
+			segs = append(segs, code(quote.Path(b.Target)))
 		}
 		if a != nil && a.Type == snapshot.Symlink {
 			if len(segs) > 1 {
 				segs = append(segs, seg(" ", "", fyne.TextStyle{}), arrow(style.Changed), seg(" ", "", fyne.TextStyle{}))
 			}
-			segs = append(segs, code(report.QuotePath(a.Target)))
+			segs = append(segs, code(quote.Path(a.Target)))
 		}
 		add(para(segs...))
 	case !c.Has(diff.Content) && b != nil && a != nil:

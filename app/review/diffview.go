@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // LineKind classifies a line of a unified diff.
@@ -27,7 +27,7 @@ const (
 	LineHunk   // @@ -a,b +c,d @@
 	LineHeader // --- a/x, +++ b/x
 	LineNote   // \ No newline at end of file
-	LineCut    // … cut: 3 more added lines (report.IsCutLine): no line numbers
+	LineCut    // … cut: 3 more added lines (textdiff.IsCutLine): no line numbers
 )
 
 // DiffLine is one line of a unified diff with its line numbers in the old
@@ -74,7 +74,7 @@ const tabWidth = 4
 
 // ParseUnified splits a unified diff into lines, numbering them from the
 // hunk headers. The removed and added lines of each change are paired
-// (report.Intraline) and their changed words marked; the whitespace that
+// (textdiff.Intraline) and their changed words marked; the whitespace that
 // changed, and trailing whitespace and carriage returns, are made visible
 // in changed lines.
 func ParseUnified(s string) []DiffLine {
@@ -83,7 +83,7 @@ func ParseUnified(s string) []DiffLine {
 		return nil
 	}
 	raw := strings.Split(s, "\n")
-	marks, pair := report.Intraline(raw)
+	marks, pair := textdiff.Intraline(raw)
 	out := make([]DiffLine, 0, len(raw))
 	oldNo, newNo := 0, 0
 	inHunk := false
@@ -98,9 +98,9 @@ func ParseUnified(s string) []DiffLine {
 			d.Kind = LineHeader
 		case strings.HasPrefix(l, "\\"):
 			d.Kind = LineNote
-		case report.IsCutLine(l):
+		case textdiff.IsCutLine(l):
 			d.Kind = LineCut
-			o, n := report.CutSkips(l)
+			o, n := textdiff.CutSkips(l)
 			oldNo, newNo = oldNo+o, newNo+n
 		case strings.HasPrefix(l, "+"):
 			d.Kind, d.New = LineAdded, newNo
@@ -114,7 +114,7 @@ func ParseUnified(s string) []DiffLine {
 			newNo++
 		}
 		if d.Kind == LineAdded || d.Kind == LineRemoved {
-			d.pieces = drawnPieces(report.Pieces(l[1:], marks[i]))
+			d.pieces = drawnPieces(textdiff.Pieces(l[1:], marks[i]))
 			if pair[i] >= 0 {
 				d.mate = pair[i] + 1
 			}
@@ -124,9 +124,9 @@ func ParseUnified(s string) []DiffLine {
 	return out
 }
 
-// drawnPieces turns a changed line's report.Pieces into what is drawn, from
+// drawnPieces turns a changed line's textdiff.Pieces into what is drawn, from
 // column 1 (after the marker); nil when there is nothing to mark.
-func drawnPieces(ps []report.Piece) []piece {
+func drawnPieces(ps []textdiff.Piece) []piece {
 	if len(ps) == 0 || len(ps) == 1 && !ps[0].Changed && !ps[0].Space {
 		return nil
 	}
@@ -147,7 +147,7 @@ func drawnPieces(ps []report.Piece) []piece {
 					b.WriteString(`\r`)
 					col += 2
 				default:
-					b.WriteString(report.VisibleSpace(string(r)))
+					b.WriteString(textdiff.VisibleSpace(string(r)))
 					col++
 				}
 			}

@@ -15,7 +15,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // drawnRows groups the texts drawn in o by row (their y), left to right,
@@ -114,7 +114,7 @@ func countColor(img image.Image, c color.Color) int {
 func wordDiff(t *testing.T) string {
 	before := "host = \"api.example.com\"\nname = x \none\r\n    y()\n"
 	after := "host = \"10.0.0.5\"\nname = x\none\n\ty()\n"
-	d, ok := report.TextDiff([]byte(before), []byte(after), "x.conf")
+	d, ok := textdiff.Lines([]byte(before), []byte(after), "x.conf")
 	if !ok {
 		t.Fatal("no diff")
 	}
@@ -187,7 +187,7 @@ func TestDiffViewWordHighlights(t *testing.T) {
 // scrolling right reaches the end of the line.
 func TestDiffViewLongLines(t *testing.T) {
 	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
-	d, ok := report.TextDiff([]byte(line+"\n"), []byte(strings.Replace(line, "a+1", "a+2", 1)+"\n"), "app.min.js")
+	d, ok := textdiff.Lines([]byte(line+"\n"), []byte(strings.Replace(line, "a+1", "a+2", 1)+"\n"), "app.min.js")
 	if !ok {
 		t.Fatal("no diff")
 	}
@@ -260,7 +260,7 @@ func TestDiffViewLongLines(t *testing.T) {
 // line's two versions on one row (with their word marks); a view too
 // narrow for two panes shows the diff unified.
 func TestDiffViewSideBySide(t *testing.T) {
-	d, ok := report.TextDiff([]byte("a\nkeep\nold line one\nremoved only\nz\n"), []byte("a\nkeep\ninserted\nnew line one\nz\n"), "f.txt")
+	d, ok := textdiff.Lines([]byte("a\nkeep\nold line one\nremoved only\nz\n"), []byte("a\nkeep\ninserted\nnew line one\nz\n"), "f.txt")
 	if !ok {
 		t.Fatal("no diff")
 	}

@@ -7,7 +7,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // exported is the line under the export buttons: where the last export was
@@ -41,7 +41,7 @@ func newExported(openFolder func(path string)) *exported {
 func (e *exported) saved(path string) {
 	e.path = path
 	e.set(seg("Saved to ", style.Muted, fyne.TextStyle{}),
-		&widget.TextSegment{Text: report.QuotePath(path), Style: widget.RichTextStyle{Inline: true, ColorName: style.PassColor,
+		&widget.TextSegment{Text: quote.Path(path), Style: widget.RichTextStyle{Inline: true, ColorName: style.PassColor,
 			TextStyle: fyne.TextStyle{Monospace: true}}})
 	if e.open != nil {
 		e.open.Show()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // The change list shows, besides the workspace's changes, the run's other
@@ -174,9 +175,9 @@ func outOfRange(r *report.Report, g string, k int) bool {
 // networkBadge is "CONNECT · 1.2 MB in" or "refused: host not allowed".
 func networkBadge(q *report.NetRequest) string {
 	if !q.Allowed {
-		return "refused: " + report.Printable(q.Reason)
+		return "refused: " + quote.Text(q.Reason)
 	}
-	return report.Printable(q.Method) + " · " + report.Size(q.BytesIn) + " in · " + report.Size(q.BytesOut) + " out"
+	return quote.Text(q.Method) + " · " + report.Size(q.BytesIn) + " in · " + report.Size(q.BytesOut) + " out"
 }
 
 // setFinding shows a findings group or one of its items.
@@ -218,15 +219,15 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 			r.seg.Text, r.badge.Text = "", ""
 		case g == groupBlocked:
 			b := &v.r.Blocked[k]
-			r.seg.Text = report.Printable(b.Kind) + " " + report.QuotePath(b.Target)
+			r.seg.Text = quote.Text(b.Kind) + " " + quote.Path(b.Target)
 			r.badge.Text = blockedBadge(b)
 		case g == groupNetwork:
 			q := &v.r.Network[k]
-			r.seg.Text = report.Printable(q.Target())
+			r.seg.Text = quote.Text(q.Target())
 			r.badge.Text = networkBadge(q)
 		default:
 			o := &v.r.Outside[k]
-			r.seg.Text = string(o.Kind) + " " + report.QuotePath(o.Path)
+			r.seg.Text = string(o.Kind) + " " + quote.Path(o.Path)
 			r.badge.Text = o.Detail()
 		}
 	}
@@ -238,7 +239,7 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 func blockedBadge(b *report.Blocked) string {
 	var parts []string
 	if b.Op != "" {
-		parts = append(parts, report.Printable(b.Op))
+		parts = append(parts, quote.Text(b.Op))
 	}
 	if b.Count > 1 {
 		parts = append(parts, fmt.Sprintf("%s times", report.GroupDigits(b.Count)))
@@ -290,24 +291,24 @@ func (d *detail) showFinding(id string) {
 			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
 	case !item && g == groupNetwork:
 		title(groupTitle(g), false)
-		status(seg(report.Printable(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
+		status(seg(quote.Text(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
 	case g == groupNetwork:
 		q := &r.Network[k]
-		title(report.Printable(q.Target()), true)
+		title(quote.Text(q.Target()), true)
 		if q.Allowed {
-			status(seg("ALLOWED "+report.Printable(q.Method), c, fyne.TextStyle{Bold: true}))
+			status(seg("ALLOWED "+quote.Text(q.Method), c, fyne.TextStyle{Bold: true}))
 		} else {
-			status(seg("REFUSED "+report.Printable(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
-				seg("   "+report.Printable(q.Reason), "", fyne.TextStyle{}))
+			status(seg("REFUSED "+quote.Text(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
+				seg("   "+quote.Text(q.Reason), "", fyne.TextStyle{}))
 		}
 		d.setMeta(factRows([][2]string{
-			{"Host", report.Printable(q.Target())},
-			{"Address", report.Printable(q.Addr)},
-			{"Method", report.Printable(q.Method)},
+			{"Host", quote.Text(q.Target())},
+			{"Address", quote.Text(q.Addr)},
+			{"Method", quote.Text(q.Method)},
 			{"Bytes out", report.Size(q.BytesOut)},
 			{"Bytes in", report.Size(q.BytesIn)},
 			{"Process", processText(&report.Blocked{PID: q.PID, Cmd: q.Cmd})},
-			{"Reason", report.Printable(q.Reason)},
+			{"Reason", quote.Text(q.Reason)},
 		}), nil)
 	case !item:
 		title(groupTitle(g), false)
@@ -315,8 +316,8 @@ func (d *detail) showFinding(id string) {
 			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
 	case g == groupBlocked:
 		b := &r.Blocked[k]
-		title(report.QuotePath(b.Target), true)
-		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(report.Printable(b.Kind)), c, fyne.TextStyle{Bold: true})}
+		title(quote.Path(b.Target), true)
+		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(quote.Text(b.Kind)), c, fyne.TextStyle{Bold: true})}
 		if b.Count > 1 {
 			st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
 		}
@@ -324,15 +325,15 @@ func (d *detail) showFinding(id string) {
 			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
 		status(st...)
 		d.setMeta(factRows([][2]string{
-			{"Kind", report.Printable(b.Kind)},
-			{"Target", report.QuotePath(b.Target)},
+			{"Kind", quote.Text(b.Kind)},
+			{"Target", quote.Path(b.Target)},
 			{"Process", processText(b)},
-			{"System call", report.Printable(b.Op)},
+			{"System call", quote.Text(b.Op)},
 			{"Count", report.GroupDigits(max(b.Count, 1))},
 		}), nil)
 	default:
 		o := &r.Outside[k]
-		title(report.QuotePath(o.Path), true)
+		title(quote.Path(o.Path), true)
 		status(seg("OUTSIDE "+strings.ToUpper(string(o.Kind)), c, fyne.TextStyle{Bold: true}),
 			seg(" ("+o.Detail()+")", c, fyne.TextStyle{}), seg("   ", "", fyne.TextStyle{}),
 			seg("Violation: a change outside the workspace; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
@@ -346,11 +347,11 @@ func (d *detail) showFinding(id string) {
 func processText(b *report.Blocked) string {
 	switch {
 	case b.PID > 0 && b.Cmd != "":
-		return fmt.Sprintf("pid %d  %s", b.PID, report.Printable(b.Cmd))
+		return fmt.Sprintf("pid %d  %s", b.PID, quote.Text(b.Cmd))
 	case b.PID > 0:
 		return fmt.Sprintf("pid %d", b.PID)
 	}
-	return report.Printable(b.Cmd)
+	return quote.Text(b.Cmd)
 }
 
 // factRows is a two-column table of label and value (each value across

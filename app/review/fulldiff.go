@@ -15,12 +15,14 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Bounds of Load full diff, stated next to the button.
 const (
 	// FullDiffMax is the largest file Load full diff compares.
-	FullDiffMax = report.MaxFullDiffInput
+	FullDiffMax = textdiff.MaxFullInput
 	// FullDiffHunks is how many hunks of a full diff are shown.
 	FullDiffHunks = 500
 	// fullDiffBytes bounds the text of a full diff shown (CutDiff).
@@ -141,7 +143,7 @@ func (b *diffBar) canLoad(c *diff.Change) bool {
 		return false
 	}
 	if c.TextDiff != "" {
-		return strings.Contains(c.TextDiff, "\n"+report.CutPrefix) // a line or hunks left out
+		return strings.Contains(c.TextDiff, "\n"+textdiff.CutPrefix) // a line or hunks left out
 	}
 	return diff.NoteBeforeMissing(c.DiffNote)
 }
@@ -251,7 +253,7 @@ func (b *diffBar) start(i int) {
 	b.gen++
 	gen := b.gen
 	b.stop, b.loading, b.of, b.note, b.full = stop, true, b.keyOf(i), "", ""
-	b.setStatus(fmt.Sprintf("Loading the full diff of %s…", report.QuotePath(c.Path)), style.Muted)
+	b.setStatus(fmt.Sprintf("Loading the full diff of %s…", quote.Path(c.Path)), style.Muted)
 	b.update()
 	b.d.root.Refresh()
 	load, do := v.opts.LoadContents, b.d.do
@@ -261,7 +263,7 @@ func (b *diffBar) start(i int) {
 		var d string
 		var hunks int
 		if err == nil {
-			d, hunks, err = report.FullDiff(ctx, before, after, c.Path, FullDiffHunks, fullDiffBytes)
+			d, hunks, err = textdiff.Full(ctx, before, after, c.Path, FullDiffHunks, fullDiffBytes)
 		}
 		do(func() {
 			if gen != b.gen {

@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -173,7 +174,7 @@ func TestLoadFullDiffCancelledBySelection(t *testing.T) {
 func TestLoadFullDiffLongLine(t *testing.T) {
 	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
 	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "a+1};var a=1;function", "a+2};var a=1;function", 1)+"\n")
-	d, _ := report.TextDiff(before, after, "app.min.js")
+	d, _ := textdiff.Lines(before, after, "app.min.js")
 	c := diff.Change{Path: "app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
 	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
@@ -243,7 +244,7 @@ func TestNoLoadFullDiffWithoutContents(t *testing.T) {
 func TestFullDiffNotShownForAnotherReport(t *testing.T) {
 	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
 	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "a+1};var a=1;function", "a+2};var a=1;function", 1)+"\n")
-	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	d, _ := textdiff.Lines(before, after, "assets/app.min.js")
 	minified := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
 	a := &report.Report{Verdict: report.Fail, Changes: []diff.Change{minified}}
@@ -317,7 +318,7 @@ func TestLongLineEditVisibleInApp(t *testing.T) {
 	}
 	line := sb.String()
 	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v1200=x1200;", "v1200=EDITED;", 1)+"\n")
-	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	d, _ := textdiff.Lines(before, after, "assets/app.min.js")
 	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
 	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}
@@ -360,7 +361,7 @@ func TestFullDiffNextChangeKey(t *testing.T) {
 	}
 	line := sb.String()
 	before, after := []byte(line+"\n"), []byte(strings.Replace(line, "v3000=x3000;", "v3000=EDITED;", 1)+"\n")
-	d, _ := report.TextDiff(before, after, "assets/app.min.js")
+	d, _ := textdiff.Lines(before, after, "assets/app.min.js")
 	c := diff.Change{Path: "assets/app.min.js", Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: fileEntry(before), After: fileEntry(after), TextDiff: d}
 	r := &report.Report{Verdict: report.Fail, Changes: []diff.Change{c}}

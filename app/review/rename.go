@@ -13,6 +13,8 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // A rename (report.Renames: a removed file and an added one of the same
@@ -25,11 +27,11 @@ import (
 type renames struct {
 	from map[int]int // added change -> removed change
 	to   map[int]int // removed change -> added change
-	info map[int]report.Rename
+	info map[int]textdiff.Rename
 }
 
 func newRenames(r *report.Report) renames {
-	rn := renames{from: map[int]int{}, to: map[int]int{}, info: map[int]report.Rename{}}
+	rn := renames{from: map[int]int{}, to: map[int]int{}, info: map[int]textdiff.Rename{}}
 	rs := r.Renames()
 	if len(rs) == 0 {
 		return rn
@@ -123,11 +125,11 @@ func (m *model) rowChange(i int, tree bool) (*diff.Change, string) {
 	}
 	switch {
 	case !tree:
-		label = report.QuotePath(old.Path) + renameArrow + report.QuotePath(c.Path)
+		label = quote.Path(old.Path) + renameArrow + quote.Path(c.Path)
 	case parentOf(old.Path) == parentOf(c.Path):
-		label = report.QuotePath(baseOf(old.Path)) + renameArrow + report.QuotePath(baseOf(c.Path))
+		label = quote.Path(baseOf(old.Path)) + renameArrow + quote.Path(baseOf(c.Path))
 	default:
-		label = report.QuotePath(old.Path) + renameArrow + report.QuotePath(baseOf(c.Path))
+		label = quote.Path(old.Path) + renameArrow + quote.Path(baseOf(c.Path))
 	}
 	return &cp, label
 }
@@ -174,11 +176,11 @@ func (d *detail) showRename(i, j int) {
 	d.icon.SetResource(style.Colored(theme.ContentRedoIcon(), name))
 	mono := fyne.TextStyle{Bold: true, Monospace: true}
 	pathStyle := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, TextStyle: mono}
-	d.title.Segments = append(pathSegments(report.QuotePath(rem.Path), pathStyle),
+	d.title.Segments = append(pathSegments(quote.Path(rem.Path), pathStyle),
 		&widget.TextSegment{Text: " ", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, Inline: true}},
 		&widget.TextSegment{Text: "→", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: name, Inline: true}},
 		&widget.TextSegment{Text: " ", Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, Inline: true}})
-	d.title.Segments = append(d.title.Segments, pathSegments(report.QuotePath(add.Path), pathStyle)...)
+	d.title.Segments = append(d.title.Segments, pathSegments(quote.Path(add.Path), pathStyle)...)
 	d.title.Refresh()
 
 	what := "RENAMED"
@@ -193,7 +195,7 @@ func (d *detail) showRename(i, j int) {
 		word string
 		c    *diff.Change
 	}{{"removed", rem}, {"added", add}} {
-		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph}, code(report.QuotePath(side.c.Path)), seg(" ("+side.word+"): ", style.Muted, fyne.TextStyle{}))
+		st = append(st, &widget.TextSegment{Style: widget.RichTextStyleParagraph}, code(quote.Path(side.c.Path)), seg(" ("+side.word+"): ", style.Muted, fyne.TextStyle{}))
 		st = append(st, decision(side.c)...)
 	}
 	d.status.Segments = st
@@ -217,7 +219,7 @@ func (d *detail) showRename(i, j int) {
 	} else {
 		d.diff.SetLines(nil)
 		d.bar.update()
-		text := "Same content: the file was moved from " + report.QuotePath(rem.Path) + " to " + report.QuotePath(add.Path) + "."
+		text := "Same content: the file was moved from " + quote.Path(rem.Path) + " to " + quote.Path(add.Path) + "."
 		if rn.Similarity < 100 {
 			text = fmt.Sprintf("%d%% alike; the diff from the old content was not kept.", rn.Similarity)
 		}

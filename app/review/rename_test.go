@@ -7,6 +7,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // renameReport has a rename with edits (src/util.go -> lib/util.go, the
@@ -35,7 +36,7 @@ func renameReport(t *testing.T) *report.Report {
 		}
 		r.Changes = append(r.Changes, ch)
 	}
-	report.MarkRenames(r.Changes, func(c *diff.Change) ([]byte, bool) {
+	textdiff.MarkRenames(r.Changes, func(c *diff.Change) ([]byte, bool) {
 		s, ok := files[c.Path]
 		return []byte(s), ok
 	})

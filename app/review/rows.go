@@ -17,6 +17,8 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // indentWidth is how far a tree level is indented.
@@ -133,7 +135,7 @@ func (r *changeRow) setChange(th fyne.Theme, c *diff.Change, label string) {
 	if c.RenamedFrom != "" {
 		r.icon.SetResource(style.Colored(theme.ContentRedoIcon(), name))
 	}
-	r.seg.Text = report.QuotePath(label)
+	r.seg.Text = quote.Path(label)
 	r.full = r.seg.Text
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{Bold: !c.Allowed}
@@ -176,7 +178,7 @@ func (r *changeRow) setFolder(th fyne.Theme, n *node, id string) {
 		icon = style.ChangeColor(&r.l.v.r.Changes[n.change])
 	}
 	r.icon.SetResource(style.Colored(theme.FolderIcon(), icon))
-	r.seg.Text = report.QuotePath(n.name) + "/"
+	r.seg.Text = quote.Path(n.name) + "/"
 	r.name.Segments = []widget.RichTextSegment{r.seg}
 	r.seg.Style.ColorName = name
 	r.seg.Style.TextStyle = fyne.TextStyle{Bold: n.sum.Violations > 0}
@@ -208,7 +210,7 @@ func rowDetail(c *diff.Change) string {
 	lines := ""
 	if c.Has(diff.Content) && c.TextDiff != "" {
 		// The size alone says nothing of an edit: its line counts do.
-		add, del, partial := report.DiffCounts(c.TextDiff)
+		add, del, partial := textdiff.Counts(c.TextDiff)
 		lines = fmt.Sprintf("+%d −%d", add, del)
 		if partial {
 			lines += "…"

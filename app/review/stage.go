@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Scope is what Apply applies.
@@ -185,7 +186,7 @@ func (p *stagePane) forcedWhy(req ApplyRequest) string {
 				fmt.Fprintf(&b, "• and %d more\n", len(bad)-maxNamed)
 				break
 			}
-			b.WriteString("• " + report.QuotePath(x) + "\n")
+			b.WriteString("• " + quote.Path(x) + "\n")
 		}
 	} else {
 		b.WriteString(", none of them a violation, but not the run's allowed changes as the run decided them.\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Suggestion is an allowlist entry that would allow a change.
@@ -78,7 +79,7 @@ func (v *View) SuggestAllowlist() bool {
 		box.Add(widget.NewLabelWithStyle(fmt.Sprintf("Read each before you allow it (%d)", len(p.Picks)), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 		caption("Edits of files that existed, added source files and risks: none is ticked for you. Close this and read the change first.")
 		for _, pk := range p.Picks {
-			what := strings.ToUpper(string(pk.Kind)) + " " + report.QuotePath(pk.Path)
+			what := strings.ToUpper(string(pk.Kind)) + " " + quote.Path(pk.Path)
 			if pk.Risk != diff.NoRisk {
 				what = "⚠ " + string(pk.Risk) + " · " + what
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // TreeLimit is the number of changes above which the view starts in the flat
@@ -1055,7 +1056,7 @@ func (v *View) dropHidden(path string) {
 	v.restoreSelection()
 	v.detail.clear()
 	v.detail.status.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleParagraph,
-		Text: report.QuotePath(path) + " is hidden by the filter. Select a change, or Clear the filter."}}
+		Text: quote.Path(path) + " is hidden by the filter. Select a change, or Clear the filter."}}
 	v.detail.status.Refresh()
 }
 

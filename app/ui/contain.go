@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Preference keys of the containment controls.
@@ -172,7 +173,7 @@ func shortPath(p, ws string) string {
 			return rel
 		}
 	}
-	return report.QuotePath(homeRel(p))
+	return quote.Path(homeRel(p))
 }
 
 // editFolders lets the user add and remove extra writable folders.
@@ -190,7 +191,7 @@ func (c *containControls) editFolders() {
 				fill()
 			})
 			rm.Importance = widget.LowImportance
-			list.Add(container.NewBorder(nil, nil, nil, rm, widget.NewLabel(report.QuotePath(w))))
+			list.Add(container.NewBorder(nil, nil, nil, rm, widget.NewLabel(quote.Path(w))))
 		}
 		list.Refresh()
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // TestRunTabContainsTheScript: the Run tab states the policy in plain
@@ -83,7 +83,7 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	// The switches.
 	c.net.SetChecked(true)
 	c.setWritable([]string{outside})
-	if got := richText(c.policy); got != "Network: on · Writes: this folder and "+report.QuotePath(homeRel(outside))+" · Secrets: hidden · .git hooks: read-only" {
+	if got := richText(c.policy); got != "Network: on · Writes: this folder and "+quote.Path(homeRel(outside))+" · Secrets: hidden · .git hooks: read-only" {
 		t.Errorf("policy %q", got)
 	}
 	test.Tap(u.run.runBtn)

@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/core/netproxy"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // rerunGrants are what "Rerun with these grants" adds to a failed run:
@@ -64,7 +65,7 @@ func (g rerunGrants) lines() []string {
 		out = append(out, "profile "+e+": "+what+" (--allow "+e+")")
 	}
 	for _, w := range g.writable {
-		out = append(out, "write below "+report.QuotePath(w)+" (--writable)")
+		out = append(out, "write below "+quote.Path(w)+" (--writable)")
 	}
 	return out
 }
@@ -141,7 +142,7 @@ func (u *UI) confirmRerun(r *report.Report, g rerunGrants) {
 		lbl.Wrapping = fyne.TextWrapWord
 		items.Add(lbl)
 	}
-	head := widget.NewLabel("Run " + report.QuotePath(r.Script.Path) + " again in " + report.QuotePath(r.Workspace) +
+	head := widget.NewLabel("Run " + quote.Path(r.Script.Path) + " again in " + quote.Path(r.Workspace) +
 		", for this run only, with:")
 	head.Wrapping = fyne.TextWrapWord
 	foot := widget.NewLabel("Nothing else is granted. The run records each grant.")

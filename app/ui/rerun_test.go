@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // TestRerunWithGrants: a contained run that failed on blocked actions with
@@ -68,7 +69,7 @@ func TestRerunWithGrants(t *testing.T) {
 	if d == nil {
 		t.Fatal("no confirmation")
 	}
-	want := []string{"profile preset:go-build", "write below " + report.QuotePath(filepath.Join(ws, ".git"))}
+	want := []string{"profile preset:go-build", "write below " + quote.Path(filepath.Join(ws, ".git"))}
 	if dns {
 		want = append(want, "network to rerun-grant.example ")
 	}

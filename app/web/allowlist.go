@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // AllowlistFileName is the name the drafted allowlist downloads as.
@@ -19,11 +20,11 @@ func AllowlistFile(source string, r *report.Report, entries []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("# diffgate allowlist, drafted in the web review\n")
 	if source != "" {
-		fmt.Fprintf(&b, "# report: %s\n", report.QuotePath(source))
+		fmt.Fprintf(&b, "# report: %s\n", quote.Path(source))
 	}
 	if r != nil {
 		if r.Workspace != "" {
-			fmt.Fprintf(&b, "# workspace: %s\n", report.QuotePath(r.Workspace))
+			fmt.Fprintf(&b, "# workspace: %s\n", quote.Path(r.Workspace))
 		}
 		v := strings.ToUpper(r.Verdict)
 		if len(r.Reasons) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // allowlistFlags declares --workspace and --db.
@@ -253,7 +254,7 @@ func (c *cli) allowlistSuggest(args []string) error {
 	}
 	for _, ch := range run.Report.Changes {
 		if !ch.Allowed && ch.Rule != "" {
-			fmt.Fprintf(c.stderr, "diffgate: %s stays a violation: denied by %s\n", tabSafe(ch.Path), report.Printable(ch.Rule))
+			fmt.Fprintf(c.stderr, "diffgate: %s stays a violation: denied by %s\n", tabSafe(ch.Path), quote.Text(ch.Rule))
 		}
 	}
 	for _, e := range policy.Suggest(run.Report.Changes) {
@@ -297,9 +298,9 @@ func suggestGrants(rep *report.Report) []string {
 		case h.Entry != "":
 			// Already given: the profile did not cover it.
 		case h.Flag != "":
-			comments = append(comments, report.Printable("# run with "+h.Flag+" (BLOCKED "+h.Example+"): "+h.Text))
+			comments = append(comments, quote.Text("# run with "+h.Flag+" (BLOCKED "+h.Example+"): "+h.Text))
 		default:
-			comments = append(comments, report.Printable("# BLOCKED "+h.Example+": "+h.Text))
+			comments = append(comments, quote.Text("# BLOCKED "+h.Example+": "+h.Text))
 		}
 	}
 	return append(entries, comments...)

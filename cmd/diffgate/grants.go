@@ -9,6 +9,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // grantLines are the stderr lines beside the containment line: what the
@@ -22,10 +23,10 @@ func grantLines(c *report.Containment) []string {
 		if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
 			g = strings.ReplaceAll(g, strings.TrimSuffix(home, "/")+"/", "~/")
 		}
-		out = append(out, report.Printable(truncate(g, 400)))
+		out = append(out, quote.Text(truncate(g, 400)))
 	}
 	if len(c.DroppedEnv) > 0 {
-		out = append(out, report.Printable(truncate("env: dropped "+strings.Join(c.DroppedEnv, ", ")+" (pass one on with --env NAME)", 400)))
+		out = append(out, quote.Text(truncate("env: dropped "+strings.Join(c.DroppedEnv, ", ")+" (pass one on with --env NAME)", 400)))
 	}
 	return out
 }
@@ -36,7 +37,7 @@ func hintLines(rep *report.Report) []string {
 	home, _ := os.UserHomeDir()
 	var out []string
 	for _, h := range pipeline.ContainHints(rep, home) {
-		out = append(out, report.Printable(truncate("hint: "+h.Text+" (BLOCKED "+h.Example+")", 300)))
+		out = append(out, quote.Text(truncate("hint: "+h.Text+" (BLOCKED "+h.Example+")", 300)))
 	}
 	return out
 }
@@ -47,7 +48,7 @@ func hintLines(rep *report.Report) []string {
 func checkWritable(ws string, writable []string) error {
 	for _, w := range writable {
 		if strings.HasPrefix(w, "~") {
-			return usagef("run: --writable %s: a literal ~ (the shell does not expand it after =): write $HOME/%s or --writable ~/%s", report.QuotePath(w),
+			return usagef("run: --writable %s: a literal ~ (the shell does not expand it after =): write $HOME/%s or --writable ~/%s", quote.Path(w),
 				strings.TrimPrefix(strings.TrimPrefix(w, "~"), "/"), strings.TrimPrefix(strings.TrimPrefix(w, "~"), "/"))
 		}
 		p := w
@@ -55,7 +56,7 @@ func checkWritable(ws string, writable []string) error {
 			p = filepath.Join(ws, p)
 		}
 		if _, err := os.Stat(p); err != nil {
-			return usagef("run: --writable %s: %s", report.QuotePath(w), oneline.Reason(err))
+			return usagef("run: --writable %s: %s", quote.Path(w), oneline.Reason(err))
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // openHistory opens the history database named by --db, else $DIFFGATE_DB,
@@ -94,7 +95,7 @@ func tabSafe(p string) string {
 	if strings.ContainsRune(p, '\t') {
 		return strconv.Quote(p)
 	}
-	return report.QuotePath(p)
+	return quote.Path(p)
 }
 
 // runArg parses a RUN argument: a run id, or "last" for the newest run.
@@ -179,12 +180,12 @@ func allChangeLines(r *report.Report) []string {
 		}
 		mark := "allowed"
 		if c.Rule != "" {
-			mark += " by " + report.QuotePath(c.Rule)
+			mark += " by " + quote.Path(c.Rule)
 		}
 		if d := report.ChangeDetail(c); d != "" {
 			mark = d + ", " + mark
 		}
-		out = append(out, strings.ToUpper(string(c.Kind))+" "+report.QuotePath(c.Path)+" ("+mark+")")
+		out = append(out, strings.ToUpper(string(c.Kind))+" "+quote.Path(c.Path)+" ("+mark+")")
 	}
 	out = append(out, r.OtherLines()...)
 	return append(out, report.ProcessLines(r)...)
@@ -199,7 +200,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 	}
 	fmt.Fprintf(w, ", %s, took %s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 		r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond))
-	fmt.Fprintf(w, "workspace %s, script %s", report.QuotePath(r.Workspace), report.QuotePath(r.Script.Path))
+	fmt.Fprintf(w, "workspace %s, script %s", quote.Path(r.Workspace), quote.Path(r.Script.Path))
 	for _, a := range r.Script.Args {
 		fmt.Fprintf(w, " %s", quoteArg(a))
 	}
@@ -216,7 +217,7 @@ func writeRunHeader(w io.Writer, run *history.Run) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, line := range append(append([]string{containSummary(r.Containment)}, grantLines(r.Containment)...), report.Printable(r.Containment.NotObservable()), r.BlockedDroppedNote(), watchSummary(r.Watch), report.Printable(truncate(r.NetworkSummary(), 300))) {
+	for _, line := range append(append([]string{containSummary(r.Containment)}, grantLines(r.Containment)...), quote.Text(r.Containment.NotObservable()), r.BlockedDroppedNote(), watchSummary(r.Watch), quote.Text(truncate(r.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(w, line)
 		}
@@ -238,7 +239,7 @@ func entries[N ~int | ~int64](n N) string {
 }
 
 func quoteArg(a string) string {
-	if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") || report.QuotePath(a) != a {
+	if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") || quote.Path(a) != a {
 		return strconv.Quote(a)
 	}
 	return a

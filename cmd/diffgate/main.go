@@ -13,8 +13,8 @@ import (
 	"syscall"
 
 	"github.com/diffgate/diffgate/core/pipeline"
-	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Exit codes of the contract.
@@ -60,10 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	case errors.Is(err, pipeline.ErrNotExecutable):
 		// As a shell would: 126, the command cannot be executed.
-		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneline.First(err.Error())))
+		fmt.Fprintf(stderr, "diffgate: %s\n", quote.Text(oneline.First(err.Error())))
 		return exitNotExecutable
 	default:
-		fmt.Fprintf(stderr, "diffgate: %s\n", report.Printable(oneline.First(err.Error())))
+		fmt.Fprintf(stderr, "diffgate: %s\n", quote.Text(oneline.First(err.Error())))
 		return exitUsage
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // reportTarget is a --report FILE whose directory was opened before the
@@ -34,23 +35,23 @@ func openReport(path string) (*reportTarget, error) {
 	}
 	base := filepath.Base(path)
 	if base == "." || base == ".." || base == "/" || strings.HasSuffix(path, "/") {
-		return nil, fmt.Errorf("report %s: not a file name", report.QuotePath(path))
+		return nil, fmt.Errorf("report %s: not a file name", quote.Path(path))
 	}
 	dirPath := filepath.Dir(path)
 	fd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("report %s: cannot write in %s: %v", report.QuotePath(path), report.QuotePath(dirPath), err)
+		return nil, fmt.Errorf("report %s: cannot write in %s: %v", quote.Path(path), quote.Path(dirPath), err)
 	}
 	t := &reportTarget{path: path, dir: os.NewFile(uintptr(fd), dirPath), base: base}
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		t.close()
-		return nil, fmt.Errorf("report %s: is a directory", report.QuotePath(path))
+		return nil, fmt.Errorf("report %s: is a directory", quote.Path(path))
 	}
 	tmp, f, err := t.create()
 	if err != nil {
 		t.close()
-		return nil, fmt.Errorf("report %s: cannot write in %s: %v", report.QuotePath(path), report.QuotePath(dirPath), err)
+		return nil, fmt.Errorf("report %s: cannot write in %s: %v", quote.Path(path), quote.Path(dirPath), err)
 	}
 	f.Close()
 	unix.Unlinkat(fd, tmp, 0)
@@ -82,7 +83,7 @@ func (t *reportTarget) write(r *report.Report) error {
 	write := report.Formats[strings.ToLower(filepath.Ext(t.path))]
 	tmp, f, err := t.create()
 	if err != nil {
-		return fmt.Errorf("report %s: %w", report.QuotePath(t.path), err)
+		return fmt.Errorf("report %s: %w", quote.Path(t.path), err)
 	}
 	dirfd := int(t.dir.Fd())
 	err = write(r, f)
@@ -97,7 +98,7 @@ func (t *reportTarget) write(r *report.Report) error {
 	}
 	if err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
-		return fmt.Errorf("report %s: %w", report.QuotePath(t.path), err)
+		return fmt.Errorf("report %s: %w", quote.Path(t.path), err)
 	}
 	return nil
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
+	"github.com/diffgate/diffgate/internal/bytesize"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
@@ -92,9 +94,9 @@ func (c *cli) runVerb(args []string) error {
 	}
 	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
 		if err == nil {
-			return usagef("workspace %s: not a directory", report.QuotePath(*ws))
+			return usagef("workspace %s: not a directory", quote.Path(*ws))
 		}
-		return usagef("workspace %s: %s", report.QuotePath(*ws), oneline.Reason(err))
+		return usagef("workspace %s: %s", quote.Path(*ws), oneline.Reason(err))
 	}
 	allowList, err := allowEntries(allow, *allowFile)
 	if err != nil {
@@ -116,7 +118,7 @@ func (c *cli) runVerb(args []string) error {
 	pol := pipeline.ContainPolicy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead}
 	containTestHooks(&pol)
 	if *memory != "" {
-		n, ok := report.ParseSize(*memory)
+		n, ok := bytesize.Parse(*memory)
 		if !ok || n < 1<<20 {
 			return usagef("run: --memory %q: want a size of at least 1M (bytes, or with K, M, G: 512M)", *memory)
 		}
@@ -178,12 +180,12 @@ func (c *cli) runVerb(args []string) error {
 	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
 	if err := appendStepSummary(rep); err != nil {
 		// The verdict stands: say so above the summary.
-		lines = append(lines, report.Printable(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
+		lines = append(lines, quote.Text(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
 	}
 	if a := rep.AllowlistApproved; a != nil {
 		lines = append([]string{truncate(a.Line(), 300)}, lines...)
 	}
-	for _, line := range append(lines, report.Printable(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), report.Printable(truncate(rep.NetworkSummary(), 300))) {
+	for _, line := range append(lines, quote.Text(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), quote.Text(truncate(rep.NetworkSummary(), 300))) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
@@ -193,7 +195,7 @@ func (c *cli) runVerb(args []string) error {
 		fmt.Fprintln(c.stderr, line)
 	}
 	if n := rep.Stage.RunAtNote(); n != "" {
-		fmt.Fprintln(c.stderr, report.Printable(truncate("diffgate: stage: "+n, 300)))
+		fmt.Fprintln(c.stderr, quote.Text(truncate("diffgate: stage: "+n, 300)))
 	}
 	if rep.Stage != nil && res.RunID > 0 {
 		// Above the summary, which stays the last line (the contract).
@@ -260,7 +262,7 @@ func summary(rep *report.Report) string {
 		if n > 0 {
 			line += fmt.Sprintf(" (%s, %d allowed)", report.Plural(n, "change"), allowed)
 		}
-		return report.Printable(truncate(line, maxLine))
+		return quote.Text(truncate(line, maxLine))
 	}
 	rules := make([]string, 0, len(byRule))
 	for r := range byRule {
@@ -278,9 +280,9 @@ func summary(rep *report.Report) string {
 			groups = append(groups, fmt.Sprintf("+%d more", len(rules)-i))
 			break
 		}
-		groups = append(groups, fmt.Sprintf("%s %d", truncate(report.QuotePath(r), maxRule), byRule[r]))
+		groups = append(groups, fmt.Sprintf("%s %d", truncate(quote.Path(r), maxRule), byRule[r]))
 	}
-	return report.Printable(truncate(line+" ("+strings.Join(groups, ", ")+")", maxLine))
+	return quote.Text(truncate(line+" ("+strings.Join(groups, ", ")+")", maxLine))
 }
 
 // summaryGroup is the entry a change is counted under in the summary: the
@@ -310,7 +312,7 @@ func containSummary(c *report.Containment) string {
 	if c == nil {
 		return ""
 	}
-	return report.Printable(truncate(c.Summary(), 300))
+	return quote.Text(truncate(c.Summary(), 300))
 }
 
 // watchSummary is the watch's line on stderr (see report.Watch.Summary),
@@ -319,7 +321,7 @@ func watchSummary(w *report.Watch) string {
 	if w == nil {
 		return ""
 	}
-	return report.Printable(truncate(w.Summary(), 300))
+	return quote.Text(truncate(w.Summary(), 300))
 }
 
 // appendStepSummary appends the run's Markdown report to the file named by
@@ -339,7 +341,7 @@ func appendStepSummary(rep *report.Report) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", report.QuotePath(path), err)
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", quote.Path(path), err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // snapshotVerb: diffgate snapshot DIR -o FILE.
@@ -29,7 +30,7 @@ func (c *cli) snapshotVerb(args []string) error {
 		return usagef("write manifest: %v", err)
 	}
 	for _, e := range m.Errors() {
-		fmt.Fprintf(c.stderr, "diffgate: warning: %s: %s\n", report.QuotePath(e.Path), report.Printable(e.Err))
+		fmt.Fprintf(c.stderr, "diffgate: warning: %s: %s\n", quote.Path(e.Path), quote.Text(e.Err))
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func allowEntries(lists []string, file string) ([]string, error) {
 		}
 		more, err := policy.ReadEntries(r)
 		if err != nil {
-			return nil, usagef("allowlist %s: %v", report.QuotePath(file), err)
+			return nil, usagef("allowlist %s: %v", quote.Path(file), err)
 		}
 		entries = append(entries, more...)
 	}

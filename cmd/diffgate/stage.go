@@ -7,6 +7,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // applyVerb: diffgate apply RUN|last [--only-allowed | --force] [--db PATH].
@@ -39,7 +40,7 @@ func (c *cli) applyVerb(args []string) error {
 	var ce *pipeline.ConflictError
 	if errors.As(err, &ce) {
 		for _, cf := range ce.Conflicts {
-			fmt.Fprintf(c.stdout, "CONFLICT %s\n", report.QuotePath(cf.Path))
+			fmt.Fprintf(c.stdout, "CONFLICT %s\n", quote.Path(cf.Path))
 		}
 		fmt.Fprintf(c.stderr, "diffgate: apply: run %d: %s changed in the workspace since the run; nothing applied\n", id, report.Plural(len(ce.Conflicts), "path"))
 		return errFailed
@@ -52,7 +53,7 @@ func (c *cli) applyVerb(args []string) error {
 		resumed = " (resumed an interrupted apply)"
 	}
 	for _, p := range res.Held {
-		fmt.Fprintf(c.stderr, "diffgate: apply: held back %s: a change below it was not chosen\n", report.QuotePath(p))
+		fmt.Fprintf(c.stderr, "diffgate: apply: held back %s: a change below it was not chosen\n", quote.Path(p))
 	}
 	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s)%s: run %s\n", report.Plural(len(res.Paths), "change"), id, res.Decision, resumed, res.State)
 	return nil

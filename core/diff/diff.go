@@ -106,7 +106,7 @@ type Change struct {
 	LinksInside int `json:"links_inside,omitempty"`
 	// RenamedTo (on a removed file) and RenamedFrom (on an added file)
 	// pair the two changes of a rename: the same content, or text at least
-	// 90% alike (report.MarkRenames). Each stays a change of its own that
+	// 90% alike (textdiff.MarkRenames). Each stays a change of its own that
 	// the allowlist judges. In JSON a path that is not valid UTF-8 also
 	// carries a _b64 twin, as path does.
 	RenamedTo   string `json:"renamed_to,omitempty"`

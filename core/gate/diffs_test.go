@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/textdiff"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -82,10 +83,10 @@ func TestLargeFileDiffFirstHunks(t *testing.T) {
 	}
 	res := stagedGate(t, ws, `sed -i 's/000 the quick/000 a quick/' big.log`, gate.Config{}) // every 1,000th line: 110 hunks
 	c := change(t, res.Report, "big.log")
-	if n := strings.Count(c.TextDiff, "\n@@ "); n != report.ReportHunks {
-		t.Errorf("%d hunks in the report, want %d", n, report.ReportHunks)
+	if n := strings.Count(c.TextDiff, "\n@@ "); n != textdiff.ReportHunks {
+		t.Errorf("%d hunks in the report, want %d", n, textdiff.ReportHunks)
 	}
-	if !strings.Contains(c.TextDiff, fmt.Sprintf("\n… cut: %d more hunks not shown (", 110-report.ReportHunks)) {
+	if !strings.Contains(c.TextDiff, fmt.Sprintf("\n… cut: %d more hunks not shown (", 110-textdiff.ReportHunks)) {
 		t.Errorf("no cut line saying what is left out:\n%s", c.TextDiff[max(0, len(c.TextDiff)-300):])
 	}
 }

@@ -23,10 +23,12 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/textdiff"
 	"github.com/diffgate/diffgate/core/watch"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/fspath"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // SetupError is a problem with the run's inputs (missing workspace, missing
@@ -106,7 +108,7 @@ func ResolveWorkspace(ws string) (fspath.Dir, error) {
 	}
 	r, err := fspath.ResolveDir(ws)
 	if err != nil {
-		return fspath.Dir{}, setupf("workspace %s: %s", report.QuotePath(ws), oneline.Reason(err))
+		return fspath.Dir{}, setupf("workspace %s: %s", quote.Path(ws), oneline.Reason(err))
 	}
 	return r, nil
 }
@@ -179,10 +181,10 @@ func (g *run) watchPaths() error {
 		}
 		abs, err := filepath.Abs(q)
 		if err != nil || p == "" {
-			return setupf("--watch %s: not a path", report.QuotePath(p))
+			return setupf("--watch %s: not a path", quote.Path(p))
 		}
 		if why := watch.Unstatable(abs); why != "" {
-			return setupf("--watch %s: not watchable: %s (the gate cannot stat it)", report.QuotePath(p), why)
+			return setupf("--watch %s: not watchable: %s (the gate cannot stat it)", quote.Path(p), why)
 		}
 		g.watch = append(g.watch, watch.Path{Path: abs})
 	}
@@ -429,7 +431,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	g.pol.Apply(rep.Changes)
 	// After the policy: the diffs' budgets go to violations first.
 	g.addTextDiffs(rep.Changes)
-	report.MarkRenames(rep.Changes, g.renameContent)
+	textdiff.MarkRenames(rep.Changes, g.renameContent)
 	p := &rep.Process
 	p.ExitCode, p.Signal, p.TimedOut, p.Cancelled = pr.ExitCode, pr.Signal, pr.TimedOut, pr.Cancelled
 	p.Supervisor = pr.SupervisorLost
@@ -455,7 +457,7 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 // that lies in the workspace taken from the copy.
 func (g *run) prepareStage(ctx context.Context, st *stage.Stage, spec *proc.Spec, before *snapshot.Manifest) error {
 	if st.Workspace != g.ws {
-		return setupf("stage %s is for %s, not %s", st.ID, report.QuotePath(st.Workspace), report.QuotePath(g.ws))
+		return setupf("stage %s is for %s, not %s", st.ID, quote.Path(st.Workspace), quote.Path(g.ws))
 	}
 	if st.Mechanism == stage.Overlay {
 		// What an overlay would read differently from a direct run.
@@ -575,7 +577,7 @@ const (
 // which the script left as it was; after-contents are read back from the
 // workspace or the stage. A file over KeepText (too large to keep a copy
 // of) is diffed when both its contents can be read (up to
-// report.MaxFullDiffInput: in a staged run), its first report.ReportHunks
+// textdiff.MaxFullInput: in a staged run), its first textdiff.ReportHunks
 // hunks kept.
 func (g *run) addTextDiffs(cs []diff.Change) {
 	order := report.RankOrder(cs)
@@ -591,7 +593,7 @@ func (g *run) addTextDiffs(cs []diff.Change) {
 			continue
 		}
 		big := (b != nil && b.Size > g.kept.max) || (a != nil && a.Size > g.kept.max)
-		tooLarge := (b != nil && b.Size > report.MaxFullDiffInput) || (a != nil && a.Size > report.MaxFullDiffInput)
+		tooLarge := (b != nil && b.Size > textdiff.MaxFullInput) || (a != nil && a.Size > textdiff.MaxFullInput)
 		if big && !tooLarge {
 			var n int64
 			if b != nil {
@@ -628,21 +630,21 @@ func (g *run) addTextDiffs(cs []diff.Change) {
 			continue
 		}
 		if a != nil && big {
-			if cur, c.DiffNote = g.afterContent(c, report.MaxFullDiffInput); c.DiffNote != "" {
+			if cur, c.DiffNote = g.afterContent(c, textdiff.MaxFullInput); c.DiffNote != "" {
 				continue
 			}
 		}
 		var d string
 		if big {
 			var err error
-			if d, _, err = report.FullDiff(context.Background(), old, cur, c.Path, report.ReportHunks, report.MaxTextDiffOutput); err != nil {
+			if d, _, err = textdiff.Full(context.Background(), old, cur, c.Path, textdiff.ReportHunks, textdiff.MaxOutput); err != nil {
 				c.DiffNote = diff.NoteBinary
-				if !errors.Is(err, report.ErrNotText) {
+				if !errors.Is(err, textdiff.ErrNotText) {
 					c.DiffNote = diff.NoteTooLarge
 				}
 				continue
 			}
-		} else if td, ok := report.TextDiff(old, cur, c.Path); ok {
+		} else if td, ok := textdiff.Lines(old, cur, c.Path); ok {
 			d = td
 		} else {
 			c.DiffNote = diff.NoteBinary
@@ -715,7 +717,7 @@ func (g *run) beforeContent(c *diff.Change, big bool) ([]byte, bool) {
 	}
 	max := g.kept.max
 	if big {
-		max = report.MaxFullDiffInput
+		max = textdiff.MaxFullInput
 	}
 	data, err := snapshot.ReadContent(g.ws, c.Path, max)
 	if err != nil || sha(data) != b.SHA256 {

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/oneline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // ErrNotExecutable is the cause of the SetupError for a script without
@@ -31,26 +31,26 @@ func lookCommand(name string) (string, error) {
 		case errors.Is(err, exec.ErrDot):
 			// A shell would run it; the gate does not run what a relative
 			// PATH entry finds (as os/exec), but says how to.
-			return "", setupf("script %s: found as %s through a relative PATH entry; give that path to run it", report.QuotePath(name), report.QuotePath(found))
+			return "", setupf("script %s: found as %s through a relative PATH entry; give that path to run it", quote.Path(name), quote.Path(found))
 		case err != nil:
-			return "", setupf("script %s: not found on PATH", report.QuotePath(name))
+			return "", setupf("script %s: not found on PATH", quote.Path(name))
 		}
 		p = found
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
+		return "", setupf("script %s: %s", quote.Path(name), oneline.Reason(err))
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
+		return "", setupf("script %s: %s", quote.Path(name), oneline.Reason(err))
 	}
 	if !st.Mode().IsRegular() {
-		return "", setupf("script %s: not a regular file", report.QuotePath(name))
+		return "", setupf("script %s: not a regular file", quote.Path(name))
 	}
 	if st.Mode()&0o111 == 0 {
 		// As a shell would refuse it (exit 126), before any snapshot.
-		return "", &SetupError{Msg: fmt.Sprintf("script %s: permission denied: not executable (chmod +x it, or run it as sh %s)", report.QuotePath(name), report.QuotePath(name)), Err: ErrNotExecutable}
+		return "", &SetupError{Msg: fmt.Sprintf("script %s: permission denied: not executable (chmod +x it, or run it as sh %s)", quote.Path(name), quote.Path(name)), Err: ErrNotExecutable}
 	}
 	return abs, nil
 }
@@ -222,17 +222,17 @@ func isProgram(path string) bool {
 func hashFile(name, path string) (*script, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
+		return nil, setupf("script %s: %s", quote.Path(name), oneline.Reason(err))
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
+		return nil, setupf("script %s: %s", quote.Path(name), oneline.Reason(err))
 	}
 	defer f.Close()
 	h := sha256.New()
 	var body bytes.Buffer
 	if _, err := io.Copy(io.MultiWriter(h, &limitWriter{&body, maxScriptText}), f); err != nil {
-		return nil, setupf("script %s: %s", report.QuotePath(name), oneline.Reason(err))
+		return nil, setupf("script %s: %s", quote.Path(name), oneline.Reason(err))
 	}
 	sc := &script{path: abs, sha256: hex.EncodeToString(h.Sum(nil))}
 	if !isProgram(abs) {

@@ -3,6 +3,7 @@ package gate
 import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/watch"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // outsideAspect names each aspect of a change outside the workspace as the
@@ -27,7 +28,7 @@ func WatchReport(s watch.Summary, changes []watch.Change, workspace string) (*re
 		case r.SkippedIn == workspace:
 			wp.Skipped = "inside the workspace: the diff covers it"
 		default:
-			wp.Skipped = "inside the gate's own directory " + report.QuotePath(r.SkippedIn)
+			wp.Skipped = "inside the gate's own directory " + quote.Path(r.SkippedIn)
 		}
 		w.Paths = append(w.Paths, wp)
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Allowlist is one approved version of a workspace's allowlist.
@@ -150,7 +150,7 @@ func (db *DB) approve(ctx context.Context, runID int64, workspace string, entrie
 				return err
 			}
 			if string(ws) != workspace {
-				return fmt.Errorf("run %d is a run of %s, not of %s", runID, report.QuotePath(string(ws)), report.QuotePath(workspace))
+				return fmt.Errorf("run %d is a run of %s, not of %s", runID, quote.Path(string(ws)), quote.Path(workspace))
 			}
 		}
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) + 1 FROM allowlists WHERE workspace = ?",

@@ -10,7 +10,7 @@ import (
 	"fmt"
 
 	"github.com/diffgate/diffgate/core/proc"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Kinds of chain links: what a link stands for.
@@ -300,7 +300,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 			if err != nil {
 				return nil, fmt.Errorf("verify: allowlist %d: %w", l.ref, dbError(err))
 			}
-			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
+			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, quote.Path(r.workspace))
 			digest = r.digest()
 		case linkDecision:
 			d, err := loadDecisionRow(ctx, tx, l.ref)
@@ -367,7 +367,7 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 			if err != nil {
 				return nil, fmt.Errorf("verify: %w", dbError(err))
 			}
-			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
+			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, quote.Path(r.workspace))
 		case linkDecision:
 			d, err := loadDecisionRow(ctx, tx, id.Int64)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // renameReport is a run that renamed docs/old-name.md to docs/guide.md
@@ -30,7 +31,7 @@ func renameReport() *report.Report {
 		{Path: "docs/old-name.md", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: fileEntry("docs/old-name.md", old, 0o644),
 			TextDiff: textDiff(old, "", "docs/old-name.md")},
 	}
-	report.MarkRenames(r.Changes, func(c *diff.Change) ([]byte, bool) {
+	textdiff.MarkRenames(r.Changes, func(c *diff.Change) ([]byte, bool) {
 		s, ok := files[c.Path]
 		return []byte(s), ok
 	})
@@ -39,7 +40,7 @@ func renameReport() *report.Report {
 }
 
 func textDiff(before, after, name string) string {
-	d, _ := report.TextDiff([]byte(before), []byte(after), name)
+	d, _ := textdiff.Lines([]byte(before), []byte(after), name)
 	return d
 }
 

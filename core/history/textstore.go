@@ -18,9 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diffgate/diffgate/internal/bytesize"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/diffgate/diffgate/core/report"
 )
 
 // The text store keeps compressed, content-addressed copies of each
@@ -46,7 +45,7 @@ func TextBudget() (int64, error) {
 	if v == "" {
 		return DefaultTextBudget, nil
 	}
-	n, ok := report.ParseSize(v)
+	n, ok := bytesize.Parse(v)
 	if !ok {
 		return 0, fmt.Errorf("%s=%q: want a size in bytes, e.g. 256M", EnvTextBudget, os.Getenv(EnvTextBudget))
 	}

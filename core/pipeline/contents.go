@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // Contents finds the contents of a run's changes after the run, for a diff
@@ -116,5 +117,5 @@ func (s *Contents) side(ctx context.Context, e *snapshot.Entry, path string, aft
 		return nil, fmt.Errorf("the after-content (%s) is gone: the file changed since the run, and no copy was kept", report.Size(e.Size))
 	}
 	return nil, fmt.Errorf("the before-content (%s) was not kept: the run changed the file in place, and diffgate keeps copies of text files up to %d KiB only; a staged run keeps the workspace as it was until it is applied",
-		report.Size(e.Size), report.MaxTextDiffInput>>10)
+		report.Size(e.Size), textdiff.MaxInput>>10)
 }

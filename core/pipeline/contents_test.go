@@ -11,8 +11,8 @@ import (
 
 	"github.com/diffgate/diffgate/core/contain"
 	"github.com/diffgate/diffgate/core/gate"
-	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/core/textdiff"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
 
@@ -40,7 +40,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 		t.Fatalf("changes %v, stage %v", r.Changes, r.Stage)
 	}
 	src := ContentsOf(r, nil, db, base)
-	before, after, err := src.Load(context.Background(), c, report.MaxFullDiffInput)
+	before, after, err := src.Load(context.Background(), c, textdiff.MaxFullInput)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 	}
 	src = ContentsOf(out.Report, out.Contents, db, "")
 	c = &out.Report.Changes[0]
-	_, _, err = src.Load(context.Background(), c, report.MaxFullDiffInput)
+	_, _, err = src.Load(context.Background(), c, textdiff.MaxFullInput)
 	if err == nil || !strings.Contains(err.Error(), "the before-content (5.5 MiB) was not kept") || !strings.Contains(err.Error(), "a staged run keeps the workspace") {
 		t.Errorf("direct run: %v", err)
 	}
@@ -68,7 +68,7 @@ func TestContentsOfALargeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Before = nil // as if added: only the after is asked for
-	if _, _, err := src.Load(context.Background(), c, report.MaxFullDiffInput); err == nil || !strings.Contains(err.Error(), "the after-content (5.5 MiB) is gone") {
+	if _, _, err := src.Load(context.Background(), c, textdiff.MaxFullInput); err == nil || !strings.Contains(err.Error(), "the after-content (5.5 MiB) is gone") {
 		t.Errorf("after changed: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/stage"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // StageAuto asks for the stage mechanism the probe picks (the default).
@@ -330,7 +331,7 @@ func stageBaseUsable() error {
 	}
 	at := ""
 	if base != "" {
-		at = " " + report.QuotePath(base)
+		at = " " + quote.Path(base)
 	}
 	return &gate.SetupError{Msg: fmt.Sprintf("stage: cannot make the stage directory%s (~/.cache/diffgate/stages, or $XDG_CACHE_HOME/diffgate/stages): %s; set XDG_CACHE_HOME to a writable directory",
 		at, strings.TrimPrefix(err.Error(), "stage: "))}

@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/core/stage"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/quote"
 	"github.com/rs/zerolog"
 )
 
@@ -226,7 +227,7 @@ func choose(runID int64, all []diff.Change, o ApplyOptions) (chosen []diff.Chang
 				left = append(left, p)
 			}
 			slices.Sort(left)
-			return nil, "", nil, fmt.Errorf("run %d has no change at %s", runID, report.QuotePath(left[0]))
+			return nil, "", nil, fmt.Errorf("run %d has no change at %s", runID, quote.Path(left[0]))
 		}
 		decision = history.ApplySubset
 	}
@@ -315,7 +316,7 @@ func refuseHalfApplied(ctx context.Context, db *history.DB, workspace string) er
 	for _, h := range hs {
 		if fspath.Within(workspace, h.Workspace) || fspath.Within(h.Workspace, workspace) {
 			return &gate.SetupError{Msg: fmt.Sprintf("workspace %s is half-applied (the apply of run %d was interrupted): run `diffgate apply %d` to resume it, or `diffgate discard %d` to keep it as it is",
-				report.QuotePath(h.Workspace), h.RunID, h.RunID, h.RunID)}
+				quote.Path(h.Workspace), h.RunID, h.RunID, h.RunID)}
 		}
 	}
 	return nil

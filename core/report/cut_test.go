@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // minifiedEdit is a failing report whose one violation is a one-character
@@ -38,7 +39,7 @@ func TestReportsShowBothSidesOfALongLineEdit(t *testing.T) {
 			}
 		case hasClass(n, "cut"):
 			cut++
-			if !IsCutLine(textOf(n)) {
+			if !textdiff.IsCutLine(textOf(n)) {
 				t.Errorf("cut span %q", textOf(n))
 			}
 		case hasClass(n, "ctx"):
@@ -117,7 +118,7 @@ func TestLongLineEditVisibleInEveryFormat(t *testing.T) {
 			t.Errorf("%s: the added line lacks the new token: %.120q…", where, add)
 		}
 		for _, l := range []string{del, add} {
-			if !strings.HasPrefix(l[1:], Ellipsis) || !strings.HasSuffix(l, Ellipsis) || len(l) > MaxDiffLine {
+			if !strings.HasPrefix(l[1:], textdiff.Ellipsis) || !strings.HasSuffix(l, textdiff.Ellipsis) || len(l) > textdiff.MaxLine {
 				t.Errorf("%s: not a window around the change (%d bytes): %.80q", where, len(l), l)
 			}
 		}
@@ -168,38 +169,5 @@ func TestLongLineEditVisibleInEveryFormat(t *testing.T) {
 	check("HTML", del, add)
 	if len(marked) != 2 || !strings.Contains(marked[0], "x1200") || !strings.Contains(marked[1], "EDITED") {
 		t.Errorf("HTML: changed words marked %q", marked)
-	}
-}
-
-// WindowLine keeps each of several changes of a long line, with its
-// context, and the same common text on both sides.
-func TestWindowLineSeveralChanges(t *testing.T) {
-	var b strings.Builder
-	for i := 0; b.Len() < 40<<10; i++ {
-		fmt.Fprintf(&b, "v%d=x%d;", i, i)
-	}
-	old := b.String()
-	cur := strings.Replace(old, "v100=x100;", "v100=A;", 1)
-	cur = strings.Replace(cur, "v3000=x3000;", "v3000=B;", 1)
-	wa, wb := WindowLine(old, cur, MaxDiffLine)
-	for _, want := range []string{"x100;", "x3000;"} {
-		if !strings.Contains(wa, want) {
-			t.Errorf("old window lacks %q: %s", want, wa)
-		}
-	}
-	for _, want := range []string{"v100=A;", "v3000=B;"} {
-		if !strings.Contains(wb, want) {
-			t.Errorf("new window lacks %q: %s", want, wb)
-		}
-	}
-	if strings.Count(wa, Ellipsis) != 3 || strings.Count(wb, Ellipsis) != 3 || len(wa) > 600 {
-		t.Errorf("windows (%d bytes): %s | %s", len(wa), wa, wb)
-	}
-	// A line changed everywhere stays within the bound and says what it
-	// left out.
-	all := strings.ReplaceAll(old, "=x", "=y")
-	wa, wb = WindowLine(old, all, MaxDiffLine)
-	if len(wa) > MaxDiffLine || len(wb) > MaxDiffLine || !strings.Contains(wa, Ellipsis) {
-		t.Errorf("changed everywhere: %d and %d bytes: %.200s", len(wa), len(wb), wa)
 	}
 }

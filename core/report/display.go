@@ -2,25 +2,14 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
-
-// displayPath is QuotePath made safe for one line of a document: a path that
-// still holds a control character (a tab, an escape) is quoted as well.
-func displayPath(p string) string {
-	q := QuotePath(p)
-	if strings.IndexFunc(q, unicode.IsControl) >= 0 {
-		return fmt.Sprintf("%q", p)
-	}
-	return q
-}
 
 // ProcessStatus describes how the script ended: "exited 0", "exited 3",
 // "timed out after 2s", "killed by signal SIGKILL" or "cancelled".
@@ -67,7 +56,8 @@ func (r *Report) duration() string {
 	return d.String()
 }
 
-// Size formats a byte count: "17 B", "1.5 KiB", "3.0 MiB".
+// Size formats a byte count: "17 B", "1.5 KiB", "3.0 MiB" (bytesize.Parse
+// reads a size given by the user).
 func Size(n int64) string {
 	const unit = 1024
 	if n < unit {
@@ -79,33 +69,6 @@ func Size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
-// ParseSize parses a byte count: a whole number of bytes, or one followed
-// by K, M or G (KiB, MiB, GiB; "512M"). ok is false for anything else,
-// negative or too large.
-func ParseSize(s string) (n int64, ok bool) {
-	v := strings.TrimSpace(s)
-	if v == "" {
-		return 0, false
-	}
-	mult := int64(1)
-	switch strings.ToUpper(v[len(v)-1:]) {
-	case "K":
-		mult = 1 << 10
-	case "M":
-		mult = 1 << 20
-	case "G":
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		v = v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, false
-	}
-	return n * mult, true
 }
 
 // fmtOwner formats an entry's numeric owner, "" when unknown.
@@ -131,7 +94,7 @@ func entrySummary(e *snapshot.Entry) string {
 	case snapshot.File:
 		parts = append(parts, Size(e.Size))
 	case snapshot.Symlink:
-		parts = append(parts, "-> "+displayPath(e.Target))
+		parts = append(parts, "-> "+quote.Path(e.Target))
 	}
 	return strings.Join(parts, " ")
 }
@@ -153,76 +116,9 @@ func (r *Report) splitChanges() (violations, allowed []*diff.Change) {
 	return violations, allowed
 }
 
-// cleanText makes untrusted text (script output, a diff read from a report)
-// safe to show: invalid UTF-8 becomes U+FFFD, terminal escape sequences are
-// dropped, CR LF and lone CR become LF and any other control character but
-// tab becomes U+FFFD.
-func cleanText(s string) string {
-	if s == "" {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == 0x1b: // ESC: skip a CSI, OSC or two-byte sequence
-			i = skipEscape(s, i)
-			continue
-		case c == '\r':
-			b.WriteByte('\n')
-			i++
-			if i < len(s) && s[i] == '\n' {
-				i++
-			}
-			continue
-		case c == '\n' || c == '\t':
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// skipEscape returns the index after the escape sequence starting at s[i].
-func skipEscape(s string, i int) int {
-	i++ // ESC
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '[': // CSI: parameters and intermediates, then a final byte 0x40-0x7e
-		for i++; i < len(s); i++ {
-			if s[i] >= 0x40 && s[i] <= 0x7e {
-				return i + 1
-			}
-		}
-		return i
-	case ']': // OSC: up to BEL or ESC \
-		for i++; i < len(s); i++ {
-			if s[i] == 0x07 {
-				return i + 1
-			}
-			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return i
-	}
-	return i + 1
-}
-
 // outputText joins a stream's head and tail, marking the elided middle.
 func outputText(head, tail string) string {
-	head, tail = cleanText(head), cleanText(tail)
+	head, tail = quote.Clean(head), quote.Clean(tail)
 	if head == "" {
 		return tail
 	}
@@ -242,7 +138,7 @@ func changeDetail(c *diff.Change) string {
 		c.Before.Type == snapshot.File && c.After.Type == snapshot.File {
 		content := fmt.Sprintf("content %s -> %s", Size(c.Before.Size), Size(c.After.Size))
 		if c.TextDiff != "" {
-			add, del, partial := DiffCounts(c.TextDiff)
+			add, del, partial := textdiff.Counts(c.TextDiff)
 			more := ""
 			if partial {
 				more = " or more"

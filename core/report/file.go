@@ -1,12 +1,13 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Formats maps a report file extension to its writer.
@@ -20,29 +21,8 @@ var Formats = map[string]func(*Report, io.Writer) error{
 // CheckPath returns an error when path's extension names no known format.
 func CheckPath(path string) error {
 	if _, ok := Formats[strings.ToLower(filepath.Ext(path))]; !ok {
-		return fmt.Errorf("report %s: unknown format (want .json, .html or .md)", QuotePath(path))
+		return fmt.Errorf("report %s: unknown format (want .json, .html or .md)", quote.Path(path))
 	}
-	return nil
-}
-
-// CheckWritable returns an error when a report could not be written to path
-// by WriteFile: its directory is missing or not writable (tried with a
-// temporary file, as WriteFile does), or path is a directory.
-func CheckWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("report %s: is a directory", QuotePath(path))
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".diffgate-report-*")
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("report %s: cannot write in %s: %v", QuotePath(path), QuotePath(dir), err)
-	}
-	f.Close()
-	os.Remove(f.Name())
 	return nil
 }
 
@@ -55,15 +35,15 @@ func (r *Report) WriteFile(path string) error {
 	write := Formats[strings.ToLower(filepath.Ext(path))]
 	f, err := os.CreateTemp(filepath.Dir(path), ".diffgate-report-*")
 	if err != nil {
-		return fmt.Errorf("report %s: %w", QuotePath(path), err)
+		return fmt.Errorf("report %s: %w", quote.Path(path), err)
 	}
 	defer os.Remove(f.Name())
 	if err := write(r, f); err != nil {
 		f.Close()
-		return fmt.Errorf("report %s: %w", QuotePath(path), err)
+		return fmt.Errorf("report %s: %w", quote.Path(path), err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("report %s: %w", QuotePath(path), err)
+		return fmt.Errorf("report %s: %w", quote.Path(path), err)
 	}
 	if err := os.Chmod(f.Name(), 0o644); err != nil {
 		return err

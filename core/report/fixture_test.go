@@ -7,6 +7,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 const (
@@ -48,7 +49,7 @@ func file(path string, perm uint32, content string, mtime int64) *snapshot.Entry
 }
 
 func mustDiff(before, after, name string) string {
-	d, ok := TextDiff([]byte(before), []byte(after), name)
+	d, ok := textdiff.Lines([]byte(before), []byte(after), name)
 	if !ok {
 		panic("fixture diff is not text: " + name)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // The HTML report's colours (light scheme). The stylesheet takes them from
@@ -292,8 +294,8 @@ func (r *Report) htmlView() *htmlView {
 		Reasons:   cleanAll(r.Reasons),
 		Counts:    r.Count(),
 		CSS:       stylesheet,
-		Workspace: displayPath(r.Workspace),
-		Script:    displayPath(r.Script.Path),
+		Workspace: quote.Path(r.Workspace),
+		Script:    quote.Path(r.Script.Path),
 		SHA256:    r.Script.SHA256,
 		Args:      quoteAll(r.Script.Args),
 		Allowlist: quoteAll(r.Allowlist),
@@ -312,57 +314,11 @@ func (r *Report) htmlView() *htmlView {
 		verdict = "PASS"
 	}
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
-	if rv := r.Review; rv != nil {
-		v.Review = &htmlReview{Decision: rv.Decision, Note: cleanText(rv.Note), Pass: rv.Verdict == Pass,
-			Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
-		v.Review.Verdict = "FAIL"
-		if v.Review.Pass {
-			v.Review.Verdict = "PASS"
-		}
-	}
-	if st := r.Stage; st != nil {
-		v.Stage = cleanText(st.Summary())
-	}
-	if c := r.Containment; c != nil {
-		v.Contain, v.ContainOK = cleanText(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
-		v.Granted = cleanText(strings.TrimPrefix(c.GrantsLine(), "granted: "))
-		v.DroppedEnv = cleanText(strings.Join(c.DroppedEnv, ", "))
-	}
-	for _, l := range r.Process.Leftovers {
-		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: cleanText(l.Cmd)})
-	}
-	for _, u := range r.Unreadable {
-		u.Path, u.Reason = displayPath(u.Path), cleanText(u.Reason)
-		v.Unreadable = append(v.Unreadable, u)
-	}
-	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
-		v.Blocking, v.BlockedNote = true, cleanText(r.Containment.NotObservable())
-	}
-	v.BlockedDropped = r.BlockedDroppedNote()
-	for i := range r.Blocked {
-		b := &r.Blocked[i]
-		v.Blocked = append(v.Blocked, htmlBlocked{Kind: cleanText(b.Kind), Label: strings.ToUpper(cleanText(b.Kind)), Target: displayPath(b.Target),
-			Process: blockedProcess(b), Op: cleanText(b.Op), Count: max(b.Count, 1)})
-	}
-	if w := r.Watch; w != nil || len(r.Outside) > 0 {
-		v.Watching, v.Watch = true, cleanText(w.Summary())
-		if w != nil {
-			for _, u := range w.Unwatchable {
-				v.Unwatchable = append(v.Unwatchable, Unwatchable{Path: displayPath(u.Path), Reason: cleanText(u.Reason)})
-			}
-		}
-	}
-	for i := range r.Outside {
-		o := &r.Outside[i]
-		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
-			Path: displayPath(o.Path), Detail: cleanText(o.Detail())})
-	}
-	v.NetworkLine, v.NetworkDropped = cleanText(r.NetworkSummary()), r.NetworkDropped
-	for i := range r.Network {
-		q := &r.Network[i]
-		v.Network = append(v.Network, htmlNetwork{Method: cleanText(q.Method), Target: displayPath(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
-			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: cleanText(q.Reason), Allowed: q.Allowed})
-	}
+	v.Review = r.htmlReview()
+	v.addRun(r)
+	v.addBlocked(r)
+	v.addOutside(r)
+	v.addNetwork(r)
 	violations, allowed := r.splitChanges()
 	v.ViolationCount, v.AllowedCount = len(violations), len(allowed)
 	l := htmlLister{budget: htmlDiffBudget, notes: r.renameNotes()}
@@ -370,6 +326,83 @@ func (r *Report) htmlView() *htmlView {
 	v.Allowed = l.list(allowed)
 	v.Brief = max(0, l.n-htmlDetailed)
 	return v
+}
+
+// htmlReview is the view of the reviewer's draft, nil for none.
+func (r *Report) htmlReview() *htmlReview {
+	rv := r.Review
+	if rv == nil {
+		return nil
+	}
+	h := &htmlReview{Decision: rv.Decision, Note: quote.Clean(rv.Note), Pass: rv.Verdict == Pass,
+		Reasons: cleanAll(rv.Reasons), Allowlist: quoteAll(rv.Allowlist), Violations: rv.Violations}
+	h.Verdict = "FAIL"
+	if h.Pass {
+		h.Verdict = "PASS"
+	}
+	return h
+}
+
+// addRun adds how the run went: its stage and containment lines, the
+// processes left over and the entries the gate could not read.
+func (v *htmlView) addRun(r *Report) {
+	if st := r.Stage; st != nil {
+		v.Stage = quote.Clean(st.Summary())
+	}
+	if c := r.Containment; c != nil {
+		v.Contain, v.ContainOK = quote.Clean(c.Summary()), len(c.Missing()) == 0 && c.Mode != "off"
+		v.Granted = quote.Clean(strings.TrimPrefix(c.GrantsLine(), "granted: "))
+		v.DroppedEnv = quote.Clean(strings.Join(c.DroppedEnv, ", "))
+	}
+	for _, l := range r.Process.Leftovers {
+		v.Leftovers = append(v.Leftovers, Leftover{PID: l.PID, Cmd: quote.Clean(l.Cmd)})
+	}
+	for _, u := range r.Unreadable {
+		u.Path, u.Reason = quote.Path(u.Path), quote.Clean(u.Reason)
+		v.Unreadable = append(v.Unreadable, u)
+	}
+}
+
+// addBlocked adds the actions containment blocked (when it was requested,
+// or some were recorded).
+func (v *htmlView) addBlocked(r *Report) {
+	if c := r.Containment; c != nil && c.Mode != "" && c.Mode != "off" || len(r.Blocked) > 0 {
+		v.Blocking, v.BlockedNote = true, quote.Clean(r.Containment.NotObservable())
+	}
+	v.BlockedDropped = r.BlockedDroppedNote()
+	for i := range r.Blocked {
+		b := &r.Blocked[i]
+		v.Blocked = append(v.Blocked, htmlBlocked{Kind: quote.Clean(b.Kind), Label: strings.ToUpper(quote.Clean(b.Kind)), Target: quote.Path(b.Target),
+			Process: blockedProcess(b), Op: quote.Clean(b.Op), Count: max(b.Count, 1)})
+	}
+}
+
+// addOutside adds the watch of the paths outside the workspace and the
+// changes found there.
+func (v *htmlView) addOutside(r *Report) {
+	if w := r.Watch; w != nil || len(r.Outside) > 0 {
+		v.Watching, v.Watch = true, quote.Clean(w.Summary())
+		if w != nil {
+			for _, u := range w.Unwatchable {
+				v.Unwatchable = append(v.Unwatchable, Unwatchable{Path: quote.Path(u.Path), Reason: quote.Clean(u.Reason)})
+			}
+		}
+	}
+	for i := range r.Outside {
+		o := &r.Outside[i]
+		v.Outside = append(v.Outside, htmlOutside{Kind: string(o.Kind), Label: kindLabel(o.Kind),
+			Path: quote.Path(o.Path), Detail: quote.Clean(o.Detail())})
+	}
+}
+
+// addNetwork adds the requests through the gate's proxy.
+func (v *htmlView) addNetwork(r *Report) {
+	v.NetworkLine, v.NetworkDropped = quote.Clean(r.NetworkSummary()), r.NetworkDropped
+	for i := range r.Network {
+		q := &r.Network[i]
+		v.Network = append(v.Network, htmlNetwork{Method: quote.Clean(q.Method), Target: quote.Path(q.Target()), Out: Size(q.BytesOut), In: Size(q.BytesIn),
+			Process: blockedProcess(&Blocked{PID: q.PID, Cmd: q.Cmd}), Reason: quote.Clean(q.Reason), Allowed: q.Allowed})
+	}
 }
 
 // htmlLister makes the rows of the lists of changes, numbering the
@@ -412,9 +445,9 @@ func folderRow(row *ListRow, n int) htmlChange {
 	}
 	rules := make([]string, len(row.Rules))
 	for i, r := range row.Rules {
-		rules[i] = displayPath(r)
+		rules[i] = quote.Path(r)
 	}
-	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: displayPath(row.Folder + "/"),
+	return htmlChange{ID: fmt.Sprintf("change-%d", n), Kind: kind, Label: "FOLDER", Path: quote.Path(row.Folder + "/"),
 		Detail: t.String() + " (rolled up: the JSON report lists each)", Rule: strings.Join(rules, " "),
 		Allowed: t.Violations == 0, Brief: true, Folder: true}
 }
@@ -422,7 +455,7 @@ func folderRow(row *ListRow, n int) htmlChange {
 // blockedProcess names the process that tried a blocked action: "pid 4211
 // curl example.com" (as clean one-line text).
 func blockedProcess(b *Blocked) string {
-	cmd := strings.ReplaceAll(cleanText(b.Cmd), "\n", " ")
+	cmd := strings.ReplaceAll(quote.Clean(b.Cmd), "\n", " ")
 	switch {
 	case b.PID > 0 && cmd != "":
 		return fmt.Sprintf("pid %d %s", b.PID, cmd)
@@ -435,7 +468,7 @@ func blockedProcess(b *Blocked) string {
 func cleanAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = strings.ReplaceAll(cleanText(s), "\n", " ")
+		out[i] = strings.ReplaceAll(quote.Clean(s), "\n", " ")
 	}
 	return out
 }
@@ -443,7 +476,7 @@ func cleanAll(ss []string) []string {
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = displayPath(s)
+		out[i] = quote.Path(s)
 	}
 	return out
 }
@@ -456,9 +489,9 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 		ID:       fmt.Sprintf("change-%d", n),
 		Kind:     string(c.Kind),
 		Label:    kindLabel(c.Kind),
-		Path:     displayPath(c.Path),
-		Detail:   cleanText(detailWith(c, notes)),
-		Rule:     displayPath(c.Rule),
+		Path:     quote.Path(c.Path),
+		Detail:   quote.Clean(detailWith(c, notes)),
+		Rule:     quote.Path(c.Rule),
 		Risk:     string(c.Risk),
 		Allowed:  c.Allowed,
 		Summary:  entrySummary(c.Before) + " → " + entrySummary(c.After),
@@ -492,9 +525,9 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 	if td != "" {
 		d := cleanDiff(td)
 		if c.Kind == diff.Added && td == c.TextDiff {
-			d = HeadLines(d, htmlAddedLines)
+			d = textdiff.HeadLines(d, htmlAddedLines)
 		}
-		d = CutDiff(d, htmlDiffMax)
+		d = textdiff.Cut(d, htmlDiffMax)
 		if len(d) > *budget {
 			h.DiffNote = "text diff left out to keep this report small; the JSON report has it"
 		} else {
@@ -508,15 +541,15 @@ func newHTMLChange(c *diff.Change, n int, budget *int, notes map[string]renameNo
 // diffHTML renders a unified diff as the inside of a <pre>: one span per
 // line classed for colouring ("dl add", "dl del", "dl ctx", "dl hunk",
 // "dl file", "dl note", "dl cut"). In a changed line the words that changed
-// (Intraline) are spans of class "wd", and whitespace to make visible
-// (Pieces) spans of class "ws" whose data-ws holds its markers (· → \r),
+// (textdiff.Intraline) are spans of class "wd", and whitespace to make visible
+// (textdiff.Pieces) spans of class "ws" whose data-ws holds its markers (· → \r),
 // drawn over it by the stylesheet: the text itself stays as it is. A
 // carriage return is never written into the page (a browser breaks the
 // line there): in a changed line it is an empty "ws cr" span, its marker
 // only; elsewhere it is left out.
 func diffHTML(d string) (template.HTML, int) {
 	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
-	marks, _ := Intraline(lines)
+	marks, _ := textdiff.Intraline(lines)
 	var b strings.Builder
 	b.Grow(len(d) * 5 / 4)
 	inHunk := false
@@ -525,7 +558,7 @@ func diffHTML(d string) (template.HTML, int) {
 		switch {
 		case strings.HasPrefix(l, "@@"):
 			class, inHunk = "hunk", true
-		case IsCutLine(l):
+		case textdiff.IsCutLine(l):
 			class = "cut"
 		case strings.HasPrefix(l, `\`):
 			class = "note"
@@ -541,7 +574,7 @@ func diffHTML(d string) (template.HTML, int) {
 		b.WriteString(`">`)
 		if class == "add" || class == "del" {
 			b.WriteString(l[:1])
-			for _, p := range Pieces(l[1:], marks[i]) {
+			for _, p := range textdiff.Pieces(l[1:], marks[i]) {
 				writePiece(&b, p)
 			}
 		} else {
@@ -552,9 +585,9 @@ func diffHTML(d string) (template.HTML, int) {
 	return template.HTML(b.String()), len(lines)
 }
 
-// writePiece writes one Piece of a changed line; a carriage return is an
+// writePiece writes one textdiff.Piece of a changed line; a carriage return is an
 // empty span of its own (class "cr") whose marker takes room of its own.
-func writePiece(b *strings.Builder, p Piece) {
+func writePiece(b *strings.Builder, p textdiff.Piece) {
 	switch {
 	case p.Space:
 		for rest := p.Text; rest != ""; {
@@ -573,7 +606,7 @@ func writePiece(b *strings.Builder, p Piece) {
 				b.WriteString(" cr")
 			}
 			b.WriteString(`" data-ws="`)
-			b.WriteString(VisibleSpace(part))
+			b.WriteString(textdiff.VisibleSpace(part))
 			b.WriteString(`">`)
 			writeText(b, part) // nothing for "\r"
 			b.WriteString("</span>")
@@ -587,15 +620,15 @@ func writePiece(b *strings.Builder, p Piece) {
 	}
 }
 
-// cleanDiff is cleanText for a diff: carriage returns stay, as part of
+// cleanDiff is quote.Clean for a diff: carriage returns stay, as part of
 // their lines (a CRLF -> LF change must show).
 func cleanDiff(d string) string {
 	if !strings.ContainsRune(d, '\r') {
-		return cleanText(d)
+		return quote.Clean(d)
 	}
 	parts := strings.Split(d, "\r")
 	for i, p := range parts {
-		parts[i] = cleanText(p)
+		parts[i] = quote.Clean(p)
 	}
 	return strings.Join(parts, "\r")
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffgate/diffgate/internal/quote"
 	"golang.org/x/net/html"
 )
 
@@ -256,7 +257,7 @@ func TestHTMLEscapesHostileText(t *testing.T) {
 	}
 	order := RankOrder(r.Changes)
 	for k, row := range rows {
-		if got, want := textOf(byClass(row, "td", "path")[0]), displayPath(r.Changes[order[k]].Path); got != want {
+		if got, want := textOf(byClass(row, "td", "path")[0]), quote.Path(r.Changes[order[k]].Path); got != want {
 			t.Errorf("path renders as %q, want %q", got, want)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // MaxMarkdown is the most a Markdown report holds, in bytes (so in
@@ -18,7 +20,7 @@ import (
 const MaxMarkdown = 65536
 
 const (
-	mdDiffMax     = 8 << 10  // one diff in the Markdown, at most (CutDiff)
+	mdDiffMax     = 8 << 10  // one diff in the Markdown, at most (textdiff.Cut)
 	mdTailReserve = 10 << 10 // room kept for the output, the left-out line and the footer
 	mdOutputMax   = 3 << 10  // each output stream, at most (its end is kept)
 	mdListMax     = 40       // allowlist entries, arguments, reasons or leftovers listed
@@ -88,7 +90,43 @@ func (l leftOut) String() string {
 	return s + ". The HTML and JSON reports have everything."
 }
 
+// markdown writes the document, one section after another.
 func (r *Report) markdown(m *mdWriter) {
+	r.mdVerdict(m)
+	r.mdSummary(m)
+	r.mdReview(m)
+
+	var left leftOut
+	violations, allowed := r.splitChanges()
+	notes := r.renameNotes()
+	vrows, arows := RollUpList(violations), RollUpList(allowed)
+	// Room kept for the allowed changes' rows, bounded.
+	allowedReserve := min(300+200*len(arows), 12<<10)
+	limit := MaxMarkdown - mdTailReserve
+
+	// The blocked actions and the changes outside the workspace come
+	// first, as in the app; then the violations: rows while they fit in
+	// half of what is left, then diffs.
+	r.mdBlocked(m, limit-allowedReserve, &left)
+	r.mdOutside(m, limit-allowedReserve, &left)
+	r.mdNetwork(m, limit-allowedReserve, &left)
+	mdViolations(m, len(violations), vrows, limit-allowedReserve, &left, notes)
+	r.mdUnreadable(m, limit-allowedReserve, &left)
+	mdDiffs(m, vrows, limit-allowedReserve, &left, true, notes)
+	mdAllowed(m, len(allowed), arows, limit, &left, notes)
+	r.mdOutput(m)
+	if l := left.String(); l != "" {
+		m.line("*", mdText(l), "*")
+		m.line()
+	}
+	m.line("<sub>diffgate report · schema ", Schema, "</sub>")
+}
+
+// row writes one row of a two-column table.
+func (m *mdWriter) row(k, v string) { m.line("| ", k, " | ", v, " |") }
+
+// mdVerdict writes the heading (PASS or FAIL) and the verdict's reasons.
+func (r *Report) mdVerdict(m *mdWriter) {
 	if r.Verdict == Pass {
 		m.line("## ✅ diffgate: PASS")
 	} else {
@@ -107,70 +145,91 @@ func (r *Report) markdown(m *mdWriter) {
 		m.line("No unexpected change; the script exited cleanly.")
 	}
 	m.line()
+}
 
-	// Summary table.
-	n := r.Count()
+// mdSummary writes the summary table of the run: what ran, how it was
+// contained, and what it changed.
+func (r *Report) mdSummary(m *mdWriter) {
 	m.line("| | |")
 	m.line("|---|---|")
-	row := func(k, v string) { m.line("| ", k, " | ", v, " |") }
-	row("Workspace", mdCode(r.Workspace, true))
-	row("Script", mdCode(r.Script.Line(), true))
-	row("Script SHA-256", orDash(mdCode(r.Script.SHA256, true), r.Script.SHA256))
-	row("Arguments", mdList(r.Script.Args, "none"))
-	row("Allowlist", mdList(r.Allowlist, "*empty: nothing is allowed*"))
+	r.mdRunRows(m)
+	r.mdContainmentRows(m)
+	r.mdResultRows(m)
+	m.line()
+}
+
+// mdRunRows writes the summary rows of what ran: workspace, script,
+// allowlist, times, process and stage.
+func (r *Report) mdRunRows(m *mdWriter) {
+	m.row("Workspace", mdCode(r.Workspace, true))
+	m.row("Script", mdCode(r.Script.Line(), true))
+	m.row("Script SHA-256", orDash(mdCode(r.Script.SHA256, true), r.Script.SHA256))
+	m.row("Arguments", mdList(r.Script.Args, "none"))
+	m.row("Allowlist", mdList(r.Allowlist, "*empty: nothing is allowed*"))
 	if a := r.AllowlistApproved; a != nil {
-		row("Approved allowlist", mdText(strings.TrimPrefix(a.Line(), "allowlist: ")))
+		m.row("Approved allowlist", mdText(strings.TrimPrefix(a.Line(), "allowlist: ")))
 	}
-	row("Started", mdText(fmtTime(r.StartedAt)))
+	m.row("Started", mdText(fmtTime(r.StartedAt)))
 	fin := fmtTime(r.FinishedAt)
 	if d := r.duration(); d != "" {
 		fin += " (" + d + ")"
 	}
-	row("Finished", mdText(fin))
+	m.row("Finished", mdText(fin))
 	status := mdText(ProcessStatus(&r.Process))
 	if processOK(&r.Process) {
 		status = "✅ " + status
 	} else {
 		status = "❌ **" + status + "**"
 	}
-	row("Process", status)
+	m.row("Process", status)
 	if st := r.Stage; st != nil {
-		row("Stage", mdText(st.Summary()))
+		m.row("Stage", mdText(st.Summary()))
 	}
+}
+
+// mdContainmentRows writes the summary rows of the containment: its mode,
+// grants and dropped variables, the blocked actions, the paths watched
+// outside the workspace and the network.
+func (r *Report) mdContainmentRows(m *mdWriter) {
 	if c := r.Containment; c != nil {
 		line := mdText(c.Summary())
 		if len(c.Missing()) > 0 || c.Mode == "off" {
 			line = "❌ **" + line + "**"
 		}
-		row("Containment", line)
+		m.row("Containment", line)
 		if g := c.GrantsLine(); g != "" {
-			row("Granted", mdText(cutText(cleanText(strings.TrimPrefix(g, "granted: ")), 2<<10)))
+			m.row("Granted", mdText(cutText(quote.Clean(strings.TrimPrefix(g, "granted: ")), 2<<10)))
 		}
 		if len(c.DroppedEnv) > 0 {
-			row("Variables dropped", mdText(cutText(cleanText(strings.Join(c.DroppedEnv, ", ")), 2<<10)))
+			m.row("Variables dropped", mdText(cutText(quote.Clean(strings.Join(c.DroppedEnv, ", ")), 2<<10)))
 		}
 	}
 	if note := r.Containment.NotObservable(); note != "" {
-		row("Blocked actions", "❌ **"+mdText(note)+"**")
+		m.row("Blocked actions", "❌ **"+mdText(note)+"**")
 	} else if c := r.Containment; c != nil && c.Mode != "off" || len(r.Blocked) > 0 {
 		if len(r.Blocked) == 0 {
-			row("Blocked actions", "none")
+			m.row("Blocked actions", "none")
 		} else {
-			row("Blocked actions", fmt.Sprintf("❌ **%d blocked**", r.blockedCount()))
+			m.row("Blocked actions", fmt.Sprintf("❌ **%d blocked**", r.blockedCount()))
 		}
 	}
 	if w := r.Watch; w != nil {
-		line := mdText(cutText(cleanText(w.Summary()), 2<<10))
+		line := mdText(cutText(quote.Clean(w.Summary()), 2<<10))
 		if len(r.Outside) > 0 {
 			line = fmt.Sprintf("❌ **%s**; ", Plural(len(r.Outside), "change")) + line
 		}
-		row("Outside the workspace", line)
+		m.row("Outside the workspace", line)
 	}
 	if line := r.NetworkSummary(); line != "" {
-		row("Network", mdText(line))
+		m.row("Network", mdText(line))
 	}
+}
+
+// mdResultRows writes the summary rows of what the run left: processes
+// left over, the changes counted and the text diffs' coverage.
+func (r *Report) mdResultRows(m *mdWriter) {
 	if len(r.Process.Leftovers) == 0 {
-		row("Leftovers", "none")
+		m.row("Leftovers", "none")
 	} else {
 		var ls []string
 		for i, l := range r.Process.Leftovers {
@@ -180,137 +239,139 @@ func (r *Report) markdown(m *mdWriter) {
 			}
 			ls = append(ls, fmt.Sprintf("❌ pid %d %s", l.PID, mdCode(l.Cmd, true)))
 		}
-		row("Leftovers", strings.Join(ls, "<br>"))
+		m.row("Leftovers", strings.Join(ls, "<br>"))
 	}
-	row("Changes", fmt.Sprintf("%d added, %d removed, %d changed: **%d %s**, %d allowed",
+	n := r.Count()
+	m.row("Changes", fmt.Sprintf("%d added, %d removed, %d changed: **%d %s**, %d allowed",
 		n.Added, n.Removed, n.Changed, n.Violations, pluralWord(n.Violations, "violation"), n.Allowed))
 	if s := r.DiffCoverage().Summary(); s != "" {
-		row("Text diffs", mdText(s))
+		m.row("Text diffs", mdText(s))
 	}
-	m.line()
+}
 
-	if rv := r.Review; rv != nil {
-		m.line("### Review (the reviewer's draft, not the run's)")
-		m.line()
-		m.line("| | |")
-		m.line("|---|---|")
-		row("Decision", orDash(mdText(rv.Decision), rv.Decision))
-		row("Draft allowlist", mdList(rv.Allowlist, "*empty: nothing is allowed*"))
-		verdict := "✅ PASS"
-		if rv.Verdict != Pass {
-			verdict = "❌ FAIL"
-		}
-		for i, reason := range rv.Reasons {
-			if i == 0 {
-				verdict += ": "
-			} else {
-				verdict += "; "
-			}
-			verdict += mdText(reason)
-		}
-		row("Re-evaluated verdict", verdict)
-		note := cleanText(rv.Note)
-		if len(note) > 2<<10 {
-			note = cutText(note, 2<<10) + " …"
-		}
-		row("Note", orDash(mdText(note), rv.Note))
-		m.line()
+// mdReview writes the reviewer's draft, when the report carries one.
+func (r *Report) mdReview(m *mdWriter) {
+	rv := r.Review
+	if rv == nil {
+		return
 	}
-
-	var left leftOut
-	violations, allowed := r.splitChanges()
-	notes := r.renameNotes()
-	vrows, arows := RollUpList(violations), RollUpList(allowed)
-	// Room kept for the allowed changes' rows, bounded.
-	allowedReserve := min(300+200*len(arows), 12<<10)
-	limit := MaxMarkdown - mdTailReserve
-
-	// The blocked actions and the changes outside the workspace come
-	// first, as in the app; then the violations: rows while they fit in
-	// half of what is left, then diffs.
-	r.mdBlocked(m, limit-allowedReserve, &left)
-	r.mdOutside(m, limit-allowedReserve, &left)
-	r.mdNetwork(m, limit-allowedReserve, &left)
-	m.linef("### Violations (%d)", len(violations))
+	m.line("### Review (the reviewer's draft, not the run's)")
 	m.line()
-	if len(violations) == 0 {
+	m.line("| | |")
+	m.line("|---|---|")
+	m.row("Decision", orDash(mdText(rv.Decision), rv.Decision))
+	m.row("Draft allowlist", mdList(rv.Allowlist, "*empty: nothing is allowed*"))
+	verdict := "✅ PASS"
+	if rv.Verdict != Pass {
+		verdict = "❌ FAIL"
+	}
+	for i, reason := range rv.Reasons {
+		if i == 0 {
+			verdict += ": "
+		} else {
+			verdict += "; "
+		}
+		verdict += mdText(reason)
+	}
+	m.row("Re-evaluated verdict", verdict)
+	note := quote.Clean(rv.Note)
+	if len(note) > 2<<10 {
+		note = cutText(note, 2<<10) + " …"
+	}
+	m.row("Note", orDash(mdText(note), rv.Note))
+	m.line()
+}
+
+// mdViolations writes the violations' heading and their rows (n
+// violations, rolled up in vrows) while they fit in half of what is left
+// under limit, then a line for those left out.
+func mdViolations(m *mdWriter, n int, vrows []ListRow, limit int, left *leftOut, notes map[string]renameNote) {
+	m.linef("### Violations (%d)", n)
+	m.line()
+	if n == 0 {
 		m.line("No violations.")
 		m.line()
-	} else {
-		rowLimit := m.len() + (limit-allowedReserve-m.len())/2
-		shown := changeTable(m, vrows, rowLimit, notes)
-		if shown < len(vrows) {
-			rest := 0
-			for _, row := range vrows[shown:] {
-				rest += len(row.Changes)
-			}
-			left.violations += rest
-			m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
-			m.line()
-		}
+		return
 	}
-	if len(r.Unreadable) > 0 {
-		m.linef("### Unreadable (%d)", len(r.Unreadable))
-		m.line()
-		m.line("The gate could not read these entries: it cannot vouch for them, or for anything below them.")
-		m.line()
-		for i, u := range r.Unreadable {
-			l := fmt.Sprintf("- %s (%s): %s", mdCode(u.Path, false), u.When, mdText(u.Reason))
-			if i >= mdTableMax || m.len()+len(l) > limit-allowedReserve {
-				left.unreadable += len(r.Unreadable) - i
-				m.linef("- … and %d more", len(r.Unreadable)-i)
-				break
-			}
-			m.line(l)
+	rowLimit := m.len() + (limit-m.len())/2
+	shown := changeTable(m, vrows, rowLimit, notes)
+	if shown < len(vrows) {
+		rest := 0
+		for _, row := range vrows[shown:] {
+			rest += len(row.Changes)
 		}
+		left.violations += rest
+		m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
 		m.line()
 	}
-	mdDiffs(m, vrows, limit-allowedReserve, &left, true, notes)
+}
 
-	// Allowed changes: a row each, folders rolled up in a long list.
-	m.linef("### Allowed changes (%d)", len(allowed))
+// mdUnreadable writes the entries the gate could not read, while they fit
+// under limit.
+func (r *Report) mdUnreadable(m *mdWriter, limit int, left *leftOut) {
+	if len(r.Unreadable) == 0 {
+		return
+	}
+	m.linef("### Unreadable (%d)", len(r.Unreadable))
 	m.line()
-	if len(allowed) == 0 {
+	m.line("The gate could not read these entries: it cannot vouch for them, or for anything below them.")
+	m.line()
+	for i, u := range r.Unreadable {
+		l := fmt.Sprintf("- %s (%s): %s", mdCode(u.Path, false), u.When, mdText(u.Reason))
+		if i >= mdTableMax || m.len()+len(l) > limit {
+			left.unreadable += len(r.Unreadable) - i
+			m.linef("- … and %d more", len(r.Unreadable)-i)
+			break
+		}
+		m.line(l)
+	}
+	m.line()
+}
+
+// mdAllowed writes the allowed changes (n, rolled up in arows): a row
+// each, folders rolled up in a long list, then their diffs.
+func mdAllowed(m *mdWriter, n int, arows []ListRow, limit int, left *leftOut, notes map[string]renameNote) {
+	m.linef("### Allowed changes (%d)", n)
+	m.line()
+	if n == 0 {
 		m.line("No allowed changes.")
 		m.line()
-	} else {
-		if shown := changeTable(m, arows, limit, notes); shown < len(arows) {
-			left.allowed += len(arows) - shown
-			m.linef("… and %d more %s, not listed here.", len(arows)-shown, pluralWord(len(arows)-shown, "row"))
-			m.line()
-		}
-		mdDiffs(m, arows, limit, &left, false, notes)
+		return
 	}
+	if shown := changeTable(m, arows, limit, notes); shown < len(arows) {
+		left.allowed += len(arows) - shown
+		m.linef("… and %d more %s, not listed here.", len(arows)-shown, pluralWord(len(arows)-shown, "row"))
+		m.line()
+	}
+	mdDiffs(m, arows, limit, left, false, notes)
+}
 
-	// Output, each stream's end.
+// mdOutput writes the end of each of the script's output streams.
+func (r *Report) mdOutput(m *mdWriter) {
 	p := &r.Process
 	out, errOut := outputText(p.StdoutHead, p.StdoutTail), outputText(p.StderrHead, p.StderrTail)
-	if out != "" || errOut != "" {
-		m.line("### Output")
-		m.line()
-		for _, s := range []struct{ name, text string }{{"stdout", out}, {"stderr", errOut}} {
-			if s.text == "" {
-				m.linef("%s: *empty*", s.name)
-				m.line()
-				continue
-			}
-			text := s.text
-			if len(text) > mdOutputMax {
-				text = "[… " + Plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
-			}
-			m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), pluralWord(lineCount(s.text), "line"))
+	if out == "" && errOut == "" {
+		return
+	}
+	m.line("### Output")
+	m.line()
+	for _, s := range []struct{ name, text string }{{"stdout", out}, {"stderr", errOut}} {
+		if s.text == "" {
+			m.linef("%s: *empty*", s.name)
 			m.line()
-			fenced(m, "text", text)
-			m.line()
-			m.line("</details>")
-			m.line()
+			continue
 		}
-	}
-	if l := left.String(); l != "" {
-		m.line("*", mdText(l), "*")
+		text := s.text
+		if len(text) > mdOutputMax {
+			text = "[… " + Plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
+		}
+		m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), pluralWord(lineCount(s.text), "line"))
+		m.line()
+		fenced(m, "text", text)
+		m.line()
+		m.line("</details>")
 		m.line()
 	}
-	m.line("<sub>diffgate report · schema ", Schema, "</sub>")
 }
 
 // mdFindings writes a group of findings: a heading, what they are, and a
@@ -454,13 +515,13 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 		// whitespace or a carriage return, which only the HTML and the app
 		// mark.
 		text := cleanDiff(td)
-		wsNote := trailingSpaceChanged(text)
+		wsNote := textdiff.TrailingSpaceChanged(text)
 		text = strings.ReplaceAll(text, "\r", "")
-		if cut := CutDiff(text, room); cut != text {
+		if cut := textdiff.Cut(text, room); cut != text {
 			text = cut
 			left.cutDiffs++
 		}
-		m.linef("<details%s><summary><code>%s</code> (%s, %s%s)</summary>", attr, html.EscapeString(displayPath(c.Path)), c.Kind, status, from)
+		m.linef("<details%s><summary><code>%s</code> (%s, %s%s)</summary>", attr, html.EscapeString(quote.Path(c.Path)), c.Kind, status, from)
 		m.line()
 		fenced(m, "diff", text)
 		m.line()
@@ -471,21 +532,6 @@ func mdDiffs(m *mdWriter, rows []ListRow, limit int, left *leftOut, open bool, n
 		m.line("</details>")
 		m.line()
 	}
-}
-
-// trailingSpaceChanged reports whether a changed line of diff d ends in
-// whitespace or holds a carriage return.
-func trailingSpaceChanged(d string) bool {
-	inHunk := false
-	for l := range strings.SplitSeq(d, "\n") {
-		switch {
-		case strings.HasPrefix(l, "@@"):
-			inHunk = true
-		case inHunk && isChangeLine(l) && (strings.ContainsRune(l, '\r') || strings.TrimRight(l, " \t") != l):
-			return true
-		}
-	}
-	return false
 }
 
 // tailText is the end of s in at most max bytes, from a line start when
@@ -622,7 +668,7 @@ func mdList(items []string, none string) string {
 // side). In a table cell a | is escaped as \|, which GFM reads back as |
 // even inside code spans. s is first made one safe line by displayPath.
 func mdCode(s string, inTable bool) string {
-	s = displayPath(s)
+	s = quote.Path(s)
 	if s == "" {
 		return ""
 	}
@@ -649,7 +695,7 @@ func mdCode(s string, inTable bool) string {
 // characters that could start markup are backslash-escaped (| as \|, which
 // a GFM table reads back as |) and line breaks become spaces.
 func mdText(s string) string {
-	s = cleanText(s)
+	s = quote.Clean(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {

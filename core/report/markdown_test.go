@@ -12,6 +12,8 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // renderMarkdown renders the report's Markdown as GitHub would (GFM, raw
@@ -215,7 +217,7 @@ func hostileReport() *Report {
 			After: &snapshot.Entry{Path: p, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1}, Rule: "|`r`|"})
 	}
 	evil := "</summary></details><script>alert(1)</script>"
-	d, _ := TextDiff([]byte("```\nx\n"), []byte("````\ny\n"), evil)
+	d, _ := textdiff.Lines([]byte("```\nx\n"), []byte("````\ny\n"), evil)
 	r.Changes = append(r.Changes, diff.Change{Path: evil, Kind: diff.Changed, Aspects: []diff.Aspect{diff.Content},
 		Before: &snapshot.Entry{Path: evil, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1},
 		After:  &snapshot.Entry{Path: evil, Type: snapshot.File, Perm: 0o644, UID: -1, GID: -1}, TextDiff: d})
@@ -238,7 +240,7 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 	var want []string
 	order := RankOrder(r.Changes)
 	for _, i := range order {
-		want = append(want, displayPath(r.Changes[i].Path))
+		want = append(want, quote.Path(r.Changes[i].Path))
 	}
 	if got := column(tables[1], 1); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("paths do not render verbatim:\n got %q\nwant %q", got, want)
@@ -333,7 +335,7 @@ func TestMarkdownDiffBudget(t *testing.T) {
 	}
 	r := &Report{Verdict: Fail}
 	for _, p := range []string{"one.txt", "two.txt", "three.txt"} {
-		d, ok := TextDiff([]byte(before.String()), []byte(after.String()), p)
+		d, ok := textdiff.Lines([]byte(before.String()), []byte(after.String()), p)
 		if !ok {
 			t.Fatal("not text")
 		}

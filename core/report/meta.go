@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // The before/after metadata table of a change: one model for the HTML
@@ -47,7 +48,7 @@ func MetaFields(stat bool) []MetaField {
 			if e.Type != snapshot.Symlink {
 				return ""
 			}
-			return displayPath(e.Target)
+			return quote.Path(e.Target)
 		}, true},
 		{"SHA-256", func(e *snapshot.Entry) string { return e.SHA256 }, true},
 	}
@@ -70,7 +71,7 @@ func MetaFields(stat bool) []MetaField {
 			MetaField{"Inode", func(e *snapshot.Entry) string { return count(e.Ino) }, true},
 			MetaField{"Links", func(e *snapshot.Entry) string { return count(uint64(e.Nlink)) }, true})
 	}
-	return append(rows, MetaField{"Error", func(e *snapshot.Entry) string { return cleanText(e.Err) }, false})
+	return append(rows, MetaField{"Error", func(e *snapshot.Entry) string { return quote.Clean(e.Err) }, false})
 }
 
 // MetaRow is a row of a change's table: the values before and after ("—"

@@ -2,15 +2,20 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/testenv"
 )
+
+// contentsOf serves the test files' contents by path.
+func contentsOf(files map[string]string) func(c *diff.Change) ([]byte, bool) {
+	return func(c *diff.Change) ([]byte, bool) { s, ok := files[c.Path]; return []byte(s), ok }
+}
 
 // A removed and an added file with the same content are shown as a rename
 // in the model, HTML and Markdown, while the allowlist still judges each
@@ -26,7 +31,7 @@ func TestRenameShownAsRename(t *testing.T) {
 	}}
 	r.Apply(policy.MustParse("added:new/**"), []string{"added:new/**"})
 	rs := r.Renames()
-	if len(rs) != 1 || rs[0] != (Rename{From: "old/main.go", To: "new/main.go", Similarity: 100}) {
+	if len(rs) != 1 || rs[0] != (textdiff.Rename{From: "old/main.go", To: "new/main.go", Similarity: 100}) {
 		t.Fatalf("renames %+v", rs)
 	}
 	if c := r.Changes[4]; c.Allowed || r.Verdict != Fail {
@@ -64,39 +69,21 @@ func TestRenameShownAsRename(t *testing.T) {
 	}
 }
 
-// goSource is n lines of a Go file.
-func goSource(n int) string {
-	var b strings.Builder
-	b.WriteString("package util\n\n")
-	for i := 0; i < n; i++ {
-		b.WriteString("func F" + strings.Repeat("x", i%7) + "() int { return " + string(rune('a'+i%26)) + " }\n")
-	}
-	return b.String()
-}
-
-// contentsOf serves the test files' contents by path.
-func contentsOf(files map[string]string) func(c *diff.Change) ([]byte, bool) {
-	return func(c *diff.Change) ([]byte, bool) {
-		s, ok := files[c.Path]
-		return []byte(s), ok
-	}
-}
-
 // A removed file and an added one 90% alike or more are a rename with
 // edits: both changes say so, with the similarity, and the added one
 // carries the diff from the old content; an added file less alike is no
 // rename, and the allowlist still judges each path.
 func TestMarkRenamesSimilar(t *testing.T) {
-	old := goSource(60)
+	old := testenv.GoSource(60)
 	edited := strings.Replace(strings.Replace(old, "return a }", "return a + 1 }", 1), "return b }", "return b * 2 }", 1)
-	half := goSource(30) + strings.Repeat("// something else entirely\n", 40)
+	half := testenv.GoSource(30) + strings.Repeat("// something else entirely\n", 40)
 	files := map[string]string{"src/util.go": old, "lib/util.go": edited, "lib/half.go": half}
 	r := &Report{Schema: Schema, Workspace: "/w"}
 	for _, p := range []string{"lib/half.go", "lib/util.go"} {
 		r.Changes = append(r.Changes, diff.Change{Path: p, Kind: diff.Added, Aspects: []diff.Aspect{}, After: file(p, 0o644, files[p], t1)})
 	}
 	r.Changes = append(r.Changes, diff.Change{Path: "src/util.go", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: file("src/util.go", 0o644, old, t0)})
-	MarkRenames(r.Changes, contentsOf(files))
+	textdiff.MarkRenames(r.Changes, contentsOf(files))
 	added, removed := r.Changes[1], r.Changes[2]
 	if added.RenamedFrom != "src/util.go" || removed.RenamedTo != "lib/util.go" || added.Similarity < 90 || added.Similarity > 99 || removed.Similarity != added.Similarity {
 		t.Fatalf("rename: from %q to %q, similarity %d/%d", added.RenamedFrom, removed.RenamedTo, added.Similarity, removed.Similarity)
@@ -108,7 +95,7 @@ func TestMarkRenamesSimilar(t *testing.T) {
 	if !strings.HasPrefix(d, "--- a/src/util.go\n+++ b/lib/util.go\n") || !strings.Contains(d, "\n+func F() int { return a + 1 }\n") || !strings.Contains(d, "\n-func Fx() int { return b }\n") {
 		t.Errorf("rename diff:\n%s", d)
 	}
-	if a, rm, _ := DiffCounts(d); a != 2 || rm != 2 {
+	if a, rm, _ := textdiff.Counts(d); a != 2 || rm != 2 {
 		t.Errorf("rename diff +%d −%d, want +2 −2", a, rm)
 	}
 	r.Apply(policy.MustParse("added:lib/**"), []string{"added:lib/**"})
@@ -158,26 +145,11 @@ func TestMarkRenamesSimilar(t *testing.T) {
 	}
 }
 
-// Of several removed files with the content of an added one, the one with
-// its base name is its rename.
-func TestRenamePrefersTheBaseName(t *testing.T) {
-	body := "same content\n"
-	cs := []diff.Change{
-		{Path: "a/x.txt", Kind: diff.Removed, Before: file("a/x.txt", 0o644, body, t0)},
-		{Path: "b/y.txt", Kind: diff.Removed, Before: file("b/y.txt", 0o644, body, t0)},
-		{Path: "c/y.txt", Kind: diff.Added, After: file("c/y.txt", 0o644, body, t1)},
-	}
-	MarkRenames(cs, nil)
-	if cs[2].RenamedFrom != "b/y.txt" || cs[1].RenamedTo != "c/y.txt" || cs[0].RenamedTo != "" || cs[2].Similarity != 100 || cs[2].RenameDiff != "" {
-		t.Errorf("renames: %+v", cs)
-	}
-}
-
 // A report without rename fields (an older diffgate's, or reopened from
 // the history) still shows its renames: the same content by hash, a
 // rename with edits from the contents its text diffs hold.
 func TestRenamesFromTextDiffs(t *testing.T) {
-	old := goSource(40)
+	old := testenv.GoSource(40)
 	edited := strings.Replace(old, "return c }", "return c + 3 }", 1)
 	r := &Report{Changes: []diff.Change{
 		{Path: "new.go", Kind: diff.Added, After: file("new.go", 0o644, edited, t1), TextDiff: mustDiff("", edited, "new.go")},
@@ -187,54 +159,13 @@ func TestRenamesFromTextDiffs(t *testing.T) {
 	if len(rs) != 1 || rs[0].From != "old.go" || rs[0].To != "new.go" || rs[0].Similarity < 90 || !strings.Contains(rs[0].Diff, "+func Fxx() int { return c + 3 }") {
 		t.Fatalf("renames %+v", rs)
 	}
-	noNewline := &diff.Change{Kind: diff.Added, TextDiff: mustDiff("", "a\nb", "x")}
-	if b, ok := contentFromDiff(noNewline); !ok || string(b) != "a\nb" {
-		t.Errorf("content of a file without a final newline: %q %v", b, ok)
-	}
-}
-
-// The rename fields of a path that is not valid UTF-8 keep its bytes.
-func TestRenameFieldsRawBytes(t *testing.T) {
-	c := diff.Change{Path: "new\xff", Kind: diff.Added, RenamedFrom: "old\xfe", Similarity: 100}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), `"renamed_from_b64":"b2xk/g=="`) {
-		t.Errorf("JSON %s", b)
-	}
-	var back diff.Change
-	if err := json.Unmarshal(b, &back); err != nil || back.RenamedFrom != "old\xfe" {
-		t.Errorf("back %q %v", back.RenamedFrom, err)
-	}
-}
-
-// A folder moved with every file edited: each file pairs with its own
-// counterpart (the same name and the most trailing path segments), not
-// with the first file of the same name.
-func TestRenameFolderMovedWithEdits(t *testing.T) {
-	var cs []diff.Change
-	files := map[string]string{}
-	for i := 0; i < 30; i++ {
-		old, cur := fmt.Sprintf("src/pkg%02d/index.js", i), fmt.Sprintf("lib/pkg%02d/index.js", i)
-		body := goSource(40) + fmt.Sprintf("// package %d\n", i)
-		files[old], files[cur] = body, body+"// moved\n"
-		cs = append(cs, diff.Change{Path: cur, Kind: diff.Added, After: file(cur, 0o644, files[cur], t1)},
-			diff.Change{Path: old, Kind: diff.Removed, Before: file(old, 0o644, files[old], t0)})
-	}
-	MarkRenames(cs, contentsOf(files))
-	for _, c := range cs {
-		if c.Kind == diff.Added && c.RenamedFrom != strings.Replace(c.Path, "lib/", "src/", 1) {
-			t.Errorf("%s renamed from %q", c.Path, c.RenamedFrom)
-		}
-	}
 }
 
 // A rename is shown once: the removed half's whole content is not shown in
 // red next to the added half's diff from the old file, in HTML or
 // Markdown; its row says where the diff is.
 func TestRenameShownOnce(t *testing.T) {
-	old := goSource(60)
+	old := testenv.GoSource(60)
 	edited := strings.Replace(old, "return a }", "return a + 1 }", 1)
 	files := map[string]string{"docs/old-name.go": old, "docs/guide.go": edited}
 	r := &Report{Schema: Schema, Workspace: "/w", Verdict: Fail}
@@ -244,7 +175,7 @@ func TestRenameShownOnce(t *testing.T) {
 		{Path: "docs/old-name.go", Kind: diff.Removed, Aspects: []diff.Aspect{}, Before: file("docs/old-name.go", 0o644, old, t0),
 			TextDiff: mustDiff(old, "", "docs/old-name.go")},
 	}
-	MarkRenames(r.Changes, contentsOf(files))
+	textdiff.MarkRenames(r.Changes, contentsOf(files))
 	r.Evaluate()
 	if r.Changes[0].RenamedFrom == "" {
 		t.Fatal("not a rename")

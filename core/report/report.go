@@ -13,6 +13,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Schema is the version tag of the JSON report.
@@ -137,7 +138,7 @@ func (s *Stage) RunAtNote() string {
 	if s == nil || s.RunAt == "" {
 		return ""
 	}
-	return "the script ran at " + QuotePath(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
+	return "the script ran at " + quote.Path(s.RunAt) + ", not at the workspace's path: absolute paths it wrote name the stage"
 }
 
 // ApprovedAllowlist is an approved allowlist version a run used.
@@ -165,7 +166,7 @@ func (a *ApprovedAllowlist) Line() string {
 	if a.Note != "" {
 		line += " (" + a.Note + ")"
 	}
-	return Printable(line)
+	return quote.Text(line)
 }
 
 // Script identifies what was run.
@@ -360,7 +361,7 @@ type Blocked struct {
 // " (N times)" when the same action was blocked more than once; the target
 // is quoted as a path is.
 func (b *Blocked) Line() string {
-	line := "BLOCKED " + Printable(b.Kind) + " " + QuotePath(b.Target)
+	line := "BLOCKED " + quote.Text(b.Kind) + " " + quote.Path(b.Target)
 	if b.Count > 1 {
 		line += fmt.Sprintf(" (%d times)", b.Count)
 	}
@@ -555,9 +556,9 @@ func (r *Report) NetworkSummary() string {
 		}
 		seen[key] = true
 		if q.Allowed {
-			hosts = append(hosts, Printable(q.Host))
+			hosts = append(hosts, quote.Text(q.Host))
 		} else {
-			refused = append(refused, Printable(q.Host))
+			refused = append(refused, quote.Text(q.Host))
 		}
 	}
 	list := func(hs []string) string {

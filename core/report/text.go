@@ -2,67 +2,17 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/quote"
 )
-
-// QuotePath prints a path as the CLI does: quoted (Go %q) when it is not
-// valid UTF-8, contains a rune that %q escapes (a control character such as
-// newline, TAB, ESC, NUL, DEL or a C1 control; a format character such as
-// U+202E; any rune strconv.IsPrint rejects other than the space), or starts
-// with a double quote (so a quoted path is never ambiguous); raw otherwise.
-// A quoted path never puts a raw control character on a terminal.
-func QuotePath(p string) string {
-	if needsQuote(p) {
-		return strconv.Quote(p)
-	}
-	return p
-}
-
-func needsQuote(p string) bool {
-	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) {
-		return true
-	}
-	for _, r := range p {
-		if r != ' ' && !strconv.IsPrint(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// Printable returns free text (a message, a command line) with each byte
-// that is not valid UTF-8 and each rune QuotePath would quote escaped as %q
-// escapes it (\x1b, \t, \u202e, \xff), everything else unchanged.
-func Printable(s string) string {
-	if !needsQuote(strings.TrimPrefix(s, `"`)) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r != ' ' && !strconv.IsPrint(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
 
 // ChangeLine renders a change as the CLI's "KIND path (detail)" line.
 func ChangeLine(c *diff.Change) string {
-	line := strings.ToUpper(string(c.Kind)) + " " + QuotePath(c.Path)
+	line := strings.ToUpper(string(c.Kind)) + " " + quote.Path(c.Path)
 	if d := ChangeDetail(c); d != "" {
 		line += " (" + d + ")"
 	}
@@ -82,7 +32,7 @@ func ChangeDetail(c *diff.Change) string {
 			parts = append(parts, fmt.Sprintf("mode %s -> %s", b.ModeString(), a.ModeString()))
 		}
 		if c.Has(diff.Target) {
-			parts = append(parts, fmt.Sprintf("target %s -> %s", QuotePath(b.Target), QuotePath(a.Target)))
+			parts = append(parts, fmt.Sprintf("target %s -> %s", quote.Path(b.Target), quote.Path(a.Target)))
 		}
 		if c.Has(diff.Owner) {
 			parts = append(parts, fmt.Sprintf("owner %d:%d -> %d:%d", b.UID, b.GID, a.UID, a.GID))
@@ -95,7 +45,7 @@ func ChangeDetail(c *diff.Change) string {
 		r := string(c.Risk)
 		switch {
 		case c.Risk == diff.SymlinkEscape && a != nil && !c.Has(diff.Target):
-			r += " -> " + QuotePath(a.Target)
+			r += " -> " + quote.Path(a.Target)
 		case c.Risk == diff.HardlinkEscape && a != nil && a.Nlink > 1:
 			r += fmt.Sprintf(": %d links, %d in the workspace", a.Nlink, c.LinksInside)
 		}
@@ -128,7 +78,7 @@ func ProcessLines(r *Report) []string {
 		out = append(out, fmt.Sprintf("EXIT %d", p.ExitCode))
 	}
 	for _, l := range p.Leftovers {
-		out = append(out, fmt.Sprintf("LEFTOVER pid %d %s", l.PID, Printable(l.Cmd)))
+		out = append(out, fmt.Sprintf("LEFTOVER pid %d %s", l.PID, quote.Text(l.Cmd)))
 	}
 	return out
 }
@@ -166,7 +116,7 @@ func (r *Report) OtherLines() []string {
 // Line renders o as the CLI's "OUTSIDE KIND PATH (detail)" line, KIND
 // lower-case as in the report (added, removed, changed).
 func (o *Outside) Line() string {
-	line := "OUTSIDE " + string(o.Kind) + " " + QuotePath(o.Path)
+	line := "OUTSIDE " + string(o.Kind) + " " + quote.Path(o.Path)
 	if d := o.Detail(); d != "" {
 		line += " (" + d + ")"
 	}
@@ -189,9 +139,9 @@ func (o *Outside) Detail() string {
 	}
 	if o.Has(OutsideStat) {
 		if a.Err != "" {
-			return "cannot stat after the run: " + Printable(a.Err)
+			return "cannot stat after the run: " + quote.Text(a.Err)
 		}
-		return "cannot stat before the run: " + Printable(b.Err)
+		return "cannot stat before the run: " + quote.Text(b.Err)
 	}
 	var parts []string
 	if o.Has(OutsideType) {
@@ -204,7 +154,7 @@ func (o *Outside) Detail() string {
 		parts = append(parts, fmt.Sprintf("owner %d:%d -> %d:%d", b.UID, b.GID, a.UID, a.GID))
 	}
 	if o.Has(OutsideTarget) {
-		parts = append(parts, fmt.Sprintf("target %s -> %s", QuotePath(b.Target), QuotePath(a.Target)))
+		parts = append(parts, fmt.Sprintf("target %s -> %s", quote.Path(b.Target), quote.Path(a.Target)))
 	}
 	if o.Has(OutsideSize) {
 		from, to := Size(b.Size), Size(a.Size)
@@ -260,7 +210,7 @@ func (w *Watch) Summary() string {
 			standIn[p.For] = true
 		}
 		if p.Cut != "" {
-			cut = append(cut, QuotePath(p.Path)+" ("+p.Cut+")")
+			cut = append(cut, quote.Path(p.Path)+" ("+p.Cut+")")
 		}
 	}
 	// What was watched, and what of it was there to record: "watched 28
@@ -278,7 +228,7 @@ func (w *Watch) Summary() string {
 	if len(w.Unwatchable) > 0 {
 		parts := make([]string, len(w.Unwatchable))
 		for i, u := range w.Unwatchable {
-			parts[i] = QuotePath(u.Path) + " (" + Printable(u.Reason)
+			parts[i] = quote.Path(u.Path) + " (" + quote.Text(u.Reason)
 			if standIn[u.Path] {
 				parts[i] += ", its directory is watched instead, stat only"
 			}
@@ -296,7 +246,7 @@ func (w *Watch) Summary() string {
 func UnreadableLines(us []diff.Unknown) []string {
 	var out []string
 	for i := range us {
-		out = append(out, us[i].Line(QuotePath))
+		out = append(out, us[i].Line(quote.Path))
 	}
 	return out
 }
@@ -308,5 +258,5 @@ func xattrNames(e *snapshot.Entry) string {
 	if names == snapshot.XattrNone || names == "" {
 		return "none"
 	}
-	return QuotePath(names)
+	return quote.Path(names)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // Apply re-evaluates the changes against p and recomputes the verdict and
@@ -111,7 +112,7 @@ func (r *Report) BlockedDroppedNote() string {
 		} else {
 			note += ","
 		}
-		note += fmt.Sprintf(" %s %d", Printable(k), r.Containment.BlockedDroppedKinds[k])
+		note += fmt.Sprintf(" %s %d", quote.Text(k), r.Containment.BlockedDroppedKinds[k])
 	}
 	return note
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/textdiff"
 )
 
 // Files whose edits only a word-level and whitespace-aware diff shows: a
@@ -145,7 +146,7 @@ func TestMarkdownShowsTrailingSpace(t *testing.T) {
 			t.Errorf("Markdown marks whitespace with %q", bad)
 		}
 	}
-	if got := ShowTrailingSpace("@@ -1 +1 @@\n a \n-b\t \n+b"); got != "@@ -1 +1 @@\n a \n-b→·\n+b" {
+	if got := textdiff.ShowTrailingSpace("@@ -1 +1 @@\n a \n-b\t \n+b"); got != "@@ -1 +1 @@\n a \n-b→·\n+b" {
 		t.Errorf("ShowTrailingSpace: %q", got)
 	}
 }

@@ -17,3 +17,14 @@ func NumberedLines(n int) string {
 	}
 	return b.String()
 }
+
+// GoSource is a Go file of n one-line functions ("func Fxx() int { return
+// c }"), alike enough line by line for tests of rename and diff similarity.
+func GoSource(n int) string {
+	var b strings.Builder
+	b.WriteString("package util\n\n")
+	for i := 0; i < n; i++ {
+		b.WriteString("func F" + strings.Repeat("x", i%7) + "() int { return " + string(rune('a'+i%26)) + " }\n")
+	}
+	return b.String()
+}

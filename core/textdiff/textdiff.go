@@ -1,4 +1,11 @@
-package report
+// Package textdiff computes the text diffs diffgate shows: unified line
+// diffs of two contents (Lines, Full), cut to a bound without hiding one
+// side of a change (Cut), long (minified) lines shown around their changes
+// (WindowLongLines), the words that differ within an edited line
+// (Intraline, Words), and renames found among added and removed files by
+// hash or text similarity (MarkRenames). It is pure and portable: no
+// process, no cgo; the web build uses it.
+package textdiff
 
 import (
 	"bytes"
@@ -6,17 +13,15 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/diffgate/diffgate/core/diff"
 )
 
-// Limits of TextDiff.
+// Limits of Lines.
 const (
-	// MaxTextDiffInput is the largest side (in bytes) TextDiff will compare.
-	MaxTextDiffInput = 256 << 10
-	// MaxTextDiffOutput is about the largest diff TextDiff returns; a longer
-	// one is cut (see CutDiff).
-	MaxTextDiffOutput = 64 << 10
+	// MaxInput is the largest side (in bytes) Lines will compare.
+	MaxInput = 256 << 10
+	// MaxOutput is about the largest diff Lines returns; a longer
+	// one is cut (see Cut).
+	MaxOutput = 64 << 10
 )
 
 // TruncatedMarker starts the last line of a diff cut by an older diffgate
@@ -29,9 +34,9 @@ const TruncatedMarker = "… truncated"
 // diff's own lines: a cut line has no line numbers.
 const CutPrefix = "…"
 
-// MaxDiffLine is the longest line a cut diff keeps whole; a longer one is
+// MaxLine is the longest line a cut diff keeps whole; a longer one is
 // cut at a character boundary and followed by a cut line.
-const MaxDiffLine = 4 << 10
+const MaxLine = 4 << 10
 
 // IsCutLine reports whether a line of a diff marks a cut (see CutPrefix).
 func IsCutLine(l string) bool { return strings.HasPrefix(l, CutPrefix) }
@@ -56,20 +61,20 @@ func CutSkips(l string) (old, new int) {
 	return 0, 0
 }
 
-// IsText reports whether b looks like text TextDiff can show: valid UTF-8
+// IsText reports whether b looks like text Lines can show: valid UTF-8
 // without NUL bytes.
 func IsText(b []byte) bool {
 	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
 }
 
-// TextDiff returns a unified diff ("--- a/name", "+++ b/name", hunks with 3
+// Lines returns a unified diff ("--- a/name", "+++ b/name", hunks with 3
 // lines of context) from before to after, for Change.TextDiff. ok is false
 // when either side is not text (see IsText) or is larger than
-// MaxTextDiffInput; an added or removed file is passed as nil on the missing
-// side. Identical sides give "", true. A diff longer than MaxTextDiffOutput
-// is cut, and a long changed line shown around its changes (see CutDiff).
-func TextDiff(before, after []byte, name string) (string, bool) {
-	if len(before) > MaxTextDiffInput || len(after) > MaxTextDiffInput || !IsText(before) || !IsText(after) {
+// MaxInput; an added or removed file is passed as nil on the missing
+// side. Identical sides give "", true. A diff longer than MaxOutput
+// is cut, and a long changed line shown around its changes (see Cut).
+func Lines(before, after []byte, name string) (string, bool) {
+	if len(before) > MaxInput || len(after) > MaxInput || !IsText(before) || !IsText(after) {
 		return "", false
 	}
 	label := diffLabel(name)
@@ -77,7 +82,7 @@ func TextDiff(before, after []byte, name string) (string, bool) {
 	if err != nil { // cannot happen: the edits are consistent and nothing cancels
 		return "", false
 	}
-	return CutDiff(u.String(), MaxTextDiffOutput), true
+	return Cut(u.String(), MaxOutput), true
 }
 
 // diffLabel makes a path safe for a diff header line: a name with a newline,
@@ -90,8 +95,8 @@ func diffLabel(name string) string {
 	return name
 }
 
-// CutDiff returns the unified diff d cut to about max bytes without ever
-// hiding one side of a change. A changed line longer than MaxDiffLine is
+// Cut returns the unified diff d cut to about max bytes without ever
+// hiding one side of a change. A changed line longer than MaxLine is
 // shown around its changes, in its removed and its added version alike
 // (WindowLongLines); any other line longer than that is cut. Whole
 // hunks are kept while they fit; the first hunk that does not fit is shrunk
@@ -101,7 +106,7 @@ func diffLabel(name string) string {
 // ("… cut: 12 more added lines", "… cut: 3 more hunks not shown (5120
 // bytes)"). A d of at most max bytes without a long line is returned
 // unchanged.
-func CutDiff(d string, max int) string {
+func Cut(d string, max int) string {
 	d = WindowLongLines(d)
 	if len(d) <= max {
 		return d
@@ -180,10 +185,10 @@ func HeadLines(d string, n int) string {
 	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n%s cut: %d %s\n", CutPrefix, len(rest), what)
 }
 
-// DiffCounts counts a diff's added and removed lines, those a cut stands
+// Counts counts a diff's added and removed lines, those a cut stands
 // for included; partial is set when a cut left whole hunks out (the counts
 // are then those of the hunks shown).
-func DiffCounts(d string) (added, removed int, partial bool) {
+func Counts(d string) (added, removed int, partial bool) {
 	inHunk := false
 	for _, l := range strings.Split(d, "\n") {
 		switch {
@@ -209,14 +214,14 @@ func DiffCounts(d string) (added, removed int, partial bool) {
 }
 
 // writeDiffLine writes one diff line and its newline, a line longer than
-// MaxDiffLine cut at a character boundary and followed by a cut line.
+// MaxLine cut at a character boundary and followed by a cut line.
 func writeDiffLine(b *strings.Builder, l string) {
-	if len(l) <= MaxDiffLine {
+	if len(l) <= MaxLine {
 		b.WriteString(l)
 		b.WriteByte('\n')
 		return
 	}
-	cut := MaxDiffLine
+	cut := MaxLine
 	for cut > 0 && !utf8.RuneStart(l[cut]) {
 		cut--
 	}
@@ -290,22 +295,10 @@ func shrinkHunk(h []string, budget int) string {
 	return render(1, true)
 }
 
-// DiffNoteText explains a change's diff_note (diff.Note*) in a few words,
-// e.g. "no text diff: binary content"; "" for no note.
-func DiffNoteText(note string) string {
-	switch note {
-	case "":
-		return ""
-	case diff.NoteBinary:
-		return "no text diff: binary content"
-	case diff.NoteTooLarge:
-		return fmt.Sprintf("no text diff: over the %d KiB limit for kept copies (a staged run diffs files up to %d MiB)", MaxTextDiffInput>>10, MaxFullDiffInput>>20)
-	case diff.NoteNotKept:
-		return "no text diff: the before-content was not kept"
-	case diff.NoteBudget:
-		return "no text diff: past the run's budget for text diffs, which violations and edits of existing files get first (report.RankOrder)"
-	case diff.NoteKeepBudget:
-		return "no text diff: before-content not kept: the workspace's text exceeds the keep budget (64 MiB a run, source files first; 256 MiB in the history, DIFFGATE_TEXT_BUDGET); use --stage for every diff"
+// pluralWord is word, in the plural ("lines", "hunks") unless n is 1.
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
 	}
-	return "no text diff: " + note
+	return word + "s"
 }

@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"context"
@@ -8,35 +8,35 @@ import (
 	"unsafe"
 )
 
-// Limits of FullDiff: the text diff of a file too large for TextDiff, as
+// Limits of Full: the text diff of a file too large for Lines, as
 // the gate puts it in a report (when it has both contents) and as the
 // review's Load full diff computes it.
 const (
-	// MaxFullDiffInput is the largest side FullDiff compares.
-	MaxFullDiffInput = 64 << 20
+	// MaxFullInput is the largest side Full compares.
+	MaxFullInput = 64 << 20
 	// ReportHunks is how many hunks of such a diff a report carries (and
-	// at most MaxTextDiffOutput bytes of them, see CutDiff).
+	// at most MaxOutput bytes of them, see Cut).
 	ReportHunks = 20
 )
 
-// ErrNotText is returned by FullDiff when a side is not text (IsText).
+// ErrNotText is returned by Full when a side is not text (IsText).
 var ErrNotText = errors.New("not text (binary content)")
 
-// FullDiff returns the unified diff from before to after, as TextDiff does
-// but for sides of up to MaxFullDiffInput bytes, with its first maxHunks
-// hunks (all for maxHunks <= 0) and at most maxBytes bytes of them (CutDiff;
+// Full returns the unified diff from before to after, as Lines does
+// but for sides of up to MaxFullInput bytes, with its first maxHunks
+// hunks (all for maxHunks <= 0) and at most maxBytes bytes of them (Cut;
 // no bound for maxBytes <= 0); when hunks are left out, a cut line says how
 // many ("… cut: 12 more hunks not shown (5120 bytes)"). A diff for a report
-// (maxBytes up to MaxTextDiffOutput) shows a long changed line around its
+// (maxBytes up to MaxOutput) shows a long changed line around its
 // changes (WindowLongLines); a larger bound keeps lines whole. hunks is the
 // diff's number of hunks. A missing side is nil. It stops with ctx's error
 // when ctx is done.
 //
-// FullDiff reads before and after in place: the caller must not change
+// Full reads before and after in place: the caller must not change
 // them while it runs.
-func FullDiff(ctx context.Context, before, after []byte, name string, maxHunks, maxBytes int) (d string, hunks int, err error) {
-	if len(before) > MaxFullDiffInput || len(after) > MaxFullDiffInput {
-		return "", 0, fmt.Errorf("over the %d MiB limit of a full diff", MaxFullDiffInput>>20)
+func Full(ctx context.Context, before, after []byte, name string, maxHunks, maxBytes int) (d string, hunks int, err error) {
+	if len(before) > MaxFullInput || len(after) > MaxFullInput {
+		return "", 0, fmt.Errorf("over the %d MiB limit of a full diff", MaxFullInput>>20)
 	}
 	if !IsText(before) || !IsText(after) {
 		return "", 0, ErrNotText
@@ -73,7 +73,7 @@ func FullDiff(ctx context.Context, before, after []byte, name string, maxHunks, 
 	if n := hunks - keep; n > 0 {
 		d += fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, n, pluralWord(n, "hunk"), rest)
 	}
-	if maxBytes > 0 && maxBytes <= MaxTextDiffOutput {
+	if maxBytes > 0 && maxBytes <= MaxOutput {
 		d = WindowLongLines(d) // for a report: a long line around its changes
 	}
 	if maxBytes > 0 {
@@ -82,9 +82,9 @@ func FullDiff(ctx context.Context, before, after []byte, name string, maxHunks, 
 	return d, hunks, nil
 }
 
-// cutKeepingTail is CutDiff for a diff that may end in a cut line of its
-// own (hunks FullDiff left out): the line is kept after the cut, its count
-// added to CutDiff's, so that one line says how many hunks are missing.
+// cutKeepingTail is Cut for a diff that may end in a cut line of its
+// own (hunks Full left out): the line is kept after the cut, its count
+// added to Cut's, so that one line says how many hunks are missing.
 func cutKeepingTail(d string, max int) string {
 	if len(d) <= max {
 		return d
@@ -93,7 +93,7 @@ func cutKeepingTail(d string, max int) string {
 	if i := strings.LastIndex(strings.TrimSuffix(d, "\n"), "\n"); i >= 0 && IsCutLine(d[i+1:]) {
 		body, tail = d[:i+1], d[i+1:]
 	}
-	cut := CutDiff(body, max)
+	cut := Cut(body, max)
 	if tail == "" {
 		return cut
 	}
@@ -102,7 +102,7 @@ func cutKeepingTail(d string, max int) string {
 		return cut + tail
 	}
 	fmt.Sscanf(tail[strings.Index(tail, "(")+1:], "%d bytes", &moreBytes)
-	// Merge a "more hunks" line CutDiff wrote into the tail's.
+	// Merge a "more hunks" line Cut wrote into the tail's.
 	lines := strings.Split(strings.TrimSuffix(cut, "\n"), "\n")
 	if last := lines[len(lines)-1]; IsCutLine(last) && strings.Contains(last, " hunk") {
 		var n, b int

@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func TestWordDiff(t *testing.T) {
 		// Common words between changes are not swallowed.
 		{"alpha beta gamma delta", "ALPHA beta gamma DELTA", "[alpha] beta gamma [delta]", "[ALPHA] beta gamma [DELTA]"},
 	} {
-		o, n := WordDiff(tc.old, tc.new)
+		o, n := Words(tc.old, tc.new)
 		if got := marked(tc.old, o); got != tc.wantOld {
 			t.Errorf("%q -> %q: old %q, want %q", tc.old, tc.new, got, tc.wantOld)
 		}
@@ -77,12 +77,12 @@ func TestIntralinePairs(t *testing.T) {
 	}
 }
 
-// A change split by cut lines (a long line cut, CutDiff) still pairs its
+// A change split by cut lines (a long line cut, Cut) still pairs its
 // removed and added line: the added line of a one-line edit to a minified
 // file is marked where it differs.
 func TestIntralineAcrossCuts(t *testing.T) {
 	line := strings.Repeat("x=1;", 10<<10)
-	d, _ := TextDiff([]byte(line+"\n"), []byte(strings.Replace(line, "x=1;", "y=2;", 1)+"\n"), "app.min.js")
+	d, _ := Lines([]byte(line+"\n"), []byte(strings.Replace(line, "x=1;", "y=2;", 1)+"\n"), "app.min.js")
 	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
 	marks, pair := Intraline(lines)
 	var del, add int

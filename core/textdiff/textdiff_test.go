@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 func TestTextDiffChanged(t *testing.T) {
 	before := "a\nb\nc\nd\ne\nf\ng\nh\n"
 	after := "a\nb\nc\nD\ne\nf\ng\nh\ni\n"
-	got, ok := TextDiff([]byte(before), []byte(after), "dir/x.txt")
+	got, ok := Lines([]byte(before), []byte(after), "dir/x.txt")
 	if !ok {
 		t.Fatal("ok = false for two small text files")
 	}
@@ -29,34 +29,34 @@ func TestTextDiffChanged(t *testing.T) {
 }
 
 func TestTextDiffAddedRemovedAndNoNewline(t *testing.T) {
-	got, ok := TextDiff(nil, []byte("one\ntwo\n"), "new.txt")
+	got, ok := Lines(nil, []byte("one\ntwo\n"), "new.txt")
 	if !ok || got != "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n" {
 		t.Fatalf("added: ok=%v\n%s", ok, got)
 	}
-	got, ok = TextDiff([]byte("gone\n"), nil, "old.txt")
+	got, ok = Lines([]byte("gone\n"), nil, "old.txt")
 	if !ok || got != "--- a/old.txt\n+++ b/old.txt\n@@ -1 +0,0 @@\n-gone\n" {
 		t.Fatalf("removed: ok=%v\n%s", ok, got)
 	}
-	got, ok = TextDiff([]byte("x\n"), []byte("x\ny"), "f")
+	got, ok = Lines([]byte("x\n"), []byte("x\ny"), "f")
 	if !ok || !strings.Contains(got, "+y\n\\ No newline at end of file\n") {
 		t.Fatalf("missing final newline not marked: ok=%v\n%s", ok, got)
 	}
 }
 
 func TestTextDiffIdentical(t *testing.T) {
-	got, ok := TextDiff([]byte("same\n"), []byte("same\n"), "f")
+	got, ok := Lines([]byte("same\n"), []byte("same\n"), "f")
 	if !ok || got != "" {
 		t.Fatalf("identical: %q, %v; want \"\", true", got, ok)
 	}
-	if got, ok := TextDiff(nil, nil, "empty"); !ok || got != "" {
+	if got, ok := Lines(nil, nil, "empty"); !ok || got != "" {
 		t.Fatalf("both empty: %q, %v", got, ok)
 	}
 }
 
 func TestTextDiffRefusesBinaryAndLarge(t *testing.T) {
 	text := []byte("hello\n")
-	big := []byte(strings.Repeat("0123456789abcde\n", MaxTextDiffInput/16)) // exactly the limit
-	if len(big) != MaxTextDiffInput {
+	big := []byte(strings.Repeat("0123456789abcde\n", MaxInput/16)) // exactly the limit
+	if len(big) != MaxInput {
 		t.Fatalf("test setup: %d bytes", len(big))
 	}
 	for _, tc := range []struct {
@@ -74,7 +74,7 @@ func TestTextDiffRefusesBinaryAndLarge(t *testing.T) {
 		{"UTF-8 text", []byte("héllo wörld ✓\n"), []byte("héllo wörld ✗\n"), true},
 		{"control characters are text", []byte("a\tb\x1b[0m\n"), []byte("a\tb\n"), true},
 	} {
-		got, ok := TextDiff(tc.before, tc.after, "f")
+		got, ok := Lines(tc.before, tc.after, "f")
 		if ok != tc.ok {
 			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.ok)
 		}
@@ -96,12 +96,12 @@ func TestTextDiffCutsWholeHunks(t *testing.T) {
 		fmt.Fprintf(&fb, "@@ -%d,3 +%d,3 @@\n ctx\n-line %06d ✓\n+edit %06d ✗\n ctx\n", 10*i+1, 10*i+1, i, i)
 	}
 	full := fb.String()
-	got := CutDiff(full, MaxTextDiffOutput)
+	got := Cut(full, MaxOutput)
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 	last := lines[len(lines)-1]
 	kept := got[:len(got)-len(last)-1]
-	if len(kept) > MaxTextDiffOutput || len(kept) < MaxTextDiffOutput-60 {
-		t.Fatalf("kept %d bytes, limit %d", len(kept), MaxTextDiffOutput)
+	if len(kept) > MaxOutput || len(kept) < MaxOutput-60 {
+		t.Fatalf("kept %d bytes, limit %d", len(kept), MaxOutput)
 	}
 	if !strings.HasPrefix(full, kept) {
 		t.Fatal("the kept part is not a prefix of the full diff")
@@ -120,12 +120,12 @@ func TestTextDiffCutsWholeHunks(t *testing.T) {
 }
 
 // A one-line edit to a 40 KiB minified file shows the removed AND the added
-// line (each cut to MaxDiffLine, the cut marked on a line of its own).
+// line (each cut to MaxLine, the cut marked on a line of its own).
 func TestTextDiffLongLineEditShowsBothSides(t *testing.T) {
 	line := strings.Repeat("var a=1;function f(){return a+1};", 40<<10/34)
 	before := line + "\n"
 	after := strings.Replace(line, "a+1", "a+2", 1) + "\n"
-	got, ok := TextDiff([]byte(before), []byte(after), "app.min.js")
+	got, ok := Lines([]byte(before), []byte(after), "app.min.js")
 	if !ok {
 		t.Fatal("ok = false")
 	}
@@ -149,14 +149,14 @@ func TestTextDiffLongLineEditShowsBothSides(t *testing.T) {
 				t.Errorf("cut line %q after %.20q skips %d/%d", l, lines[i-1], o, n)
 			}
 		}
-		if len(l) > MaxDiffLine {
+		if len(l) > MaxLine {
 			t.Errorf("line of %d bytes", len(l))
 		}
 	}
 	if del != 1 || add != 1 || cuts != 2 {
 		t.Fatalf("%d removed, %d added, %d cut lines:\n%.2000s", del, add, cuts, got)
 	}
-	if len(got) > MaxTextDiffOutput {
+	if len(got) > MaxOutput {
 		t.Fatalf("%d bytes", len(got))
 	}
 }
@@ -170,7 +170,7 @@ func TestCutDiffShrinksOneHunk(t *testing.T) {
 		fmt.Fprintf(&a, "new %04d\n", i)
 	}
 	full := udiff.Unified("a/f", "b/f", b.String(), a.String())
-	got := CutDiff(full, 4<<10)
+	got := Cut(full, 4<<10)
 	if len(got) > 4<<10 {
 		t.Fatalf("%d bytes", len(got))
 	}
@@ -191,13 +191,13 @@ func TestCutDiffShrinksOneHunk(t *testing.T) {
 	if del+skipOld != 5000 || add+skipNew != 5000 || del != add {
 		t.Fatalf("kept %d-/%d+, cut %d-/%d+:\n%s", del, add, skipOld, skipNew, got)
 	}
-	if CutDiff("short\n", 64) != "short\n" {
+	if Cut("short\n", 64) != "short\n" {
 		t.Fatal("a short diff was changed")
 	}
 }
 
 func TestTextDiffQuotesOddNames(t *testing.T) {
-	got, ok := TextDiff([]byte("a\n"), []byte("b\n"), "evil\n+++ b/x\xff")
+	got, ok := Lines([]byte("a\n"), []byte("b\n"), "evil\n+++ b/x\xff")
 	if !ok {
 		t.Fatal("ok = false")
 	}
@@ -211,17 +211,17 @@ func TestTextDiffQuotesOddNames(t *testing.T) {
 }
 
 // The worst case at the input limit (every line differs) must stay fast:
-// the gate calls TextDiff for every changed text file.
+// the gate calls Lines for every changed text file.
 func TestTextDiffWorstCaseIsFast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	// Many short lines and an insertion after every one of them: a long
 	// edit script and many hunks.
-	b := strings.Repeat("a\n", MaxTextDiffInput/2)
-	a := strings.Repeat("a\nb\n", MaxTextDiffInput/4)
+	b := strings.Repeat("a\n", MaxInput/2)
+	a := strings.Repeat("a\nb\n", MaxInput/4)
 	start := time.Now()
-	got, ok := TextDiff([]byte(b), []byte(a), "f")
+	got, ok := Lines([]byte(b), []byte(a), "f")
 	if el := time.Since(start); el > 10*time.Second {
 		t.Fatalf("took %v", el)
 	}

@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"context"
@@ -21,11 +21,11 @@ func TestFullDiffLargeFile(t *testing.T) {
 	if len(before) < 5<<20 {
 		t.Fatalf("%d bytes", len(before))
 	}
-	if _, ok := TextDiff(before, after, "big.txt"); ok {
-		t.Fatal("TextDiff took a 5 MiB file")
+	if _, ok := Lines(before, after, "big.txt"); ok {
+		t.Fatal("Lines took a 5 MiB file")
 	}
 	start := time.Now()
-	d, hunks, err := FullDiff(context.Background(), before, after, "big.txt", 500, 0)
+	d, hunks, err := Full(context.Background(), before, after, "big.txt", 500, 0)
 	t.Logf("full diff of 2 x %d bytes in %v", len(before), time.Since(start))
 	if err != nil || hunks != 1 {
 		t.Fatalf("hunks %d, err %v", hunks, err)
@@ -41,7 +41,7 @@ func TestFullDiffLargeFile(t *testing.T) {
 func TestFullDiffFirstHunks(t *testing.T) {
 	before := bigText(10_000)
 	after := []byte(strings.ReplaceAll(string(before), "00 the quick", "00 a quick")) // lines 0, 100, 200, ...: 100 hunks
-	d, hunks, err := FullDiff(context.Background(), before, after, "f.txt", 20, 0)
+	d, hunks, err := Full(context.Background(), before, after, "f.txt", 20, 0)
 	if err != nil || hunks != 100 {
 		t.Fatalf("hunks %d, err %v", hunks, err)
 	}
@@ -52,12 +52,12 @@ func TestFullDiffFirstHunks(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "… cut: 80 more hunks not shown (") {
 		t.Errorf("last line %q", last)
 	}
-	added, removed, partial := DiffCounts(d)
+	added, removed, partial := Counts(d)
 	if added != 20 || removed != 20 || !partial {
 		t.Errorf("counts +%d -%d partial %v", added, removed, partial)
 	}
 
-	d, _, _ = FullDiff(context.Background(), before, after, "f.txt", 20, 2<<10)
+	d, _, _ = Full(context.Background(), before, after, "f.txt", 20, 2<<10)
 	lines = strings.Split(strings.TrimSuffix(d, "\n"), "\n")
 	shown := strings.Count(d, "\n@@ ")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, fmt.Sprintf("… cut: %d more hunks not shown (", 100-shown)) || strings.Count(d, "… cut:") != 1 {
@@ -69,18 +69,18 @@ func TestFullDiffFirstHunks(t *testing.T) {
 }
 
 func TestFullDiffRefuses(t *testing.T) {
-	if _, _, err := FullDiff(context.Background(), []byte("a\x00b"), []byte("c"), "x", 0, 0); !errors.Is(err, ErrNotText) {
+	if _, _, err := Full(context.Background(), []byte("a\x00b"), []byte("c"), "x", 0, 0); !errors.Is(err, ErrNotText) {
 		t.Errorf("binary: %v", err)
 	}
-	if _, _, err := FullDiff(context.Background(), make([]byte, MaxFullDiffInput+1), nil, "x", 0, 0); err == nil || !strings.Contains(err.Error(), "64 MiB") {
+	if _, _, err := Full(context.Background(), make([]byte, MaxFullInput+1), nil, "x", 0, 0); err == nil || !strings.Contains(err.Error(), "64 MiB") {
 		t.Errorf("too large: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := FullDiff(ctx, bigText(10), bigText(11), "x", 0, 0); !errors.Is(err, context.Canceled) {
+	if _, _, err := Full(ctx, bigText(10), bigText(11), "x", 0, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-	if d, n, err := FullDiff(context.Background(), []byte("same\n"), []byte("same\n"), "x", 0, 0); d != "" || n != 0 || err != nil {
+	if d, n, err := Full(context.Background(), []byte("same\n"), []byte("same\n"), "x", 0, 0); d != "" || n != 0 || err != nil {
 		t.Errorf("identical: %q %d %v", d, n, err)
 	}
 }
@@ -90,22 +90,22 @@ func TestFullDiffRefuses(t *testing.T) {
 func TestTextDiffManyEdits(t *testing.T) {
 	before := bigText(3000)
 	after := []byte(strings.ReplaceAll(string(before), "0 the quick", "0 a quick")) // every 10th line: 300 edits
-	d, ok := TextDiff(before, after, "f.txt")
+	d, ok := Lines(before, after, "f.txt")
 	if !ok {
 		t.Fatal("no diff")
 	}
-	full, hunks, err := FullDiff(context.Background(), before, after, "f.txt", 0, 0)
+	full, hunks, err := Full(context.Background(), before, after, "f.txt", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	added, removed, _ := DiffCounts(full)
+	added, removed, _ := Counts(full)
 	if added != 300 || removed != 300 {
 		t.Errorf("full diff: +%d −%d in %d hunks, want +300 −300", added, removed, hunks)
 	}
 	if !strings.HasPrefix(full, d[:strings.LastIndex(d[:len(d)-1], "\n@@")]) {
-		t.Error("TextDiff's hunks are not the full diff's first")
+		t.Error("Lines' hunks are not the full diff's first")
 	}
-	if added, removed, _ := DiffCounts(d); added != removed || added < 30 {
-		t.Errorf("TextDiff: +%d −%d", added, removed)
+	if added, removed, _ := Counts(d); added != removed || added < 30 {
+		t.Errorf("Lines: +%d −%d", added, removed)
 	}
 }

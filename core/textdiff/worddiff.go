@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"strings"
@@ -44,7 +44,7 @@ func Intraline(lines []string) (marks [][]Span, pair []int) {
 		for _, p := range alignLines(lines, del, add) {
 			d, a := p[0], p[1]
 			pair[d], pair[a] = a, d
-			marks[d], marks[a] = WordDiff(lines[d][1:], lines[a][1:])
+			marks[d], marks[a] = Words(lines[d][1:], lines[a][1:])
 		}
 	})
 	return marks, pair
@@ -191,25 +191,28 @@ func tokens(s string) []string {
 	return out
 }
 
+// offsets returns where each of ts starts in their concatenation, and
+// (last) its length.
+func offsets(ts []string) []int {
+	o := make([]int, len(ts)+1)
+	for i, t := range ts {
+		o[i+1] = o[i] + len(t)
+	}
+	return o
+}
+
 func isWord(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// WordDiff returns the byte ranges of old and new that differ, word by word
+// Words returns the byte ranges of old and new that differ, word by word
 // (see tokens); ranges separated only by a little punctuation or a space
 // (at most maxGap bytes, no letter or digit) are merged, so that a change
 // reads as one ("https://api.example.com" -> "http://10.0.0.5:8080").
-func WordDiff(old, new string) (oldSpans, newSpans []Span) {
+func Words(old, new string) (oldSpans, newSpans []Span) {
 	if old == new {
 		return nil, nil
 	}
 	ta, tb := tokens(old), tokens(new)
-	offs := func(ts []string) []int {
-		o := make([]int, len(ts)+1)
-		for i, t := range ts {
-			o[i+1] = o[i] + len(t)
-		}
-		return o
-	}
-	oa, ob := offs(ta), offs(tb)
+	oa, ob := offsets(ta), offsets(tb)
 	for _, d := range lcs.DiffLines(ta, tb) {
 		if d.End > d.Start {
 			oldSpans = addSpan(oldSpans, Span{oa[d.Start], oa[d.End]}, old)
@@ -222,7 +225,7 @@ func WordDiff(old, new string) (oldSpans, newSpans []Span) {
 }
 
 // maxGap is the longest common text between two changed ranges that
-// WordDiff merges over.
+// Words merges over.
 const maxGap = 3
 
 // addSpan appends s, merged into the last span when only a short gap
@@ -324,6 +327,21 @@ func ShowTrailingSpace(d string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TrailingSpaceChanged reports whether a changed line of diff d ends in
+// whitespace or holds a carriage return.
+func TrailingSpaceChanged(d string) bool {
+	inHunk := false
+	for l := range strings.SplitSeq(d, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case inHunk && isChangeLine(l) && (strings.ContainsRune(l, '\r') || strings.TrimRight(l, " \t") != l):
+			return true
+		}
+	}
+	return false
 }
 
 // VisibleSpace shows whitespace: a space as "·", a tab as "→", a carriage

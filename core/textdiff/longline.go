@@ -1,4 +1,4 @@
-package report
+package textdiff
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // Long lines. A minified file is one line of tens of KiB: a one-token edit
-// of it shows nothing when the line is cut after its first MaxDiffLine
+// of it shows nothing when the line is cut after its first MaxLine
 // bytes (the two halves shown are the same). WindowLongLines shows such a
 // line around its changes instead: "…", some context, the changed words,
 // some context, "…", for each change, in the removed and the added line
@@ -38,11 +38,11 @@ func IsWindowNote(l string) bool {
 }
 
 // WindowLongLines returns the unified diff d with each removed line longer
-// than MaxDiffLine and the added line it pairs with (by similarity, as
+// than MaxLine and the added line it pairs with (by similarity, as
 // Intraline pairs them), or the reverse, shown around their changes (see
 // WindowLine); each windowed line is followed by a cut line saying so
 // ("… cut: the line above is shown around its changes (40960 bytes)"). A
-// long line without a mate is left as it is (CutDiff cuts it). A diff
+// long line without a mate is left as it is (Cut cuts it). A diff
 // without a long line is returned unchanged.
 func WindowLongLines(d string) string {
 	if !hasLongLine(d) {
@@ -54,10 +54,10 @@ func WindowLongLines(d string) string {
 	eachChangeRun(lines, func(del, add []int) {
 		for _, p := range alignLongLines(lines, del, add) {
 			a, b := p[0], p[1]
-			if len(lines[a]) <= MaxDiffLine+1 && len(lines[b]) <= MaxDiffLine+1 {
+			if len(lines[a]) <= MaxLine+1 && len(lines[b]) <= MaxLine+1 {
 				continue
 			}
-			wa, wb := WindowLine(lines[a][1:], lines[b][1:], MaxDiffLine-1)
+			wa, wb := WindowLine(lines[a][1:], lines[b][1:], MaxLine-1)
 			windowed[a], windowed[b] = "-"+wa, "+"+wb
 		}
 	})
@@ -79,14 +79,14 @@ func WindowLongLines(d string) string {
 	return b.String()
 }
 
-// hasLongLine reports whether a line of d is longer than MaxDiffLine.
+// hasLongLine reports whether a line of d is longer than MaxLine.
 func hasLongLine(d string) bool {
-	for len(d) > MaxDiffLine {
+	for len(d) > MaxLine {
 		i := strings.IndexByte(d, '\n')
 		if i < 0 {
 			return true
 		}
-		if i > MaxDiffLine {
+		if i > MaxLine {
 			return true
 		}
 		d = d[i+1:]
@@ -107,7 +107,7 @@ func alignLongLines(lines []string, del, add []int) [][2]int {
 
 // WindowLine returns old and new, two versions of a long line, each shown
 // around its changes in at most about limit bytes: for each change (a run
-// of words that differ, see WordDiff), up to windowContext bytes of the
+// of words that differ, see Words), up to windowContext bytes of the
 // unchanged text before it, the change (its first windowChange bytes), and
 // up to windowContext bytes after it; Ellipsis stands for each stretch of
 // unchanged text left out, and for the rest of the line once limit is spent.
@@ -115,14 +115,7 @@ func alignLongLines(lines []string, del, add []int) [][2]int {
 // and their changed words are the only difference.
 func WindowLine(old, new string, limit int) (string, string) {
 	ta, tb := tokens(old), tokens(new)
-	offs := func(ts []string) []int {
-		o := make([]int, len(ts)+1)
-		for i, t := range ts {
-			o[i+1] = o[i] + len(t)
-		}
-		return o
-	}
-	oa, ob := offs(ta), offs(tb)
+	oa, ob := offsets(ta), offsets(tb)
 	var wa, wb strings.Builder
 	over := false
 	// common writes unchanged text s to both windows: all of it when it is
