@@ -32,6 +32,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // HeldError says that another run holds the workspace.
@@ -54,13 +55,13 @@ func (e *HeldError) Error() string {
 	}
 	where := ""
 	if e.Other != "" && e.Other != e.Workspace {
-		where = " on " + quote(e.Other)
+		where = " on " + quote.Path(e.Other)
 	}
 	waited := ""
 	if e.Waited > 0 {
 		waited = fmt.Sprintf(" (waited %s)", e.Waited.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("workspace %s is being gated by %s%s%s; run again when it has finished", quote(e.Workspace), who, where, waited)
+	return fmt.Sprintf("workspace %s is being gated by %s%s%s; run again when it has finished", quote.Path(e.Workspace), who, where, waited)
 }
 
 // Lock is a held workspace lock.
@@ -93,7 +94,7 @@ const pollEvery = 50 * time.Millisecond
 func Acquire(ctx context.Context, workspace string, wait time.Duration, log zerolog.Logger) (*Lock, error) {
 	ws := filepath.Clean(workspace)
 	if !filepath.IsAbs(ws) {
-		return nil, fmt.Errorf("workspace lock: %s is not an absolute path", quote(workspace))
+		return nil, fmt.Errorf("workspace lock: %s is not an absolute path", quote.Path(workspace))
 	}
 	// In each lock directory, ancestors first (shared), the workspace last
 	// (exclusive): one order for every run.
@@ -122,7 +123,7 @@ func Acquire(ctx context.Context, workspace string, wait time.Duration, log zero
 		}
 	}
 	if len(a.l.own) == 0 {
-		return nil, fmt.Errorf("workspace lock for %s: no directory for the lock outside the workspace: %v", quote(ws), errors.Join(skipped...))
+		return nil, fmt.Errorf("workspace lock for %s: no directory for the lock outside the workspace: %v", quote.Path(ws), errors.Join(skipped...))
 	}
 	// Name this run in its workspace's lock files, for the next one to say.
 	rec := strconv.Itoa(os.Getpid()) + "\n" + ws + "\n"
@@ -148,7 +149,7 @@ type acquirer struct {
 func (a *acquirer) lock(ctx context.Context, dir, p string, exclusive bool) error {
 	f, err := os.OpenFile(filepath.Join(dir, keyOf(p)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("workspace lock for %s: %v", quote(a.ws), err)
+		return fmt.Errorf("workspace lock for %s: %v", quote.Path(a.ws), err)
 	}
 	a.l.files = append(a.l.files, f)
 	if exclusive {
@@ -157,7 +158,7 @@ func (a *acquirer) lock(ctx context.Context, dir, p string, exclusive bool) erro
 	for {
 		ok, err := tryLock(f, exclusive)
 		if err != nil {
-			return fmt.Errorf("workspace lock for %s: %v", quote(a.ws), err)
+			return fmt.Errorf("workspace lock for %s: %v", quote.Path(a.ws), err)
 		}
 		if ok {
 			return nil
@@ -186,7 +187,7 @@ func (a *acquirer) lock(ctx context.Context, dir, p string, exclusive bool) erro
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("workspace lock for %s: %w", quote(a.ws), ctx.Err())
+			return fmt.Errorf("workspace lock for %s: %w", quote.Path(a.ws), ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -265,12 +266,3 @@ func enclosingDepth(dir, ws string) int {
 	}
 	return depth
 }
-
-func quote(p string) string {
-	if strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !isUTF8(p) {
-		return strconv.Quote(p)
-	}
-	return p
-}
-
-func isUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
