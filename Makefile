@@ -98,14 +98,22 @@ lint:
 # (tests/web checks them against the budget: see docs/review.md, "In the browser").
 WEB_PORT ?= 8765
 WEB_TAGS := release,migrated_fynedo,no_emoji
+# WEB_OUT is where it goes; WEB_TEST_TAGS are added for the browser tests'
+# build (make web-test), empty here: a user's site has no test hooks.
+WEB_OUT ?= build/web
+WEB_TEST_TAGS ?=
 web:
-	rm -rf build/web build/wasm build/diffgate.wasm && mkdir -p build/web
-	GOOS=js GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -tags $(WEB_TAGS) \
-		-o build/web/diffgate.wasm .
-	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" assets/icon.png app/review/testdata/demo-report.json build/web/
-	sed "s/@WASM_BYTES@/$$(stat -c %s build/web/diffgate.wasm)/" app/web/page/index.html >build/web/index.html
-	gzip -9 -k -n build/web/diffgate.wasm build/web/wasm_exec.js build/web/index.html build/web/demo-report.json
-	@w=build/web/diffgate.wasm; \
+	rm -rf $(WEB_OUT) build/wasm build/diffgate.wasm && mkdir -p $(WEB_OUT)
+	GOOS=js GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -tags $(WEB_TAGS)$(WEB_TEST_TAGS) \
+		-o $(WEB_OUT)/diffgate.wasm .
+	@# window.diffgateRect (app/web/hooks_webtest_js.go) is in the tests' build only.
+	@if grep -q diffgateRect $(WEB_OUT)/diffgate.wasm; then hooks=yes; else hooks=no; fi; \
+	case "$(WEB_TEST_TAGS)" in *webtest*) want=yes;; *) want=no;; esac; \
+	[ $$hooks = $$want ] || { echo "$(WEB_OUT)/diffgate.wasm: test hooks (window.diffgateRect) $$hooks, want $$want"; exit 1; }
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" assets/icon.png app/review/testdata/demo-report.json $(WEB_OUT)/
+	sed "s/@WASM_BYTES@/$$(stat -c %s $(WEB_OUT)/diffgate.wasm)/" app/web/page/index.html >$(WEB_OUT)/index.html
+	gzip -9 -k -n $(WEB_OUT)/diffgate.wasm $(WEB_OUT)/wasm_exec.js $(WEB_OUT)/index.html $(WEB_OUT)/demo-report.json
+	@w=$(WEB_OUT)/diffgate.wasm; \
 	echo "$$w: $$(stat -c %s $$w) bytes, gzip -9 $$(stat -c %s $$w.gz) bytes"
 
 # serve: build/web on http://127.0.0.1:$(WEB_PORT) (tools/webserve: the wasm
@@ -115,9 +123,12 @@ serve: web
 
 # web-test: the browser tests (tests/web, Go + chromedp) on the system
 # chromium, served by internal/webserve on 127.0.0.1 (a free port);
-# screenshots in build/web-test/.
-web-test: web
-	DIFFGATE_WEB_DIR=$(CURDIR)/build/web $(GO) test -count=1 -timeout 30m ./tests/web
+# screenshots in build/web-test/. It tests the site built with the webtest
+# tag (window.diffgateRect, the controls' places for the tests to click) in
+# build/web-webtest; make web's build/web has no such hook.
+web-test:
+	$(MAKE) --no-print-directory web WEB_OUT=build/web-webtest WEB_TEST_TAGS=,webtest
+	DIFFGATE_WEB_DIR=$(CURDIR)/build/web-webtest $(GO) test -count=1 -timeout 30m ./tests/web
 
 smoke: build
 	DIFFGATE_SMOKE_BIN=$(CURDIR)/$(BIN)/diffgate-app $(GO) test -count=1 -run TestSmoke ./tests/smoke

@@ -77,7 +77,28 @@ type historyTab struct {
 
 func newHistoryTab(u *UI) *historyTab {
 	t := &historyTab{u: u, sortCol: colDate, sortDesc: true}
+	t.makeFilters()
+	t.status = widget.NewRichText()
+	t.list = newHistoryList(t)
+	t.openBtn = widget.NewButtonWithIcon("Open in Review", theme.VisibilityIcon(), func() {
+		if t.selected > 0 {
+			t.open(t.selected)
+		}
+	})
+	t.openBtn.Importance = widget.HighImportance
+	t.openBtn.Disable()
 
+	split := container.NewVSplit(framed(t.tablePane()), t.bottomPane())
+	split.Offset = 0.45 // the selected run's card needs ~10 lines (at 1024×700 it had 150 px)
+	t.body = container.NewStack(split)
+	t.root = container.NewBorder(t.topBar(), nil, nil, nil, t.body)
+	t.refresh()
+	return t
+}
+
+// makeFilters makes the workspace and verdict filters; a change reloads
+// the runs.
+func (t *historyTab) makeFilters() {
 	t.wsSelect = widget.NewSelect(nil, func(s string) {
 		if s == allWorkspaces {
 			s = ""
@@ -104,30 +125,15 @@ func newHistoryTab(u *UI) *historyTab {
 	t.verdict.Horizontal = true
 	t.verdict.Required = true
 	t.verdict.Selected = verdictAll
-	t.status = widget.NewRichText()
+}
 
-	var heads []fyne.CanvasObject
-	for c := range numColumns {
-		t.headers[c] = newHeaderCell(columns[c].title, columns[c].align, func() { t.sortBy(c) })
-		heads = append(heads, t.headers[c])
-	}
-	headerBG := canvas.NewRectangle(theme.Color(theme.ColorNameHeaderBackground))
-	header := container.NewStack(headerBG, container.New(&columnsLayout{}, heads...))
-
-	t.list = newHistoryList(t)
-	t.openBtn = widget.NewButtonWithIcon("Open in Review", theme.VisibilityIcon(), func() {
-		if t.selected > 0 {
-			t.open(t.selected)
-		}
-	})
-	t.openBtn.Importance = widget.HighImportance
-	t.openBtn.Disable()
+// topBar is the tab's title, status and Refresh button above the filters.
+func (t *historyTab) topBar() fyne.CanvasObject {
 	refresh := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), t.refresh)
 	refresh.Importance = widget.LowImportance
-	if u.hist == nil {
+	if t.u.hist == nil {
 		refresh.Hide()
 	}
-
 	title := widget.NewRichText(&widget.TextSegment{Text: "Run history",
 		Style: widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, TextStyle: fyne.TextStyle{Bold: true}}})
 	filters := container.NewBorder(nil, nil,
@@ -135,9 +141,21 @@ func newHistoryTab(u *UI) *historyTab {
 		container.NewHBox(widget.NewSeparator(),
 			widget.NewLabelWithStyle("Verdict", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.verdict),
 		t.wsSelect)
-	top := container.NewVBox(
+	return container.NewVBox(
 		container.NewBorder(nil, nil, nil, container.NewHBox(container.NewCenter(t.status), refresh), title),
 		filters)
+}
+
+// tablePane is the column headers (a click sorts) above the runs, or the
+// note that stands in for them when there are none.
+func (t *historyTab) tablePane() fyne.CanvasObject {
+	var heads []fyne.CanvasObject
+	for c := range numColumns {
+		t.headers[c] = newHeaderCell(columns[c].title, columns[c].align, func() { t.sortBy(c) })
+		heads = append(heads, t.headers[c])
+	}
+	headerBG := canvas.NewRectangle(theme.Color(theme.ColorNameHeaderBackground))
+	header := container.NewStack(headerBG, container.New(&columnsLayout{}, heads...))
 
 	// An empty table says so where the rows would be, at the size of a
 	// row's text, with a way back to every run.
@@ -149,7 +167,12 @@ func newHistoryTab(u *UI) *historyTab {
 	})
 	t.empty = container.NewCenter(container.NewVBox(t.emptyText, container.NewCenter(t.clearBtn)))
 	t.empty.Hide()
-	table := container.NewBorder(header, nil, nil, nil, container.NewStack(t.list, t.empty))
+	return container.NewBorder(header, nil, nil, nil, container.NewStack(t.list, t.empty))
+}
+
+// bottomPane is the selected run's card beside the workspace's approved
+// allowlist versions.
+func (t *historyTab) bottomPane() fyne.CanvasObject {
 	t.detail = container.NewStack()
 	t.versions = container.NewVBox()
 	t.versionsWS = widget.NewRichText()
@@ -160,12 +183,7 @@ func newHistoryTab(u *UI) *historyTab {
 	detailPane := container.NewBorder(heading("Selected run"), nil, nil, nil, t.detail)
 	bottom := container.NewHSplit(container.NewPadded(detailPane), container.NewPadded(versionsPane))
 	bottom.Offset = 0.55
-	split := container.NewVSplit(framed(table), bottom)
-	split.Offset = 0.45 // the selected run's card needs ~10 lines (at 1024×700 it had 150 px)
-	t.body = container.NewStack(split)
-	t.root = container.NewBorder(top, nil, nil, nil, t.body)
-	t.refresh()
-	return t
+	return bottom
 }
 
 // background runs q off the UI goroutine, then done with its result on the

@@ -137,86 +137,99 @@ func (r *historyRow) Text() string {
 	return strings.Join(parts, " | ")
 }
 
+// rowPaint puts texts into a row's cells in the list's theme.
+type rowPaint struct {
+	r         *historyRow
+	th        fyne.Theme
+	fg, muted color.Color
+	size      float32
+}
+
+func (p rowPaint) col(n fyne.ThemeColorName) color.Color { return style.Color(p.th, n) }
+
+func (p rowPaint) put(c column, text string, clr color.Color, bold bool) {
+	tx := p.r.cell[c]
+	tx.Text, tx.Color, tx.TextStyle.Bold, tx.TextSize = text, clr, bold, p.size
+	tx.Refresh()
+}
+
+// loud puts text bold in the fail color, or muted when it is quiet.
+func (p rowPaint) loud(c column, text string, quiet bool) {
+	if quiet {
+		p.put(c, text, p.muted, false)
+	} else {
+		p.put(c, text, p.col(style.FailColor), true)
+	}
+}
+
 func (r *historyRow) set(i int, s *history.Summary) {
 	r.i, r.id = i, s.ID
 	th := r.t.list.Theme()
-	col := func(n fyne.ThemeColorName) color.Color { return style.Color(th, n) }
-	fg, muted := col(theme.ColorNameForeground), col(style.Muted)
-	size := th.Size(theme.SizeNameText)
-	put := func(c column, text string, clr color.Color, bold bool) {
-		tx := r.cell[c]
-		tx.Text, tx.Color, tx.TextStyle.Bold, tx.TextSize = text, clr, bold, size
-		tx.Refresh()
-	}
-	put(colID, fmt.Sprint(s.ID), muted, false)
-	put(colDate, s.StartedAt.Local().Format("2006-01-02 15:04"), fg, false)
+	p := rowPaint{r: r, th: th, fg: style.Color(th, theme.ColorNameForeground), muted: style.Color(th, style.Muted), size: th.Size(theme.SizeNameText)}
+	p.put(colID, fmt.Sprint(s.ID), p.muted, false)
+	p.put(colDate, s.StartedAt.Local().Format("2006-01-02 15:04"), p.fg, false)
 	ws := homeRel(s.Workspace)
 	if isDemoWorkspace(s.Workspace) { // marked at the end, which a cut path keeps
 		ws = filepath.Base(filepath.Dir(s.Workspace)) + " (demo)"
 	}
-	r.ws.set(ws, fg, size)
-	put(colScript, filepath.Base(s.Script), fg, false)
+	r.ws.set(ws, p.fg, p.size)
+	p.put(colScript, filepath.Base(s.Script), p.fg, false)
+	r.setVerdict(p, s.Verdict)
+	p.count(colAdded, s.Added, "+", style.Added)
+	p.count(colRemoved, s.Removed, "−", style.Removed)
+	p.count(colChanged, s.Changed, "~", style.Changed)
+	p.loud(colViolations, report.GroupDigits(s.Violations), s.Violations == 0)
+	switch ct := containedWord(s.Contained); ct {
+	case "yes":
+		p.put(colContained, ct, p.col(style.PassColor), false)
+	default: // as loud as a failed verdict; "—": not known
+		p.loud(colContained, ct, ct == "—")
+	}
+	e := escapesWord(s)
+	p.loud(colEscapes, e, e == "0")
+	c, icon := decisionLook(s)
+	p.put(colDecision, decisionWord(s), p.col(c), false)
+	r.dec.SetResource(style.Colored(icon, c))
+}
 
-	vc := col(style.VerdictColor(s.Verdict))
-	put(colVerdict, verdictWord(s.Verdict), vc, true)
-	r.cell[colVerdict].TextSize = th.Size(theme.SizeNameCaptionText)
+// count puts n with its sign in the kind's color, or a muted 0.
+func (p rowPaint) count(c column, n int, sign string, name fyne.ThemeColorName) {
+	if n == 0 {
+		p.put(c, "0", p.muted, false)
+		return
+	}
+	p.put(c, sign+report.GroupDigits(n), p.col(name), false)
+}
+
+// setVerdict puts the verdict in its pill.
+func (r *historyRow) setVerdict(p rowPaint, verdict string) {
+	vc := p.col(style.VerdictColor(verdict))
+	p.put(colVerdict, verdictWord(verdict), vc, true)
+	r.cell[colVerdict].TextSize = p.th.Size(theme.SizeNameCaptionText)
 	r.pill.FillColor = style.Tint(vc, 0x26)
 	r.pill.StrokeColor = style.Tint(vc, 0x80)
 	r.pill.StrokeWidth = 1
 	r.pill.Refresh()
+}
 
-	count := func(c column, n int, sign string, name fyne.ThemeColorName) {
-		if n == 0 {
-			put(c, "0", muted, false)
-			return
-		}
-		put(c, sign+report.GroupDigits(n), col(name), false)
-	}
-	count(colAdded, s.Added, "+", style.Added)
-	count(colRemoved, s.Removed, "−", style.Removed)
-	count(colChanged, s.Changed, "~", style.Changed)
-	if s.Violations > 0 {
-		put(colViolations, report.GroupDigits(s.Violations), col(style.FailColor), true)
-	} else {
-		put(colViolations, "0", muted, false)
-	}
-	switch ct := containedWord(s.Contained); ct {
-	case "yes":
-		put(colContained, ct, col(style.PassColor), false)
-	case "—":
-		put(colContained, ct, muted, false)
-	default: // as loud as a failed verdict
-		put(colContained, ct, col(style.FailColor), true)
-	}
-	if e := escapesWord(s); e == "0" {
-		put(colEscapes, e, muted, false)
-	} else {
-		put(colEscapes, e, col(style.FailColor), true)
-	}
-	word := decisionWord(s)
+// decisionLook is the color and icon of the run's decision column: the
+// reviewer's decision, else what became of its stage.
+func decisionLook(s *history.Summary) (fyne.ThemeColorName, fyne.Resource) {
 	switch s.Decision {
 	case history.Approve:
-		put(colDecision, word, col(style.PassColor), false)
-		r.dec.SetResource(style.Colored(theme.ConfirmIcon(), style.PassColor))
+		return style.PassColor, theme.ConfirmIcon()
 	case history.Reject:
-		put(colDecision, word, col(style.FailColor), false)
-		r.dec.SetResource(style.Colored(theme.CancelIcon(), style.FailColor))
-	default:
-		switch s.Stage {
-		case report.StagePending: // staged: nothing applied yet
-			put(colDecision, word, col(theme.ColorNameWarning), false)
-			r.dec.SetResource(style.Colored(theme.DownloadIcon(), theme.ColorNameWarning))
-		case report.StageApplied, report.StagePartiallyApplied:
-			put(colDecision, word, fg, false)
-			r.dec.SetResource(style.Colored(theme.DocumentSaveIcon(), theme.ColorNameForeground))
-		case report.StageDiscarded, report.StageExpired:
-			put(colDecision, word, muted, false)
-			r.dec.SetResource(style.Colored(theme.DeleteIcon(), style.Muted))
-		default:
-			put(colDecision, word, muted, false)
-			r.dec.SetResource(style.Colored(theme.RadioButtonIcon(), style.Muted))
-		}
+		return style.FailColor, theme.CancelIcon()
 	}
+	switch s.Stage {
+	case report.StagePending: // staged: nothing applied yet
+		return theme.ColorNameWarning, theme.DownloadIcon()
+	case report.StageApplied, report.StagePartiallyApplied:
+		return theme.ColorNameForeground, theme.DocumentSaveIcon()
+	case report.StageDiscarded, report.StageExpired:
+		return style.Muted, theme.DeleteIcon()
+	}
+	return style.Muted, theme.RadioButtonIcon()
 }
 
 // homeRel shortens a path under the home directory to ~/….

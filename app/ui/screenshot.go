@@ -23,112 +23,106 @@ import (
 // screenshotTimeout bounds --screenshot mode.
 const screenshotTimeout = 2 * time.Minute
 
-// screenshotSizeEnv sets the window's size in --screenshot mode (WxH, e.g.
-// 1024x700, to check that the smallest supported window shows everything).
-const screenshotSizeEnv = "DIFFGATE_SCREENSHOT_SIZE"
-
-// screenshotTabEnv=run captures the Run tab after the run (its
-// containment line and what was enforced) instead of the review; =history
-// the History tab.
-const screenshotTabEnv = "DIFFGATE_SCREENSHOT_TAB"
-
-// screenshotSplitEnv, set, shows the diff side by side in --screenshot mode.
-const screenshotSplitEnv = "DIFFGATE_SCREENSHOT_SPLIT"
-
-// screenshotSelectEnv names the change (its path) to show in --screenshot
-// mode instead of the most telling one.
-const screenshotSelectEnv = "DIFFGATE_SCREENSHOT_SELECT"
-
 // startScreenshot runs the demo (or, with --workspace and --script, that
 // script in that workspace, with the allowlist last approved for it in the
 // history, if any; or, with --report, opens that report) through the gate
 // once the window is up, opens the result in the review view on its most
-// telling change, captures the window to path and quits (exit code 0 on
-// success).
+// telling change (or the --screenshot-* flags' choice), captures the
+// window to path and quits (exit code 0 on success).
 func (u *UI) startScreenshot(path string) {
 	u.exitCode = 1
-	fail := func(err error) {
-		fmt.Fprintln(os.Stderr, "diffgate-app: screenshot:", err)
-		u.Close() // the demo's copy and stage: Quit may end the process before OnStopped
-		u.app.Quit()
-	}
-	if v := os.Getenv(screenshotSizeEnv); v != "" {
-		var w, h float32
-		if _, err := fmt.Sscanf(v, "%gx%g", &w, &h); err != nil || w < 1 || h < 1 {
-			fmt.Fprintf(os.Stderr, "diffgate-app: %s=%q: want WxH, e.g. 1024x700\n", screenshotSizeEnv, v)
-			os.Exit(2)
-		}
-		u.win.Resize(fyne.NewSize(w, h))
+	shot := u.opts.Flags.Shot
+	if shot.Width > 0 {
+		u.win.Resize(fyne.NewSize(float32(shot.Width), float32(shot.Height)))
 	}
 	u.onRunDone = func(r *report.Report, err error) {
 		u.onRunDone = nil
 		if err != nil {
-			fail(err)
+			u.shotFailed(err)
 			return
 		}
-		// Show the most telling change: an edited text file with its diff
-		// (and, for a staged run, the Apply and Discard buttons beside it).
-		i := tellingChange(r)
-		if p := os.Getenv(screenshotSelectEnv); p != "" {
-			for k := range r.Changes {
-				if r.Changes[k].Path == p {
-					i = k
-				}
-			}
-		}
-		if i >= 0 {
-			u.review.Select(i)
-		}
-		switch os.Getenv(screenshotTabEnv) {
-		case "run":
-			u.Tabs.Select(u.runItem)
-		case "history":
-			u.Tabs.Select(u.historyItem)
-		}
-		if os.Getenv(screenshotSplitEnv) != "" {
-			u.review.SetSideBySide(true)
-		}
-		time.AfterFunc(900*time.Millisecond, func() {
-			u.do(func() {
-				if err := writePNG(path, u.win); err != nil {
-					fail(err)
-					return
-				}
-				u.exitCode = 0
-				u.Close()
-				u.app.Quit()
-			})
-		})
+		u.arrangeShot(r, shot)
+		time.AfterFunc(900*time.Millisecond, func() { u.do(func() { u.takeShot(path) }) })
 	}
 	u.app.Lifecycle().SetOnStarted(func() {
-		if os.Getenv(screenshotSizeEnv) == "" {
+		if shot.Width == 0 {
 			u.fitScreen()
 		}
-		if f := u.opts.Flags.Report; f != "" {
-			u.loadReport(f, func(r *report.Report, err error) {
-				if err != nil {
-					fail(err)
-					return
-				}
-				u.onRunDone(r, nil)
-			})
-			return
-		}
-		if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
-			u.run.setInputs(f.Workspace, f.Script, nil)
-		} else {
-			d, err := u.demo()
-			if err != nil {
-				fail(err)
-				return
-			}
-			u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
-		}
-		u.run.start()
+		u.startShotRun()
 	})
 	time.AfterFunc(screenshotTimeout, func() {
-		u.do(func() { fail(fmt.Errorf("no result after %s", screenshotTimeout)) })
+		u.do(func() { u.shotFailed(fmt.Errorf("no result after %s", screenshotTimeout)) })
 	})
+}
+
+// shotFailed ends --screenshot mode with err (exit code 1).
+func (u *UI) shotFailed(err error) {
+	fmt.Fprintln(os.Stderr, "diffgate-app: screenshot:", err)
+	u.Close() // the demo's copy and stage: Quit may end the process before OnStopped
+	u.app.Quit()
+}
+
+// startShotRun opens --report, or runs --script in --workspace, or the
+// demo; onRunDone gets the outcome.
+func (u *UI) startShotRun() {
+	if f := u.opts.Flags.Report; f != "" {
+		u.loadReport(f, func(r *report.Report, err error) {
+			if err != nil {
+				u.shotFailed(err)
+				return
+			}
+			u.onRunDone(r, nil)
+		})
+		return
+	}
+	if f := u.opts.Flags; f.Workspace != "" && f.Script != "" {
+		u.run.setInputs(f.Workspace, f.Script, nil)
+	} else {
+		d, err := u.demo()
+		if err != nil {
+			u.shotFailed(err)
+			return
+		}
+		u.run.setInputs(d.Workspace, d.Script, d.Allowlist)
+	}
+	u.run.start()
+}
+
+// arrangeShot shows r as shot asks: the most telling change (an edited
+// text file with its diff and, for a staged run, the Apply and Discard
+// buttons beside it) or the one it selects, on the tab it names.
+func (u *UI) arrangeShot(r *report.Report, shot ShotFlags) {
+	i := tellingChange(r)
+	if shot.Select != "" {
+		for k := range r.Changes {
+			if r.Changes[k].Path == shot.Select {
+				i = k
+			}
+		}
+	}
+	if i >= 0 {
+		u.review.Select(i)
+	}
+	switch shot.Tab {
+	case ShotRun:
+		u.Tabs.Select(u.runItem)
+	case ShotHistory:
+		u.Tabs.Select(u.historyItem)
+	}
+	if shot.Split {
+		u.review.SetSideBySide(true)
+	}
+}
+
+// takeShot writes the window to path and quits (exit code 0).
+func (u *UI) takeShot(path string) {
+	if err := writePNG(path, u.win); err != nil {
+		u.shotFailed(err)
+		return
+	}
+	u.exitCode = 0
+	u.Close()
+	u.app.Quit()
 }
 
 // capture grabs the window. Where the GL front buffer cannot be read back

@@ -1,13 +1,13 @@
 // Package web holds the browser tests of the diffgate web review app (make
-// web → build/web): the system Chromium, driven from Go (chromedp, through
-// internal/browsertest), loads the real wasm from a local server and is
-// operated like a reviewer would: clicks on the Fyne canvas at the
-// controls' places (window.diffgateRect), the browser's file chooser, the
-// keyboard, drag and drop, downloads. window.diffgate tells what the app
+// web-test → build/web-webtest): the system Chromium, driven from Go
+// (chromedp, through internal/browsertest), loads the real wasm from a
+// local server and is operated like a reviewer would: clicks on the Fyne
+// canvas at the controls' places (window.diffgateRect, in the webtest
+// build only), the browser's file chooser, the keyboard, drag and drop, downloads. window.diffgate tells what the app
 // shows; screenshot pixels check the colours.
 //
-// It builds nothing itself: `make web-test` builds build/web and passes it
-// in DIFFGATE_WEB_DIR. Screenshots go to build/web-test/ (look at them
+// It builds nothing itself: `make web-test` builds the site with the
+// webtest tag in build/web-webtest and passes it in DIFFGATE_WEB_DIR. Screenshots go to build/web-test/ (look at them
 // after a UI change).
 package web
 
@@ -70,10 +70,10 @@ func webDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("DIFFGATE_WEB_DIR")
 	if dir == "" {
-		t.Skip("DIFFGATE_WEB_DIR is not set (make web-test builds build/web and sets it)")
+		t.Skip("DIFFGATE_WEB_DIR is not set (make web-test builds build/web-webtest and sets it)")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "diffgate.wasm")); err != nil {
-		t.Fatalf("DIFFGATE_WEB_DIR: %v (run make web)", err)
+		t.Fatalf("DIFFGATE_WEB_DIR: %v (run make web-test)", err)
 	}
 	return dir
 }
