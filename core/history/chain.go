@@ -329,46 +329,60 @@ func (w *chainWalk) check(l link) (*Broken, error) {
 // own copy of its hash), naming the row in b; a row that is missing, or a
 // link of an unknown kind, sets b.Reason.
 func (w *chainWalk) linkDigest(l link, b *Broken) (digest []byte, stored string, err error) {
-	switch l.kind {
-	case linkRun:
+	if l.kind == linkRun {
 		return w.runDigest(l, b)
-	case linkAllowlist:
-		r, err := scanAllowlistRow(w.tx.QueryRowContext(w.ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", l.ref))
-		if errors.Is(err, sql.ErrNoRows) {
-			b.What, b.Reason = fmt.Sprintf("allowlist %d", l.ref), "the approved allowlist is missing (deleted)"
-			return nil, "", nil
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("verify: allowlist %d: %w", l.ref, dbError(err))
-		}
-		b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
-		return r.digest(), "", nil
-	case linkDecision:
-		d, err := loadDecisionRow(w.ctx, w.tx, l.ref)
-		if errors.Is(err, sql.ErrNoRows) {
-			b.What, b.Reason = fmt.Sprintf("decision %d", l.ref), "the decision is missing (deleted)"
-			return nil, "", nil
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("verify: decision %d: %w", l.ref, dbError(err))
-		}
-		b.What, b.RunID = fmt.Sprintf("decision %d on run %d", l.ref, d.runID), d.runID
-		return d.digest(), "", nil
-	case linkStage:
-		d, err := loadStageEventRow(w.ctx, w.tx, l.ref)
-		if errors.Is(err, sql.ErrNoRows) {
-			b.What, b.Reason = fmt.Sprintf("stage event %d", l.ref), "the stage event is missing (deleted)"
-			return nil, "", nil
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("verify: stage event %d: %w", l.ref, dbError(err))
-		}
-		b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", l.ref, d.event, d.runID), d.runID
-		return d.digest(), "", nil
-	default:
+	}
+	k, ok := chainRows[l.kind]
+	if !ok {
 		b.What, b.Reason = fmt.Sprintf("chain link %d", l.seq), fmt.Sprintf("unknown kind %q", l.kind)
 		return nil, "", nil
 	}
+	what, runID, digest, err := k.load(w.ctx, w.tx, l.ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		b.What, b.Reason = fmt.Sprintf("%s %d", k.name, l.ref), k.missing
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("verify: %s %d: %w", k.name, l.ref, dbError(err))
+	}
+	b.What, b.RunID = what, runID
+	return digest, "", nil
+}
+
+// chainRow reads the rows of a kind of link other than a run.
+type chainRow struct {
+	name    string // "decision": "decision 4" in errors
+	missing string // the Reason when the row is gone
+	// load reads row id: its name for Broken.What, the run it concerns
+	// (0: none) and its digest.
+	load func(ctx context.Context, q querier, id int64) (what string, runID int64, digest []byte, err error)
+}
+
+var chainRows = map[string]chainRow{
+	linkAllowlist: {"allowlist", "the approved allowlist is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			r, err := scanAllowlistRow(q.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id))
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace)), 0, r.digest(), nil
+		}},
+	linkDecision: {"decision", "the decision is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			d, err := loadDecisionRow(ctx, q, id)
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("decision %d on run %d", id, d.runID), d.runID, d.digest(), nil
+		}},
+	linkStage: {"stage event", "the stage event is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			d, err := loadStageEventRow(ctx, q, id)
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("stage event %d (%s) on run %d", id, d.event, d.runID), d.runID, d.digest(), nil
+		}},
 }
 
 // runDigest is linkDigest of a run: its row and changes; a run missing,
@@ -426,27 +440,14 @@ func unchained(ctx context.Context, tx *sqlTx) (*Broken, error) {
 // nameUnchained names in b the row of kind and id that the chain does not
 // know.
 func nameUnchained(ctx context.Context, tx *sqlTx, kind string, id int64, b *Broken) error {
-	switch kind {
-	case linkRun:
+	if kind == linkRun {
 		b.What, b.RunID = fmt.Sprintf("run %d", id), id
-	case linkAllowlist:
-		r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id))
-		if err != nil {
-			return fmt.Errorf("verify: %w", dbError(err))
-		}
-		b.What = fmt.Sprintf("allowlist version %d of %s", r.version, report.QuotePath(r.workspace))
-	case linkDecision:
-		d, err := loadDecisionRow(ctx, tx, id)
-		if err != nil {
-			return fmt.Errorf("verify: %w", dbError(err))
-		}
-		b.What, b.RunID = fmt.Sprintf("decision %d on run %d", id, d.runID), d.runID
-	case linkStage:
-		d, err := loadStageEventRow(ctx, tx, id)
-		if err != nil {
-			return fmt.Errorf("verify: %w", dbError(err))
-		}
-		b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", id, d.event, d.runID), d.runID
+		return nil
 	}
+	what, runID, _, err := chainRows[kind].load(ctx, tx, id)
+	if err != nil {
+		return fmt.Errorf("verify: %w", dbError(err))
+	}
+	b.What, b.RunID = what, runID
 	return nil
 }

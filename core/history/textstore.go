@@ -255,37 +255,37 @@ func (t *textTx) insert(add []keptContent) error {
 // remember notes the missed contents the store does not have as missed
 // for want of budget.
 func (t *textTx) remember(missed []string, have map[string]bool) error {
-	if len(missed) == 0 {
-		return nil
-	}
-	stmt, err := t.tx.PrepareContext(t.ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)")
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, sha := range missed {
-		if !have[sha] {
-			if _, err := stmt.ExecContext(t.ctx, t.ws, sha); err != nil {
-				return err
-			}
+	return t.execEach("INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)", missed, func(sha string) []any {
+		if have[sha] {
+			return nil
 		}
-	}
-	return nil
+		return []any{t.ws, sha}
+	})
 }
 
 // touch marks the texts the run used as recently used.
 func (t *textTx) touch(used []string) error {
-	if len(used) == 0 {
+	return t.execEach("UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?", used, func(sha string) []any {
+		return []any{t.clock, t.ws, sha}
+	})
+}
+
+// execEach runs query, prepared once, for each of shas with the arguments
+// args returns (nil: none for that hash).
+func (t *textTx) execEach(query string, shas []string, args func(sha string) []any) error {
+	if len(shas) == 0 {
 		return nil
 	}
-	stmt, err := t.tx.PrepareContext(t.ctx, "UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?")
+	stmt, err := t.tx.PrepareContext(t.ctx, query)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
-	for _, sha := range used {
-		if _, err := stmt.ExecContext(t.ctx, t.clock, t.ws, sha); err != nil {
-			return err
+	for _, sha := range shas {
+		if a := args(sha); a != nil {
+			if _, err := stmt.ExecContext(t.ctx, a...); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
