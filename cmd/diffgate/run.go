@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -24,117 +25,198 @@ import (
 
 // runVerb: diffgate run --workspace DIR [...] -- SCRIPT [ARG...].
 func (c *cli) runVerb(args []string) error {
-	fs := newFlags("run")
-	ws := fs.String("workspace", "", "the `DIR` the script runs in and the gate watches")
-	var allow, reports listFlag
-	fs.Var(&allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
-	allowFile := fs.String("allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
-	fromHistory := fs.Bool("allowlist-from-history", false, "use the workspace's latest approved allowlist")
-	timeout := fs.Duration("timeout", 10*time.Minute, "limit for the script (`DUR`); 0 means none")
-	fs.Var(&reports, "report", "write a report to `FILE` (.json, .html, .md; repeatable)")
-	dbPath := fs.String("db", "", "history database `PATH`")
-	noHistory := fs.Bool("no-history", false, "do not record the run")
-	rehash := fs.Bool("rehash", false, "hash every file, reusing no cached hash")
-	lockWait := fs.Duration("lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
-	staged := fs.Bool("stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
-	stageMech := fs.String("stage-mechanism", "", "stage by `MECH`: auto (the default: an overlay where the kernel allows one, else a copy), overlay or copy; implies --stage")
-	containMode := fs.String("contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
-	netOn := fs.Bool("net", false, "leave the network on for a contained script")
-	var netAllow listFlag
-	fs.Var(&netAllow, "net-allow", "let a contained script reach `HOST[:PORT]` (*.DOMAIN: its subdomains; !HOST denies) through the gate's recording proxy (repeatable)")
-	var envs, writable, denyRead listFlag
-	fs.Var(&envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
-	fs.Var(&writable, "writable", "let a contained script write below `DIR` too (repeatable)")
-	fs.Var(&denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
-	memory := fs.String("memory", "", "cap the memory of a contained script's processes at `SIZE` (bytes, or with K, M, G: 512M)")
-	var watched listFlag
-	fs.Var(&watched, "watch", "also watch `PATH` outside the workspace (stat only, before and after): a change there fails the run (repeatable)")
-	noWatch := fs.Bool("no-watch", false, "do not watch the default paths outside the workspace (shell startup files, ~/.ssh/authorized_keys, the crontab, autostart, systemd user units)")
-	_, rest, err := parse(fs, args, true)
+	f, err := parseRunFlags(args)
 	if err != nil {
 		return err
-	}
-	if *ws == "" {
-		return usagef("run: --workspace DIR is required")
-	}
-	if len(rest) == 0 {
-		return usagef("run: no script given (diffgate run --workspace DIR -- SCRIPT [ARG...])")
-	}
-	if *timeout < 0 {
-		return usagef("run: --timeout must not be negative")
-	}
-	if *noHistory && (*dbPath != "" || *fromHistory) {
-		return usagef("run: --no-history excludes --db and --allowlist-from-history")
-	}
-	switch *stageMech {
-	case "":
-	case string(pipeline.StageAuto), string(pipeline.StageOverlay), string(pipeline.StageCopy):
-		*staged = true
-	default:
-		return usagef("run: --stage-mechanism %q: want auto, overlay or copy", *stageMech)
-	}
-	if *noHistory && *staged {
-		return usagef("run: --stage needs the history (diffgate apply and discard read the run's record); drop --no-history")
 	}
 	// Before the script runs: a report that cannot be written later would
 	// lose the run's outcome. Its directory is held open from now on, so
 	// that the script cannot redirect it (a symlink in its place).
+	targets, err := openReports(f.reports)
+	defer closeReports(targets)
+	if err != nil {
+		return err
+	}
+	opts, err := c.runOptions(f)
+	if err != nil {
+		return err
+	}
+	// The pipeline checks the run (the workspace, the history database's
+	// place and writability) and hides the database from the script.
+	plan, err := pipeline.Preflight(opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer plan.Close()
+	res, err := c.runPlan(plan, opts.Config.Progress != nil, f.lockWait)
+	if err != nil {
+		return err
+	}
+	c.printRun(res, plan, f.dbPath)
+	return runExit(res, targets)
+}
+
+// runFlags holds the run verb's flags and the script with its arguments.
+type runFlags struct {
+	ws, allowFile, dbPath, stageMech, containMode, memory       string
+	fromHistory, noHistory, rehash, staged, netOn, noWatch      bool
+	timeout, lockWait                                           time.Duration
+	allow, reports, netAllow, envs, writable, denyRead, watched listFlag
+	script                                                      []string
+}
+
+// parseRunFlags parses the run verb's arguments and checks the flags
+// against each other.
+func parseRunFlags(args []string) (*runFlags, error) {
+	f := &runFlags{}
+	_, rest, err := parse(f.flagSet(), args, true)
+	if err != nil {
+		return nil, err
+	}
+	f.script = rest
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// flagSet defines the run verb's flags, bound to f.
+func (f *runFlags) flagSet() *flag.FlagSet {
+	fs := newFlags("run")
+	fs.StringVar(&f.ws, "workspace", "", "the `DIR` the script runs in and the gate watches")
+	fs.Var(&f.allow, "allow", "comma-separated allowlist `LIST` (repeatable)")
+	fs.StringVar(&f.allowFile, "allowlist", "", "allowlist `FILE`, one entry per line (- reads standard input)")
+	fs.BoolVar(&f.fromHistory, "allowlist-from-history", false, "use the workspace's latest approved allowlist")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "limit for the script (`DUR`); 0 means none")
+	fs.Var(&f.reports, "report", "write a report to `FILE` (.json, .html, .md; repeatable)")
+	fs.StringVar(&f.dbPath, "db", "", "history database `PATH`")
+	fs.BoolVar(&f.noHistory, "no-history", false, "do not record the run")
+	fs.BoolVar(&f.rehash, "rehash", false, "hash every file, reusing no cached hash")
+	fs.DurationVar(&f.lockWait, "lock-wait", 0, "wait up to `DUR` for another run on the workspace to finish; 0 fails at once")
+	fs.BoolVar(&f.staged, "stage", false, "run against a stage of the workspace: nothing lands in it until diffgate apply")
+	fs.StringVar(&f.stageMech, "stage-mechanism", "", "stage by `MECH`: auto (the default: an overlay where the kernel allows one, else a copy), overlay or copy; implies --stage")
+	fs.StringVar(&f.containMode, "contain", "auto", "containment: `auto` (what the platform supports), on (refuse to run without every layer) or off")
+	fs.BoolVar(&f.netOn, "net", false, "leave the network on for a contained script")
+	fs.Var(&f.netAllow, "net-allow", "let a contained script reach `HOST[:PORT]` (*.DOMAIN: its subdomains; !HOST denies) through the gate's recording proxy (repeatable)")
+	fs.Var(&f.envs, "env", "pass the variable `NAME` on to a contained script, or set NAME=VALUE (repeatable)")
+	fs.Var(&f.writable, "writable", "let a contained script write below `DIR` too (repeatable)")
+	fs.Var(&f.denyRead, "deny-read", "keep a contained script from reading `PATH` (repeatable)")
+	fs.StringVar(&f.memory, "memory", "", "cap the memory of a contained script's processes at `SIZE` (bytes, or with K, M, G: 512M)")
+	fs.Var(&f.watched, "watch", "also watch `PATH` outside the workspace (stat only, before and after): a change there fails the run (repeatable)")
+	fs.BoolVar(&f.noWatch, "no-watch", false, "do not watch the default paths outside the workspace (shell startup files, ~/.ssh/authorized_keys, the crontab, autostart, systemd user units)")
+	return fs
+}
+
+// check checks the flags against each other; --stage-mechanism sets staged.
+func (f *runFlags) check() error {
+	if f.ws == "" {
+		return usagef("run: --workspace DIR is required")
+	}
+	if len(f.script) == 0 {
+		return usagef("run: no script given (diffgate run --workspace DIR -- SCRIPT [ARG...])")
+	}
+	if f.timeout < 0 {
+		return usagef("run: --timeout must not be negative")
+	}
+	if f.noHistory && (f.dbPath != "" || f.fromHistory) {
+		return usagef("run: --no-history excludes --db and --allowlist-from-history")
+	}
+	switch f.stageMech {
+	case "":
+	case string(pipeline.StageAuto), string(pipeline.StageOverlay), string(pipeline.StageCopy):
+		f.staged = true
+	default:
+		return usagef("run: --stage-mechanism %q: want auto, overlay or copy", f.stageMech)
+	}
+	if f.noHistory && f.staged {
+		return usagef("run: --stage needs the history (diffgate apply and discard read the run's record); drop --no-history")
+	}
+	return nil
+}
+
+// openReports opens every --report target; on an error it returns those
+// opened so far, for closeReports.
+func openReports(reports []string) ([]*reportTarget, error) {
 	var targets []*reportTarget
-	defer func() {
-		for _, t := range targets {
-			t.close()
-		}
-	}()
 	for _, r := range reports {
 		t, err := openReport(r)
 		if err != nil {
-			return usagef("%v", err)
+			return targets, usagef("%v", err)
 		}
 		targets = append(targets, t)
 	}
-	if st, err := os.Stat(*ws); err != nil || !st.IsDir() {
+	return targets, nil
+}
+
+// closeReports closes the report targets.
+func closeReports(targets []*reportTarget) {
+	for _, t := range targets {
+		t.close()
+	}
+}
+
+// runOptions checks the workspace and the containment flags and builds
+// the pipeline's options from the flags.
+func (c *cli) runOptions(f *runFlags) (pipeline.Options, error) {
+	if st, err := os.Stat(f.ws); err != nil || !st.IsDir() {
 		if err == nil {
-			return usagef("workspace %s: not a directory", quote.Path(*ws))
+			return pipeline.Options{}, usagef("workspace %s: not a directory", quote.Path(f.ws))
 		}
-		return usagef("workspace %s: %s", quote.Path(*ws), oneline.Reason(err))
+		return pipeline.Options{}, usagef("workspace %s: %s", quote.Path(f.ws), oneline.Reason(err))
 	}
-	allowList, err := allowEntries(allow, *allowFile)
+	allowList, err := allowEntries(f.allow, f.allowFile)
 	if err != nil {
-		return err
+		return pipeline.Options{}, err
 	}
-	mode, err := pipeline.ParseContainMode(*containMode)
+	pol, err := f.containPolicy()
 	if err != nil {
-		return usagef("run: %v", err)
+		return pipeline.Options{}, err
 	}
-	if err := pipeline.CheckContainEnv(envs); err != nil {
-		return usagef("run: %v", err)
-	}
-	if err := checkWritable(*ws, writable); err != nil {
-		return err
-	}
-	if _, err := netproxy.ParseRules(netAllow); err != nil {
-		return usagef("run: %v", err)
-	}
-	pol := pipeline.ContainPolicy{Mode: mode, Net: *netOn, NetAllow: netAllow, Env: envs, Writable: writable, DenyRead: denyRead}
-	containTestHooks(&pol)
-	if *memory != "" {
-		n, ok := bytesize.Parse(*memory)
-		if !ok || n < 1<<20 {
-			return usagef("run: --memory %q: want a size of at least 1M (bytes, or with K, M, G: 512M)", *memory)
-		}
-		pol.Memory = n
-	}
-	cfg := pipeline.Config{Workspace: *ws, Script: rest[0], Args: rest[1:], Allow: allowList, Timeout: *timeout, Rehash: *rehash, LockWait: *lockWait, Log: c.logger(), Contain: pol,
-		Watch: watched, NoDefaultWatch: *noWatch, Granularity: granularityTestHook(), NetHosts: netHostsTestHook()}
-	opts := pipeline.Options{FromHistory: *fromHistory, Stage: *staged, StageMechanism: pipeline.StageMechanism(*stageMech)}
-	if !*noHistory {
-		if opts.HistoryPath = *dbPath; opts.HistoryPath == "" {
+	cfg := pipeline.Config{Workspace: f.ws, Script: f.script[0], Args: f.script[1:], Allow: allowList, Timeout: f.timeout, Rehash: f.rehash, LockWait: f.lockWait, Log: c.logger(), Contain: pol,
+		Watch: f.watched, NoDefaultWatch: f.noWatch, Granularity: granularityTestHook(), NetHosts: netHostsTestHook()}
+	opts := pipeline.Options{FromHistory: f.fromHistory, Stage: f.staged, StageMechanism: pipeline.StageMechanism(f.stageMech)}
+	if !f.noHistory {
+		if opts.HistoryPath = f.dbPath; opts.HistoryPath == "" {
 			if opts.HistoryPath, err = history.DefaultPath(); err != nil {
-				return usagef("%v", err)
+				return pipeline.Options{}, usagef("%v", err)
 			}
 		}
 	}
+	c.runOutput(&cfg)
+	opts.Config = cfg
+	return opts, nil
+}
 
+// containPolicy checks the containment flags and builds the policy.
+func (f *runFlags) containPolicy() (pipeline.ContainPolicy, error) {
+	mode, err := pipeline.ParseContainMode(f.containMode)
+	if err != nil {
+		return pipeline.ContainPolicy{}, usagef("run: %v", err)
+	}
+	if err := pipeline.CheckContainEnv(f.envs); err != nil {
+		return pipeline.ContainPolicy{}, usagef("run: %v", err)
+	}
+	if err := checkWritable(f.ws, f.writable); err != nil {
+		return pipeline.ContainPolicy{}, err
+	}
+	if _, err := netproxy.ParseRules(f.netAllow); err != nil {
+		return pipeline.ContainPolicy{}, usagef("run: %v", err)
+	}
+	pol := pipeline.ContainPolicy{Mode: mode, Net: f.netOn, NetAllow: f.netAllow, Env: f.envs, Writable: f.writable, DenyRead: f.denyRead}
+	containTestHooks(&pol)
+	if f.memory != "" {
+		n, ok := bytesize.Parse(f.memory)
+		if !ok || n < 1<<20 {
+			return pipeline.ContainPolicy{}, usagef("run: --memory %q: want a size of at least 1M (bytes, or with K, M, G: 512M)", f.memory)
+		}
+		pol.Memory = n
+	}
+	return pol, nil
+}
+
+// runOutput sends the script's output to stderr and, on a terminal, the
+// snapshots' progress; one lock keeps their writes apart.
+func (c *cli) runOutput(cfg *pipeline.Config) {
 	var mu sync.Mutex
 	cfg.Output = func(_ pipeline.Stream, p []byte) {
 		mu.Lock()
@@ -150,42 +232,36 @@ func (c *cli) runVerb(args []string) error {
 			}
 		}
 	}
-	progress := cfg.Progress != nil
-	opts.Config = cfg
-	// The pipeline checks the run (the workspace, the history database's
-	// place and writability) and hides the database from the script.
-	plan, err := pipeline.Preflight(opts)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	defer plan.Close()
+}
+
+// runPlan runs the preflighted plan, clears the progress line and turns
+// the pipeline's error into the CLI's.
+func (c *cli) runPlan(plan pipeline.Plan, progress bool, lockWait time.Duration) (*pipeline.Result, error) {
 	res, err := pipeline.Run(c.ctx, plan)
 	if progress {
 		fmt.Fprint(c.stderr, "\r\x1b[K")
 	}
 	var held *wslock.HeldError
-	if errors.As(err, &held) && *lockWait == 0 {
-		return usagef("%v (--lock-wait DUR waits for it)", err)
+	if errors.As(err, &held) && lockWait == 0 {
+		return nil, usagef("%v (--lock-wait DUR waits for it)", err)
 	}
 	if errors.Is(err, pipeline.ErrNotExecutable) {
-		return err
+		return nil, err
 	}
 	if err != nil {
-		return usagef("%v", err)
+		return nil, usagef("%v", err)
 	}
+	return res, nil
+}
+
+// printRun prints the report's lines on stdout and the notes, hints and
+// the summary (the last line, the contract) on stderr.
+func (c *cli) printRun(res *pipeline.Result, plan pipeline.Plan, dbPath string) {
 	rep := res.Report
 	for _, line := range rep.Lines() {
 		fmt.Fprintln(c.stdout, line)
 	}
-	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
-	if err := appendStepSummary(rep); err != nil {
-		// The verdict stands: say so above the summary.
-		lines = append(lines, quote.Text(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
-	}
-	if a := rep.AllowlistApproved; a != nil {
-		lines = append([]string{truncate(a.Line(), 300)}, lines...)
-	}
-	for _, line := range append(lines, quote.Text(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), quote.Text(truncate(rep.NetworkSummary(), 300))) {
+	for _, line := range runNotes(rep) {
 		if line != "" {
 			fmt.Fprintln(c.stderr, line)
 		}
@@ -200,8 +276,8 @@ func (c *cli) runVerb(args []string) error {
 	if rep.Stage != nil && res.RunID > 0 {
 		// Above the summary, which stays the last line (the contract).
 		db := ""
-		if *dbPath != "" {
-			db = " --db " + quoteArg(*dbPath)
+		if dbPath != "" {
+			db = " --db " + quoteArg(dbPath)
 		}
 		fmt.Fprintf(c.stderr, "staged as run %d: diffgate apply %d%s | diffgate discard %d%s\n", res.RunID, res.RunID, db, res.RunID, db)
 	}
@@ -210,6 +286,28 @@ func (c *cli) runVerb(args []string) error {
 			history.Redact(res.Offline), res.RunID, plan.History().Path(), quoteArg(history.Redact(res.Offline)))
 	}
 	fmt.Fprintln(c.stderr, summary(rep))
+}
+
+// runNotes are the stderr lines about the run before its hints: the
+// approved allowlist, containment and grants, a step summary that could
+// not be written, what was not observable, blocked calls, watched paths
+// and the network; empty ones are not printed.
+func runNotes(rep *report.Report) []string {
+	lines := append([]string{containSummary(rep.Containment)}, grantLines(rep.Containment)...)
+	if err := appendStepSummary(rep); err != nil {
+		// The verdict stands: say so above the summary.
+		lines = append(lines, quote.Text(truncate("diffgate: "+err.Error()+" (the verdict stands)", 300)))
+	}
+	if a := rep.AllowlistApproved; a != nil {
+		lines = append([]string{truncate(a.Line(), 300)}, lines...)
+	}
+	return append(lines, quote.Text(rep.Containment.NotObservable()), rep.BlockedDroppedNote(), watchSummary(rep.Watch), quote.Text(truncate(rep.NetworkSummary(), 300)))
+}
+
+// runExit writes the reports and turns the run into the verb's error: a
+// lost report or record is a setup error, else a failed verdict errFailed.
+func runExit(res *pipeline.Result, targets []*reportTarget) error {
+	rep := res.Report
 	var problems []error
 	for _, t := range targets {
 		if err := t.write(rep); err != nil {

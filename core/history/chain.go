@@ -245,6 +245,27 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 		return nil, fmt.Errorf("verify: %w", dbError(err))
 	}
 	defer tx.Rollback()
+	links, err := readChain(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	w := &chainWalk{ctx: ctx, tx: tx}
+	for _, l := range links {
+		if b, err := w.check(l); b != nil || err != nil {
+			return b, err
+		}
+	}
+	if b, err := unchained(ctx, tx); b != nil || err != nil {
+		return b, err
+	}
+	if db.pg {
+		return pgGuards(ctx, tx)
+	}
+	return nil, nil
+}
+
+// readChain reads the chain's links in their order.
+func readChain(ctx context.Context, tx *sqlTx) ([]link, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT seq, kind, ref, hash FROM chain ORDER BY seq")
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", dbError(err))
@@ -262,89 +283,138 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("verify: %w", dbError(err))
 	}
-	prev, prevSeq, prevRun := "", int64(0), int64(0)
-	for _, l := range links {
-		b := &Broken{Link: l.seq}
-		var digest []byte
-		var stored string // a run's own copy of its hash
-		switch l.kind {
-		case linkRun:
-			b.What, b.RunID = fmt.Sprintf("run %d", l.ref), l.ref
-			row, h, err := loadRunRow(ctx, tx, l.ref)
-			if errors.Is(err, ErrNotFound) {
-				b.Reason = fmt.Sprintf("run %d is missing (deleted)", l.ref)
-				return b, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("verify: %w", err)
-			}
-			cn := newCanon(row)
-			if err := eachChange(ctx, tx, l.ref, func(c *changeRow) error { cn.change(c); return nil }); err != nil {
-				return nil, fmt.Errorf("verify: %w", err)
-			}
-			digest, stored = cn.sum(), h
-			if l.ref > prevRun+1 {
-				b.Reason = fmt.Sprintf("run %d is missing (deleted)", prevRun+1)
-				if l.ref > prevRun+2 {
-					b.Reason = fmt.Sprintf("runs %d to %d are missing (deleted)", prevRun+1, l.ref-1)
-				}
-				return b, nil
-			}
-			prevRun = l.ref
-		case linkAllowlist:
-			r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", l.ref))
-			if errors.Is(err, sql.ErrNoRows) {
-				b.What, b.Reason = fmt.Sprintf("allowlist %d", l.ref), "the approved allowlist is missing (deleted)"
-				return b, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("verify: allowlist %d: %w", l.ref, dbError(err))
-			}
-			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, quote.Path(r.workspace))
-			digest = r.digest()
-		case linkDecision:
-			d, err := loadDecisionRow(ctx, tx, l.ref)
-			if errors.Is(err, sql.ErrNoRows) {
-				b.What, b.Reason = fmt.Sprintf("decision %d", l.ref), "the decision is missing (deleted)"
-				return b, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("verify: decision %d: %w", l.ref, dbError(err))
-			}
-			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", l.ref, d.runID), d.runID
-			digest = d.digest()
-		case linkStage:
-			d, err := loadStageEventRow(ctx, tx, l.ref)
-			if errors.Is(err, sql.ErrNoRows) {
-				b.What, b.Reason = fmt.Sprintf("stage event %d", l.ref), "the stage event is missing (deleted)"
-				return b, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("verify: stage event %d: %w", l.ref, dbError(err))
-			}
-			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", l.ref, d.event, d.runID), d.runID
-			digest = d.digest()
-		default:
-			b.What, b.Reason = fmt.Sprintf("chain link %d", l.seq), fmt.Sprintf("unknown kind %q", l.kind)
-			return b, nil
-		}
-		if l.seq != prevSeq+1 {
-			b.Reason = fmt.Sprintf("chain link %d is missing (deleted)", prevSeq+1)
-			if l.seq > prevSeq+2 {
-				b.Reason = fmt.Sprintf("chain links %d to %d are missing (deleted)", prevSeq+1, l.seq-1)
-			}
-			return b, nil
-		}
-		if chainHash(prev, digest) != l.hash || (l.kind == linkRun && stored != l.hash) {
-			b.Reason = "altered (its hash does not match its content)"
-			if l.kind == linkRun {
-				b.Reason = "the run or its changes were altered (its hash does not match its content)"
-			}
-			return b, nil
-		}
-		prev, prevSeq = l.hash, l.seq
+	return links, nil
+}
+
+// chainWalk checks the chain's links in order: each the next of the one
+// before, each run the next run, each hash over the one before and the
+// row's content.
+type chainWalk struct {
+	ctx     context.Context
+	tx      *sqlTx
+	prev    string // the hash of the link before
+	prevSeq int64
+	prevRun int64
+}
+
+// check checks the next link l: a *Broken when it does not hold.
+func (w *chainWalk) check(l link) (*Broken, error) {
+	b := &Broken{Link: l.seq}
+	digest, stored, err := w.linkDigest(l, b)
+	if err != nil {
+		return nil, err
 	}
-	// Rows the chain does not know were inserted behind diffgate's back.
+	if b.Reason != "" {
+		return b, nil
+	}
+	if l.seq != w.prevSeq+1 {
+		b.Reason = fmt.Sprintf("chain link %d is missing (deleted)", w.prevSeq+1)
+		if l.seq > w.prevSeq+2 {
+			b.Reason = fmt.Sprintf("chain links %d to %d are missing (deleted)", w.prevSeq+1, l.seq-1)
+		}
+		return b, nil
+	}
+	if chainHash(w.prev, digest) != l.hash || (l.kind == linkRun && stored != l.hash) {
+		b.Reason = "altered (its hash does not match its content)"
+		if l.kind == linkRun {
+			b.Reason = "the run or its changes were altered (its hash does not match its content)"
+		}
+		return b, nil
+	}
+	w.prev, w.prevSeq = l.hash, l.seq
+	return nil, nil
+}
+
+// linkDigest reads the row l links to and returns its digest (and a run's
+// own copy of its hash), naming the row in b; a row that is missing, or a
+// link of an unknown kind, sets b.Reason.
+func (w *chainWalk) linkDigest(l link, b *Broken) (digest []byte, stored string, err error) {
+	if l.kind == linkRun {
+		return w.runDigest(l, b)
+	}
+	k, ok := chainRows[l.kind]
+	if !ok {
+		b.What, b.Reason = fmt.Sprintf("chain link %d", l.seq), fmt.Sprintf("unknown kind %q", l.kind)
+		return nil, "", nil
+	}
+	what, runID, digest, err := k.load(w.ctx, w.tx, l.ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		b.What, b.Reason = fmt.Sprintf("%s %d", k.name, l.ref), k.missing
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("verify: %s %d: %w", k.name, l.ref, dbError(err))
+	}
+	b.What, b.RunID = what, runID
+	return digest, "", nil
+}
+
+// chainRow reads the rows of a kind of link other than a run.
+type chainRow struct {
+	name    string // "decision": "decision 4" in errors
+	missing string // the Reason when the row is gone
+	// load reads row id: its name for Broken.What, the run it concerns
+	// (0: none) and its digest.
+	load func(ctx context.Context, q querier, id int64) (what string, runID int64, digest []byte, err error)
+}
+
+var chainRows = map[string]chainRow{
+	linkAllowlist: {"allowlist", "the approved allowlist is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			r, err := scanAllowlistRow(q.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id))
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("allowlist version %d of %s", r.version, quote.Path(r.workspace)), 0, r.digest(), nil
+		}},
+	linkDecision: {"decision", "the decision is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			d, err := loadDecisionRow(ctx, q, id)
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("decision %d on run %d", id, d.runID), d.runID, d.digest(), nil
+		}},
+	linkStage: {"stage event", "the stage event is missing (deleted)",
+		func(ctx context.Context, q querier, id int64) (string, int64, []byte, error) {
+			d, err := loadStageEventRow(ctx, q, id)
+			if err != nil {
+				return "", 0, nil, err
+			}
+			return fmt.Sprintf("stage event %d (%s) on run %d", id, d.event, d.runID), d.runID, d.digest(), nil
+		}},
+}
+
+// runDigest is linkDigest of a run: its row and changes; a run missing,
+// or runs missing before it, set b.Reason.
+func (w *chainWalk) runDigest(l link, b *Broken) (digest []byte, stored string, err error) {
+	b.What, b.RunID = fmt.Sprintf("run %d", l.ref), l.ref
+	row, h, err := loadRunRow(w.ctx, w.tx, l.ref)
+	if errors.Is(err, ErrNotFound) {
+		b.Reason = fmt.Sprintf("run %d is missing (deleted)", l.ref)
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("verify: %w", err)
+	}
+	cn := newCanon(row)
+	if err := eachChange(w.ctx, w.tx, l.ref, func(c *changeRow) error { cn.change(c); return nil }); err != nil {
+		return nil, "", fmt.Errorf("verify: %w", err)
+	}
+	if l.ref > w.prevRun+1 {
+		b.Reason = fmt.Sprintf("run %d is missing (deleted)", w.prevRun+1)
+		if l.ref > w.prevRun+2 {
+			b.Reason = fmt.Sprintf("runs %d to %d are missing (deleted)", w.prevRun+1, l.ref-1)
+		}
+		return nil, "", nil
+	}
+	w.prevRun = l.ref
+	return cn.sum(), h, nil
+}
+
+// unchained returns the first row the chain does not know: inserted
+// behind diffgate's back.
+func unchained(ctx context.Context, tx *sqlTx) (*Broken, error) {
 	for _, o := range []struct{ kind, query string }{
 		{linkRun, "SELECT min(id) FROM runs WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'run')"},
 		{linkAllowlist, "SELECT min(id) FROM allowlists WHERE id NOT IN (SELECT ref FROM chain WHERE kind = 'allowlist')"},
@@ -359,32 +429,25 @@ func (db *DB) Verify(ctx context.Context) (*Broken, error) {
 			continue
 		}
 		b := &Broken{Reason: "not in the hash chain (inserted behind diffgate's back)"}
-		switch o.kind {
-		case linkRun:
-			b.What, b.RunID = fmt.Sprintf("run %d", id.Int64), id.Int64
-		case linkAllowlist:
-			r, err := scanAllowlistRow(tx.QueryRowContext(ctx, "SELECT "+allowlistRowColumns+" FROM allowlists WHERE id = ?", id.Int64))
-			if err != nil {
-				return nil, fmt.Errorf("verify: %w", dbError(err))
-			}
-			b.What = fmt.Sprintf("allowlist version %d of %s", r.version, quote.Path(r.workspace))
-		case linkDecision:
-			d, err := loadDecisionRow(ctx, tx, id.Int64)
-			if err != nil {
-				return nil, fmt.Errorf("verify: %w", dbError(err))
-			}
-			b.What, b.RunID = fmt.Sprintf("decision %d on run %d", id.Int64, d.runID), d.runID
-		case linkStage:
-			d, err := loadStageEventRow(ctx, tx, id.Int64)
-			if err != nil {
-				return nil, fmt.Errorf("verify: %w", dbError(err))
-			}
-			b.What, b.RunID = fmt.Sprintf("stage event %d (%s) on run %d", id.Int64, d.event, d.runID), d.runID
+		if err := nameUnchained(ctx, tx, o.kind, id.Int64, b); err != nil {
+			return nil, err
 		}
 		return b, nil
 	}
-	if db.pg {
-		return pgGuards(ctx, tx)
-	}
 	return nil, nil
+}
+
+// nameUnchained names in b the row of kind and id that the chain does not
+// know.
+func nameUnchained(ctx context.Context, tx *sqlTx, kind string, id int64, b *Broken) error {
+	if kind == linkRun {
+		b.What, b.RunID = fmt.Sprintf("run %d", id), id
+		return nil
+	}
+	what, runID, _, err := chainRows[kind].load(ctx, tx, id)
+	if err != nil {
+		return fmt.Errorf("verify: %w", dbError(err))
+	}
+	b.What, b.RunID = what, runID
+	return nil
 }

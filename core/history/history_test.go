@@ -544,6 +544,8 @@ func TestVerifyCatchesEdits(t *testing.T) {
 		{"decision inserted", "INSERT INTO decisions (run_id, decision, note, decided_at) VALUES (3, 'approve', '', '2026-01-01T00:00:00Z')",
 			"decision 2 on run 3", "not in the hash chain"},
 		{"link rewritten", "UPDATE chain SET hash = '" + strings.Repeat("0", 64) + "' WHERE seq = 2", "allowlist version 1 of /w", "altered"},
+		{"run inserted", "INSERT INTO runs SELECT 5, workspace, script_path, script_sha256, script_text, args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal, timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail, added, removed, changed, violations, hash, extra FROM runs WHERE id = 2",
+			"run 5", "not in the hash chain (inserted behind diffgate's back)"},
 		{"links swapped", "UPDATE chain SET ref = 99 WHERE kind = 'run' AND ref = 1; UPDATE chain SET ref = 1 WHERE kind = 'run' AND ref = 2; " +
 			"UPDATE chain SET ref = 2 WHERE kind = 'run' AND ref = 99", "run 2", "run 1 is missing"},
 	} {

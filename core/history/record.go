@@ -299,104 +299,149 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	if err := refuseInGatedRun("record run"); err != nil {
 		return 0, err
 	}
-	row, err := newRunRow(r)
+	rec, err := db.prepareRecord(ctx, r, contents, cache)
 	if err != nil {
-		return 0, fmt.Errorf("record run: %w", err)
+		return 0, err
 	}
-	cacheWS := row.workspace // a team store's caches stay on this machine, under the path
-	row.workspace = db.ws(row.workspace)
-	// Everything costly happens before the transaction, so other writers
-	// wait only for the inserts.
-	changes := r.Report.Changes
-	rows := make([]changeRow, len(changes))
-	cn := newCanon(row)
-	for i := range changes {
-		if rows[i], err = newChangeRow(&changes[i]); err != nil {
-			return 0, fmt.Errorf("record run: %w", err)
-		}
-		cn.change(&rows[i])
-	}
-	digest := cn.sum()
-	kept, err := db.collectContents(ctx, changes, contents)
-	if err != nil {
-		return 0, fmt.Errorf("record run: %w", err)
-	}
-	var cacheBlob []byte
-	var cacheN int
-	if cache != nil && !cache.Seed {
-		cacheBlob, cacheN = encodeCache(cache)
-	}
-	var teamCache []byte
-	if db.pg {
-		teamCache, cacheBlob = cacheBlob, nil
-	}
-
 	var id int64
 	var chain string
 	err = db.write(ctx, "record run", func(tx *sqlTx) error {
 		var err error
-		if chain, err = nextLink(ctx, tx, digest); err != nil {
-			return err
-		}
-		id, err = tx.insertID(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
-			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
-			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
-			added, removed, changed, violations, extra, hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			blob(row.workspace), blob(row.scriptPath), row.scriptSHA, blob(row.scriptText),
-			blob(row.args), blob(row.allowlist), row.allowlistVersion, row.startedAt, row.finishedAt,
-			row.verdict, blob(row.reasons), row.exitCode, row.signal, row.timedOut, row.timeout, row.cancelled,
-			blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
-			row.added, row.removed, row.changed, row.viol, blob(row.extra), chain)
-		if err != nil {
-			return err
-		}
-		if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
-			return err
-		}
-		if err := insertChanges(ctx, tx, id, rows); err != nil {
-			return err
-		}
-		if len(kept) > 0 {
-			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO contents (sha256, size, encoding, data) VALUES (?, ?, ?, ?)")
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, k := range kept {
-				if _, err := stmt.ExecContext(ctx, k.sha, k.size, k.encoding, k.data); err != nil {
-					return err
-				}
-			}
-		}
-		if cacheBlob != nil {
-			if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
-				blob(row.workspace), id, cacheN, cacheBlob); err != nil {
-				return err
-			}
-		}
-		return nil
+		id, chain, err = rec.insert(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	r.ID, r.Hash = id, chain
-	if teamCache != nil {
-		// The hash cache of a team store's run: on this machine (its file
-		// entries are this machine's), and only an optimisation.
-		if c := db.caches(); c != nil {
-			if err := c.write(ctx, "hash cache", func(tx *sqlTx) error {
-				_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
-					blob(cacheWS), id, cacheN, teamCache)
-				return err
-			}); err != nil {
-				db.log.Warn().Err(err).Msg("hash cache not kept")
-			}
+	if rec.teamCache != nil {
+		db.keepTeamCache(ctx, rec, id)
+	}
+	db.log.Debug().Int64("run", id).Int("changes", len(rec.rows)).Int("contents", len(rec.kept)).
+		Int("cache_entries", rec.cacheN).Dur("took", time.Since(start)).Msg("run recorded")
+	return id, nil
+}
+
+// runRecord is a run made ready for Record's transaction.
+type runRecord struct {
+	row     *runRow
+	rows    []changeRow
+	digest  []byte // the run's digest for the hash chain
+	kept    []keptContent
+	cacheWS string // the workspace's path, for a team store's local caches
+	// cacheBlob is the hash cache to store with the run; teamCache, a team
+	// store's, kept in the local caches instead; cacheN its entries.
+	cacheBlob, teamCache []byte
+	cacheN               int
+}
+
+// prepareRecord does everything costly before the transaction, so that
+// other writers wait only for the inserts: the rows, the chain's digest,
+// the contents to keep and the encoded hash cache.
+func (db *DB) prepareRecord(ctx context.Context, r *Run, contents func(sha string) ([]byte, bool), cache *snapshot.Manifest) (*runRecord, error) {
+	row, err := newRunRow(r)
+	if err != nil {
+		return nil, fmt.Errorf("record run: %w", err)
+	}
+	rec := &runRecord{row: row, cacheWS: row.workspace} // a team store's caches stay on this machine, under the path
+	row.workspace = db.ws(row.workspace)
+	changes := r.Report.Changes
+	rec.rows = make([]changeRow, len(changes))
+	cn := newCanon(row)
+	for i := range changes {
+		if rec.rows[i], err = newChangeRow(&changes[i]); err != nil {
+			return nil, fmt.Errorf("record run: %w", err)
+		}
+		cn.change(&rec.rows[i])
+	}
+	rec.digest = cn.sum()
+	if rec.kept, err = db.collectContents(ctx, changes, contents); err != nil {
+		return nil, fmt.Errorf("record run: %w", err)
+	}
+	if cache != nil && !cache.Seed {
+		rec.cacheBlob, rec.cacheN = encodeCache(cache)
+	}
+	if db.pg {
+		rec.teamCache, rec.cacheBlob = rec.cacheBlob, nil
+	}
+	return rec, nil
+}
+
+// insert is Record's transaction: the run and its link in the chain, its
+// changes, its contents and its hash cache. It returns the run's id and
+// hash.
+func (rec *runRecord) insert(ctx context.Context, tx *sqlTx) (id int64, chain string, err error) {
+	if chain, err = nextLink(ctx, tx, rec.digest); err != nil {
+		return 0, "", err
+	}
+	if id, err = insertRun(ctx, tx, rec.row, chain); err != nil {
+		return 0, "", err
+	}
+	if err := addLink(ctx, tx, linkRun, id, chain); err != nil {
+		return 0, "", err
+	}
+	if err := insertChanges(ctx, tx, id, rec.rows); err != nil {
+		return 0, "", err
+	}
+	if err := insertContents(ctx, tx, rec.kept); err != nil {
+		return 0, "", err
+	}
+	if rec.cacheBlob != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
+			blob(rec.row.workspace), id, rec.cacheN, rec.cacheBlob); err != nil {
+			return 0, "", err
 		}
 	}
-	db.log.Debug().Int64("run", id).Int("changes", len(rows)).Int("contents", len(kept)).
-		Int("cache_entries", cacheN).Dur("took", time.Since(start)).Msg("run recorded")
-	return id, nil
+	return id, chain, nil
+}
+
+// insertRun inserts the run's row, hashed chain, and returns its id.
+func insertRun(ctx context.Context, tx *sqlTx, row *runRow, chain string) (int64, error) {
+	return tx.insertID(ctx, `INSERT INTO runs (workspace, script_path, script_sha256, script_text,
+			args, allowlist, allowlist_version, started_at, finished_at, verdict, reasons, exit_code, signal,
+			timed_out, timeout, cancelled, leftovers, stdout_head, stdout_tail, stderr_head, stderr_tail,
+			added, removed, changed, violations, extra, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		blob(row.workspace), blob(row.scriptPath), row.scriptSHA, blob(row.scriptText),
+		blob(row.args), blob(row.allowlist), row.allowlistVersion, row.startedAt, row.finishedAt,
+		row.verdict, blob(row.reasons), row.exitCode, row.signal, row.timedOut, row.timeout, row.cancelled,
+		blob(row.leftovers), blob(row.stdoutHead), blob(row.stdoutTail), blob(row.stderrHead), blob(row.stderrTail),
+		row.added, row.removed, row.changed, row.viol, blob(row.extra), chain)
+}
+
+// insertContents stores the kept contents, each once.
+func insertContents(ctx context.Context, tx *sqlTx, kept []keptContent) error {
+	if len(kept) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO contents (sha256, size, encoding, data) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, k := range kept {
+		if _, err := stmt.ExecContext(ctx, k.sha, k.size, k.encoding, k.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepTeamCache keeps the hash cache of a team store's run id on this
+// machine (its file entries are this machine's): only an optimisation, a
+// failure is logged.
+func (db *DB) keepTeamCache(ctx context.Context, rec *runRecord, id int64) {
+	c := db.caches()
+	if c == nil {
+		return
+	}
+	if err := c.write(ctx, "hash cache", func(tx *sqlTx) error {
+		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO hash_cache (workspace, run_id, entries, data) VALUES (?, ?, ?, ?)",
+			blob(rec.cacheWS), id, rec.cacheN, rec.teamCache)
+		return err
+	}); err != nil {
+		db.log.Warn().Err(err).Msg("hash cache not kept")
+	}
 }
 
 // collectContents fetches, checks and compresses the changed files'

@@ -111,25 +111,9 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 	if err := refuseInGatedRun("keep texts"); err != nil {
 		return st, err
 	}
-	// What the run offers: texts to add and contents missed for the
-	// budget. A run that offers nothing and used nothing changes nothing
-	// (a staged no-op over a large tree: no scan of the store).
-	var offered []keptContent
-	if texts != nil && budget > 0 {
-		texts(func(sha string, data []byte) bool {
-			if len(data) <= MaxText && isHexSHA(sha) {
-				offered = append(offered, keptContent{sha: sha, size: len(data), data: data})
-			}
-			return true
-		})
-	}
-	var missed []string
-	if overBudget != nil {
-		overBudget(func(sha string) bool {
-			missed = append(missed, sha)
-			return true
-		})
-	}
+	// A run that offers nothing and used nothing changes nothing (a staged
+	// no-op over a large tree: no scan of the store).
+	offered, missed := offeredTexts(texts, overBudget, budget)
 	if len(offered) == 0 && len(missed) == 0 && len(used) == 0 {
 		st.Took = time.Since(start)
 		return st, nil
@@ -140,118 +124,27 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 	}
 	// Check and compress outside the transaction (other writers wait only
 	// for the inserts), on every core.
-	var add []keptContent
-	for _, k := range offered {
-		if !have[k.sha] {
-			have[k.sha] = true
-			add = append(add, k)
-		}
-	}
-	add = compressTexts(ctx, add)
+	add := compressTexts(ctx, newTexts(offered, have))
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
 	ws := blob(workspace)
 	err = db.write(ctx, "keep texts", func(tx *sqlTx) error {
 		st = TextStats{}
-		if !db.pg { // a team store has it from its first migration
-			if _, err := tx.ExecContext(ctx, textStoreSchema); err != nil {
-				return err
-			}
-		}
-		var clock int64
-		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", ws).Scan(&clock); err != nil {
+		t := &textTx{ctx: ctx, tx: tx, ws: ws, st: &st}
+		if err := t.begin(db.pg); err != nil {
 			return err
 		}
-		var at int64
-		switch err := tx.QueryRowContext(ctx, "SELECT total, clock FROM text_totals WHERE workspace = ?", ws).Scan(&st.Total, &at); {
-		case err == nil && at == clock-1:
-		case err == nil || errors.Is(err, sql.ErrNoRows):
-			if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", ws).Scan(&st.Total); err != nil {
-				return err
-			}
-		default:
+		if err := t.insert(add); err != nil {
 			return err
 		}
-		if len(add) > 0 {
-			stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO text_store (workspace, sha256, size, stored, encoding, data, used)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, k := range add {
-				r, err := stmt.ExecContext(ctx, ws, k.sha, k.size, len(k.data), k.encoding, k.data, clock)
-				if err != nil {
-					return err
-				}
-				if n, _ := r.RowsAffected(); n == 0 {
-					continue // stored meanwhile by another run
-				}
-				st.Added++
-				st.AddedBytes += int64(len(k.data))
-				st.Total += int64(len(k.data))
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM text_missed WHERE workspace = ?1 AND sha256 IN
-				(SELECT sha256 FROM text_store WHERE workspace = ?1 AND used = ?2)`, ws, clock); err != nil {
-				return err
-			}
-		}
-		if len(missed) > 0 {
-			stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)")
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, sha := range missed {
-				if !have[sha] {
-					if _, err := stmt.ExecContext(ctx, ws, sha); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if len(used) > 0 {
-			stmt, err := tx.PrepareContext(ctx, "UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?")
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for _, sha := range used {
-				if _, err := stmt.ExecContext(ctx, clock, ws, sha); err != nil {
-					return err
-				}
-			}
-		}
-		if st.Total <= budget {
-			return saveTotal(ctx, tx, ws, st.Total)
-		}
-		// Evict the least recently used until the rest fits.
-		rows, err := tx.QueryContext(ctx, "SELECT id, stored FROM text_store WHERE workspace = ? ORDER BY used, id", ws)
-		if err != nil {
+		if err := t.remember(missed, have); err != nil {
 			return err
 		}
-		var victims []int64
-		for rows.Next() && st.Total > budget {
-			var id, n int64
-			if err := rows.Scan(&id, &n); err != nil {
-				rows.Close()
-				return err
-			}
-			victims = append(victims, id)
-			st.Total -= n
+		if err := t.touch(used); err != nil {
+			return err
 		}
-		rows.Close()
-		for _, id := range victims {
-			if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) SELECT workspace, sha256 FROM text_store WHERE id = ?", id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM text_store WHERE id = ?", id); err != nil {
-				return err
-			}
-		}
-		st.Evicted = len(victims)
-		return saveTotal(ctx, tx, ws, st.Total)
+		return t.evict(budget)
 	})
 	st.Took = time.Since(start)
 	if err != nil {
@@ -260,6 +153,174 @@ func (db *DB) KeepTexts(ctx context.Context, workspace string, texts func(yield 
 	db.log.Debug().Int("added", st.Added).Int64("added_bytes", st.AddedBytes).Int("evicted", st.Evicted).
 		Int64("total", st.Total).Dur("took", st.Took).Msg("texts kept")
 	return st, nil
+}
+
+// offeredTexts collects what a run offers the text store: the texts to add
+// (within MaxText, under a well-formed hash; none without a budget) and the
+// contents missed for the budget.
+func offeredTexts(texts func(yield func(sha string, data []byte) bool), overBudget func(yield func(sha string) bool), budget int64) (offered []keptContent, missed []string) {
+	if texts != nil && budget > 0 {
+		texts(func(sha string, data []byte) bool {
+			if len(data) <= MaxText && isHexSHA(sha) {
+				offered = append(offered, keptContent{sha: sha, size: len(data), data: data})
+			}
+			return true
+		})
+	}
+	if overBudget != nil {
+		overBudget(func(sha string) bool {
+			missed = append(missed, sha)
+			return true
+		})
+	}
+	return offered, missed
+}
+
+// newTexts returns the offered texts the store does not have, each once,
+// and marks them in have.
+func newTexts(offered []keptContent, have map[string]bool) []keptContent {
+	var add []keptContent
+	for _, k := range offered {
+		if !have[k.sha] {
+			have[k.sha] = true
+			add = append(add, k)
+		}
+	}
+	return add
+}
+
+// textTx is one KeepTexts transaction on a workspace's text store.
+type textTx struct {
+	ctx   context.Context
+	tx    *sqlTx
+	ws    []byte
+	clock int64 // the run's use stamp: one more than the latest
+	st    *TextStats
+}
+
+// begin makes the tables where needed, takes the run's clock and the
+// bytes the store holds (its saved total when still current).
+func (t *textTx) begin(pg bool) error {
+	if !pg { // a team store has it from its first migration
+		if _, err := t.tx.ExecContext(t.ctx, textStoreSchema); err != nil {
+			return err
+		}
+	}
+	if err := t.tx.QueryRowContext(t.ctx, "SELECT coalesce(max(used), 0) + 1 FROM text_store WHERE workspace = ?", t.ws).Scan(&t.clock); err != nil {
+		return err
+	}
+	var at int64
+	switch err := t.tx.QueryRowContext(t.ctx, "SELECT total, clock FROM text_totals WHERE workspace = ?", t.ws).Scan(&t.st.Total, &at); {
+	case err == nil && at == t.clock-1:
+	case err == nil || errors.Is(err, sql.ErrNoRows):
+		if err := t.tx.QueryRowContext(t.ctx, "SELECT coalesce(sum(stored), 0) FROM text_store WHERE workspace = ?", t.ws).Scan(&t.st.Total); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	return nil
+}
+
+// insert stores the new texts, counting those not stored meanwhile by
+// another run, and forgets them as missed.
+func (t *textTx) insert(add []keptContent) error {
+	if len(add) == 0 {
+		return nil
+	}
+	stmt, err := t.tx.PrepareContext(t.ctx, `INSERT OR IGNORE INTO text_store (workspace, sha256, size, stored, encoding, data, used)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, k := range add {
+		r, err := stmt.ExecContext(t.ctx, t.ws, k.sha, k.size, len(k.data), k.encoding, k.data, t.clock)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			continue // stored meanwhile by another run
+		}
+		t.st.Added++
+		t.st.AddedBytes += int64(len(k.data))
+		t.st.Total += int64(len(k.data))
+	}
+	_, err = t.tx.ExecContext(t.ctx, `DELETE FROM text_missed WHERE workspace = ?1 AND sha256 IN
+				(SELECT sha256 FROM text_store WHERE workspace = ?1 AND used = ?2)`, t.ws, t.clock)
+	return err
+}
+
+// remember notes the missed contents the store does not have as missed
+// for want of budget.
+func (t *textTx) remember(missed []string, have map[string]bool) error {
+	return t.execEach("INSERT OR IGNORE INTO text_missed (workspace, sha256) VALUES (?, ?)", missed, func(sha string) []any {
+		if have[sha] {
+			return nil
+		}
+		return []any{t.ws, sha}
+	})
+}
+
+// touch marks the texts the run used as recently used.
+func (t *textTx) touch(used []string) error {
+	return t.execEach("UPDATE text_store SET used = ? WHERE workspace = ? AND sha256 = ?", used, func(sha string) []any {
+		return []any{t.clock, t.ws, sha}
+	})
+}
+
+// execEach runs query, prepared once, for each of shas with the arguments
+// args returns (nil: none for that hash).
+func (t *textTx) execEach(query string, shas []string, args func(sha string) []any) error {
+	if len(shas) == 0 {
+		return nil
+	}
+	stmt, err := t.tx.PrepareContext(t.ctx, query)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, sha := range shas {
+		if a := args(sha); a != nil {
+			if _, err := stmt.ExecContext(t.ctx, a...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// evict removes the least recently used texts until the rest fits the
+// budget, noting them as missed, and saves the store's total.
+func (t *textTx) evict(budget int64) error {
+	if t.st.Total <= budget {
+		return saveTotal(t.ctx, t.tx, t.ws, t.st.Total)
+	}
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT id, stored FROM text_store WHERE workspace = ? ORDER BY used, id", t.ws)
+	if err != nil {
+		return err
+	}
+	var victims []int64
+	for rows.Next() && t.st.Total > budget {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		victims = append(victims, id)
+		t.st.Total -= n
+	}
+	rows.Close()
+	for _, id := range victims {
+		if _, err := t.tx.ExecContext(t.ctx, "INSERT OR IGNORE INTO text_missed (workspace, sha256) SELECT workspace, sha256 FROM text_store WHERE id = ?", id); err != nil {
+			return err
+		}
+		if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM text_store WHERE id = ?", id); err != nil {
+			return err
+		}
+	}
+	t.st.Evicted = len(victims)
+	return saveTotal(t.ctx, t.tx, t.ws, t.st.Total)
 }
 
 // Text returns the workspace's stored copy of the content with this

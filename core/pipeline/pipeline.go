@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
@@ -115,183 +117,276 @@ type Result struct {
 // records the run. The error is a *gate.SetupError (or the runner's error)
 // when nothing ran; once the gate has a result, a failure to record it is
 // Result.RecordErr, and the gate's verdict stands.
+//
+// The phases, in order: load from the history (the approved allowlist,
+// the stage's shape, the hash cache, stored contents), expire old stages,
+// make the stage, run the gate, describe the run in its report, record it
+// (and keep its texts).
 func Run(ctx context.Context, p Plan) (*Result, error) {
 	if p.o.Config.Root.IsZero() {
 		return nil, setupf("pipeline: a run needs its Plan from Preflight")
 	}
-	o := p.o
-	cfg := o.Config
-	cfg.Allow = append([]string(nil), cfg.Allow...)
-	runner := o.Runner
-	if runner == nil {
-		runner = gate.Run
-	}
-	db := p.db
-	key := cfg.Root.Path() // the history's workspace key
-	if o.Cache != nil && cfg.Prior == nil && !cfg.Rehash {
-		cfg.Prior = o.Cache.get(key)
-	}
-	sctx := context.WithoutCancel(ctx)
-	var mu sync.Mutex
-	var used []string // text store hits, to mark as recently used
-	var approved *report.ApprovedAllowlist
-	var shape *stage.Shape
-	var loadCache func()
-	if db != nil {
-		stored, err := db.Key(key) // a team store's stable id; else key
-		if err != nil {
-			return nil, setupf("%v", err)
-		}
-		if err := refuseHalfApplied(ctx, db, stored); err != nil {
-			return nil, err
-		}
-		if o.FromHistory {
-			al, err := db.LatestAllowlist(ctx, key)
-			if err != nil {
-				return nil, &gate.SetupError{Msg: err.Error()}
-			}
-			if al == nil {
-				return nil, &gate.SetupError{Msg: fmt.Sprintf("no approved allowlist for %s (approve one with: diffgate allowlist approve)", key)}
-			}
-			cfg.Allow = append(cfg.Allow, al.Entries...)
-			o.AllowlistVersion = al.Version
-			at := al.CreatedAt.UTC()
-			approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note, ApprovedBy: al.ApprovedBy}
-		}
-		if o.Stage {
-			shape = stageShape(ctx, db, key, cfg.Log)
-		}
-		// A cache only saves time: problems reading it cost a full hash.
-		// An overlay-staged run of a workspace of known shape reads none
-		// (gate.Config.Shape): loaded once the stage turns out a copy.
-		loadCache = func() {
-			if !cfg.Rehash {
-				if m, err := db.HashCache(ctx, key); err == nil && m != nil {
-					cfg.Prior = m
-				}
-			}
-		}
-		if !shape.Delta() {
-			loadCache()
-			loadCache = nil
-		}
-		if o.TextBudget == 0 {
-			b, err := history.TextBudget()
-			if err != nil {
-				return nil, &gate.SetupError{Msg: err.Error()}
-			}
-			o.TextBudget = b
-		}
-		// Before-contents of files whose hash was reused (so never read
-		// this run) come from the history: the changed files' contents of
-		// past runs, else the workspace's text store. The lookups outlive a
-		// cancel: a cancelled run still gets its diffs.
-		cfg.Stored = func(sha string) ([]byte, bool) {
-			if data, err := db.Content(sctx, sha); err == nil {
-				return data, true
-			}
-			data, err := db.Text(sctx, key, sha)
-			if err != nil {
-				return nil, false
-			}
-			mu.Lock()
-			used = append(used, sha)
-			mu.Unlock()
-			return data, true
-		}
-	}
-	if o.Stage && db != nil && o.StageBase == "" {
-		// Before the expiry, which reads the same directory.
-		if err := stageBaseUsable(); err != nil {
+	s := newRunState(ctx, p)
+	if s.db != nil {
+		if err := s.loadHistory(); err != nil {
 			return nil, err
 		}
 	}
-	var expired []int64
-	if db != nil {
-		expired = expire(sctx, db, o.StageBase, cfg.Log)
+	if err := s.expireStages(); err != nil {
+		return nil, err
 	}
-	var st *stage.Stage
-	var probe *stage.ProbeResult
-	if o.Stage {
-		mech := o.StageMechanism
-		if mech == "" || mech == StageAuto {
-			p := stage.ProbeFor(ctx, o.StageBase, key)
-			probe, mech = &p, p.Mechanism
-			cfg.Log.Info().Str("mechanism", string(p.Mechanism)).Str("why", p.Why).Bool("reflink", p.Reflink).
-				Dur("elapsed", p.Took).Msg("stage probe")
-		}
-		s, err := stage.New(o.StageBase, key, mech)
-		if err != nil {
-			return nil, &gate.SetupError{Msg: err.Error()}
-		}
-		st, cfg.Stage = s, s
-		if st.Mechanism == stage.Overlay {
-			cfg.Shape = shape
-		}
+	if err := s.makeStage(); err != nil {
+		return nil, err
 	}
-	if cfg.Shape == nil && loadCache != nil {
-		loadCache()
+	if s.cfg.Shape == nil && s.loadCache != nil {
+		s.loadCache()
 	}
-	// cfg is not used once the gate runs: the gate drops the hash cache it
-	// holds after the before-snapshot, and so must everything else.
-	log := cfg.Log
-	res, err := runner(ctx, cfg)
+	res, err := s.runGate()
 	if err != nil || res == nil || res.Report == nil {
-		if st != nil {
-			_ = st.Discard()
+		if s.st != nil {
+			_ = s.st.Discard()
 		}
 		return nil, err
 	}
-	out := &Result{Result: res, Probe: probe, Expired: expired}
-	defer func() {
-		if o.Cache != nil && res.After != nil {
-			// Kept only while the history does not hold it.
-			if out.RunID == 0 {
-				o.Cache.put(key, res.After)
-			} else {
-				o.Cache.put(key, nil)
-			}
-		}
-	}()
-	res.Report.AllowlistApproved = approved
-	if st != nil {
-		res.Report.Stage = &report.Stage{Mechanism: string(st.Mechanism), Requested: string(cmp.Or(o.StageMechanism, StageAuto)),
-			State: report.StagePending, ID: st.ID}
-		if c := res.StageCost; c != nil {
-			res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
-				CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}
-		}
-		if st.Mechanism == stage.Copy && !st.AtWorkspace {
-			res.Report.Stage.RunAt = st.Copy()
-		}
-	}
-	if db != nil {
-		budgetNotes(sctx, db, key, res)
-		out.RunID, out.RecordErr = record(ctx, db, res, o.AllowlistVersion)
-		if p.offline != "" && out.RecordErr == nil {
-			// Recorded here for want of the team store: it waits for a push.
-			out.Offline = p.offline
-			out.RecordErr = db.MarkPending(sctx, out.RunID, p.offline)
-		}
-		keepShape(sctx, db, key, out.RunID, res, log)
-		if out.RecordErr != nil && st != nil {
-			// Nothing can apply a stage without its record.
-			_ = st.Discard()
-			res.Report.Stage.State = report.StageDiscarded
-		}
-		if o.TextBudget > 0 && res.Kept != nil {
-			mu.Lock()
-			u := used
-			mu.Unlock()
-			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
-			out.Texts, out.TextsErr = db.KeepTexts(kctx, key, res.Kept, res.OverBudget, u, o.TextBudget)
-			cancel()
-			if out.TextsErr != nil {
-				log.Warn().Err(out.TextsErr).Msg("text store")
-			}
-		}
+	out := &Result{Result: res, Probe: s.probe, Expired: s.expired}
+	defer s.cachePrior(out)
+	s.describe(res)
+	if s.db != nil {
+		s.recordRun(out)
 	}
 	return out, nil
+}
+
+// runState carries one run through Run's phases.
+type runState struct {
+	ctx  context.Context
+	sctx context.Context // ctx without its cancel: a cancelled run's lookups
+	o    Options
+	// cfg is the gate's configuration, until the gate runs (runGate).
+	cfg     gate.Config
+	log     zerolog.Logger
+	runner  Runner
+	db      *history.DB
+	key     string // the history's workspace key
+	offline string // the team store the run waits for (Plan.offline)
+
+	mu   sync.Mutex
+	used []string // text store hits, to mark as recently used
+
+	approved  *report.ApprovedAllowlist
+	shape     *stage.Shape
+	loadCache func() // reads the history's hash cache; nil once read
+	expired   []int64
+	st        *stage.Stage
+	probe     *stage.ProbeResult
+}
+
+// newRunState starts a run of p: its configuration, its runner and the
+// prior manifest the in-memory cache holds for the workspace.
+func newRunState(ctx context.Context, p Plan) *runState {
+	s := &runState{ctx: ctx, sctx: context.WithoutCancel(ctx), o: p.o, cfg: p.o.Config, log: p.o.Config.Log,
+		runner: p.o.Runner, db: p.db, key: p.o.Config.Root.Path(), offline: p.offline}
+	s.cfg.Allow = append([]string(nil), s.cfg.Allow...)
+	if s.runner == nil {
+		s.runner = gate.Run
+	}
+	if s.o.Cache != nil && s.cfg.Prior == nil && !s.cfg.Rehash {
+		s.cfg.Prior = s.o.Cache.get(s.key)
+	}
+	return s
+}
+
+// loadHistory loads what the history holds for the workspace: it refuses
+// a half-applied stage, appends the approved allowlist, reads the stage's
+// shape and the hash cache, sets the text budget and the stored contents.
+func (s *runState) loadHistory() error {
+	stored, err := s.db.Key(s.key) // a team store's stable id; else key
+	if err != nil {
+		return setupf("%v", err)
+	}
+	if err := refuseHalfApplied(s.ctx, s.db, stored); err != nil {
+		return err
+	}
+	if s.o.FromHistory {
+		if err := s.loadAllowlist(); err != nil {
+			return err
+		}
+	}
+	if s.o.Stage {
+		s.shape = stageShape(s.ctx, s.db, s.key, s.log)
+	}
+	// A cache only saves time: problems reading it cost a full hash.
+	// An overlay-staged run of a workspace of known shape reads none
+	// (gate.Config.Shape): loaded once the stage turns out a copy.
+	s.loadCache = func() {
+		if !s.cfg.Rehash {
+			if m, err := s.db.HashCache(s.ctx, s.key); err == nil && m != nil {
+				s.cfg.Prior = m
+			}
+		}
+	}
+	if !s.shape.Delta() {
+		s.loadCache()
+		s.loadCache = nil
+	}
+	if s.o.TextBudget == 0 {
+		b, err := history.TextBudget()
+		if err != nil {
+			return &gate.SetupError{Msg: err.Error()}
+		}
+		s.o.TextBudget = b
+	}
+	s.cfg.Stored = s.storedContent
+	return nil
+}
+
+// loadAllowlist appends the workspace's latest approved allowlist to the
+// run's; a workspace without one is a setup error.
+func (s *runState) loadAllowlist() error {
+	al, err := s.db.LatestAllowlist(s.ctx, s.key)
+	if err != nil {
+		return &gate.SetupError{Msg: err.Error()}
+	}
+	if al == nil {
+		return &gate.SetupError{Msg: fmt.Sprintf("no approved allowlist for %s (approve one with: diffgate allowlist approve)", s.key)}
+	}
+	s.cfg.Allow = append(s.cfg.Allow, al.Entries...)
+	s.o.AllowlistVersion = al.Version
+	at := al.CreatedAt.UTC()
+	s.approved = &report.ApprovedAllowlist{Version: al.Version, ApprovedAt: &at, Note: al.Note, ApprovedBy: al.ApprovedBy}
+	return nil
+}
+
+// storedContent is gate.Config.Stored: the before-content of a file whose
+// hash was reused (so never read this run) comes from the history: the
+// changed files' contents of past runs, else the workspace's text store.
+// The lookups outlive a cancel: a cancelled run still gets its diffs.
+func (s *runState) storedContent(sha string) ([]byte, bool) {
+	if data, err := s.db.Content(s.sctx, sha); err == nil {
+		return data, true
+	}
+	data, err := s.db.Text(s.sctx, s.key, sha)
+	if err != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	s.used = append(s.used, sha)
+	s.mu.Unlock()
+	return data, true
+}
+
+// expireStages removes the stages older than stage.MaxAge, once the
+// default stage directory is known to be usable for a staged run.
+func (s *runState) expireStages() error {
+	if s.o.Stage && s.db != nil && s.o.StageBase == "" {
+		// Before the expiry, which reads the same directory.
+		if err := stageBaseUsable(); err != nil {
+			return err
+		}
+	}
+	if s.db != nil {
+		s.expired = expire(s.sctx, s.db, s.o.StageBase, s.log)
+	}
+	return nil
+}
+
+// makeStage makes a staged run's stage, by the mechanism asked for or the
+// one the probe picks; an overlay stage gets the workspace's shape.
+func (s *runState) makeStage() error {
+	if !s.o.Stage {
+		return nil
+	}
+	mech := s.o.StageMechanism
+	if mech == "" || mech == StageAuto {
+		p := stage.ProbeFor(s.ctx, s.o.StageBase, s.key)
+		s.probe, mech = &p, p.Mechanism
+		s.log.Info().Str("mechanism", string(p.Mechanism)).Str("why", p.Why).Bool("reflink", p.Reflink).
+			Dur("elapsed", p.Took).Msg("stage probe")
+	}
+	st, err := stage.New(s.o.StageBase, s.key, mech)
+	if err != nil {
+		return &gate.SetupError{Msg: err.Error()}
+	}
+	s.st, s.cfg.Stage = st, st
+	if st.Mechanism == stage.Overlay {
+		s.cfg.Shape = s.shape
+	}
+	return nil
+}
+
+// runGate runs the gate. The configuration leaves the state first: the
+// gate drops the hash cache it holds after the before-snapshot, and so
+// must everything else.
+func (s *runState) runGate() (*gate.Result, error) {
+	cfg := s.cfg
+	s.cfg = gate.Config{}
+	return s.runner(s.ctx, cfg)
+}
+
+// cachePrior keeps the run's after-manifest in the in-memory cache, only
+// while the history does not hold it.
+func (s *runState) cachePrior(out *Result) {
+	if s.o.Cache != nil && out.After != nil {
+		if out.RunID == 0 {
+			s.o.Cache.put(s.key, out.After)
+		} else {
+			s.o.Cache.put(s.key, nil)
+		}
+	}
+}
+
+// describe puts the approved allowlist and the stage into the report.
+func (s *runState) describe(res *gate.Result) {
+	res.Report.AllowlistApproved = s.approved
+	if s.st == nil {
+		return
+	}
+	res.Report.Stage = &report.Stage{Mechanism: string(s.st.Mechanism), Requested: string(cmp.Or(s.o.StageMechanism, StageAuto)),
+		State: report.StagePending, ID: s.st.ID}
+	if c := res.StageCost; c != nil {
+		res.Report.Stage.Cost = &report.StageCost{PrepareMS: millis(c.Prepare), ReadMS: millis(c.Read),
+			CopiedFiles: c.Copy.Files, CopiedBytes: c.Copy.Bytes}
+	}
+	if s.st.Mechanism == stage.Copy && !s.st.AtWorkspace {
+		res.Report.Stage.RunAt = s.st.Copy()
+	}
+}
+
+// recordRun records the run (pending a push when the team store was
+// offline), keeps the workspace's shape, discards a stage whose record
+// failed and keeps the run's texts.
+func (s *runState) recordRun(out *Result) {
+	res := out.Result
+	budgetNotes(s.sctx, s.db, s.key, res)
+	out.RunID, out.RecordErr = record(s.ctx, s.db, res, s.o.AllowlistVersion)
+	if s.offline != "" && out.RecordErr == nil {
+		// Recorded here for want of the team store: it waits for a push.
+		out.Offline = s.offline
+		out.RecordErr = s.db.MarkPending(s.sctx, out.RunID, s.offline)
+	}
+	keepShape(s.sctx, s.db, s.key, out.RunID, res, s.log)
+	if out.RecordErr != nil && s.st != nil {
+		// Nothing can apply a stage without its record.
+		_ = s.st.Discard()
+		res.Report.Stage.State = report.StageDiscarded
+	}
+	if s.o.TextBudget > 0 && res.Kept != nil {
+		s.keepTexts(out)
+	}
+}
+
+// keepTexts keeps the run's small text files in the workspace's text
+// store, within its budget, marking the hits the run used.
+func (s *runState) keepTexts(out *Result) {
+	s.mu.Lock()
+	u := s.used
+	s.mu.Unlock()
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), RecordTimeout)
+	out.Texts, out.TextsErr = s.db.KeepTexts(kctx, s.key, out.Kept, out.OverBudget, u, s.o.TextBudget)
+	cancel()
+	if out.TextsErr != nil {
+		s.log.Warn().Err(out.TextsErr).Msg("text store")
+	}
 }
 
 // budgetNotes turns a "not kept" note into "keep-budget" where the

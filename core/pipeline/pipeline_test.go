@@ -7,7 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,5 +228,40 @@ func TestWatchOutside(t *testing.T) {
 	}
 	if res.Report.Verdict != "pass" || res.Report.Watch != nil {
 		t.Errorf("with NoDefaultWatch: %s %q", res.Report.Verdict, res.Report.Lines())
+	}
+}
+
+// TestHistoryPriorReleasedBeforeScript: the hash cache the pipeline loads
+// from the history is, like the gate's own prior, collectable by the time
+// the script runs: the pipeline keeps no reference to it past the
+// before-snapshot.
+func TestHistoryPriorReleasedBeforeScript(t *testing.T) {
+	ws, scripts, db := setup(t)
+	released := []int{} // per run with a prior: 1 collected when the script started, 0 not
+	runner := func(ctx context.Context, cfg gate.Config) (*gate.Result, error) {
+		if cfg.Prior == nil {
+			return gate.Run(ctx, cfg)
+		}
+		var freed atomic.Bool
+		runtime.AddCleanup(cfg.Prior, func(b *atomic.Bool) { b.Store(true) }, &freed)
+		checked := false
+		cfg.Progress = func(p gate.Progress) {
+			if p.Phase == gate.Execute && !checked {
+				checked = true
+				for range 3 {
+					runtime.GC()
+				}
+				released = append(released, map[bool]int{true: 1, false: 0}[freed.Load()])
+			}
+		}
+		return gate.Run(ctx, cfg)
+	}
+	for range 2 {
+		if _, err := preflightRun(context.Background(), Options{Config: gate.Config{Workspace: ws, Script: script(t, scripts, "true\n")}, History: db, Runner: runner}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(released) != 1 || released[0] != 1 {
+		t.Fatalf("released %v; want [1]: the history's hash cache was still referenced when the script ran", released)
 	}
 }

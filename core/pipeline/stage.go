@@ -119,32 +119,9 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if err != nil {
 		return nil, err
 	}
-	all := run.Report.Changes
-	var chosen []diff.Change
-	var decision string
-	var held []string
-	if started != nil {
-		// Resume exactly what was started, whatever o chooses now.
-		want := map[string]bool{}
-		for _, p := range started.Paths {
-			want[p] = true
-		}
-		for _, c := range all {
-			if want[c.Path] {
-				chosen = append(chosen, c)
-			}
-		}
-		decision = started.Decision
-	} else if chosen, decision, held, err = choose(runID, all, o); err != nil {
+	chosen, decision, held, err := applyChoice(runID, run.Report, started, o)
+	if err != nil {
 		return nil, err
-	} else if run.Report.Verdict != report.Pass && !o.OnlyAllowed {
-		if !o.Force {
-			return nil, &DecisionError{RunID: runID, Err: ErrFailedRun}
-		}
-		decision = history.ApplyForced
-		if len(chosen) < len(all) {
-			decision = history.ApplyForcedSubset
-		}
 	}
 	st, err := stage.FromRecord(o.StageBase, run.Report.Stage.ID, run.Report.Workspace, stage.Mechanism(run.Report.Stage.Mechanism))
 	if err != nil {
@@ -157,17 +134,9 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 		return nil, err
 	}
 	defer lock.Release()
+	all := run.Report.Changes
 	paths, err := st.Apply(ctx, chosen, stage.ApplyOptions{All: all, Resume: started != nil, AfterOp: o.AfterOp,
-		Start: func(paths []string) error {
-			if started != nil {
-				return nil
-			}
-			if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID,
-				Event: history.EventApplying, Decision: decision, Paths: paths}); err != nil {
-				return fmt.Errorf("run %d: the apply could not be recorded, nothing applied: %w", runID, err)
-			}
-			return nil
-		}})
+		Start: recordApplying(ctx, db, runID, decision, started != nil)})
 	var ce *stage.ConflictError
 	if errors.As(err, &ce) {
 		return &ApplyResult{Conflicts: ce.Conflicts, Resumed: started != nil}, err
@@ -175,7 +144,62 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Paths: paths, Decision: decision, State: report.StageApplied, Resumed: started != nil, Held: held}
+	res := applied(paths, all, decision, held, started != nil)
+	return res, finishApply(ctx, db, runID, st, res)
+}
+
+// applyChoice returns the changes Apply writes and the decision it
+// records: those of an apply that was started (whatever o chooses now),
+// else o's choice, a failed run's only with Force (or OnlyAllowed).
+func applyChoice(runID int64, rep *report.Report, started *history.StageEvent, o ApplyOptions) (chosen []diff.Change, decision string, held []string, err error) {
+	all := rep.Changes
+	if started != nil {
+		// Resume exactly what was started, whatever o chooses now.
+		want := map[string]bool{}
+		for _, p := range started.Paths {
+			want[p] = true
+		}
+		for _, c := range all {
+			if want[c.Path] {
+				chosen = append(chosen, c)
+			}
+		}
+		return chosen, started.Decision, nil, nil
+	}
+	if chosen, decision, held, err = choose(runID, all, o); err != nil {
+		return nil, "", nil, err
+	}
+	if rep.Verdict != report.Pass && !o.OnlyAllowed {
+		if !o.Force {
+			return nil, "", nil, &DecisionError{RunID: runID, Err: ErrFailedRun}
+		}
+		decision = history.ApplyForced
+		if len(chosen) < len(all) {
+			decision = history.ApplyForcedSubset
+		}
+	}
+	return chosen, decision, held, nil
+}
+
+// recordApplying is the stage's Start: before it writes, the history
+// records which paths the apply writes (a resumed apply's are recorded).
+func recordApplying(ctx context.Context, db *history.DB, runID int64, decision string, resumed bool) func(paths []string) error {
+	return func(paths []string) error {
+		if resumed {
+			return nil
+		}
+		if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID,
+			Event: history.EventApplying, Decision: decision, Paths: paths}); err != nil {
+			return fmt.Errorf("run %d: the apply could not be recorded, nothing applied: %w", runID, err)
+		}
+		return nil
+	}
+}
+
+// applied is the outcome of writing paths of all: applied, or partially
+// applied (a decision for all then becomes one for a subset).
+func applied(paths []string, all []diff.Change, decision string, held []string, resumed bool) *ApplyResult {
+	res := &ApplyResult{Paths: paths, Decision: decision, State: report.StageApplied, Resumed: resumed, Held: held}
 	done := map[string]bool{}
 	for _, p := range paths {
 		done[p] = true
@@ -192,16 +216,22 @@ func Apply(ctx context.Context, db *history.DB, runID int64, o ApplyOptions) (*A
 			break
 		}
 	}
+	return res
+}
+
+// finishApply records the apply's outcome, removes the stage and makes
+// the next staged run walk the changed workspace again.
+func finishApply(ctx context.Context, db *history.DB, runID int64, st *stage.Stage, res *ApplyResult) error {
 	if err := db.AddStageEvent(context.WithoutCancel(ctx), history.StageEvent{RunID: runID, Event: res.State,
 		Decision: res.Decision, Paths: res.Paths}); err != nil {
-		return res, fmt.Errorf("run %d: applied, but not recorded (apply it again to record it): %w", runID, err)
+		return fmt.Errorf("run %d: applied, but not recorded (apply it again to record it): %w", runID, err)
 	}
 	_ = st.Discard() // the history holds the decision; the stage's job is done
 	// The workspace changed: the next staged run walks it again.
 	if key, err := history.WorkspaceKey(st.Workspace); err == nil {
 		_ = forgetShape(context.WithoutCancel(ctx), db, key)
 	}
-	return res, nil
+	return nil
 }
 
 // choose returns the changes o chooses among all, and how they were
