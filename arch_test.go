@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -211,5 +212,40 @@ func TestArchWatchKnowsNoReport(t *testing.T) {
 	g := goList(t, nil, p)
 	if c := g.chain(p, []string{mod + "core/report"}); c != nil {
 		t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+	}
+}
+
+const testFinder = mod + "app/internal/uitest"
+
+// TestArchTestFinderOnlyInTests: app/internal/uitest (the widget finder of
+// the app's tests) is imported by tests alone, never by a package that
+// builds into a program (native and wasm); the three app test suites use it.
+func TestArchTestFinderOnlyInTests(t *testing.T) {
+	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		args := []string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./..."}
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), target...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s go %s: %v\n%s", targetName(target), strings.Join(args, " "), err, stderr.String())
+		}
+		inTests := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			f := strings.SplitN(line, "\t", 3)
+			if len(f) != 3 {
+				t.Fatalf("go list line %q", line)
+			}
+			if slices.Contains(strings.Fields(f[1]), testFinder) {
+				t.Errorf("%s: %s imports %s outside its tests", targetName(target), f[0], testFinder)
+			}
+			inTests[f[0]] = slices.Contains(strings.Fields(f[2]), testFinder)
+		}
+		for _, p := range []string{mod + "app/review", mod + "app/ui", mod + "app/web"} {
+			if _, listed := inTests[p]; listed && !inTests[p] {
+				t.Errorf("%s: the tests of %s do not use %s", targetName(target), p, testFinder)
+			}
+		}
 	}
 }

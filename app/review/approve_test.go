@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -21,7 +22,7 @@ func approvalQuestion(c fyne.Canvas) (text string, yes, no *widget.Button) {
 		return "", nil, nil
 	}
 	var b strings.Builder
-	walk(top, func(o fyne.CanvasObject) {
+	uitest.Walk(top, func(o fyne.CanvasObject) {
 		switch x := o.(type) {
 		case *widget.Label:
 			b.WriteString(x.Text + " ")
@@ -34,7 +35,7 @@ func approvalQuestion(c fyne.Canvas) (text string, yes, no *widget.Button) {
 			}
 		}
 	})
-	for _, tx := range texts(top) {
+	for _, tx := range uitest.Texts(top) {
 		if tx.Text == ApprovalTitle {
 			return b.String(), yes, no
 		}

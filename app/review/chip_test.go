@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 )
 
@@ -45,7 +46,7 @@ func TestChipsAreTabStops(t *testing.T) {
 	plain := chipBorder(t, v.changed).StrokeWidth
 	c.Focus(v.changed)
 	b := chipBorder(t, v.changed)
-	if b.StrokeWidth < 2*plain || !sameColor(b.StrokeColor, themeColor(theme.ColorNamePrimary)) {
+	if b.StrokeWidth < 2*plain || !uitest.SameColor(b.StrokeColor, themeColor(theme.ColorNamePrimary)) {
 		t.Errorf("the focused chip's border: %.1f px %v; unfocused %.1f px", b.StrokeWidth, b.StrokeColor, plain)
 	}
 	test.Type(v.changed, " ")
@@ -70,7 +71,7 @@ func TestZeroCountChipIsQuiet(t *testing.T) {
 		t.Fatalf("violations %d", v.violations.Count)
 	}
 	b := chipBorder(t, v.violations)
-	if sameColor(b.StrokeColor, themeColor(style.FailColor)) {
+	if uitest.SameColor(b.StrokeColor, themeColor(style.FailColor)) {
 		t.Errorf("Violations 0 has the loud border %v", b.StrokeColor)
 	}
 	if r, g, bl, a := b.StrokeColor.RGBA(); a > 0 && r > g+0x2000 && r > bl+0x2000 {
@@ -85,7 +86,7 @@ func TestBannerBulletsAreDots(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	drv := fyne.CurrentApp().Driver()
 	var dots []*canvas.Circle
-	walk(v.banner, func(o fyne.CanvasObject) {
+	uitest.Walk(v.banner, func(o fyne.CanvasObject) {
 		if c, ok := o.(*canvas.Circle); ok {
 			dots = append(dots, c)
 		}
@@ -98,7 +99,7 @@ func TestBannerBulletsAreDots(t *testing.T) {
 			t.Errorf("a bullet %.0f px across", d.Size().Width)
 		}
 		right := drv.AbsolutePositionForObject(d).X + d.Size().Width
-		for _, tx := range texts(v.banner) {
+		for _, tx := range uitest.Texts(v.banner) {
 			p := drv.AbsolutePositionForObject(tx)
 			dy := drv.AbsolutePositionForObject(d).Y - p.Y
 			if dy >= -2 && dy < tx.Size().Height && p.X < right && p.X+tx.Size().Width > right && tx.Text != "" {

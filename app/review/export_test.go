@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -26,7 +27,7 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 	i := indexOf(t, r, "config.json")
 	v.Select(i)
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Exact path:   config.json")
+	uitest.TapMenuItem(t, w.Canvas(), "Exact path:   config.json")
 	if !r.Changes[i].Allowed {
 		t.Fatal("Allow… did not allow config.json")
 	}

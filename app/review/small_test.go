@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -37,7 +38,7 @@ func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
 	if !d.meta.Visible() || d.metaSum.Visible() {
 		t.Fatal("Details does not expand the table")
 	}
-	oneText(t, d.meta, "SHA-256")
+	uitest.OneText(t, d.meta, "SHA-256")
 	v.Select(indexOf(t, v.Report(), "src/app.py")) // the choice holds
 	if sum := segmentsText(d.metaSum); !strings.Contains(sum, "Mode") || !strings.Contains(sum, "0755") {
 		t.Errorf("summary of a chmod %q", sum)
@@ -91,13 +92,13 @@ func TestListCutsPathsInTheMiddle(t *testing.T) {
 	v.SetTreeMode(false)
 	w.Resize(smallReview)
 	var cut string
-	for _, x := range texts(v.list) {
+	for _, x := range uitest.Texts(v.list) {
 		if strings.HasSuffix(x.Text, "/index.js") {
 			cut = x.Text
 		}
 	}
 	if cut == "" || cut == long || !strings.HasPrefix(cut, "node_modules/") || !strings.Contains(cut, "…/index.js") {
-		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, allText(v.list))
+		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, uitest.AllText(v.list))
 	}
 }
 
@@ -112,7 +113,7 @@ func TestTitleWrapsAtSlash(t *testing.T) {
 	v.Select(i)
 	parts := map[string]bool{"assets/": true, "javascripts/": true, "vendor/": true, "bundle/": true, "app.min.js": true}
 	lines := map[float32]bool{}
-	for _, x := range texts(v.detail.title) {
+	for _, x := range uitest.Texts(v.detail.title) {
 		if x.Text == "" {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -21,12 +22,12 @@ func TestStageHiddenWithoutHost(t *testing.T) {
 	staged.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	_, w := newTestView(t, staged, Options{})
 	for _, s := range []string{"Discard", "Staged: nothing is in the workspace until you apply."} {
-		if len(findText(w.Content(), s)) != 0 {
+		if len(uitest.TextsReading(w.Content(), s)) != 0 {
 			t.Errorf("%q drawn without a host that stages", s)
 		}
 	}
 	_, w2 := newTestView(t, DemoReport(), Options{OnApply: func(*report.Report, ApplyRequest, func(string, error)) {}})
-	if len(findText(w2.Content(), "Discard")) != 0 {
+	if len(uitest.TextsReading(w2.Content(), "Discard")) != 0 {
 		t.Error("Discard drawn for a run that was not staged")
 	}
 }
@@ -58,7 +59,7 @@ func TestStageApplyScopes(t *testing.T) {
 		if v.ApplyButton().Text != label {
 			t.Errorf("Apply button %q, want %q", v.ApplyButton().Text, label)
 		}
-		oneText(t, w.Content(), label)
+		uitest.OneText(t, w.Content(), label)
 	}
 	// The demo run failed: Apply defaults to the allowed changes.
 	want("Apply " + report.PluralGrouped(allowed, "change"))
@@ -70,7 +71,7 @@ func TestStageApplyScopes(t *testing.T) {
 	if v.StageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
 		t.Errorf("stage strip %q", v.StageText())
 	}
-	wantColor(t, "pending line", oneText(t, w.Content(), "Staged: nothing is in the workspace until you apply.").Color, theme.ColorNameWarning)
+	wantColor(t, "pending line", uitest.OneText(t, w.Content(), "Staged: nothing is in the workspace until you apply.").Color, theme.ColorNameWarning)
 
 	// A conflict: listed, nothing changes state, the buttons stay usable.
 	answerErr = &ConflictError{Conflicts: []Conflict{{Path: "config.json", Reason: "content"}}}
@@ -79,7 +80,7 @@ func TestStageApplyScopes(t *testing.T) {
 	if !strings.Contains(v.StageNote(), "CONFLICT config.json (content)") || !strings.Contains(v.StageNote(), "Nothing applied") {
 		t.Errorf("stage note after a conflict:\n%s", v.StageNote())
 	}
-	wantColor(t, "CONFLICT line", oneText(t, w.Content(), "CONFLICT config.json (content)").Color, theme.ColorNameError)
+	wantColor(t, "CONFLICT line", uitest.OneText(t, w.Content(), "CONFLICT config.json (content)").Color, theme.ColorNameError)
 	if v.ApplyButton().Disabled() || v.DiscardButton().Disabled() || r.Stage.State != report.StagePending {
 		t.Error("a conflict left the stage undecidable")
 	}
@@ -104,7 +105,7 @@ func TestStageApplyScopes(t *testing.T) {
 	if !strings.HasPrefix(v.StageText(), "Partially applied") {
 		t.Errorf("after apply: %q", v.StageText())
 	}
-	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace.").Color, theme.ColorNameSuccess)
+	wantColor(t, "state line", uitest.OneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace.").Color, theme.ColorNameSuccess)
 
 	// The filter's subset, then a discard on a fresh stage.
 	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
@@ -131,7 +132,7 @@ func question(c fyne.Canvas, title string) (string, map[string]*widget.Button) {
 		return "", nil
 	}
 	titled := false
-	for _, tx := range texts(top) {
+	for _, tx := range uitest.Texts(top) {
 		if tx.Text == title {
 			titled = true
 		}
@@ -141,7 +142,7 @@ func question(c fyne.Canvas, title string) (string, map[string]*widget.Button) {
 	}
 	var b strings.Builder
 	buttons := map[string]*widget.Button{}
-	walk(top, func(o fyne.CanvasObject) {
+	uitest.Walk(top, func(o fyne.CanvasObject) {
 		switch x := o.(type) {
 		case *widget.Label:
 			b.WriteString(x.Text + " ")

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestFolderDetailFollowsTheFilter: a folder shown in the detail says what
@@ -117,7 +119,7 @@ func TestDirectoryCountsAgree(t *testing.T) {
 	}
 	badge := rowFor(t, v, "node_modules").badge.Text
 	v.goRow(k)
-	body := strings.ReplaceAll(allText(v.detail.body), " | ", " ")
+	body := strings.ReplaceAll(uitest.AllText(v.detail.body), " | ", " ")
 	if !strings.Contains(badge, "4,601 added") || !strings.Contains(body, badge) || !strings.Contains(body, "4,600 changes below it") {
 		t.Errorf("row %q, detail %q", badge, body)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestExportShowsItsPath: an export's save dialog starts in the workspace;
@@ -38,12 +40,12 @@ func TestExportShowsItsPath(t *testing.T) {
 		t.Fatalf("an export line before any export: %q", text)
 	}
 
-	test.Tap(buttonNamed(t, v, "HTML"))
+	test.Tap(uitest.Button(t, v, "HTML"))
 	dlg := w.Canvas().Overlays().Top()
 	if dlg == nil || !strings.Contains(topText(w), filepath.Base(ws)) {
 		t.Fatalf("the save dialog does not start in the workspace: %q", topText(w))
 	}
-	test.Tap(buttonNamed(t, dlg, "Save"))
+	test.Tap(uitest.Button(t, dlg, "Save"))
 	l.until(t, "the export line", 20*time.Second, func() bool { text, _ := v.Exported(); return text != "" })
 	text, canOpen := v.Exported()
 	matches, _ := filepath.Glob(filepath.Join(ws, "diffgate-*.html"))

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -79,7 +80,7 @@ func TestSmallWindowHeadlineAndExport(t *testing.T) {
 		t.Fatalf("headline %q", head)
 	}
 	var drawn []string
-	walk(v.Banner(), func(o fyne.CanvasObject) {
+	uitest.Walk(v.Banner(), func(o fyne.CanvasObject) {
 		if x, ok := o.(*canvas.Text); ok {
 			drawn = append(drawn, x.Text)
 		}

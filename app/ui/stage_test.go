@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
@@ -46,7 +47,7 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 		t.Fatalf("staged run: stage %+v, %d changes", r.Stage, len(r.Changes))
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
-	info := richText(u.run.stageInfo)
+	info := uitest.RichString(u.run.stageInfo)
 	t.Logf("Run tab: %s", info)
 	if !strings.Contains(info, "Staged in ") || !strings.Contains(info, "stage read in ") || !strings.Contains(info, "the workspace is untouched") {
 		t.Errorf("Run tab stage line %q", info)
@@ -89,7 +90,7 @@ func answerDialog(t *testing.T, o fyne.CanvasObject, answer string) {
 		t.Fatalf("no dialog to answer %q", answer)
 	}
 	var b *widget.Button
-	walk(c.Overlays().Top(), func(o fyne.CanvasObject) {
+	uitest.Walk(c.Overlays().Top(), func(o fyne.CanvasObject) {
 		if x, ok := o.(*widget.Button); ok && x.Text == answer {
 			b = x
 		}
@@ -117,8 +118,8 @@ func wantFiles(t *testing.T, ws string, files map[string]string) {
 // drawnIn reports whether text is drawn under o, in the theme color c.
 func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
 	found := false
-	walk(o, func(o fyne.CanvasObject) {
-		if tx, ok := o.(*canvas.Text); ok && strings.HasPrefix(tx.Text, text) && sameRGBA(tx.Color, style.Color(theme.Current(), c)) {
+	uitest.Walk(o, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok && strings.HasPrefix(tx.Text, text) && uitest.SameColor(tx.Color, style.Color(theme.Current(), c)) {
 			found = true
 		}
 	})
@@ -221,7 +222,7 @@ func TestStagedConflict(t *testing.T) {
 		pending = "pending: " + s
 	}
 	l.until(t, "the run's detail", 5*time.Second, func() bool {
-		return strings.Contains(texts(u.history.detail), pending)
+		return strings.Contains(uitest.WidgetText(u.history.detail), pending)
 	})
 	shown := v.Report()
 	u.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
