@@ -36,7 +36,7 @@ func approvalQuestion(c fyne.Canvas) (text string, yes, no *widget.Button) {
 		}
 	})
 	for _, tx := range uitest.Texts(top) {
-		if tx.Text == ApprovalTitle {
+		if tx.Text == approvalTitle {
 			return b.String(), yes, no
 		}
 	}
@@ -91,7 +91,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	r.Process.ExitCode = 3
 	r.Process.Leftovers = []report.Leftover{{PID: 42, Cmd: "sleep 300"}}
 	v.SetReport(r)
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	v.Editor().appendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	if v.Report().Count().Violations != 0 {
 		t.Fatal("the suggestion leaves violations")
 	}
@@ -107,7 +107,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 
 	// A draft that passes the run: no question.
 	v.SetReport(cleanReport())
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	v.Editor().appendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	test.Tap(v.approveBtn)
 	if text, _, _ := approvalQuestion(c); text != "" || len(approved) != 3 {
 		t.Errorf("a passing draft: question %q, %d approvals", text, len(approved))

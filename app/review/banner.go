@@ -44,8 +44,8 @@ type Banner struct {
 	Action func(r *report.Report) fyne.CanvasObject
 }
 
-// NewBanner returns a banner for r (which may be nil).
-func NewBanner(r *report.Report) *Banner {
+// newBanner returns a banner for r (which may be nil).
+func newBanner(r *report.Report) *Banner {
 	b := &Banner{r: r}
 	b.bg = canvas.NewRectangle(color.Transparent)
 	b.bg.CornerRadius = 6
@@ -69,13 +69,6 @@ func (b *Banner) SetReport(r *report.Report) {
 	b.r = r
 	b.Refresh()
 }
-
-// VerdictText is the verdict as shown ("PASS" or "FAIL").
-func (b *Banner) VerdictText() string { return b.verdict.Text }
-
-// ContainedText is the containment mark as shown ("contained", "NOT
-// CONTAINED", "" for a report without containment) and its color.
-func (b *Banner) ContainedText() (string, color.Color) { return b.contained.Text, b.contained.Color }
 
 // CreateRenderer implements fyne.Widget.
 func (b *Banner) CreateRenderer() fyne.WidgetRenderer {

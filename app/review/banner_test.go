@@ -26,7 +26,7 @@ func TestBannerContainment(t *testing.T) {
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
 	b := v.Banner()
-	if txt, _ := b.ContainedText(); txt != "· contained" {
+	if txt, _ := b.containedText(); txt != "· contained" {
 		t.Errorf("contained mark %q", txt)
 	}
 	uitest.OneText(t, b, "2 blocked actions")
@@ -38,7 +38,7 @@ func TestBannerContainment(t *testing.T) {
 	r.Blocked = nil
 	r.Evaluate()
 	v.SetReport(r)
-	txt, c := b.ContainedText()
+	txt, c := b.containedText()
 	if txt != "NOT CONTAINED" {
 		t.Fatalf("contained mark %q", txt)
 	}

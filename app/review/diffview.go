@@ -72,12 +72,12 @@ func (l *DiffLine) cols() int {
 
 const tabWidth = 4
 
-// ParseUnified splits a unified diff into lines, numbering them from the
+// parseUnified splits a unified diff into lines, numbering them from the
 // hunk headers. The removed and added lines of each change are paired
 // (report.Intraline) and their changed words marked; the whitespace that
 // changed, and trailing whitespace and carriage returns, are made visible
 // in changed lines.
-func ParseUnified(s string) []DiffLine {
+func parseUnified(s string) []DiffLine {
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return nil
@@ -242,9 +242,9 @@ type DiffView struct {
 	// ColorFor, when set, overrides the text and background color names
 	// of a line ("" background for none).
 	ColorFor func(l DiffLine) (text, background fyne.ThemeColorName)
-	// OnSplitShown, when set, is called when side by side, asked for,
+	// onSplitShown, when set, is called when side by side, asked for,
 	// starts or stops being shown (the view's width decides).
-	OnSplitShown func(shown bool)
+	onSplitShown func(shown bool)
 	splitShown   bool
 
 	lines   []DiffLine
@@ -278,9 +278,9 @@ func NewDiffView() *DiffView {
 	return v
 }
 
-// SetDiff shows the unified diff text (may be empty).
-func (v *DiffView) SetDiff(unified string) {
-	v.SetLines(ParseUnified(unified))
+// setDiff shows the unified diff text (may be empty).
+func (v *DiffView) setDiff(unified string) {
+	v.SetLines(parseUnified(unified))
 }
 
 // SetLines shows already parsed lines.
@@ -331,10 +331,10 @@ func (v *DiffView) changeStops() []ChangeStop {
 	return out
 }
 
-// NextChange scrolls to the next (dir > 0) or previous change of the diff
+// nextChange scrolls to the next (dir > 0) or previous change of the diff
 // (changeStops), its changed words in view however far along a long line
 // they are; it reports whether there was one.
-func (v *DiffView) NextChange(dir int) bool {
+func (v *DiffView) nextChange(dir int) bool {
 	stops := v.changeStops()
 	k := v.stop + dir
 	if v.stop < 0 && dir < 0 {
@@ -387,8 +387,8 @@ func (v *DiffView) SetSideBySide(on bool) {
 	v.scroll.Refresh()
 }
 
-// SideBySide reports whether side by side was asked for.
-func (v *DiffView) SideBySide() bool { return v.split }
+// sideBySide reports whether side by side was asked for.
+func (v *DiffView) sideBySide() bool { return v.split }
 
 // SideBySideShown reports whether the diff is shown side by side: asked
 // for, and the view wide enough for two panes of minSplitCols characters.
@@ -436,7 +436,7 @@ func (v *DiffView) Append(lines []DiffLine, maxLines int) {
 	}
 	v.rows = nil
 	if follow {
-		v.ScrollToEnd()
+		v.scrollToEnd()
 	} else {
 		v.content.Refresh()
 	}
@@ -447,8 +447,8 @@ func (v *DiffView) atEnd() bool {
 	return v.scroll.Offset.Y+v.scroll.Size().Height >= v.content.Size().Height-v.content.lineHeight()
 }
 
-// ScrollToEnd shows the last lines.
-func (v *DiffView) ScrollToEnd() {
+// scrollToEnd shows the last lines.
+func (v *DiffView) scrollToEnd() {
 	v.ScrollTo(fyne.NewPos(0, v.content.MinSize().Height))
 }
 
@@ -506,10 +506,10 @@ func (v *DiffView) Focused() bool { return v.focused }
 func (v *DiffView) TypedRune(r rune) {
 	switch r {
 	case ']':
-		v.NextChange(1)
+		v.nextChange(1)
 		return
 	case '[':
-		v.NextChange(-1)
+		v.nextChange(-1)
 		return
 	}
 	if v.OnRune != nil {
@@ -819,8 +819,8 @@ func (r *diffContentRenderer) Refresh() {
 	split := v.SideBySideShown()
 	if split != v.splitShown {
 		v.splitShown = split
-		if v.OnSplitShown != nil {
-			v.OnSplitShown(split)
+		if v.onSplitShown != nil {
+			v.onSplitShown(split)
 		}
 	}
 	n := len(v.lines)

@@ -76,7 +76,7 @@ func newDiffWindow(t *testing.T, d string, w, h float32) (*DiffView, fyne.Window
 	v := NewDiffView()
 	win := test.NewTempWindow(t, v)
 	win.Resize(fyne.NewSize(w, h))
-	v.SetDiff(d)
+	v.setDiff(d)
 	return v, win
 }
 
@@ -267,7 +267,7 @@ func TestDiffViewSideBySide(t *testing.T) {
 	}
 	v, w := newDiffWindow(t, d, 1000, 400)
 	var shown []bool
-	v.OnSplitShown = func(on bool) { shown = append(shown, on) }
+	v.onSplitShown = func(on bool) { shown = append(shown, on) }
 	v.SetSideBySide(true)
 	if !v.SideBySideShown() {
 		t.Fatal("1000 px: not side by side")
@@ -303,7 +303,7 @@ func TestDiffViewSideBySide(t *testing.T) {
 
 	w.Resize(fyne.NewSize(360, 400))
 	v.Refresh()
-	if v.SideBySideShown() || !v.SideBySide() {
+	if v.SideBySideShown() || !v.sideBySide() {
 		t.Error("360 px: side by side is still shown (or forgotten)")
 	}
 	if len(uitest.TextsReading(v, "-removed only")) != 1 {
@@ -326,7 +326,7 @@ func TestDiffBarSideBySide(t *testing.T) {
 	}
 	v.Select(indexOf(t, v.Report(), "src/app.py"))
 	v.Select(indexOf(t, v.Report(), "config.json"))
-	if !v.detail.diff.SideBySide() {
+	if !v.detail.diff.sideBySide() {
 		t.Error("side by side forgotten after another change was shown")
 	}
 	w.Resize(fyne.NewSize(800, 700))
@@ -335,7 +335,7 @@ func TestDiffBarSideBySide(t *testing.T) {
 		t.Errorf("800 px: shown %v, button %q", v.detail.diff.SideBySideShown(), v.detail.bar.split.Text)
 	}
 	test.Tap(v.detail.bar.unified)
-	if v.detail.diff.SideBySide() || v.detail.bar.split.Text != "Side by side" {
-		t.Errorf("unified: %v %q", v.detail.diff.SideBySide(), v.detail.bar.split.Text)
+	if v.detail.diff.sideBySide() || v.detail.bar.split.Text != "Side by side" {
+		t.Errorf("unified: %v %q", v.detail.diff.sideBySide(), v.detail.bar.split.Text)
 	}
 }

@@ -94,16 +94,3 @@ func (v *View) SetExported(path, problem string) {
 // SetExportProblem adds one line of trouble (opening the folder failed) to
 // the export line, keeping the saved path.
 func (v *View) SetExportProblem(msg string) { v.exported.failed(msg) }
-
-// Exported is the export line as shown ("" when there is none) and
-// whether it offers Open folder.
-func (v *View) Exported() (text string, canOpen bool) {
-	if !v.exported.root.Visible() {
-		return "", false
-	}
-	return segmentsText(v.exported.text), v.exported.open != nil && v.exported.open.Visible()
-}
-
-// OpenFolderButton is the export line's Open folder button (nil when the
-// host opens no folders).
-func (v *View) OpenFolderButton() *widget.Button { return v.exported.open }

@@ -138,7 +138,7 @@ func TestFindingsGroups(t *testing.T) {
 		t.Errorf("Enter on the closed group: rows %q", rowIDs(v))
 	}
 	// The flat list shows the groups too.
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	if got := rowIDs(v); !slices.Equal(got[:len(want)], want) {
 		t.Errorf("list mode rows %q", got)
 	}

@@ -326,7 +326,7 @@ func TestLongLineEditVisibleInApp(t *testing.T) {
 	v, _ := newTestView(t, r, Options{})
 	v.Select(0)
 	var del, add string
-	for _, l := range v.DiffLines() {
+	for _, l := range v.diffLines() {
 		var marked string
 		for _, p := range l.pieces {
 			if p.changed {
@@ -392,7 +392,7 @@ func TestFullDiffNextChangeKey(t *testing.T) {
 	if !ok || dv.Lines()[s.Line].Kind != LineRemoved || !strings.Contains(drawn(), "EDITED") || !strings.Contains(drawn(), "x3000") {
 		t.Fatalf("after ]: stop %+v %v, offset %v, drawn %.200q", s, ok, dv.scroll.Offset, drawn())
 	}
-	if dv.NextChange(1) {
+	if dv.nextChange(1) {
 		t.Error("a second change in a diff of one")
 	}
 	// Shown again (the full diff kept), from the list: ] goes to the

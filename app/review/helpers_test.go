@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
@@ -67,3 +68,32 @@ func (v *View) folderOpen(id string) bool {
 	n := v.m.nodes[id]
 	return n != nil && v.isOpen(id, n)
 }
+
+// detailTitle is the detail pane's title as text (a path, however it wraps).
+func (v *View) detailTitle() string { return segmentsText(v.detail.title) }
+
+// diffLines are the lines of the diff in the detail.
+func (v *View) diffLines() []DiffLine { return v.detail.diff.Lines() }
+
+// hiddenByFilter is how many changes the filter hides.
+func (v *View) hiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
+
+// setApplyScope chooses what Apply applies.
+func (v *View) setApplyScope(s applyScope) { v.stage.scope.SetSelectedIndex(int(s)) }
+
+// shownRows returns the indices (into Report().Changes) the filter lets
+// through, in the flat list's order: natural path order, violations first
+// unless that is switched off.
+func (v *View) shownRows() []int { return append([]int(nil), v.m.visible...) }
+
+// applyButton and DiscardButton are the stage block's buttons.
+func (v *View) applyButton() *widget.Button { return v.stage.applyBtn }
+
+func (v *View) discardButton() *widget.Button { return v.stage.discardBtn }
+
+// treeMode reports whether the changes show as a tree.
+func (v *View) treeMode() bool { return v.tree }
+
+// containedText is the containment mark as shown ("contained", "NOT
+// CONTAINED", "" for a report without containment) and its color.
+func (b *Banner) containedText() (string, color.Color) { return b.contained.Text, b.contained.Color }

@@ -54,9 +54,9 @@ func TestRenameIsOneRow(t *testing.T) {
 		t.Fatalf("fixture: renames %+v", r.Renames())
 	}
 	v, _ := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	var rows []string
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		_, label := v.m.rowChange(i, false)
 		rows = append(rows, label)
 	}
@@ -76,7 +76,7 @@ func TestRenameIsOneRow(t *testing.T) {
 	if _, label := v.m.rowChange(indexOf(t, r, "doc/b.txt"), true); label != "a.txt → b.txt" {
 		t.Errorf("tree label %q", label)
 	}
-	v.SetTreeMode(true)
+	v.setTreeMode(true)
 	if _, label := v.m.rowChange(indexOf(t, r, "lib/util.go"), true); label != "src/util.go → util.go" {
 		t.Errorf("tree label %q", label)
 	}
@@ -150,7 +150,7 @@ func TestRenameReopened(t *testing.T) {
 	}
 	r.Apply(policy.MustParse("lib/"), []string{"lib/"}) // the doc/ rename a violation: its badge shows
 	v, w := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	if c := r.Changes[indexOf(t, r, "doc/b.txt")]; c.RenamedFrom != "doc/a.txt" || c.Similarity != 100 {
 		t.Errorf("reopened rename: from %q, similarity %d", c.RenamedFrom, c.Similarity)
 	}

@@ -162,12 +162,12 @@ func TestNaturalOrderInListAndTree(t *testing.T) {
 	if got, want := rowTexts(v), []string{"dir2", "dir2/b9", "dir2/b9x", "dir2/b10", "dir10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
 		t.Errorf("tree rows %q, want %q", got, want)
 	}
-	v.SetTreeMode(false)
-	if got, want := pathsOf(r, v.Shown()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
+	v.setTreeMode(false)
+	if got, want := pathsOf(r, v.shownRows()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
 		t.Errorf("list %q, want %q", got, want)
 	}
 	test.Tap(v.violFirst) // off: the allowed file1 takes its place
-	if got, want := pathsOf(r, v.Shown()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file1", "file2", "file10", "Zed"}; !slices.Equal(got, want) {
+	if got, want := pathsOf(r, v.shownRows()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file1", "file2", "file10", "Zed"}; !slices.Equal(got, want) {
 		t.Errorf("list without violations first %q, want %q", got, want)
 	}
 	uitest.OneText(t, v.list, "file1")
@@ -225,15 +225,15 @@ func TestFilterResetsOnNewReport(t *testing.T) {
 	test.Tap(v.added)
 	w.Canvas().Focus(v.search)
 	test.Type(v.search, "src")
-	if v.Filter() == DefaultFilter() || len(v.Shown()) == 7 {
+	if v.Filter() == defaultFilter() || len(v.shownRows()) == 7 {
 		t.Fatal("the filter did not apply")
 	}
 	v.SetReport(DemoReport())
-	if v.Filter() != DefaultFilter() || v.search.Text != "" || !v.added.On {
+	if v.Filter() != defaultFilter() || v.search.Text != "" || !v.added.On {
 		t.Errorf("after a new report: filter %+v, search %q, Added on %v", v.Filter(), v.search.Text, v.added.On)
 	}
-	if len(v.Shown()) != 7 || !v.hiddenBar.Hidden {
-		t.Errorf("after a new report %d of 7 shown, hidden bar shown %v", len(v.Shown()), !v.hiddenBar.Hidden)
+	if len(v.shownRows()) != 7 || !v.hiddenBar.Hidden {
+		t.Errorf("after a new report %d of 7 shown, hidden bar shown %v", len(v.shownRows()), !v.hiddenBar.Hidden)
 	}
 	wantColor(t, "Added chip", uitest.OneText(t, v.added, "Added").Color, style.Added)
 }
@@ -261,12 +261,12 @@ func TestHiddenByFiltersBar(t *testing.T) {
 	w.Canvas().Focus(v.search)
 	test.Type(v.search, "src") // of the 4 others, src/app.py and src/vendor/libfast.so are left
 	uitest.OneText(t, v.hiddenBar, "5 changes hidden by filters —")
-	if v.HiddenByFilter() != 5 || len(v.Shown()) != 2 {
-		t.Errorf("hidden %d, shown %d", v.HiddenByFilter(), len(v.Shown()))
+	if v.hiddenByFilter() != 5 || len(v.shownRows()) != 2 {
+		t.Errorf("hidden %d, shown %d", v.hiddenByFilter(), len(v.shownRows()))
 	}
 	test.Tap(v.clearBtn)
-	if v.Filter() != DefaultFilter() || v.search.Text != "" || len(v.Shown()) != 7 || !v.hiddenBar.Hidden {
-		t.Errorf("after Clear: filter %+v, search %q, %d shown, bar hidden %v", v.Filter(), v.search.Text, len(v.Shown()), v.hiddenBar.Hidden)
+	if v.Filter() != defaultFilter() || v.search.Text != "" || len(v.shownRows()) != 7 || !v.hiddenBar.Hidden {
+		t.Errorf("after Clear: filter %+v, search %q, %d shown, bar hidden %v", v.Filter(), v.search.Text, len(v.shownRows()), v.hiddenBar.Hidden)
 	}
 	uitest.OneText(t, v.list, "passwd") // the added file is drawn again
 }
@@ -298,7 +298,7 @@ func TestViewedMarks(t *testing.T) {
 	uitest.OneText(t, v.reviewed, "0 of 7 reviewed")
 	v.Select(indexOf(t, r, "config.json"))
 	v.FocusChanges()
-	w.Canvas().Focused().TypedRune(ViewedKey)
+	w.Canvas().Focused().TypedRune(viewedKey)
 	uitest.OneText(t, v.reviewed, "1 of 7 reviewed")
 	if res := rowFor(t, v, "config.json").check.icon.Resource; res == nil || res.Name() != style.Colored(theme.CheckButtonCheckedIcon(), style.PassColor).Name() {
 		t.Errorf("config.json's check is %v, not a checked box", res)
@@ -310,7 +310,7 @@ func TestViewedMarks(t *testing.T) {
 	}
 	test.Tap(rowFor(t, v, "src").check) // all viewed: tapping clears them
 	uitest.OneText(t, v.reviewed, "1 of 7 reviewed")
-	v.TypedRune(ViewedKey) // the tap took the focus: the key reaches the view from the window
+	v.TypedRune(viewedKey) // the tap took the focus: the key reaches the view from the window
 	uitest.OneText(t, v.reviewed, "0 of 7 reviewed")
 	want := []string{"true [config.json]", "true [src/app.py src/vendor/libfast.so]", "false [src/app.py src/vendor/libfast.so]", "false [config.json]"}
 	if !slices.Equal(got, want) {

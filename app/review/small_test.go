@@ -72,7 +72,7 @@ func TestCutMiddle(t *testing.T) {
 		{"a-very-long-file-name.min.js", 12, "a-v…e.min.js"},
 		{"x/a-very-long-file-name.min.js", 5, "…n.js"},
 	} {
-		got := CutMiddle(c.path, width(c.n))
+		got := cutMiddle(c.path, width(c.n))
 		if got != c.want {
 			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.path, c.n, got, c.want)
 		}
@@ -89,7 +89,7 @@ func TestListCutsPathsInTheMiddle(t *testing.T) {
 	long := "node_modules/some-package/dist/esm/internal/index.js"
 	r.Changes[0].Path = long
 	v, w := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	w.Resize(smallReview)
 	var cut string
 	for _, x := range uitest.Texts(v.list) {
@@ -158,13 +158,13 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 				contained, got, 100*got/pane, pane)
 		}
 		strip := v.stage.root.MinSize().Height
-		v.SetApplyScope(ScopeAllowed)
-		test.Tap(v.ApplyButton())
+		v.setApplyScope(scopeAllowed)
+		test.Tap(v.applyButton())
 		if done == nil {
 			t.Fatal("Apply did not reach the host")
 		}
-		if !strings.Contains(v.StageText(), "Applying…") {
-			t.Errorf("strip while applying %q", v.StageText())
+		if !strings.Contains(v.stageText(), "Applying…") {
+			t.Errorf("strip while applying %q", v.stageText())
 		}
 		if h := v.stage.root.MinSize().Height; h != strip {
 			t.Errorf("Applying… made the strip %.0f px high, was %.0f: the page moves", h, strip)

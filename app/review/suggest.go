@@ -18,15 +18,15 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 )
 
-// Suggestion is an allowlist entry that would allow a change.
-type Suggestion = policy.Suggestion
+// suggestion is an allowlist entry that would allow a change.
+type suggestion = policy.Suggestion
 
-// Suggestions lists the entries that would allow c, narrowest first
-// (policy.Suggestions, shared with the CLI).
-func Suggestions(c *diff.Change) []Suggestion { return policy.Suggestions(c) }
+// suggestions lists the entries that would allow c, narrowest first
+// (policy.suggestions, shared with the CLI).
+func suggestions(c *diff.Change) []suggestion { return policy.Suggestions(c) }
 
-// SuggestTitle is the title of the Suggest allowlist dialog.
-const SuggestTitle = "Suggest allowlist entries"
+// suggestTitle is the title of the Suggest allowlist dialog.
+const suggestTitle = "Suggest allowlist entries"
 
 // suggestDialog is the Suggest allowlist dialog: the bulk entries
 // (policy.Propose: folders added whole, vendor folders, generated files),
@@ -44,10 +44,10 @@ type suggestDialog struct {
 	d       dialog.Dialog
 }
 
-// SuggestAllowlist opens the Suggest allowlist dialog for the violations
+// suggestAllowlist opens the Suggest allowlist dialog for the violations
 // left (it changes nothing by itself); false when there is nothing to
 // suggest or no window to show it in.
-func (v *View) SuggestAllowlist() bool {
+func (v *View) suggestAllowlist() bool {
 	if v.r == nil || v.suggest != nil {
 		return false
 	}
@@ -93,7 +93,7 @@ func (v *View) SuggestAllowlist() bool {
 	scroll.SetMinSize(fyne.NewSize(min(720, max(320, size.Width-120)), min(360, max(160, size.Height-260))))
 	body := container.NewBorder(nil, s.outcome, nil, nil, scroll)
 	s.update()
-	d := dialog.NewCustomConfirm(SuggestTitle, "Add to draft", "Cancel", body, func(ok bool) {
+	d := dialog.NewCustomConfirm(suggestTitle, "Add to draft", "Cancel", body, func(ok bool) {
 		if ok {
 			s.add()
 		}
@@ -168,7 +168,7 @@ func (s *suggestDialog) add() {
 		return
 	}
 	before := v.r.Verdict
-	v.editor.AppendAll(entries)
+	v.editor.appendAll(entries)
 	words, c := outcomeWords(v.r)
 	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", report.PluralGrouped(len(entries), "entry"), words)
 	if v.r.Verdict != before {

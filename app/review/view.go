@@ -28,9 +28,9 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 )
 
-// TreeLimit is the number of changes above which the view starts in the flat
+// treeLimit is the number of changes above which the view starts in the flat
 // list rather than the tree.
-const TreeLimit = 50000
+const treeLimit = 50000
 
 // Options connect the view to its host. Every callback may be nil, which
 // hides the matching control.
@@ -134,7 +134,7 @@ type View struct {
 
 // New returns a view of r (which may be nil: SetReport later).
 func New(r *report.Report, opts Options) *View {
-	v := &View{opts: opts, filter: DefaultFilter(), sel: -1, tree: true}
+	v := &View{opts: opts, filter: defaultFilter(), sel: -1, tree: true}
 	v.ExtendBaseWidget(v)
 	v.build()
 	v.SetReport(r)
@@ -146,20 +146,20 @@ func (v *View) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRen
 
 func (v *View) build() {
 	v.m = newModel(&report.Report{})
-	v.banner = NewBanner(nil)
+	v.banner = newBanner(nil)
 	v.banner.Action = v.opts.BannerAction
 
 	toggle := func(set func(bool)) func(bool) {
 		return func(on bool) { set(on); v.refilter() }
 	}
-	v.added = NewChip("Added", style.Added, toggle(func(b bool) { v.filter.Added = b }))
-	v.removed = NewChip("Removed", style.Removed, toggle(func(b bool) { v.filter.Removed = b }))
-	v.changed = NewChip("Changed", style.Changed, toggle(func(b bool) { v.filter.Changed = b }))
-	v.violations = NewChip("Violations", style.FailColor, toggle(func(b bool) { v.filter.Violations = b }))
-	v.all = NewChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
-	v.blockedChip = NewChip("Blocked", style.Blocked, toggle(func(b bool) { v.filter.Blocked = b }))
-	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
-	v.riskyChip = NewChip("Risky", style.Risk, toggle(func(b bool) { v.filter.RiskyOnly = b }))
+	v.added = newChip("Added", style.Added, toggle(func(b bool) { v.filter.Added = b }))
+	v.removed = newChip("Removed", style.Removed, toggle(func(b bool) { v.filter.Removed = b }))
+	v.changed = newChip("Changed", style.Changed, toggle(func(b bool) { v.filter.Changed = b }))
+	v.violations = newChip("Violations", style.FailColor, toggle(func(b bool) { v.filter.Violations = b }))
+	v.all = newChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
+	v.blockedChip = newChip("Blocked", style.Blocked, toggle(func(b bool) { v.filter.Blocked = b }))
+	v.outsideChip = newChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
+	v.riskyChip = newChip("Risky", style.Risk, toggle(func(b bool) { v.filter.riskyOnly = b }))
 	v.riskyChip.On = false
 	for _, c := range []*Chip{v.added, v.removed, v.changed, v.violations, v.all, v.blockedChip, v.outsideChip, v.riskyChip} {
 		c.OnRune = func(r rune) { v.TypedRune(r) }
@@ -174,8 +174,8 @@ func (v *View) build() {
 	v.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
 
-	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.SetTreeMode(true) })
-	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.SetTreeMode(false) })
+	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.setTreeMode(true) })
+	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.setTreeMode(false) })
 	v.shown = widget.NewRichText()
 	v.shown.Wrapping = fyne.TextWrapWord
 	v.reviewed = widget.NewRichText()
@@ -185,7 +185,7 @@ func (v *View) build() {
 	})
 	v.violFirst.Checked = true
 	v.hiddenText = widget.NewRichText()
-	v.clearBtn = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() { v.SetFilter(DefaultFilter()) })
+	v.clearBtn = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() { v.SetFilter(defaultFilter()) })
 	v.clearBtn.Importance = widget.LowImportance
 	v.hiddenBar = container.NewBorder(nil, nil, nil, v.clearBtn, v.hiddenText)
 	v.hiddenBar.Hide()
@@ -197,7 +197,7 @@ func (v *View) build() {
 	v.detail = newDetail(v)
 
 	v.editor = NewAllowlistEditor()
-	v.editor.SetOnEscape(v.focusChanges)
+	v.editor.setOnEscape(v.focusChanges)
 	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
 	v.note = keys.NewMultiLineEntry()
 	v.note.OnEscape = v.focusChanges
@@ -212,7 +212,7 @@ func (v *View) build() {
 		v.editor.SetEntries(v.original)
 	})
 	v.resetBtn.Importance = widget.LowImportance
-	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.SuggestAllowlist() })
+	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.suggestAllowlist() })
 	v.decision = widget.NewRichText()
 	v.decision.Wrapping = fyne.TextWrapWord
 	v.decision.Hide() // until there is a decision to show (saves a row)
@@ -221,14 +221,14 @@ func (v *View) build() {
 	v.exported = newExported(v.opts.OpenFolder)
 	v.exportBtns = map[Format]*widget.Button{}
 	var exports []fyne.CanvasObject
-	for _, f := range Formats {
+	for _, f := range formats {
 		f := f
 		b := widget.NewButtonWithIcon(f.Label(), theme.DocumentSaveIcon(), func() {
 			if v.opts.Export != nil && v.r != nil {
-				v.opts.Export(v.ExportReport(), f)
+				v.opts.Export(v.exportReport(), f)
 			}
 		})
-		if !f.Available() {
+		if !f.available() {
 			b.Disable()
 		}
 		v.exportBtns[f] = b
@@ -308,7 +308,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.run, v.decided = r.Clone(), ""
 	v.m = newModel(r)
 	v.m.violationsFirst = v.violFirst.Checked
-	v.tree = len(r.Changes) <= TreeLimit
+	v.tree = len(r.Changes) <= treeLimit
 	v.selID, v.open = "", map[string]bool{}
 	v.viewed, v.nViewed = make([]bool, len(r.Changes)), 0
 	v.banner.SetReport(v.r)
@@ -329,7 +329,7 @@ func (v *View) SetReport(r *report.Report) {
 	v.list.quiet = false
 	v.list.ScrollToOffset(0)
 	// A new report starts with every change shown.
-	v.setFilter(DefaultFilter())
+	v.setFilter(defaultFilter())
 	v.refilter()
 	v.updateButtons()
 }
@@ -337,11 +337,11 @@ func (v *View) SetReport(r *report.Report) {
 // Report returns the report shown (with the draft allowlist applied).
 func (v *View) Report() *report.Report { return v.r }
 
-// ExportReport returns what the export buttons write: the run's report as
+// exportReport returns what the export buttons write: the run's report as
 // it came (its own allowlist and verdict), the reviewer's draft allowlist,
 // decision, note and re-evaluated verdict in its Review. Nil without a
 // report.
-func (v *View) ExportReport() *report.Report {
+func (v *View) exportReport() *report.Report {
 	if v.r == nil {
 		return nil
 	}
@@ -374,14 +374,14 @@ func (v *View) SetFilter(f Filter) {
 // refiltering.
 func (v *View) setFilter(f Filter) {
 	v.filter = f
-	v.added.SetOn(f.Added)
-	v.removed.SetOn(f.Removed)
-	v.changed.SetOn(f.Changed)
-	v.violations.SetOn(f.Violations)
-	v.all.SetOn(f.Allowed)
-	v.blockedChip.SetOn(f.Blocked)
-	v.outsideChip.SetOn(f.Outside)
-	v.riskyChip.SetOn(f.RiskyOnly)
+	v.added.setOn(f.Added)
+	v.removed.setOn(f.Removed)
+	v.changed.setOn(f.Changed)
+	v.violations.setOn(f.Violations)
+	v.all.setOn(f.Allowed)
+	v.blockedChip.setOn(f.Blocked)
+	v.outsideChip.setOn(f.Outside)
+	v.riskyChip.setOn(f.riskyOnly)
 	if v.search.Text != f.Text {
 		v.search.OnChanged = nil
 		v.search.SetText(f.Text)
@@ -389,16 +389,8 @@ func (v *View) setFilter(f Filter) {
 	}
 }
 
-// Shown returns the indices (into Report().Changes) the filter lets
-// through, in the flat list's order: natural path order, violations first
-// unless that is switched off.
-func (v *View) Shown() []int { return append([]int(nil), v.m.visible...) }
-
-// TreeMode reports whether the changes show as a tree.
-func (v *View) TreeMode() bool { return v.tree }
-
-// SetTreeMode switches between the folder tree and the flat list.
-func (v *View) SetTreeMode(tree bool) {
+// setTreeMode switches between the folder tree and the flat list.
+func (v *View) setTreeMode(tree bool) {
 	if v.tree == tree && len(v.changes.Objects) > 0 {
 		return
 	}
@@ -690,15 +682,15 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 			v.toggleOpen(id)
 			return true
 		}
-		v.FocusDetail()
+		v.focusDetail()
 	default:
 		return false
 	}
 	return true
 }
 
-// ViewedKey is the key that marks the selected row viewed (or not).
-const ViewedKey = 'v'
+// viewedKey is the key that marks the selected row viewed (or not).
+const viewedKey = 'v'
 
 // TypedRune handles n / p (next / previous violation), / (filter), v (the
 // selected row viewed or not) and a (Allow… for the selected change); any
@@ -712,25 +704,25 @@ func (v *View) TypedRune(r rune) bool {
 		v.NextViolation(-1)
 	case '/':
 		v.focus(v.search)
-	case ViewedKey:
+	case viewedKey:
 		if v.selID != "" {
 			v.toggleViewed(v.selID)
 		}
 	case 'a':
-		return v.OpenAllow()
+		return v.openAllow()
 	case ']':
-		v.detail.diff.NextChange(1)
+		v.detail.diff.nextChange(1)
 	case '[':
-		v.detail.diff.NextChange(-1)
+		v.detail.diff.nextChange(-1)
 	default:
 		return keys.PassRune(v, r)
 	}
 	return true
 }
 
-// OpenAllow opens the Allow… menu of the selected change (its suggested
+// openAllow opens the Allow… menu of the selected change (its suggested
 // entries) and reports whether there was one to open.
-func (v *View) OpenAllow() bool {
+func (v *View) openAllow() bool {
 	d := v.detail
 	if d.change < 0 || !d.allowBtn.Visible() || d.allowBtn.Disabled() || len(d.suggest) == 0 {
 		return false
@@ -767,9 +759,9 @@ func (v *View) focus(f fyne.Focusable) {
 	}
 }
 
-// FocusDetail moves keyboard focus into the detail: the diff when there is
+// focusDetail moves keyboard focus into the detail: the diff when there is
 // one (arrows scroll it, Escape comes back), else the Allow button.
-func (v *View) FocusDetail() {
+func (v *View) focusDetail() {
 	switch {
 	case len(v.detail.diff.Lines()) > 0:
 		v.focus(v.detail.diff)
@@ -777,10 +769,6 @@ func (v *View) FocusDetail() {
 		v.focus(v.detail.allowBtn)
 	}
 }
-
-// ChangesWidget is the change list (the tree and the flat list alike):
-// what FocusChanges focuses.
-func (v *View) ChangesWidget() fyne.Focusable { return v.list }
 
 // FocusChanges gives keyboard focus to the change list or tree.
 func (v *View) FocusChanges() { v.focusChanges() }
@@ -881,7 +869,7 @@ func (v *View) reject() {
 		return
 	}
 	if v.stage.pending() {
-		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
+		v.stage.ask(rejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
 			report.PluralGrouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
 			if v.saveRejection() {
 				v.stage.discardNow()
@@ -943,16 +931,16 @@ func (v *View) refilter() {
 	}
 	v.m.apply(v.filter, v.tree, v.viewed)
 	n := r.Count()
-	v.added.SetCount(n.Added)
-	v.removed.SetCount(n.Removed)
-	v.changed.SetCount(n.Changed)
-	v.violations.SetCount(n.Violations)
-	v.all.SetCount(n.Allowed)
+	v.added.setCount(n.Added)
+	v.removed.setCount(n.Removed)
+	v.changed.setCount(n.Changed)
+	v.violations.setCount(n.Violations)
+	v.all.setCount(n.Allowed)
 	for _, c := range []struct {
 		chip *Chip
 		n    int
 	}{{v.blockedChip, len(r.Blocked)}, {v.outsideChip, len(r.Outside)}, {v.riskyChip, n.Risky}} {
-		c.chip.SetCount(c.n)
+		c.chip.setCount(c.n)
 		if c.chip.Visible() != (c.n > 0) {
 			c.chip.Hidden = c.n == 0
 			c.chip.Refresh()
@@ -1190,18 +1178,6 @@ func (v *View) Viewed() []string {
 	return out
 }
 
-// Reviewed returns how many changes are marked viewed, of how many.
-func (v *View) Reviewed() (viewed, total int) { return v.nViewed, len(v.viewed) }
-
-// HiddenByFilter is how many changes the filter hides.
-func (v *View) HiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
-
-// DiffRoom is the height of the diff and of the detail pane it is in (a
-// small window must leave the diff most of the pane).
-func (v *View) DiffRoom() (diff, pane float32) {
-	return v.detail.diff.Size().Height, v.detail.root.Size().Height
-}
-
 // roomForSplit widens the detail pane as far as the changes list and the
 // sidebar allow (each at its minimum width): a side by side diff in a
 // small window. The reviewer may drag the dividers back.
@@ -1212,14 +1188,3 @@ func (v *View) roomForSplit() {
 	v.mainSplit.SetOffset(0) // the split keeps each side at its minimum
 	v.innerSplit.SetOffset(1)
 }
-
-// SideBySideShown reports whether the diff is drawn side by side (asked
-// for, and room for it).
-func (v *View) SideBySideShown() bool { return v.detail.diff.SideBySideShown() }
-
-// SideBySideLabel is the side by side button's text ("Side by side: too
-// narrow" when refused).
-func (v *View) SideBySideLabel() string { return v.detail.bar.split.Text }
-
-// DetailTitle is the detail pane's title as text (a path, however it wraps).
-func (v *View) DetailTitle() string { return segmentsText(v.detail.title) }

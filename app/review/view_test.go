@@ -80,7 +80,7 @@ func TestBannerProcessReasons(t *testing.T) {
 
 func TestRowColorsPerKind(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	list := v.list
 	cases := []struct {
 		path  string
@@ -117,7 +117,7 @@ func TestRowColorsPerKind(t *testing.T) {
 
 func TestTreeRows(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	if !v.TreeMode() {
+	if !v.treeMode() {
 		t.Fatal("a small report should open as a tree")
 	}
 	tree := v.list
@@ -140,7 +140,7 @@ func TestTreeRows(t *testing.T) {
 
 func TestCountersFilter(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	for chip, want := range map[*Chip]string{v.added: "Added 3", v.removed: "Removed 1", v.changed: "Changed 3",
 		v.violations: "Violations 5", v.all: "Allowed 2"} {
 		if chip.Text() != want {
@@ -155,8 +155,8 @@ func TestCountersFilter(t *testing.T) {
 	if v.Filter().Added {
 		t.Fatal("tapping Added did not switch it off")
 	}
-	if len(v.Shown()) != 4 {
-		t.Errorf("with Added off %d changes shown, want 4", len(v.Shown()))
+	if len(v.shownRows()) != 4 {
+		t.Errorf("with Added off %d changes shown, want 4", len(v.shownRows()))
 	}
 	if len(uitest.TextsReading(v.list, "cache/passwd")) != 0 || len(uitest.TextsReading(v.list, "logs/run.log")) != 0 {
 		t.Error("added changes still drawn with Added off")
@@ -167,7 +167,7 @@ func TestCountersFilter(t *testing.T) {
 	test.Tap(v.added)
 	test.Tap(v.violations) // only allowed changes
 	got := []string{}
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
 	}
 	if strings.Join(got, ",") != "logs,logs/run.log" {
@@ -182,11 +182,11 @@ func TestCountersFilter(t *testing.T) {
 
 func TestTextFilter(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	w.Canvas().Focus(v.search)
 	test.Type(v.search, "SRC/")
 	var got []string
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
 	}
 	if strings.Join(got, ",") != "src/app.py,src/vendor/libfast.so" {
@@ -202,7 +202,7 @@ func TestTextFilter(t *testing.T) {
 	}
 
 	// The tree shows the same subset, with the folders on the way open.
-	v.SetTreeMode(true)
+	v.setTreeMode(true)
 	if !v.folderOpen("src/vendor") {
 		t.Error("a text filter should open the matching folders")
 	}
@@ -245,7 +245,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	test.Tap(v.detail.allowBtn)
 	uitest.TapMenuItem(t, w.Canvas(), "Folder src/:   src/")
 	v.Select(indexOf(t, r, "cache/passwd"))
-	if s := Suggestions(&r.Changes[indexOf(t, r, "cache/passwd")]); s[0].Entry != "symlink-escape:cache/passwd" {
+	if s := suggestions(&r.Changes[indexOf(t, r, "cache/passwd")]); s[0].Entry != "symlink-escape:cache/passwd" {
 		t.Errorf("risky change suggestion %q, want one naming the risk", s[0].Entry)
 	}
 	test.Tap(v.detail.allowBtn)
@@ -445,7 +445,7 @@ func TestDetailBinaryAndMode(t *testing.T) {
 
 func TestKeyboard(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	r := v.Report()
 	v.FocusChanges()
 	if w.Canvas().Focused() != v.list {
@@ -494,7 +494,7 @@ func TestKeyboard(t *testing.T) {
 		t.Errorf("n inside the diff goes to %s", p)
 	}
 	v.Select(indexOf(t, r, "config.json"))
-	v.FocusDetail()
+	v.focusDetail()
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	if w.Canvas().Focused() != v.list {
 		t.Errorf("Escape focused %T", w.Canvas().Focused())
@@ -553,7 +553,7 @@ func TestSuggestions(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, s := range Suggestions(&c.c) {
+		for _, s := range suggestions(&c.c) {
 			got = append(got, s.Entry)
 			// Every suggestion parses and allows the change.
 			p, err := policy.Parse([]string{s.Entry})
@@ -572,7 +572,7 @@ func TestSuggestions(t *testing.T) {
 }
 
 func TestParseUnified(t *testing.T) {
-	lines := ParseUnified("--- a/x\n+++ b/x\n@@ -10,3 +20,4 @@ func\n ctx\n-old\n+new\n+more\n\\ No newline at end of file\n")
+	lines := parseUnified("--- a/x\n+++ b/x\n@@ -10,3 +20,4 @@ func\n ctx\n-old\n+new\n+more\n\\ No newline at end of file\n")
 	want := []DiffLine{
 		{Kind: LineHeader, Text: "--- a/x"}, {Kind: LineHeader, Text: "+++ b/x"}, {Kind: LineHunk, Text: "@@ -10,3 +20,4 @@ func"},
 		{Kind: LineContext, Old: 10, New: 20, Text: " ctx"}, {Kind: LineRemoved, Old: 11, Text: "-old"},
@@ -582,7 +582,7 @@ func TestParseUnified(t *testing.T) {
 	if fmt.Sprint(lines) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", lines, want)
 	}
-	if got := ParseUnified("@@ -1 +1 @@\n-a\tb\x1b[31m\n"); got[1].Text != "-a  b\\x1b[31m" {
+	if got := parseUnified("@@ -1 +1 @@\n-a\tb\x1b[31m\n"); got[1].Text != "-a  b\\x1b[31m" {
 		t.Errorf("control characters: %q", got[1].Text)
 	}
 }
@@ -601,7 +601,7 @@ func TestExportFormats(t *testing.T) {
 		t.Errorf("file name %s", JSON.FileName(r))
 	}
 	for _, f := range []Format{HTML, Markdown} {
-		if !f.Available() {
+		if !f.available() {
 			t.Logf("%s writer not in this build", f.Label())
 			continue
 		}
@@ -635,14 +635,14 @@ func TestThousandsOfChanges(t *testing.T) {
 	r := bigReport(20000)
 	start := time.Now()
 	v, w := newTestView(t, r, Options{})
-	if !v.TreeMode() {
-		t.Errorf("20000 changes should open as a tree (up to %d)", TreeLimit)
+	if !v.treeMode() {
+		t.Errorf("20000 changes should open as a tree (up to %d)", treeLimit)
 	}
-	v.SetTreeMode(true)
-	v.SetTreeMode(false)
+	v.setTreeMode(true)
+	v.setTreeMode(false)
 	w.Canvas().Focus(v.search)
 	test.Type(v.search, "file1")
-	if n := len(v.Shown()); n != 10000 {
+	if n := len(v.shownRows()); n != 10000 {
 		t.Errorf("filter file1 shows %d", n)
 	}
 	v.Allow("pkg1*/")
@@ -656,7 +656,7 @@ func TestThousandsOfChanges(t *testing.T) {
 func BenchmarkRefilter(b *testing.B) {
 	r := bigReport(20000)
 	m := newModel(r)
-	f := DefaultFilter()
+	f := defaultFilter()
 	f.Text = "mod1"
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

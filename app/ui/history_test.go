@@ -329,8 +329,8 @@ func TestReopenRunFromHistory(t *testing.T) {
 	if !slices.Equal(flatten(got), before) || got.Verdict != verdict || strings.Join(got.Reasons, ";") != reasons {
 		t.Errorf("reopened run differs:\n%+v\nwant\n%+v", flatten(got), before)
 	}
-	if u.Review().Banner().VerdictText() != "FAIL" {
-		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	if !uitest.Drawn(u.Review().Banner(), "FAIL") {
+		t.Errorf("banner %q", uitest.AllText(u.Review().Banner()))
 	}
 
 	// A second app on the same database: Enter on the selected row opens it.

@@ -17,7 +17,6 @@ import (
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/keys/keytest"
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/internal/version"
 )
@@ -94,7 +93,11 @@ func TestShortcutsFromEveryField(t *testing.T) {
 		u.Tabs.Select(f.tab)
 		c.Focus(f.f)
 		keytest.Key(w, fyne.KeyEscape)
-		if got := c.Focused(); f.tab == u.runItem && got != nil || f.tab == u.reviewItem && got != v.ChangesWidget() {
+		got := c.Focused()
+		if f.tab == u.reviewItem {
+			v.FocusChanges() // where Escape should have left the focus
+		}
+		if f.tab == u.runItem && got != nil || f.tab == u.reviewItem && (got == nil || got != c.Focused()) {
 			t.Errorf("%s: Escape left the focus on %T", f.name, got)
 		}
 
@@ -176,7 +179,12 @@ func TestReviewKeys(t *testing.T) {
 		t.Fatalf("the review does not open on a violation (%d)", v.Selected())
 	}
 	path := v.Report().Changes[v.Selected()].Path
-	for _, focused := range []fyne.Focusable{v.ChangesWidget(), nil} {
+	v.FocusChanges()
+	list := c.Focused()
+	if list == nil {
+		t.Fatal("FocusChanges focused nothing")
+	}
+	for _, focused := range []fyne.Focusable{list, nil} {
 		if focused == nil {
 			c.Unfocus()
 		} else {
@@ -203,7 +211,9 @@ func TestReviewKeys(t *testing.T) {
 	// Allow every violation: the demo run still fails (its leftover
 	// process), so Ctrl+Enter from the note asks first, saying why;
 	// Cancel saves nothing, Approve anyway saves version 1.
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	for _, e := range policy.Suggest(v.Report().Changes) { // allow every violation
+		v.Editor().Append(e)
+	}
 	c.Focus(noteEntry(t, v))
 	keytest.Type(w, "fine")
 	ctrlEnter := v.Bindings()[0].Shortcut
@@ -242,7 +252,7 @@ func TestReviewKeys(t *testing.T) {
 func approvalDialog(t *testing.T, w fyne.Window) fyne.CanvasObject {
 	t.Helper()
 	top := w.Canvas().Overlays().Top()
-	if top == nil || !strings.Contains(uitest.DrawnText(top), review.ApprovalTitle) {
+	if top == nil || !strings.Contains(uitest.DrawnText(top), "Approve an allowlist the run still fails with?") {
 		t.Fatalf("no approval question shown (%T)", top)
 	}
 	return top
@@ -325,7 +335,7 @@ func TestTabReachesEveryButton(t *testing.T) {
 
 	u.Tabs.Select(u.reviewItem)
 	cycle = tabCycle(t, w)
-	buttons := []*widget.Button{uitest.Button(t, v, "Approve allowlist"), uitest.Button(t, v, "Reject"), v.ApplyButton()}
+	buttons := []*widget.Button{uitest.Button(t, v, "Approve allowlist"), uitest.Button(t, v, "Reject"), uitest.ButtonWithPrefix(t, v, "Apply ")}
 	for _, f := range []string{"HTML", "Markdown", "JSON"} {
 		buttons = append(buttons, uitest.Button(t, v, f))
 	}

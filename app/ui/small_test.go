@@ -11,7 +11,6 @@ import (
 
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys"
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 )
 
@@ -59,10 +58,10 @@ func buttonsIn(o fyne.CanvasObject) []placed {
 func TestSmallWindowShowsEveryButton(t *testing.T) {
 	u, l, w, _ := stagedRun(t)
 	v := u.Review()
-	f := review.DefaultFilter()
+	f := v.Filter()
 	f.Text = "a.txt"
 	v.SetFilter(f)
-	if v.HiddenByFilter() == 0 {
+	if hiddenText(v) == "" {
 		t.Fatal("the filter hides nothing")
 	}
 	v.SetDecision("Rejected: recorded on run 1.", style.FailColor)

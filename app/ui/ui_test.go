@@ -192,8 +192,8 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	if sel := u.Review().Selected(); sel < 0 || r.Changes[sel].Allowed {
 		t.Errorf("review did not select a violation (%d)", sel)
 	}
-	if u.Review().Banner().VerdictText() != "FAIL" {
-		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	if !uitest.Drawn(u.Review().Banner(), "FAIL") {
+		t.Errorf("banner %q", uitest.AllText(u.Review().Banner()))
 	}
 
 	// Output: stdout lines, stderr in the warning color.
@@ -300,6 +300,17 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 func noteEntry(t *testing.T, v *review.View) *keys.Entry {
 	t.Helper()
 	return uitest.Find(t, v, "note entry", func(e *keys.Entry) bool { return strings.HasPrefix(e.PlaceHolder, "Note for the record") })
+}
+
+// reviewedText is the review's "n of total reviewed" line.
+func reviewedText(v fyne.CanvasObject) string {
+	return uitest.RichTextWhere(v, func(s string) bool { return strings.HasSuffix(s, " reviewed") })
+}
+
+// hiddenText is the review's bar saying what the filters hide ("" when it
+// is not shown).
+func hiddenText(v fyne.CanvasObject) string {
+	return uitest.RichTextWhere(v, func(s string) bool { return strings.HasSuffix(s, " hidden by filters —") })
 }
 
 // approveAnyway answers the question asked before approving an allowlist

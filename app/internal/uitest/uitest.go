@@ -125,11 +125,11 @@ func RichString(t *widget.RichText) string {
 	return b.String()
 }
 
-// RichTextWithPrefix returns the text of the first rich text under o that
-// starts with prefix ("" when none does).
-func RichTextWithPrefix(o fyne.CanvasObject, prefix string) string {
+// RichTextWhere returns the text of the first rich text under o whose
+// text matches ("" when none does).
+func RichTextWhere(o fyne.CanvasObject, match func(string) bool) string {
 	for _, rt := range All[*widget.RichText](o, nil) {
-		if s := RichString(rt); strings.HasPrefix(s, prefix) {
+		if s := RichString(rt); match(s) {
 			return s
 		}
 	}
