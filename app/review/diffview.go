@@ -802,11 +802,38 @@ func (r *diffContentRenderer) colorsOf(th fyne.Theme, l DiffLine) lineColors {
 	return lc
 }
 
+// diffFrame is what one Refresh of the diff's content draws: the theme's
+// measures, the visible rows and the scroll offset.
+type diffFrame struct {
+	th            fyne.Theme
+	lh, cw, pad   float32
+	viewW, height float32
+	first, last   int     // the rows in view
+	col0          int     // the first text column in view
+	x0            float32 // the horizontal scroll offset
+	muted         color.Color
+	gutterBg      color.Color
+	gcols         int
+}
+
 func (r *diffContentRenderer) Refresh() {
+	f, split := r.frame()
+	r.nr, r.nt = 0, 0
+	r.objects = r.objects[:0]
+	if split {
+		r.drawSplit(f)
+	} else {
+		r.drawUnified(f)
+	}
+}
+
+// frame measures what is in view; split says whether the lines show side
+// by side (the view's OnSplitShown hears of a change).
+func (r *diffContentRenderer) frame() (f diffFrame, split bool) {
 	c, v := r.c, r.c.view
 	th := c.Theme()
-	lh, cw := c.lineHeight(), c.charWidth()
-	pad := th.Size(theme.SizeNameInnerPadding)
+	f.th, f.lh, f.cw = th, c.lineHeight(), c.charWidth()
+	f.pad = th.Size(theme.SizeNameInnerPadding)
 	size := c.Size()
 	viewW, viewH := v.scroll.Size().Width, v.scroll.Size().Height
 	if viewW <= 0 {
@@ -815,8 +842,9 @@ func (r *diffContentRenderer) Refresh() {
 	if viewH <= 0 {
 		viewH = size.Height
 	}
+	f.viewW = viewW
 	off := v.scroll.Offset
-	split := v.SideBySideShown()
+	split = v.SideBySideShown()
 	if split != v.splitShown {
 		v.splitShown = split
 		if v.onSplitShown != nil {
@@ -827,80 +855,87 @@ func (r *diffContentRenderer) Refresh() {
 	if split {
 		n = len(v.splitRows())
 	}
-	first := max(0, int((off.Y-pad/2)/lh))
-	last := min(n, int((off.Y+viewH)/lh)+2)
+	f.first = max(0, int((off.Y-f.pad/2)/f.lh))
+	f.last = min(n, int((off.Y+viewH)/f.lh)+2)
 	// The lines' text scrolls by whole columns; everything else (the line
 	// numbers, and the lines that are not file content: headers, notes,
 	// cuts) stays in view.
-	col0 := max(0, int(off.X/cw))
-	x0 := off.X
+	f.col0 = max(0, int(off.X/f.cw))
+	f.x0 = off.X
+	f.muted = style.Color(th, style.Muted)
+	f.gutterBg = style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
+	f.height = fyne.Max(size.Height, float32(n)*f.lh+f.pad)
+	f.gcols = c.gutterCols()
+	return f, split
+}
 
-	r.nr, r.nt = 0, 0
-	r.objects = r.objects[:0]
-	muted := style.Color(th, style.Muted)
-	gutterBg := style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
-	height := fyne.Max(size.Height, float32(n)*lh+pad)
-	gcols := c.gutterCols()
-	if split {
-		half := viewW / 2
-		gw := c.sideGutterWidth()
-		textCols := int(c.paneTextWidth(viewW) / cw) // never into the right pane
-		r.rect(gutterBg, x0, 0, gw, height)
-		r.rect(gutterBg, x0+half, 0, gw, height)
-		for k := first; k < last; k++ {
-			row := v.rows[k]
-			y := pad/2 + float32(k)*lh
-			if row.full {
-				l := v.lines[row.left]
-				lc := r.colorsOf(th, l)
-				if lc.bg != nil {
-					r.rect(lc.bg, x0, y, viewW, lh)
-				}
-				r.drawLine(l, lc, x0+pad/2, y, 0, int((viewW-pad)/cw)+1)
+// drawSplit draws the rows in view side by side: before on the left,
+// after on the right, each with its line numbers.
+func (r *diffContentRenderer) drawSplit(f diffFrame) {
+	c, v := r.c, r.c.view
+	half := f.viewW / 2
+	gw := c.sideGutterWidth()
+	textCols := int(c.paneTextWidth(f.viewW) / f.cw) // never into the right pane
+	r.rect(f.gutterBg, f.x0, 0, gw, f.height)
+	r.rect(f.gutterBg, f.x0+half, 0, gw, f.height)
+	for k := f.first; k < f.last; k++ {
+		row := v.rows[k]
+		y := f.pad/2 + float32(k)*f.lh
+		if row.full {
+			l := v.lines[row.left]
+			lc := r.colorsOf(f.th, l)
+			if lc.bg != nil {
+				r.rect(lc.bg, f.x0, y, f.viewW, f.lh)
+			}
+			r.drawLine(l, lc, f.x0+f.pad/2, y, 0, int((f.viewW-f.pad)/f.cw)+1)
+			continue
+		}
+		for s, i := range []int{row.left, row.right} {
+			if i < 0 {
 				continue
 			}
-			for s, i := range []int{row.left, row.right} {
-				if i < 0 {
-					continue
-				}
-				l := v.lines[i]
-				px := x0 + float32(s)*half
-				lc := r.colorsOf(th, l)
-				if lc.bg != nil {
-					r.rect(lc.bg, px+gw, y, half-gw, lh)
-				}
-				no := l.Old
-				if s == 1 {
-					no = l.New
-				}
-				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, px+pad/2, y+1, float32(gcols)*cw, lh)
-				r.drawLine(l, lc, px+gw+pad/2, y, col0, textCols)
+			l := v.lines[i]
+			px := f.x0 + float32(s)*half
+			lc := r.colorsOf(f.th, l)
+			if lc.bg != nil {
+				r.rect(lc.bg, px+gw, y, half-gw, f.lh)
 			}
+			no := l.Old
+			if s == 1 {
+				no = l.New
+			}
+			r.text(lineNo(no), f.muted, false, fyne.TextAlignTrailing, px+f.pad/2, y+1, float32(f.gcols)*f.cw, f.lh)
+			r.drawLine(l, lc, px+gw+f.pad/2, y, f.col0, textCols)
 		}
-		return
 	}
+}
+
+// drawUnified draws the lines in view one under the other, with both
+// line numbers in the gutter (unless the view has none).
+func (r *diffContentRenderer) drawUnified(f diffFrame) {
+	c, v := r.c, r.c.view
 	gutterW := c.gutterWidth()
 	if !v.NoGutter {
-		r.rect(gutterBg, x0, 0, gutterW, height)
+		r.rect(f.gutterBg, f.x0, 0, gutterW, f.height)
 	}
-	textCols := int((viewW-gutterW-pad/2)/cw) + 1
-	for i := first; i < last; i++ {
+	textCols := int((f.viewW-gutterW-f.pad/2)/f.cw) + 1
+	for i := f.first; i < f.last; i++ {
 		l := v.lines[i]
-		y := pad/2 + float32(i)*lh
-		lc := r.colorsOf(th, l)
+		y := f.pad/2 + float32(i)*f.lh
+		lc := r.colorsOf(f.th, l)
 		if lc.bg != nil {
-			r.rect(lc.bg, x0, y, viewW, lh)
+			r.rect(lc.bg, f.x0, y, f.viewW, f.lh)
 		}
 		if !v.NoGutter {
 			for j, no := range []int{l.Old, l.New} {
-				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, x0+pad/2+float32(j*(gcols+1))*cw, y+1, float32(gcols)*cw, lh)
+				r.text(lineNo(no), f.muted, false, fyne.TextAlignTrailing, f.x0+f.pad/2+float32(j*(f.gcols+1))*f.cw, y+1, float32(f.gcols)*f.cw, f.lh)
 			}
 		}
-		c0 := col0
+		c0 := f.col0
 		if l.Kind != LineContext && l.Kind != LineAdded && l.Kind != LineRemoved && !v.NoGutter {
 			c0 = 0 // headers, hunk headers, notes and cuts stay in view
 		}
-		r.drawLine(l, lc, x0+gutterW+pad/2, y, c0, textCols)
+		r.drawLine(l, lc, f.x0+gutterW+f.pad/2, y, c0, textCols)
 	}
 }
 
