@@ -59,7 +59,7 @@ func thisOrThese(n int) string {
 // and otherwise after the reviewer confirms, in a dialog saying why it
 // still fails.
 func (v *View) confirmApproval(approve func()) {
-	if v.confirm != nil {
+	if v.side.confirm != nil {
 		return // already asked
 	}
 	why := stillFails(v.r)
@@ -75,9 +75,9 @@ func (v *View) confirmApproval(approve func()) {
 			approve()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.confirm = nil })
+	d.SetOnClosed(func() { v.side.confirm = nil })
 	keys.For(v).Modal(d) // Escape cancels
-	v.confirm = d
+	v.side.confirm = d
 	d.Show()
 	d.Resize(fyne.NewSize(min(560, w.Canvas().Size().Width-40), d.MinSize().Height))
 }

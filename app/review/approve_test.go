@@ -66,7 +66,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	v, w := newTestView(t, cleanReport(), opts)
 	c := w.Canvas()
 	n := v.Report().Count().Violations
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
 	text, _, no := approvalQuestion(c)
 	if !strings.Contains(text, report.PluralGrouped(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
 		t.Errorf("question for %d violations: %q", n, text)
@@ -76,8 +76,8 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 		t.Fatalf("Cancel approved %v (%q)", approved, v.Decision())
 	}
 	// A second Approve while the question is open asks once.
-	test.Tap(v.approveBtn)
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
+	test.Tap(v.side.approveBtn)
 	if k := len(c.Overlays().List()); k != 1 {
 		t.Errorf("%d dialogs after two taps", k)
 	}
@@ -95,7 +95,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	if v.Report().Count().Violations != 0 {
 		t.Fatal("the suggestion leaves violations")
 	}
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
 	text, _, _ = approvalQuestion(c)
 	if !strings.Contains(text, "script exited 3, 1 leftover process: no allowlist allows these") || strings.Contains(text, "the draft does not allow") {
 		t.Errorf("question for a process failure: %q", text)
@@ -108,7 +108,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	// A draft that passes the run: no question.
 	v.SetReport(cleanReport())
 	v.Editor().appendAll(policy.Suggest(v.Report().Changes)) // allow every violation
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
 	if text, _, _ := approvalQuestion(c); text != "" || len(approved) != 3 {
 		t.Errorf("a passing draft: question %q, %d approvals", text, len(approved))
 	}

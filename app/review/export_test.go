@@ -32,7 +32,7 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 		t.Fatal("Allow… did not allow config.json")
 	}
 
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if exported == nil {
 		t.Fatal("nothing exported")
 	}
@@ -60,10 +60,10 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 	}
 
 	// After Approve the decision and note go with it.
-	test.Type(v.note, "config is generated")
-	test.Tap(v.approveBtn)
+	test.Type(v.side.note, "config is generated")
+	test.Tap(v.side.approveBtn)
 	confirmApproval(t, w.Canvas()) // the draft leaves violations
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if exported.Review == nil || exported.Review.Decision != report.Approved || exported.Review.Note != "config is generated" ||
 		!slices.Equal(exported.Allowlist, runAllowlist) {
 		t.Fatalf("after approve: allowlist %q review %+v", exported.Allowlist, exported.Review)

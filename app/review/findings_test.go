@@ -53,13 +53,13 @@ func TestFindingsGroups(t *testing.T) {
 	if len(ids) < len(want)+1 || !slices.Equal(ids[:len(want)], want) {
 		t.Fatalf("rows %q, want the findings first: %q", ids, want)
 	}
-	wantColor(t, "the Blocked group", uitest.OneText(t, v.list, "Blocked actions").Color, style.Blocked)
-	wantColor(t, "a blocked action", uitest.OneText(t, v.list, "net 127.0.0.1:8080").Color, style.Blocked)
-	wantColor(t, "the Outside group", uitest.OneText(t, v.list, "Outside the workspace").Color, style.Outside)
-	wantColor(t, "an outside change", uitest.OneText(t, v.list, "changed /home/u/.profile").Color, style.Outside)
-	uitest.OneText(t, v.list, "connect · 3 times")
-	uitest.OneText(t, v.list, "2 actions")
-	uitest.OneText(t, v.list, "size 3771 B -> 3791 B") // 3.7 KiB both: the bytes are shown
+	wantColor(t, "the Blocked group", uitest.OneText(t, v.changes.list, "Blocked actions").Color, style.Blocked)
+	wantColor(t, "a blocked action", uitest.OneText(t, v.changes.list, "net 127.0.0.1:8080").Color, style.Blocked)
+	wantColor(t, "the Outside group", uitest.OneText(t, v.changes.list, "Outside the workspace").Color, style.Outside)
+	wantColor(t, "an outside change", uitest.OneText(t, v.changes.list, "changed /home/u/.profile").Color, style.Outside)
+	uitest.OneText(t, v.changes.list, "connect · 3 times")
+	uitest.OneText(t, v.changes.list, "2 actions")
+	uitest.OneText(t, v.changes.list, "size 3771 B -> 3791 B") // 3.7 KiB both: the bytes are shown
 	if c := themeColor(style.Blocked); !(func() bool { r, g, b, _ := c.RGBA(); return b > g && r > g })() {
 		t.Errorf("Blocked is not violet: %v", c)
 	}
@@ -68,26 +68,26 @@ func TestFindingsGroups(t *testing.T) {
 	}
 
 	// Chips: Blocked 2, Outside 1; off hides the group, the bar says so.
-	if !v.blockedChip.Visible() || v.blockedChip.Text() != "Blocked 2" || v.outsideChip.Text() != "Outside 1" {
-		t.Fatalf("chips %q (%v) %q", v.blockedChip.Text(), v.blockedChip.Visible(), v.outsideChip.Text())
+	if !v.filters.blockedChip.Visible() || v.filters.blockedChip.Text() != "Blocked 2" || v.filters.outsideChip.Text() != "Outside 1" {
+		t.Fatalf("chips %q (%v) %q", v.filters.blockedChip.Text(), v.filters.blockedChip.Visible(), v.filters.outsideChip.Text())
 	}
-	test.Tap(v.blockedChip)
-	if slices.Contains(rowIDs(v), groupBlocked) || !v.hiddenBar.Visible() {
-		t.Fatalf("Blocked off: rows %q, bar %v", rowIDs(v), v.hiddenBar.Visible())
+	test.Tap(v.filters.blockedChip)
+	if slices.Contains(rowIDs(v), groupBlocked) || !v.changes.hiddenBar.Visible() {
+		t.Fatalf("Blocked off: rows %q, bar %v", rowIDs(v), v.changes.hiddenBar.Visible())
 	}
-	uitest.OneText(t, v.hiddenBar, "2 blocked actions hidden by filters —")
-	test.Tap(v.outsideChip)
-	uitest.OneText(t, v.hiddenBar, "2 blocked actions, 1 change outside the workspace hidden by filters —")
-	test.Tap(v.clearBtn)
-	if !slices.Equal(rowIDs(v)[:len(want)], want) || v.hiddenBar.Visible() {
+	uitest.OneText(t, v.changes.hiddenBar, "2 blocked actions hidden by filters —")
+	test.Tap(v.filters.outsideChip)
+	uitest.OneText(t, v.changes.hiddenBar, "2 blocked actions, 1 change outside the workspace hidden by filters —")
+	test.Tap(v.changes.clearBtn)
+	if !slices.Equal(rowIDs(v)[:len(want)], want) || v.changes.hiddenBar.Visible() {
 		t.Fatalf("Clear: rows %q", rowIDs(v))
 	}
 	// The text filter looks into targets, commands and paths.
-	v.search.SetText("curl")
+	v.filters.search.SetText("curl")
 	if got := rowIDs(v); !slices.Equal(got, []string{groupBlocked, findingID(groupBlocked, 1)}) {
 		t.Errorf("filter curl: rows %q", got)
 	}
-	v.search.SetText("")
+	v.filters.search.SetText("")
 
 	// n from the start: the first blocked action, then the next, then the
 	// outside change, then the first violating change.
@@ -154,11 +154,11 @@ func TestFindingsWithoutChanges(t *testing.T) {
 	if got := rowIDs(v); !slices.Equal(got, []string{groupBlocked, findingID(groupBlocked, 0), findingID(groupBlocked, 1)}) {
 		t.Fatalf("rows %q", got)
 	}
-	if v.changes.Objects[0] != v.list {
-		t.Errorf("the list is replaced by %q", uitest.AllText(v.changes))
+	if v.changes.stack.Objects[0] != v.changes.list {
+		t.Errorf("the list is replaced by %q", uitest.AllText(v.changes.stack))
 	}
-	if v.outsideChip.Visible() || !v.blockedChip.Visible() {
-		t.Errorf("chips: Outside %v, Blocked %v", v.outsideChip.Visible(), v.blockedChip.Visible())
+	if v.filters.outsideChip.Visible() || !v.filters.blockedChip.Visible() {
+		t.Errorf("chips: Outside %v, Blocked %v", v.filters.outsideChip.Visible(), v.filters.blockedChip.Visible())
 	}
 	if !v.NextViolation(1) || v.selID != findingID(groupBlocked, 0) {
 		t.Errorf("n selects %q", v.selID)
@@ -183,10 +183,10 @@ func TestNetworkGroup(t *testing.T) {
 	if len(ids) < len(want) || !slices.Equal(ids[:len(want)], want) {
 		t.Fatalf("rows %q, want %q first", ids, want)
 	}
-	uitest.OneText(t, v.list, "Network")
-	uitest.OneText(t, v.list, "2 requests")
-	uitest.OneText(t, v.list, "registry.npmjs.org:443")
-	uitest.OneText(t, v.list, "refused: host not allowed")
+	uitest.OneText(t, v.changes.list, "Network")
+	uitest.OneText(t, v.changes.list, "2 requests")
+	uitest.OneText(t, v.changes.list, "registry.npmjs.org:443")
+	uitest.OneText(t, v.changes.list, "refused: host not allowed")
 	for k := range v.rows {
 		if v.isStop(k) && strings.HasPrefix(v.rows[k].id, groupNetwork) {
 			t.Errorf("n stops at the request %q", v.rows[k].id)

@@ -65,7 +65,7 @@ func TestRenameIsOneRow(t *testing.T) {
 	if got := strings.Join(rows, " | "); got != "src/util.go → lib/util.go | notes.txt | doc/a.txt → doc/b.txt" {
 		t.Errorf("rows %q", got)
 	}
-	uitest.OneText(t, v.reviewed, "0 of 3 reviewed") // 5 changes, 3 rows
+	uitest.OneText(t, v.changes.reviewed, "0 of 3 reviewed") // 5 changes, 3 rows
 	c, _ := v.m.rowChange(indexOf(t, r, "lib/util.go"), false)
 	if c.Allowed {
 		t.Error("the rename row is allowed though its removed path is a violation")
@@ -155,6 +155,6 @@ func TestRenameReopened(t *testing.T) {
 		t.Errorf("reopened rename: from %q, similarity %d", c.RenamedFrom, c.Similarity)
 	}
 	if len(uitest.TextsReading(w.Content(), "renamed")) == 0 {
-		t.Errorf("no row says renamed: %s", uitest.AllText(v.changes))
+		t.Errorf("no row says renamed: %s", uitest.AllText(v.changes.stack))
 	}
 }

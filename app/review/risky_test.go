@@ -21,11 +21,11 @@ func TestRiskyChip(t *testing.T) {
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
 	v.setTreeMode(false)
-	if !v.riskyChip.Visible() || v.riskyChip.Text() != "Risky 2" || v.riskyChip.On {
-		t.Fatalf("chip visible %v text %q on %v", v.riskyChip.Visible(), v.riskyChip.Text(), v.riskyChip.On)
+	if !v.filters.riskyChip.Visible() || v.filters.riskyChip.Text() != "Risky 2" || v.filters.riskyChip.On {
+		t.Fatalf("chip visible %v text %q on %v", v.filters.riskyChip.Visible(), v.filters.riskyChip.Text(), v.filters.riskyChip.On)
 	}
 	all := len(v.shownRows())
-	test.Tap(v.riskyChip)
+	test.Tap(v.filters.riskyChip)
 	var paths []string
 	for _, i := range v.shownRows() {
 		paths = append(paths, v.Report().Changes[i].Path)
@@ -33,13 +33,13 @@ func TestRiskyChip(t *testing.T) {
 	if len(paths) != 2 || paths[0] != ".github/workflows/ci.yml" && paths[1] != ".github/workflows/ci.yml" {
 		t.Errorf("Risky on shows %q", paths)
 	}
-	test.Tap(v.riskyChip)
+	test.Tap(v.filters.riskyChip)
 	if len(v.shownRows()) != all {
 		t.Errorf("Risky off shows %d of %d", len(v.shownRows()), all)
 	}
 	v.SetReport(&report.Report{Verdict: report.Pass, Changes: []diff.Change{{Path: "a", Kind: diff.Added, Allowed: true,
 		After: &snapshot.Entry{Path: "a", Type: snapshot.File}}}})
-	if v.riskyChip.Visible() {
+	if v.filters.riskyChip.Visible() {
 		t.Error("a report without risks shows a Risky chip")
 	}
 }

@@ -92,13 +92,13 @@ func TestListCutsPathsInTheMiddle(t *testing.T) {
 	v.setTreeMode(false)
 	w.Resize(smallReview)
 	var cut string
-	for _, x := range uitest.Texts(v.list) {
+	for _, x := range uitest.Texts(v.changes.list) {
 		if strings.HasSuffix(x.Text, "/index.js") {
 			cut = x.Text
 		}
 	}
 	if cut == "" || cut == long || !strings.HasPrefix(cut, "node_modules/") || !strings.Contains(cut, "…/index.js") {
-		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, uitest.AllText(v.list))
+		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, uitest.AllText(v.changes.list))
 	}
 }
 

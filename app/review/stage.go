@@ -112,7 +112,7 @@ func (p *stagePane) request() ApplyRequest {
 	case scopeAllowed:
 		// The run's own allowlist decides (the record says "only
 		// allowed"); with a draft, the paths it allows are a subset.
-		req.OnlyAllowed = slices.Equal(p.v.editor.Entries(), p.runAllow)
+		req.OnlyAllowed = slices.Equal(p.v.side.editor.Entries(), p.runAllow)
 		for _, c := range r.Changes {
 			if c.Allowed {
 				req.Paths = append(req.Paths, c.Path)
@@ -201,7 +201,7 @@ func (p *stagePane) forcedWhy(req ApplyRequest) string {
 // reviewer confirms. Without a window to ask in, nothing is done.
 func (p *stagePane) ask(title, text, yes string, do func()) {
 	v := p.v
-	if v.confirm != nil {
+	if v.side.confirm != nil {
 		return // already asking
 	}
 	w := windowOf(v)
@@ -215,8 +215,8 @@ func (p *stagePane) ask(title, text, yes string, do func()) {
 			do()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.confirm = nil })
-	v.confirm = d
+	d.SetOnClosed(func() { v.side.confirm = nil })
+	v.side.confirm = d
 	d.Show()
 	d.Resize(fyne.NewSize(min(600, w.Canvas().Size().Width-40), d.MinSize().Height))
 }

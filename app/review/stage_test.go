@@ -110,7 +110,7 @@ func TestStageApplyScopes(t *testing.T) {
 	// The filter's subset, then a discard on a fresh stage.
 	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	v.SetReport(r)
-	v.search.SetText("config")
+	v.filters.search.SetText("config")
 	v.setApplyScope(scopeShown)
 	shown := len(v.shownRows())
 	if shown == 0 || shown == n {
@@ -261,7 +261,7 @@ func TestStageDiscardAsks(t *testing.T) {
 // stage still pending has Apply off, with the reason.
 func TestRejectDiscardsStage(t *testing.T) {
 	v, w, _, events := stagedFail(t)
-	test.Tap(v.rejectBtn)
+	test.Tap(v.side.rejectBtn)
 	if len(*events) != 0 {
 		t.Fatalf("Reject without a question: %v", *events)
 	}

@@ -30,7 +30,7 @@ func TestFolderDetailFollowsTheFilter(t *testing.T) {
 	if s := segmentsText(v.detail.status); !strings.HasPrefix(s, "6 changes below this folder, 5 violations") {
 		t.Errorf("after allowing one: folder detail %q", s)
 	}
-	v.search.SetText("f1")
+	v.filters.search.SetText("f1")
 	if s := segmentsText(v.detail.status); !strings.HasPrefix(s, "1 change below this folder, 1 violation") {
 		t.Errorf("filtered to f1: folder detail %q", s)
 	}

@@ -48,7 +48,7 @@ type suggestDialog struct {
 // left (it changes nothing by itself); false when there is nothing to
 // suggest or no window to show it in.
 func (v *View) suggestAllowlist() bool {
-	if v.r == nil || v.suggest != nil {
+	if v.r == nil || v.side.suggest != nil {
 		return false
 	}
 	p := policy.Propose(v.r.Changes)
@@ -98,12 +98,12 @@ func (v *View) suggestAllowlist() bool {
 			s.add()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.suggest = nil })
+	d.SetOnClosed(func() { v.side.suggest = nil })
 	if m := keys.For(v); m != nil {
 		m.Modal(d)
 	}
 	s.d = d
-	v.suggest = s
+	v.side.suggest = s
 	d.Show()
 	return true
 }
@@ -121,7 +121,7 @@ func (s *suggestDialog) ticked() []string {
 
 // verdictWith evaluates the run with the draft and entries on a copy.
 func (v *View) verdictWith(entries []string) *report.Report {
-	all := slices.Concat(v.editor.Entries(), entries)
+	all := slices.Concat(v.side.editor.Entries(), entries)
 	p, err := policy.Parse(all)
 	if err != nil {
 		return nil
@@ -168,7 +168,7 @@ func (s *suggestDialog) add() {
 		return
 	}
 	before := v.r.Verdict
-	v.editor.appendAll(entries)
+	v.side.editor.appendAll(entries)
 	words, c := outcomeWords(v.r)
 	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", report.PluralGrouped(len(entries), "entry"), words)
 	if v.r.Verdict != before {

@@ -81,7 +81,7 @@ func TestBannerProcessReasons(t *testing.T) {
 func TestRowColorsPerKind(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	v.setTreeMode(false)
-	list := v.list
+	list := v.changes.list
 	cases := []struct {
 		path  string
 		name  fyne.ThemeColorName
@@ -120,7 +120,7 @@ func TestTreeRows(t *testing.T) {
 	if !v.treeMode() {
 		t.Fatal("a small report should open as a tree")
 	}
-	tree := v.list
+	tree := v.changes.list
 	// Folders holding violations are open, the fully allowed logs/ is not.
 	if !v.folderOpen("src") || !v.folderOpen("cache") {
 		t.Error("folders with violations should start open")
@@ -141,31 +141,31 @@ func TestTreeRows(t *testing.T) {
 func TestCountersFilter(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	v.setTreeMode(false)
-	for chip, want := range map[*Chip]string{v.added: "Added 3", v.removed: "Removed 1", v.changed: "Changed 3",
-		v.violations: "Violations 5", v.all: "Allowed 2"} {
+	for chip, want := range map[*Chip]string{v.filters.added: "Added 3", v.filters.removed: "Removed 1", v.filters.changed: "Changed 3",
+		v.filters.violations: "Violations 5", v.filters.all: "Allowed 2"} {
 		if chip.Text() != want {
 			t.Errorf("chip %q, want %q", chip.Text(), want)
 		}
 		uitest.OneText(t, chip, strings.Fields(want)[0])
 		uitest.OneText(t, chip, strings.Fields(want)[1])
 	}
-	wantColor(t, "Added chip", uitest.OneText(t, v.added, "Added").Color, style.Added)
+	wantColor(t, "Added chip", uitest.OneText(t, v.filters.added, "Added").Color, style.Added)
 
-	test.Tap(v.added) // hide added changes
+	test.Tap(v.filters.added) // hide added changes
 	if v.Filter().Added {
 		t.Fatal("tapping Added did not switch it off")
 	}
 	if len(v.shownRows()) != 4 {
 		t.Errorf("with Added off %d changes shown, want 4", len(v.shownRows()))
 	}
-	if len(uitest.TextsReading(v.list, "cache/passwd")) != 0 || len(uitest.TextsReading(v.list, "logs/run.log")) != 0 {
+	if len(uitest.TextsReading(v.changes.list, "cache/passwd")) != 0 || len(uitest.TextsReading(v.changes.list, "logs/run.log")) != 0 {
 		t.Error("added changes still drawn with Added off")
 	}
-	uitest.OneText(t, v.list, "config.json")
-	wantColor(t, "switched-off chip", uitest.OneText(t, v.added, "Added").Color, style.Muted)
+	uitest.OneText(t, v.changes.list, "config.json")
+	wantColor(t, "switched-off chip", uitest.OneText(t, v.filters.added, "Added").Color, style.Muted)
 
-	test.Tap(v.added)
-	test.Tap(v.violations) // only allowed changes
+	test.Tap(v.filters.added)
+	test.Tap(v.filters.violations) // only allowed changes
 	got := []string{}
 	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
@@ -173,18 +173,18 @@ func TestCountersFilter(t *testing.T) {
 	if strings.Join(got, ",") != "logs,logs/run.log" {
 		t.Errorf("Violations off shows %v", got)
 	}
-	if len(uitest.TextsReading(v.list, "config.json")) != 0 {
+	if len(uitest.TextsReading(v.changes.list, "config.json")) != 0 {
 		t.Error("config.json still drawn with Violations off")
 	}
-	test.Tap(v.all) // nothing left
+	test.Tap(v.filters.all) // nothing left
 	uitest.OneText(t, v, "No change matches the filter.")
 }
 
 func TestTextFilter(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
 	v.setTreeMode(false)
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "SRC/")
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "SRC/")
 	var got []string
 	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
@@ -192,12 +192,12 @@ func TestTextFilter(t *testing.T) {
 	if strings.Join(got, ",") != "src/app.py,src/vendor/libfast.so" {
 		t.Errorf("filter SRC/ shows %v", got)
 	}
-	uitest.OneText(t, v.list, "src/app.py")
-	if len(uitest.TextsReading(v.list, "config.json")) != 0 {
+	uitest.OneText(t, v.changes.list, "src/app.py")
+	if len(uitest.TextsReading(v.changes.list, "config.json")) != 0 {
 		t.Error("config.json drawn despite the filter")
 	}
-	uitest.OneText(t, v.hiddenBar, "5 changes hidden by filters —")
-	if got := uitest.RichString(v.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
+	uitest.OneText(t, v.changes.hiddenBar, "5 changes hidden by filters —")
+	if got := uitest.RichString(v.changes.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
 		t.Errorf("footer %q", got)
 	}
 
@@ -206,7 +206,7 @@ func TestTextFilter(t *testing.T) {
 	if !v.folderOpen("src/vendor") {
 		t.Error("a text filter should open the matching folders")
 	}
-	uitest.OneText(t, v.list, "libfast.so")
+	uitest.OneText(t, v.changes.list, "libfast.so")
 }
 
 func TestAllowViolationFlipsVerdict(t *testing.T) {
@@ -237,7 +237,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 		t.Error("the Allow button stays for an allowed change")
 	}
 	uitest.OneText(t, v.detail.status, "Allowed by entry ")
-	wantColor(t, "allowed row", uitest.OneText(t, v.list, "config.json").Color, style.Allowed)
+	wantColor(t, "allowed row", uitest.OneText(t, v.changes.list, "config.json").Color, style.Allowed)
 	uitest.OneText(t, v.Banner(), "FAIL")
 
 	// Allow the folder of src/ changes via the menu, then the rest.
@@ -266,13 +266,13 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	}
 	verdict := uitest.OneText(t, v.Banner(), "PASS")
 	wantColor(t, "PASS after allowing", verdict.Color, theme.ColorNameSuccess)
-	if v.violations.Text() != "Violations 0" || v.all.Text() != "Allowed 7" {
-		t.Errorf("counters %q %q", v.violations.Text(), v.all.Text())
+	if v.filters.violations.Text() != "Violations 0" || v.filters.all.Text() != "Allowed 7" {
+		t.Errorf("counters %q %q", v.filters.violations.Text(), v.filters.all.Text())
 	}
 
 	// Approve: the history seam gets the draft and the note.
-	test.Type(v.note, "config tweak is intended")
-	test.Tap(v.approveBtn)
+	test.Type(v.side.note, "config tweak is intended")
+	test.Tap(v.side.approveBtn)
 	if strings.Join(approved, ",") != want || note != "config tweak is intended" {
 		t.Errorf("OnApprove got %v %q", approved, note)
 	}
@@ -289,15 +289,15 @@ func TestReject(t *testing.T) {
 		got = n
 		return nil
 	}})
-	test.Type(v.note, "edits config.json")
-	test.Tap(v.rejectBtn)
+	test.Type(v.side.note, "edits config.json")
+	test.Tap(v.side.rejectBtn)
 	if calls != 1 || got != "edits config.json" {
 		t.Errorf("OnReject called %d times with %q", calls, got)
 	}
 	if !strings.HasPrefix(v.Decision(), "Rejected at ") {
 		t.Errorf("decision line %q", v.Decision())
 	}
-	if v.approveBtn.Visible() {
+	if v.side.approveBtn.Visible() {
 		t.Error("Approve shown without an OnApprove callback")
 	}
 }
@@ -336,7 +336,7 @@ func TestBadAllowlistEntryIsMarked(t *testing.T) {
 	if e.Entry().Validate() == nil {
 		t.Error("the entry does not report a validation error")
 	}
-	if !v.approveBtn.Disabled() {
+	if !v.side.approveBtn.Disabled() {
 		t.Error("Approve enabled while the allowlist has bad entries")
 	}
 	// Valid entries still apply: added:config.json does not cover a change,
@@ -349,7 +349,7 @@ func TestBadAllowlistEntryIsMarked(t *testing.T) {
 	}
 	// Fixing the lines clears the marks.
 	e.SetText("logs/\nchanged:config.json\n")
-	if len(e.Problems()) != 0 || e.Entry().Validate() != nil || v.approveBtn.Disabled() {
+	if len(e.Problems()) != 0 || e.Entry().Validate() != nil || v.side.approveBtn.Disabled() {
 		t.Error("problems remain after fixing the allowlist")
 	}
 	if !v.Report().Changes[indexOf(t, v.Report(), "config.json")].Allowed {
@@ -448,7 +448,7 @@ func TestKeyboard(t *testing.T) {
 	v.setTreeMode(false)
 	r := v.Report()
 	v.FocusChanges()
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Fatal("the list does not take focus")
 	}
 	// Ranked as the reports rank them: the risk, the edits, the removal.
@@ -481,7 +481,7 @@ func TestKeyboard(t *testing.T) {
 	// Enter opens the detail: with a text diff, the diff takes focus and
 	// shows it; Escape returns to the list.
 	v.Select(indexOf(t, r, "config.json"))
-	w.Canvas().Focus(v.list)
+	w.Canvas().Focus(v.changes.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if w.Canvas().Focused() != v.detail.diff || !v.detail.diff.Focused() {
 		t.Fatalf("Enter focused %T", w.Canvas().Focused())
@@ -496,7 +496,7 @@ func TestKeyboard(t *testing.T) {
 	v.Select(indexOf(t, r, "config.json"))
 	v.focusDetail()
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Errorf("Escape focused %T", w.Canvas().Focused())
 	}
 	// Keys nobody claims reach the view through TypedKey / TypedRune.
@@ -510,7 +510,7 @@ func TestTreeKeyboard(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
 	r := v.Report()
 	v.FocusChanges()
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Fatal("the tree does not take focus")
 	}
 	// n follows the tree's order: folders first, depth first, a folder's
@@ -525,7 +525,7 @@ func TestTreeKeyboard(t *testing.T) {
 	}
 	// Down from build.lock's predecessor moves the selection.
 	v.Select(indexOf(t, r, "config.json"))
-	w.Canvas().Focus(v.list)
+	w.Canvas().Focus(v.changes.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
 	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
 		t.Errorf("Down in the tree selected %s", p)
@@ -612,7 +612,7 @@ func TestExportFormats(t *testing.T) {
 	}
 	exported := []Format{}
 	v, _ := newTestView(t, r, Options{Export: func(_ *report.Report, f Format) { exported = append(exported, f) }})
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if len(exported) != 1 || exported[0] != JSON {
 		t.Errorf("export button calls %v", exported)
 	}
@@ -640,8 +640,8 @@ func TestThousandsOfChanges(t *testing.T) {
 	}
 	v.setTreeMode(true)
 	v.setTreeMode(false)
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "file1")
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "file1")
 	if n := len(v.shownRows()); n != 10000 {
 		t.Errorf("filter file1 shows %d", n)
 	}
@@ -695,11 +695,11 @@ func TestSuggestAllowlistButton(t *testing.T) {
 	before := v.Draft()
 	open := func() *suggestDialog {
 		t.Helper()
-		test.Tap(v.suggestBtn)
-		if v.suggest == nil || w.Canvas().Overlays().Top() == nil {
+		test.Tap(v.side.suggestBtn)
+		if v.side.suggest == nil || w.Canvas().Overlays().Top() == nil {
 			t.Fatal("Suggest allowlist shows no dialog")
 		}
-		return v.suggest
+		return v.side.suggest
 	}
 	s := open()
 	if !slices.Equal(v.Draft(), before) || v.Report().Verdict != report.Fail {
@@ -752,7 +752,7 @@ func TestSuggestAllowlistButton(t *testing.T) {
 	if d := v.Decision(); d != "Suggest added 5 entries to the draft: the run passes (it failed before). Not saved until you approve." {
 		t.Errorf("decision line %q", d)
 	}
-	if !v.suggestBtn.Disabled() {
+	if !v.side.suggestBtn.Disabled() {
 		t.Error("Suggest allowlist still enabled with nothing left to allow")
 	}
 }
