@@ -34,9 +34,10 @@ type pkgGraph struct {
 	order   []string
 }
 
-func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
+// goOutput runs go with args in the environment plus env and returns
+// its output; it fails the test with go's stderr.
+func goOutput(t *testing.T, env []string, args ...string) []byte {
 	t.Helper()
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{if .Standard}}0{{else}}{{len .CgoFiles}}{{end}}\t{{join .Imports \" \"}}"}, pkgs...)
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
@@ -45,6 +46,13 @@ func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
 	if err != nil {
 		t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, stderr.String())
 	}
+	return out
+}
+
+func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{if .Standard}}0{{else}}{{len .CgoFiles}}{{end}}\t{{join .Imports \" \"}}"}, pkgs...)
+	out := goOutput(t, env, args...)
 	g := &pkgGraph{imports: map[string][]string{}, cgo: map[string]bool{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, "\t", 3)
@@ -181,14 +189,7 @@ var belowThePipeline = []string{mod + "core/gate", mod + "core/proc", mod + "cor
 func TestArchFrontEndsUseThePipeline(t *testing.T) {
 	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
 		args := append([]string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}"}, frontEnds...)
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), target...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s go %s: %v\n%s", targetName(target), strings.Join(args, " "), err, stderr.String())
-		}
+		out := goOutput(t, target, args...)
 		n := 0
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			pkg, imports, _ := strings.Cut(line, "\t")
@@ -223,14 +224,7 @@ const testFinder = mod + "app/internal/uitest"
 func TestArchTestFinderOnlyInTests(t *testing.T) {
 	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
 		args := []string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./..."}
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), target...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s go %s: %v\n%s", targetName(target), strings.Join(args, " "), err, stderr.String())
-		}
+		out := goOutput(t, target, args...)
 		inTests := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 			f := strings.SplitN(line, "\t", 3)
