@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,9 +34,10 @@ type pkgGraph struct {
 	order   []string
 }
 
-func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
+// goOutput runs go with args in the environment plus env and returns
+// its output; it fails the test with go's stderr.
+func goOutput(t *testing.T, env []string, args ...string) []byte {
 	t.Helper()
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{if .Standard}}0{{else}}{{len .CgoFiles}}{{end}}\t{{join .Imports \" \"}}"}, pkgs...)
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
@@ -44,6 +46,13 @@ func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
 	if err != nil {
 		t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, stderr.String())
 	}
+	return out
+}
+
+func goList(t *testing.T, env []string, pkgs ...string) *pkgGraph {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{if .Standard}}0{{else}}{{len .CgoFiles}}{{end}}\t{{join .Imports \" \"}}"}, pkgs...)
+	out := goOutput(t, env, args...)
 	g := &pkgGraph{imports: map[string][]string{}, cgo: map[string]bool{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, "\t", 3)
@@ -180,14 +189,7 @@ var belowThePipeline = []string{mod + "core/gate", mod + "core/proc", mod + "cor
 func TestArchFrontEndsUseThePipeline(t *testing.T) {
 	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
 		args := append([]string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}"}, frontEnds...)
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), target...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s go %s: %v\n%s", targetName(target), strings.Join(args, " "), err, stderr.String())
-		}
+		out := goOutput(t, target, args...)
 		n := 0
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			pkg, imports, _ := strings.Cut(line, "\t")
@@ -212,6 +214,34 @@ func TestArchKnowsNoReport(t *testing.T) {
 		g := goList(t, nil, p)
 		if c := g.chain(p, []string{mod + "core/report"}); c != nil {
 			t.Errorf("%s reaches %s: %s", p, c[len(c)-1], strings.Join(c, " -> "))
+		}
+	}
+}
+
+const testFinder = mod + "app/internal/uitest"
+
+// TestArchTestFinderOnlyInTests: app/internal/uitest (the widget finder of
+// the app's tests) is imported by tests alone, never by a package that
+// builds into a program (native and wasm); the three app test suites use it.
+func TestArchTestFinderOnlyInTests(t *testing.T) {
+	for _, target := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		args := []string{"list", "-e", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./..."}
+		out := goOutput(t, target, args...)
+		inTests := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			f := strings.SplitN(line, "\t", 3)
+			if len(f) != 3 {
+				t.Fatalf("go list line %q", line)
+			}
+			if slices.Contains(strings.Fields(f[1]), testFinder) {
+				t.Errorf("%s: %s imports %s outside its tests", targetName(target), f[0], testFinder)
+			}
+			inTests[f[0]] = slices.Contains(strings.Fields(f[2]), testFinder)
+		}
+		for _, p := range []string{mod + "app/review", mod + "app/ui", mod + "app/web"} {
+			if _, listed := inTests[p]; listed && !inTests[p] {
+				t.Errorf("%s: the tests of %s do not use %s", targetName(target), p, testFinder)
+			}
 		}
 	}
 }

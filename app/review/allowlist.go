@@ -91,11 +91,11 @@ func (e *AllowlistEditor) Entries() []string { return append([]string(nil), e.en
 func (e *AllowlistEditor) Problems() []Problem { return append([]Problem(nil), e.bad...) }
 
 // Append adds entry on a line of its own unless it is already there.
-func (e *AllowlistEditor) Append(entry string) { e.AppendAll([]string{entry}) }
+func (e *AllowlistEditor) Append(entry string) { e.appendAll([]string{entry}) }
 
-// AppendAll adds each entry not already there on a line of its own, with
+// appendAll adds each entry not already there on a line of its own, with
 // one re-evaluation for all of them.
-func (e *AllowlistEditor) AppendAll(entries []string) {
+func (e *AllowlistEditor) appendAll(entries []string) {
 	text := e.entry.Text
 	added := false
 	for _, entry := range entries {
@@ -116,9 +116,9 @@ func (e *AllowlistEditor) AppendAll(entries []string) {
 // Entry is the underlying text entry (to focus it or set its size).
 func (e *AllowlistEditor) Entry() *keys.Entry { return e.entry }
 
-// SetOnEscape sets where Escape takes the focus from the editor (nil:
+// setOnEscape sets where Escape takes the focus from the editor (nil:
 // nowhere).
-func (e *AllowlistEditor) SetOnEscape(f func()) { e.entry.OnEscape = f }
+func (e *AllowlistEditor) setOnEscape(f func()) { e.entry.OnEscape = f }
 
 // Disable and Enable switch editing off and on.
 func (e *AllowlistEditor) Disable() { e.entry.Disable() }

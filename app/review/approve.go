@@ -11,15 +11,15 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 )
 
-// ApprovalTitle is the title of the dialog that asks before an allowlist
+// approvalTitle is the title of the dialog that asks before an allowlist
 // is approved on a run it does not make pass.
-const ApprovalTitle = "Approve an allowlist the run still fails with?"
+const approvalTitle = "Approve an allowlist the run still fails with?"
 
-// StillFails says why r (with the draft applied) still fails, for the
+// stillFails says why r (with the draft applied) still fails, for the
 // reviewer about to approve the draft: the violations the draft leaves,
 // and the reasons no allowlist can allow (the process, containment,
 // unreadable entries). "" when r passes.
-func StillFails(r *report.Report) string {
+func stillFails(r *report.Report) string {
 	if r == nil || r.Verdict != report.Fail {
 		return ""
 	}
@@ -29,7 +29,7 @@ func StillFails(r *report.Report) string {
 		lines = append(lines, "• "+report.PluralGrouped(n, "change")+" the draft does not allow.")
 	}
 	if len(other) > 0 {
-		lines = append(lines, "• "+strings.Join(other, ", ")+": no allowlist allows "+ThisOrThese(len(other))+
+		lines = append(lines, "• "+strings.Join(other, ", ")+": no allowlist allows "+thisOrThese(len(other))+
 			"; the run stays failed whatever is approved.")
 	}
 	return "The run fails with this allowlist:\n" + strings.Join(lines, "\n") +
@@ -47,8 +47,8 @@ func Uncovered(r *report.Report) (changes int, other []string) {
 	return r.Count().Violations, rest.Reasons
 }
 
-// ThisOrThese is "this" for one thing, "these" for more.
-func ThisOrThese(n int) string {
+// thisOrThese is "this" for one thing, "these" for more.
+func thisOrThese(n int) string {
 	if n == 1 {
 		return "this"
 	}
@@ -59,10 +59,10 @@ func ThisOrThese(n int) string {
 // and otherwise after the reviewer confirms, in a dialog saying why it
 // still fails.
 func (v *View) confirmApproval(approve func()) {
-	if v.confirm != nil {
+	if v.side.confirm != nil {
 		return // already asked
 	}
-	why := StillFails(v.r)
+	why := stillFails(v.r)
 	w := windowOf(v)
 	if why == "" || w == nil {
 		approve()
@@ -70,14 +70,14 @@ func (v *View) confirmApproval(approve func()) {
 	}
 	msg := widget.NewLabel(why)
 	msg.Wrapping = fyne.TextWrapWord
-	d := dialog.NewCustomConfirm(ApprovalTitle, "Approve anyway", "Cancel", msg, func(ok bool) {
+	d := dialog.NewCustomConfirm(approvalTitle, "Approve anyway", "Cancel", msg, func(ok bool) {
 		if ok {
 			approve()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.confirm = nil })
+	d.SetOnClosed(func() { v.side.confirm = nil })
 	keys.For(v).Modal(d) // Escape cancels
-	v.confirm = d
+	v.side.confirm = d
 	d.Show()
 	d.Resize(fyne.NewSize(min(560, w.Canvas().Size().Width-40), d.MinSize().Height))
 }

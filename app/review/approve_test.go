@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -21,7 +22,7 @@ func approvalQuestion(c fyne.Canvas) (text string, yes, no *widget.Button) {
 		return "", nil, nil
 	}
 	var b strings.Builder
-	walk(top, func(o fyne.CanvasObject) {
+	uitest.Walk(top, func(o fyne.CanvasObject) {
 		switch x := o.(type) {
 		case *widget.Label:
 			b.WriteString(x.Text + " ")
@@ -34,8 +35,8 @@ func approvalQuestion(c fyne.Canvas) (text string, yes, no *widget.Button) {
 			}
 		}
 	})
-	for _, tx := range texts(top) {
-		if tx.Text == ApprovalTitle {
+	for _, tx := range uitest.Texts(top) {
+		if tx.Text == approvalTitle {
 			return b.String(), yes, no
 		}
 	}
@@ -65,7 +66,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	v, w := newTestView(t, cleanReport(), opts)
 	c := w.Canvas()
 	n := v.Report().Count().Violations
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
 	text, _, no := approvalQuestion(c)
 	if !strings.Contains(text, report.PluralGrouped(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
 		t.Errorf("question for %d violations: %q", n, text)
@@ -75,8 +76,8 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 		t.Fatalf("Cancel approved %v (%q)", approved, v.Decision())
 	}
 	// A second Approve while the question is open asks once.
-	test.Tap(v.approveBtn)
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
+	test.Tap(v.side.approveBtn)
 	if k := len(c.Overlays().List()); k != 1 {
 		t.Errorf("%d dialogs after two taps", k)
 	}
@@ -90,11 +91,11 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	r.Process.ExitCode = 3
 	r.Process.Leftovers = []report.Leftover{{PID: 42, Cmd: "sleep 300"}}
 	v.SetReport(r)
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	v.Editor().appendAll(policy.Suggest(v.Report().Changes)) // allow every violation
 	if v.Report().Count().Violations != 0 {
 		t.Fatal("the suggestion leaves violations")
 	}
-	test.Tap(v.approveBtn)
+	test.Tap(v.side.approveBtn)
 	text, _, _ = approvalQuestion(c)
 	if !strings.Contains(text, "script exited 3, 1 leftover process: no allowlist allows these") || strings.Contains(text, "the draft does not allow") {
 		t.Errorf("question for a process failure: %q", text)
@@ -106,8 +107,8 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 
 	// A draft that passes the run: no question.
 	v.SetReport(cleanReport())
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
-	test.Tap(v.approveBtn)
+	v.Editor().appendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	test.Tap(v.side.approveBtn)
 	if text, _, _ := approvalQuestion(c); text != "" || len(approved) != 3 {
 		t.Errorf("a passing draft: question %q, %d approvals", text, len(approved))
 	}

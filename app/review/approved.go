@@ -18,7 +18,7 @@ func (v *View) SetApproved(entries []string) {
 	}
 	v.original = slices.Clone(entries)
 	v.decided = report.Approved
-	v.editor.SetEntries(entries) // re-evaluates (applyDraft)
+	v.side.editor.SetEntries(entries) // re-evaluates (applyDraft)
 	v.updateButtons()
 }
 
@@ -37,4 +37,4 @@ func StagedText(r *report.Report) string {
 }
 
 // ExportButton is the Export button of format f (nil when there is none).
-func (v *View) ExportButton(f Format) *widget.Button { return v.exportBtns[f] }
+func (v *View) ExportButton(f Format) *widget.Button { return v.side.exportBtns[f] }

@@ -44,8 +44,8 @@ type Banner struct {
 	Action func(r *report.Report) fyne.CanvasObject
 }
 
-// NewBanner returns a banner for r (which may be nil).
-func NewBanner(r *report.Report) *Banner {
+// newBanner returns a banner for r (which may be nil).
+func newBanner(r *report.Report) *Banner {
 	b := &Banner{r: r}
 	b.bg = canvas.NewRectangle(color.Transparent)
 	b.bg.CornerRadius = 6
@@ -69,13 +69,6 @@ func (b *Banner) SetReport(r *report.Report) {
 	b.r = r
 	b.Refresh()
 }
-
-// VerdictText is the verdict as shown ("PASS" or "FAIL").
-func (b *Banner) VerdictText() string { return b.verdict.Text }
-
-// ContainedText is the containment mark as shown ("contained", "NOT
-// CONTAINED", "" for a report without containment) and its color.
-func (b *Banner) ContainedText() (string, color.Color) { return b.contained.Text, b.contained.Color }
 
 // CreateRenderer implements fyne.Widget.
 func (b *Banner) CreateRenderer() fyne.WidgetRenderer {
@@ -132,6 +125,20 @@ func (b *Banner) update() {
 	}
 	name := style.VerdictColor(r.Verdict)
 	c := style.Color(th, name)
+	b.updateHead(th, r, name, c)
+	b.reasons.Objects = append(b.verdictReasons(th, c, r), containmentReasons(th, c, r)...)
+	// Content changes left without a text diff for want of a copy, of
+	// room or for their size (not for being binary) are said: a diff for
+	// some files only must never look like all there is.
+	if cov := r.DiffCoverage(); cov.Missing() > 0 {
+		b.reasons.Objects = append(b.reasons.Objects, reasonRow(th, style.Color(th, style.Muted), cov.Summary(), false))
+	}
+	b.updateFacts(r)
+}
+
+// updateHead shows the verdict in its color, its icon, the summary line
+// and the containment mark.
+func (b *Banner) updateHead(th fyne.Theme, r *report.Report, name fyne.ThemeColorName, c color.Color) {
 	b.bg.FillColor = style.Tint(c, 0x1c)
 	b.accent.FillColor = c
 	b.verdict.Text = strings.ToUpper(r.Verdict)
@@ -157,7 +164,12 @@ func (b *Banner) update() {
 			b.contained.TextSize = th.Size(theme.SizeNameHeadingText) * 1.4
 		}
 	}
+}
 
+// verdictReasons are the rows of the report's reasons, each with what it
+// names under it (the leftover processes, the time limit, the blocked
+// actions with their hints and the host's action).
+func (b *Banner) verdictReasons(th fyne.Theme, c color.Color, r *report.Report) []fyne.CanvasObject {
 	var rows []fyne.CanvasObject
 	for _, reason := range r.Reasons {
 		rows = append(rows, reasonRow(th, c, groupedCount(reason), false))
@@ -170,71 +182,92 @@ func (b *Banner) update() {
 			rows = append(rows, reasonRow(th, c, "limit "+r.Process.Timeout, true))
 		}
 		if strings.Contains(reason, "blocked action") {
-			rows = append(rows, blockedRows(th, c, r.Blocked)...)
-			// The fix for each kind, as the CLI prints it under the summary.
-			home, _ := os.UserHomeDir()
-			for _, h := range pipeline.ContainHints(r, home) {
-				rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
-			}
-			if b.Action != nil {
-				if o := b.Action(r); o != nil {
-					rows = append(rows, container.NewHBox(o))
-				}
-			}
+			rows = append(rows, b.blockedReasons(th, c, r)...)
 		}
 	}
-	if ct := r.Containment; ct != nil && r.Script.Path != "" {
-		if miss := ct.Missing(); ct.Mode == "off" {
-			rows = append(rows, reasonRow(th, c, ct.Summary(), false))
-		} else if len(miss) > 0 {
-			// The layers only: why each is missing is the report's (and
-			// the Run tab's) to say, a line of its own would widen the
-			// banner past the window.
-			names := make([]string, len(miss))
-			for i, l := range miss {
-				names[i] = l.Name
-			}
-			rows = append(rows, reasonRow(th, c, "NOT CONTAINED: "+strings.Join(names, ", "), false))
-		}
-		if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
-			rows = append(rows, reasonRow(th, c, ct.Why, false))
-		}
-		if g := ct.GrantsLine(); g != "" {
-			rows = append(rows, reasonRow(th, style.Color(th, style.Muted), g, false))
-		}
-	}
-	// Content changes left without a text diff for want of a copy, of
-	// room or for their size (not for being binary) are said: a diff for
-	// some files only must never look like all there is.
-	if cov := r.DiffCoverage(); cov.Missing() > 0 {
-		rows = append(rows, reasonRow(th, style.Color(th, style.Muted), cov.Summary(), false))
-	}
-	b.reasons.Objects = rows
+	return rows
+}
 
+// blockedReasons are the blocked actions, the fix for each kind (as the
+// CLI prints it under the summary) and the host's action, if any.
+func (b *Banner) blockedReasons(th fyne.Theme, c color.Color, r *report.Report) []fyne.CanvasObject {
+	rows := blockedRows(th, c, r.Blocked)
+	home, _ := os.UserHomeDir()
+	for _, h := range pipeline.ContainHints(r, home) {
+		rows = append(rows, reasonRow(th, c, "hint: "+h.Text, true))
+	}
+	if b.Action != nil {
+		if o := b.Action(r); o != nil {
+			rows = append(rows, container.NewHBox(o))
+		}
+	}
+	return rows
+}
+
+// containmentReasons say how a run that was not (wholly) contained ran,
+// and the grants it had.
+func containmentReasons(th fyne.Theme, c color.Color, r *report.Report) []fyne.CanvasObject {
+	ct := r.Containment
+	if ct == nil || r.Script.Path == "" {
+		return nil
+	}
+	var rows []fyne.CanvasObject
+	if miss := ct.Missing(); ct.Mode == "off" {
+		rows = append(rows, reasonRow(th, c, ct.Summary(), false))
+	} else if len(miss) > 0 {
+		// The layers only: why each is missing is the report's (and
+		// the Run tab's) to say, a line of its own would widen the
+		// banner past the window.
+		names := make([]string, len(miss))
+		for i, l := range miss {
+			names[i] = l.Name
+		}
+		rows = append(rows, reasonRow(th, c, "NOT CONTAINED: "+strings.Join(names, ", "), false))
+	}
+	if ct.Mode != "off" && !ct.Observed && ct.Why != "" {
+		rows = append(rows, reasonRow(th, c, ct.Why, false))
+	}
+	if g := ct.GrantsLine(); g != "" {
+		rows = append(rows, reasonRow(th, style.Color(th, style.Muted), g, false))
+	}
+	return rows
+}
+
+// updateFacts shows the workspace and, for a run, its script, the
+// script's hash and how its process ended.
+func (b *Banner) updateFacts(r *report.Report) {
 	b.facts.Objects = nil
-	fact := func(label, value string, mono bool) {
-		k := styledText(label, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{})
-		l := widget.NewLabel(value)
-		l.Truncation = fyne.TextTruncateEllipsis
-		l.TextStyle.Monospace = mono
-		l.SizeName = theme.SizeNameCaptionText
-		b.facts.Objects = append(b.facts.Objects, style.Tight(k), style.Tight(container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l)))
-	}
-	fact("Workspace", r.Workspace, false)
-	// An inline script as sh -c '<code>' (cut), a file with its arguments.
-	script := r.Script.Line()
-	if script == r.Script.Path && len(r.Script.Args) > 0 {
-		script += " " + strings.Join(r.Script.Args, " ")
-	}
+	b.addFact("Workspace", r.Workspace, false)
 	if r.Script.Path == "" {
 		// A comparison of two manifests: no script ran, no process to show.
 		b.facts.Refresh()
 		return
 	}
-	fact("Script", script, false)
-	if r.Script.SHA256 != "" {
-		fact("SHA-256", shortHash(r.Script.SHA256), true)
+	// An inline script as sh -c '<code>' (cut), a file with its arguments.
+	script := r.Script.Line()
+	if script == r.Script.Path && len(r.Script.Args) > 0 {
+		script += " " + strings.Join(r.Script.Args, " ")
 	}
+	b.addFact("Script", script, false)
+	if r.Script.SHA256 != "" {
+		b.addFact("SHA-256", shortHash(r.Script.SHA256), true)
+	}
+	b.addFact("Process", processEnd(r), false)
+	b.facts.Refresh()
+}
+
+// addFact adds a caption and its value (cut to one line) to the facts.
+func (b *Banner) addFact(label, value string, mono bool) {
+	k := styledText(label, style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{})
+	l := widget.NewLabel(value)
+	l.Truncation = fyne.TextTruncateEllipsis
+	l.TextStyle.Monospace = mono
+	l.SizeName = theme.SizeNameCaptionText
+	b.facts.Objects = append(b.facts.Objects, style.Tight(k), style.Tight(container.NewGridWrap(fyne.NewSize(320, l.MinSize().Height), l)))
+}
+
+// processEnd is how the script's process ended, and after how long.
+func processEnd(r *report.Report) string {
 	exit := fmt.Sprintf("exit %d", r.Process.ExitCode)
 	switch {
 	case r.Process.Cancelled:
@@ -247,8 +280,7 @@ func (b *Banner) update() {
 	if d := r.FinishedAt.Sub(r.StartedAt); d > 0 {
 		exit += " after " + d.Round(time.Millisecond).String()
 	}
-	fact("Process", exit, false)
-	b.facts.Refresh()
+	return exit
 }
 
 // vCenter lays its objects out full width, at their minimum height,

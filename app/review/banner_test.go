@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2/theme"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -25,29 +26,29 @@ func TestBannerContainment(t *testing.T) {
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
 	b := v.Banner()
-	if txt, _ := b.ContainedText(); txt != "· contained" {
+	if txt, _ := b.containedText(); txt != "· contained" {
 		t.Errorf("contained mark %q", txt)
 	}
-	oneText(t, b, "2 blocked actions")
-	oneText(t, b, "write /home/u/.bashrc   sh gen.sh")
-	oneText(t, b, "net 127.0.0.1:8080 (2 times)   curl http://127.…") // cut: the banner fits a 1024 px window
+	uitest.OneText(t, b, "2 blocked actions")
+	uitest.OneText(t, b, "write /home/u/.bashrc   sh gen.sh")
+	uitest.OneText(t, b, "net 127.0.0.1:8080 (2 times)   curl http://127.…") // cut: the banner fits a 1024 px window
 
 	r.Containment = &report.Containment{Mode: "auto", LandlockABI: 0, Why: "blocked actions not observable: seccomp user notification turned off for a test",
 		Layers: []report.Layer{{Name: "filesystem", Requested: true, Why: "landlock: not supported by this kernel"}}}
 	r.Blocked = nil
 	r.Evaluate()
 	v.SetReport(r)
-	txt, c := b.ContainedText()
+	txt, c := b.containedText()
 	if txt != "NOT CONTAINED" {
 		t.Fatalf("contained mark %q", txt)
 	}
 	wantColor(t, "NOT CONTAINED", c, theme.ColorNameError)
-	verdict := oneText(t, b, "FAIL")
-	if mark := oneText(t, b, "NOT CONTAINED"); mark.TextSize != verdict.TextSize || !mark.TextStyle.Bold {
+	verdict := uitest.OneText(t, b, "FAIL")
+	if mark := uitest.OneText(t, b, "NOT CONTAINED"); mark.TextSize != verdict.TextSize || !mark.TextStyle.Bold {
 		t.Errorf("NOT CONTAINED at %v (bold %v), the verdict at %v", mark.TextSize, mark.TextStyle.Bold, verdict.TextSize)
 	}
-	oneText(t, b, "NOT CONTAINED: filesystem")
-	oneText(t, b, "blocked actions not observable: seccomp user notification turned off for a test")
+	uitest.OneText(t, b, "NOT CONTAINED: filesystem")
+	uitest.OneText(t, b, "blocked actions not observable: seccomp user notification turned off for a test")
 	// However long the reasons, the banner fits a 1024 px window.
 	r.Containment.Why = "blocked actions not observable: " + strings.Repeat("a very long reason ", 40)
 	v.SetReport(r)

@@ -23,9 +23,9 @@ type Chip struct {
 	Count     int
 	ColorName fyne.ThemeColorName
 	On        bool
-	// OnToggled is called with the new state after a tap (or Space or
+	// onToggled is called with the new state after a tap (or Space or
 	// Enter while the chip has the focus).
-	OnToggled func(on bool)
+	onToggled func(on bool)
 	// OnRune gets the characters typed while the chip has the focus
 	// (but Space): the review's keys still work there.
 	OnRune func(r rune)
@@ -64,9 +64,9 @@ func (c *Chip) TypedKey(ev *fyne.KeyEvent) {
 	}
 }
 
-// NewChip returns a chip that is on.
-func NewChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *Chip {
-	c := &Chip{Label: label, ColorName: colorName, On: true, OnToggled: toggled}
+// newChip returns a chip that is on.
+func newChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *Chip {
+	c := &Chip{Label: label, ColorName: colorName, On: true, onToggled: toggled}
 	c.ExtendBaseWidget(c)
 	return c
 }
@@ -74,16 +74,16 @@ func NewChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *C
 // Text is the chip's text, e.g. "Added 3,301".
 func (c *Chip) Text() string { return c.Label + " " + report.GroupDigits(c.Count) }
 
-// SetCount updates the number shown.
-func (c *Chip) SetCount(n int) {
+// setCount updates the number shown.
+func (c *Chip) setCount(n int) {
 	if c.Count != n {
 		c.Count = n
 		c.Refresh()
 	}
 }
 
-// SetOn sets the state without calling OnToggled.
-func (c *Chip) SetOn(on bool) {
+// setOn sets the state without calling OnToggled.
+func (c *Chip) setOn(on bool) {
 	if c.On != on {
 		c.On = on
 		c.Refresh()
@@ -94,8 +94,8 @@ func (c *Chip) SetOn(on bool) {
 func (c *Chip) Tapped(*fyne.PointEvent) {
 	c.On = !c.On
 	c.Refresh()
-	if c.OnToggled != nil {
-		c.OnToggled(c.On)
+	if c.onToggled != nil {
+		c.onToggled(c.On)
 	}
 }
 

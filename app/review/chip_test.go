@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 )
 
@@ -36,27 +37,27 @@ func TestChipsAreTabStops(t *testing.T) {
 			seen[ch] = true
 		}
 	}
-	for _, ch := range []*Chip{v.added, v.removed, v.changed, v.violations, v.all, v.riskyChip} {
+	for _, ch := range []*Chip{v.filters.added, v.filters.removed, v.filters.changed, v.filters.violations, v.filters.all, v.filters.riskyChip} {
 		if !seen[ch] {
 			t.Errorf("Tab never reaches the %s chip", ch.Label)
 		}
 	}
 	c.Unfocus()
-	plain := chipBorder(t, v.changed).StrokeWidth
-	c.Focus(v.changed)
-	b := chipBorder(t, v.changed)
-	if b.StrokeWidth < 2*plain || !sameColor(b.StrokeColor, themeColor(theme.ColorNamePrimary)) {
+	plain := chipBorder(t, v.filters.changed).StrokeWidth
+	c.Focus(v.filters.changed)
+	b := chipBorder(t, v.filters.changed)
+	if b.StrokeWidth < 2*plain || !uitest.SameColor(b.StrokeColor, themeColor(theme.ColorNamePrimary)) {
 		t.Errorf("the focused chip's border: %.1f px %v; unfocused %.1f px", b.StrokeWidth, b.StrokeColor, plain)
 	}
-	test.Type(v.changed, " ")
+	test.Type(v.filters.changed, " ")
 	if v.Filter().Changed {
 		t.Error("Space on the Changed chip does not turn it off")
 	}
-	v.changed.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	v.filters.changed.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if !v.Filter().Changed {
 		t.Error("Enter on the Changed chip does not turn it on")
 	}
-	v.changed.TypedRune('n')
+	v.filters.changed.TypedRune('n')
 	if v.Selected() < 0 || v.Report().Changes[v.Selected()].Allowed {
 		t.Errorf("n on a chip does not go to a violation: selected %d", v.Selected())
 	}
@@ -66,11 +67,11 @@ func TestChipsAreTabStops(t *testing.T) {
 // with its kind's loud border.
 func TestZeroCountChipIsQuiet(t *testing.T) {
 	v, _ := newTestView(t, fileReport([]string{"a.txt", "b.txt"}, "a.txt", "b.txt"), Options{})
-	if v.violations.Count != 0 {
-		t.Fatalf("violations %d", v.violations.Count)
+	if v.filters.violations.Count != 0 {
+		t.Fatalf("violations %d", v.filters.violations.Count)
 	}
-	b := chipBorder(t, v.violations)
-	if sameColor(b.StrokeColor, themeColor(style.FailColor)) {
+	b := chipBorder(t, v.filters.violations)
+	if uitest.SameColor(b.StrokeColor, themeColor(style.FailColor)) {
 		t.Errorf("Violations 0 has the loud border %v", b.StrokeColor)
 	}
 	if r, g, bl, a := b.StrokeColor.RGBA(); a > 0 && r > g+0x2000 && r > bl+0x2000 {
@@ -85,7 +86,7 @@ func TestBannerBulletsAreDots(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	drv := fyne.CurrentApp().Driver()
 	var dots []*canvas.Circle
-	walk(v.banner, func(o fyne.CanvasObject) {
+	uitest.Walk(v.banner, func(o fyne.CanvasObject) {
 		if c, ok := o.(*canvas.Circle); ok {
 			dots = append(dots, c)
 		}
@@ -98,7 +99,7 @@ func TestBannerBulletsAreDots(t *testing.T) {
 			t.Errorf("a bullet %.0f px across", d.Size().Width)
 		}
 		right := drv.AbsolutePositionForObject(d).X + d.Size().Width
-		for _, tx := range texts(v.banner) {
+		for _, tx := range uitest.Texts(v.banner) {
 			p := drv.AbsolutePositionForObject(tx)
 			dy := drv.AbsolutePositionForObject(d).Y - p.Y
 			if dy >= -2 && dy < tx.Size().Height && p.X < right && p.X+tx.Size().Width > right && tx.Text != "" {

@@ -17,7 +17,7 @@ func TestParseUnifiedCutLines(t *testing.T) {
 		t.Fatal("no diff")
 	}
 	var del, add, cut int
-	for _, l := range ParseUnified(d) {
+	for _, l := range parseUnified(d) {
 		switch l.Kind {
 		case LineRemoved:
 			del++
@@ -42,7 +42,7 @@ func TestParseUnifiedCutLines(t *testing.T) {
 		t.Fatalf("%d removed, %d added, %d cut", del, add, cut)
 	}
 
-	got := ParseUnified("@@ -1,10 +1,10 @@\n a\n… cut: 4 more context lines\n-b\n… cut: 2 more removed lines\n+c\n")
+	got := parseUnified("@@ -1,10 +1,10 @@\n a\n… cut: 4 more context lines\n-b\n… cut: 2 more removed lines\n+c\n")
 	want := [][2]int{{0, 0}, {1, 1}, {0, 0}, {6, 0}, {0, 0}, {0, 6}}
 	for i, l := range got {
 		if [2]int{l.Old, l.New} != want[i] {

@@ -53,7 +53,7 @@ type detail struct {
 
 	change  int // shown change, -1 for none
 	folder  string
-	suggest []Suggestion
+	suggest []suggestion
 	// do runs a function on the UI goroutine (fyne.Do).
 	do func(func())
 }
@@ -181,7 +181,7 @@ func (d *detail) show(i int) {
 
 	d.suggest = nil
 	if !c.Allowed {
-		d.suggest = Suggestions(c)
+		d.suggest = suggestions(c)
 	}
 	d.showAllowButton()
 
@@ -216,7 +216,7 @@ func (d *detail) showFolder(id string) {
 		if policy.NeedsDotSlash(folder) {
 			folder = "./" + folder
 		}
-		d.suggest = []Suggestion{{Label: "Folder " + id + "/", Entry: folder}}
+		d.suggest = []suggestion{{Label: "Folder " + id + "/", Entry: folder}}
 	}
 	d.showAllowButton()
 	d.setMeta(nil, nil)
@@ -257,11 +257,11 @@ func (d *detail) showAllowMenu() {
 // loaded), or a card saying why there is none; above either, the diff bar.
 func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 	if full := d.bar.fullDiff(d.change); full != "" {
-		d.diff.SetDiff(full)
+		d.diff.setDiff(full)
 		return d.bar.wrap(d.diff, true)
 	}
 	if c.TextDiff != "" {
-		d.diff.SetDiff(c.TextDiff)
+		d.diff.setDiff(c.TextDiff)
 		return d.bar.wrap(d.diff, true)
 	}
 	d.diff.SetLines(nil)

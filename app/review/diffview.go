@@ -72,12 +72,12 @@ func (l *DiffLine) cols() int {
 
 const tabWidth = 4
 
-// ParseUnified splits a unified diff into lines, numbering them from the
+// parseUnified splits a unified diff into lines, numbering them from the
 // hunk headers. The removed and added lines of each change are paired
 // (textdiff.Intraline) and their changed words marked; the whitespace that
 // changed, and trailing whitespace and carriage returns, are made visible
 // in changed lines.
-func ParseUnified(s string) []DiffLine {
+func parseUnified(s string) []DiffLine {
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return nil
@@ -242,9 +242,9 @@ type DiffView struct {
 	// ColorFor, when set, overrides the text and background color names
 	// of a line ("" background for none).
 	ColorFor func(l DiffLine) (text, background fyne.ThemeColorName)
-	// OnSplitShown, when set, is called when side by side, asked for,
+	// onSplitShown, when set, is called when side by side, asked for,
 	// starts or stops being shown (the view's width decides).
-	OnSplitShown func(shown bool)
+	onSplitShown func(shown bool)
 	splitShown   bool
 
 	lines   []DiffLine
@@ -278,9 +278,9 @@ func NewDiffView() *DiffView {
 	return v
 }
 
-// SetDiff shows the unified diff text (may be empty).
-func (v *DiffView) SetDiff(unified string) {
-	v.SetLines(ParseUnified(unified))
+// setDiff shows the unified diff text (may be empty).
+func (v *DiffView) setDiff(unified string) {
+	v.SetLines(parseUnified(unified))
 }
 
 // SetLines shows already parsed lines.
@@ -331,10 +331,10 @@ func (v *DiffView) changeStops() []ChangeStop {
 	return out
 }
 
-// NextChange scrolls to the next (dir > 0) or previous change of the diff
+// nextChange scrolls to the next (dir > 0) or previous change of the diff
 // (changeStops), its changed words in view however far along a long line
 // they are; it reports whether there was one.
-func (v *DiffView) NextChange(dir int) bool {
+func (v *DiffView) nextChange(dir int) bool {
 	stops := v.changeStops()
 	k := v.stop + dir
 	if v.stop < 0 && dir < 0 {
@@ -387,8 +387,8 @@ func (v *DiffView) SetSideBySide(on bool) {
 	v.scroll.Refresh()
 }
 
-// SideBySide reports whether side by side was asked for.
-func (v *DiffView) SideBySide() bool { return v.split }
+// sideBySide reports whether side by side was asked for.
+func (v *DiffView) sideBySide() bool { return v.split }
 
 // SideBySideShown reports whether the diff is shown side by side: asked
 // for, and the view wide enough for two panes of minSplitCols characters.
@@ -436,7 +436,7 @@ func (v *DiffView) Append(lines []DiffLine, maxLines int) {
 	}
 	v.rows = nil
 	if follow {
-		v.ScrollToEnd()
+		v.scrollToEnd()
 	} else {
 		v.content.Refresh()
 	}
@@ -447,8 +447,8 @@ func (v *DiffView) atEnd() bool {
 	return v.scroll.Offset.Y+v.scroll.Size().Height >= v.content.Size().Height-v.content.lineHeight()
 }
 
-// ScrollToEnd shows the last lines.
-func (v *DiffView) ScrollToEnd() {
+// scrollToEnd shows the last lines.
+func (v *DiffView) scrollToEnd() {
 	v.ScrollTo(fyne.NewPos(0, v.content.MinSize().Height))
 }
 
@@ -506,10 +506,10 @@ func (v *DiffView) Focused() bool { return v.focused }
 func (v *DiffView) TypedRune(r rune) {
 	switch r {
 	case ']':
-		v.NextChange(1)
+		v.nextChange(1)
 		return
 	case '[':
-		v.NextChange(-1)
+		v.nextChange(-1)
 		return
 	}
 	if v.OnRune != nil {
@@ -802,11 +802,38 @@ func (r *diffContentRenderer) colorsOf(th fyne.Theme, l DiffLine) lineColors {
 	return lc
 }
 
+// diffFrame is what one Refresh of the diff's content draws: the theme's
+// measures, the visible rows and the scroll offset.
+type diffFrame struct {
+	th            fyne.Theme
+	lh, cw, pad   float32
+	viewW, height float32
+	first, last   int     // the rows in view
+	col0          int     // the first text column in view
+	x0            float32 // the horizontal scroll offset
+	muted         color.Color
+	gutterBg      color.Color
+	gcols         int
+}
+
 func (r *diffContentRenderer) Refresh() {
+	f, split := r.frame()
+	r.nr, r.nt = 0, 0
+	r.objects = r.objects[:0]
+	if split {
+		r.drawSplit(f)
+	} else {
+		r.drawUnified(f)
+	}
+}
+
+// frame measures what is in view; split says whether the lines show side
+// by side (the view's OnSplitShown hears of a change).
+func (r *diffContentRenderer) frame() (f diffFrame, split bool) {
 	c, v := r.c, r.c.view
 	th := c.Theme()
-	lh, cw := c.lineHeight(), c.charWidth()
-	pad := th.Size(theme.SizeNameInnerPadding)
+	f.th, f.lh, f.cw = th, c.lineHeight(), c.charWidth()
+	f.pad = th.Size(theme.SizeNameInnerPadding)
 	size := c.Size()
 	viewW, viewH := v.scroll.Size().Width, v.scroll.Size().Height
 	if viewW <= 0 {
@@ -815,92 +842,100 @@ func (r *diffContentRenderer) Refresh() {
 	if viewH <= 0 {
 		viewH = size.Height
 	}
+	f.viewW = viewW
 	off := v.scroll.Offset
-	split := v.SideBySideShown()
+	split = v.SideBySideShown()
 	if split != v.splitShown {
 		v.splitShown = split
-		if v.OnSplitShown != nil {
-			v.OnSplitShown(split)
+		if v.onSplitShown != nil {
+			v.onSplitShown(split)
 		}
 	}
 	n := len(v.lines)
 	if split {
 		n = len(v.splitRows())
 	}
-	first := max(0, int((off.Y-pad/2)/lh))
-	last := min(n, int((off.Y+viewH)/lh)+2)
+	f.first = max(0, int((off.Y-f.pad/2)/f.lh))
+	f.last = min(n, int((off.Y+viewH)/f.lh)+2)
 	// The lines' text scrolls by whole columns; everything else (the line
 	// numbers, and the lines that are not file content: headers, notes,
 	// cuts) stays in view.
-	col0 := max(0, int(off.X/cw))
-	x0 := off.X
+	f.col0 = max(0, int(off.X/f.cw))
+	f.x0 = off.X
+	f.muted = style.Color(th, style.Muted)
+	f.gutterBg = style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
+	f.height = fyne.Max(size.Height, float32(n)*f.lh+f.pad)
+	f.gcols = c.gutterCols()
+	return f, split
+}
 
-	r.nr, r.nt = 0, 0
-	r.objects = r.objects[:0]
-	muted := style.Color(th, style.Muted)
-	gutterBg := style.Tint(style.Color(th, theme.ColorNameHeaderBackground), 0xff)
-	height := fyne.Max(size.Height, float32(n)*lh+pad)
-	gcols := c.gutterCols()
-	if split {
-		half := viewW / 2
-		gw := c.sideGutterWidth()
-		textCols := int(c.paneTextWidth(viewW) / cw) // never into the right pane
-		r.rect(gutterBg, x0, 0, gw, height)
-		r.rect(gutterBg, x0+half, 0, gw, height)
-		for k := first; k < last; k++ {
-			row := v.rows[k]
-			y := pad/2 + float32(k)*lh
-			if row.full {
-				l := v.lines[row.left]
-				lc := r.colorsOf(th, l)
-				if lc.bg != nil {
-					r.rect(lc.bg, x0, y, viewW, lh)
-				}
-				r.drawLine(l, lc, x0+pad/2, y, 0, int((viewW-pad)/cw)+1)
+// drawSplit draws the rows in view side by side: before on the left,
+// after on the right, each with its line numbers.
+func (r *diffContentRenderer) drawSplit(f diffFrame) {
+	c, v := r.c, r.c.view
+	half := f.viewW / 2
+	gw := c.sideGutterWidth()
+	textCols := int(c.paneTextWidth(f.viewW) / f.cw) // never into the right pane
+	r.rect(f.gutterBg, f.x0, 0, gw, f.height)
+	r.rect(f.gutterBg, f.x0+half, 0, gw, f.height)
+	for k := f.first; k < f.last; k++ {
+		row := v.rows[k]
+		y := f.pad/2 + float32(k)*f.lh
+		if row.full {
+			l := v.lines[row.left]
+			lc := r.colorsOf(f.th, l)
+			if lc.bg != nil {
+				r.rect(lc.bg, f.x0, y, f.viewW, f.lh)
+			}
+			r.drawLine(l, lc, f.x0+f.pad/2, y, 0, int((f.viewW-f.pad)/f.cw)+1)
+			continue
+		}
+		for s, i := range []int{row.left, row.right} {
+			if i < 0 {
 				continue
 			}
-			for s, i := range []int{row.left, row.right} {
-				if i < 0 {
-					continue
-				}
-				l := v.lines[i]
-				px := x0 + float32(s)*half
-				lc := r.colorsOf(th, l)
-				if lc.bg != nil {
-					r.rect(lc.bg, px+gw, y, half-gw, lh)
-				}
-				no := l.Old
-				if s == 1 {
-					no = l.New
-				}
-				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, px+pad/2, y+1, float32(gcols)*cw, lh)
-				r.drawLine(l, lc, px+gw+pad/2, y, col0, textCols)
+			l := v.lines[i]
+			px := f.x0 + float32(s)*half
+			lc := r.colorsOf(f.th, l)
+			if lc.bg != nil {
+				r.rect(lc.bg, px+gw, y, half-gw, f.lh)
 			}
+			no := l.Old
+			if s == 1 {
+				no = l.New
+			}
+			r.text(lineNo(no), f.muted, false, fyne.TextAlignTrailing, px+f.pad/2, y+1, float32(f.gcols)*f.cw, f.lh)
+			r.drawLine(l, lc, px+gw+f.pad/2, y, f.col0, textCols)
 		}
-		return
 	}
+}
+
+// drawUnified draws the lines in view one under the other, with both
+// line numbers in the gutter (unless the view has none).
+func (r *diffContentRenderer) drawUnified(f diffFrame) {
+	c, v := r.c, r.c.view
 	gutterW := c.gutterWidth()
 	if !v.NoGutter {
-		r.rect(gutterBg, x0, 0, gutterW, height)
+		r.rect(f.gutterBg, f.x0, 0, gutterW, f.height)
 	}
-	textCols := int((viewW-gutterW-pad/2)/cw) + 1
-	for i := first; i < last; i++ {
+	textCols := int((f.viewW-gutterW-f.pad/2)/f.cw) + 1
+	for i := f.first; i < f.last; i++ {
 		l := v.lines[i]
-		y := pad/2 + float32(i)*lh
-		lc := r.colorsOf(th, l)
+		y := f.pad/2 + float32(i)*f.lh
+		lc := r.colorsOf(f.th, l)
 		if lc.bg != nil {
-			r.rect(lc.bg, x0, y, viewW, lh)
+			r.rect(lc.bg, f.x0, y, f.viewW, f.lh)
 		}
 		if !v.NoGutter {
 			for j, no := range []int{l.Old, l.New} {
-				r.text(lineNo(no), muted, false, fyne.TextAlignTrailing, x0+pad/2+float32(j*(gcols+1))*cw, y+1, float32(gcols)*cw, lh)
+				r.text(lineNo(no), f.muted, false, fyne.TextAlignTrailing, f.x0+f.pad/2+float32(j*(f.gcols+1))*f.cw, y+1, float32(f.gcols)*f.cw, f.lh)
 			}
 		}
-		c0 := col0
+		c0 := f.col0
 		if l.Kind != LineContext && l.Kind != LineAdded && l.Kind != LineRemoved && !v.NoGutter {
 			c0 = 0 // headers, hunk headers, notes and cuts stay in view
 		}
-		r.drawLine(l, lc, x0+gutterW+pad/2, y, c0, textCols)
+		r.drawLine(l, lc, f.x0+gutterW+f.pad/2, y, c0, textCols)
 	}
 }
 

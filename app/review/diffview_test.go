@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/textdiff"
 )
@@ -22,7 +23,7 @@ import (
 // line numbers (right-aligned) left out; the key is the row's text.
 func drawnRows(o fyne.CanvasObject) map[string][]*canvas.Text {
 	byY := map[float32][]*canvas.Text{}
-	for _, t := range texts(o) {
+	for _, t := range uitest.Texts(o) {
 		if t.Alignment != fyne.TextAlignTrailing {
 			byY[t.Position().Y] = append(byY[t.Position().Y], t)
 		}
@@ -58,8 +59,8 @@ func drawnLine(t *testing.T, o fyne.CanvasObject, want string) []*canvas.Text {
 // rects returns the rectangles drawn in o filled with c.
 func rects(o fyne.CanvasObject, c color.Color) []*canvas.Rectangle {
 	var out []*canvas.Rectangle
-	walk(o, func(x fyne.CanvasObject) {
-		if r, ok := x.(*canvas.Rectangle); ok && sameColor(r.FillColor, c) {
+	uitest.Walk(o, func(x fyne.CanvasObject) {
+		if r, ok := x.(*canvas.Rectangle); ok && uitest.SameColor(r.FillColor, c) {
 			out = append(out, r)
 		}
 	})
@@ -75,7 +76,7 @@ func newDiffWindow(t *testing.T, d string, w, h float32) (*DiffView, fyne.Window
 	v := NewDiffView()
 	win := test.NewTempWindow(t, v)
 	win.Resize(fyne.NewSize(w, h))
-	v.SetDiff(d)
+	v.setDiff(d)
 	return v, win
 }
 
@@ -158,7 +159,7 @@ func TestDiffViewWordHighlights(t *testing.T) {
 	for row, marks := range map[string]string{"-name = x·": "·", `-one\r`: `\r`, "-····y()": "····", "+→y()": "→"} {
 		var got string
 		for _, tx := range drawnLine(t, v, row) {
-			if sameColor(tx.Color, muted) {
+			if uitest.SameColor(tx.Color, muted) {
 				got += tx.Text
 			}
 		}
@@ -212,7 +213,7 @@ func TestDiffViewLongLines(t *testing.T) {
 		t.Fatalf("%d added, %d removed lines", add, del)
 	}
 	cols := int(800/v.content.charWidth()) + 2
-	for _, tx := range texts(v) {
+	for _, tx := range uitest.Texts(v) {
 		if n := len([]rune(tx.Text)); n > cols {
 			t.Errorf("a text of %d characters is drawn (the view holds %d)", n, cols)
 		}
@@ -222,11 +223,11 @@ func TestDiffViewLongLines(t *testing.T) {
 		shown = shown || strings.HasPrefix(row, "+var a=1;function f(){return a+2};var a=1;")
 	}
 	if !shown {
-		t.Errorf("the added line is not drawn: %s", allText(v))
+		t.Errorf("the added line is not drawn: %s", uitest.AllText(v))
 	}
 	// Only the removed and the added line are numbered, not the cut lines.
 	var numbers []string
-	for _, tx := range texts(v) {
+	for _, tx := range uitest.Texts(v) {
 		if tx.Alignment == fyne.TextAlignTrailing && tx.Text != "" {
 			numbers = append(numbers, tx.Text)
 		}
@@ -247,11 +248,11 @@ func TestDiffViewLongLines(t *testing.T) {
 		end = end || strings.HasSuffix(row, tail)
 	}
 	if !end {
-		t.Errorf("scrolled to the right, no row shows a line's end: %q", allText(v))
+		t.Errorf("scrolled to the right, no row shows a line's end: %q", uitest.AllText(v))
 	}
 	// The cut lines stay in view: what is left out is always said.
-	if n := len(findText(v, "… cut: the line above is shown around its changes (39732 bytes)")); n != 2 {
-		t.Errorf("scrolled to the right, %d cut lines in view, want 2: %q", n, allText(v))
+	if n := len(uitest.TextsReading(v, "… cut: the line above is shown around its changes (39732 bytes)")); n != 2 {
+		t.Errorf("scrolled to the right, %d cut lines in view, want 2: %q", n, uitest.AllText(v))
 	}
 	capture(t, w, "diffview-long")
 }
@@ -266,7 +267,7 @@ func TestDiffViewSideBySide(t *testing.T) {
 	}
 	v, w := newDiffWindow(t, d, 1000, 400)
 	var shown []bool
-	v.OnSplitShown = func(on bool) { shown = append(shown, on) }
+	v.onSplitShown = func(on bool) { shown = append(shown, on) }
 	v.SetSideBySide(true)
 	if !v.SideBySideShown() {
 		t.Fatal("1000 px: not side by side")
@@ -274,7 +275,7 @@ func TestDiffViewSideBySide(t *testing.T) {
 	ys := map[string]float32{}
 	xs := map[string]float32{}
 	keep := 0 // the context line, on each side
-	for _, tx := range texts(v) {
+	for _, tx := range uitest.Texts(v) {
 		if tx.Alignment != fyne.TextAlignTrailing {
 			ys[tx.Text], xs[tx.Text] = tx.Position().Y, tx.Position().X
 			if tx.Text == " keep" && tx.Position().X < 500 {
@@ -286,7 +287,7 @@ func TestDiffViewSideBySide(t *testing.T) {
 	}
 	// "old line one" and "new line one" are paired: one row, left and right.
 	if ys["-old line one"] == 0 && ys["old"] == 0 {
-		t.Fatalf("the removed line is not drawn: %s", allText(v))
+		t.Fatalf("the removed line is not drawn: %s", uitest.AllText(v))
 	}
 	yOld, yNew := ys["old"], ys["new"]
 	if yOld == 0 || yOld != yNew || xs["old"] >= 500 || xs["new"] < 500 {
@@ -302,11 +303,11 @@ func TestDiffViewSideBySide(t *testing.T) {
 
 	w.Resize(fyne.NewSize(360, 400))
 	v.Refresh()
-	if v.SideBySideShown() || !v.SideBySide() {
+	if v.SideBySideShown() || !v.sideBySide() {
 		t.Error("360 px: side by side is still shown (or forgotten)")
 	}
-	if len(findText(v, "-removed only")) != 1 {
-		t.Errorf("narrow: not unified: %s", allText(v))
+	if len(uitest.TextsReading(v, "-removed only")) != 1 {
+		t.Errorf("narrow: not unified: %s", uitest.AllText(v))
 	}
 	if !shown[0] || shown[1] {
 		t.Errorf("OnSplitShown calls %v, want shown, then not", shown)
@@ -325,7 +326,7 @@ func TestDiffBarSideBySide(t *testing.T) {
 	}
 	v.Select(indexOf(t, v.Report(), "src/app.py"))
 	v.Select(indexOf(t, v.Report(), "config.json"))
-	if !v.detail.diff.SideBySide() {
+	if !v.detail.diff.sideBySide() {
 		t.Error("side by side forgotten after another change was shown")
 	}
 	w.Resize(fyne.NewSize(800, 700))
@@ -334,7 +335,7 @@ func TestDiffBarSideBySide(t *testing.T) {
 		t.Errorf("800 px: shown %v, button %q", v.detail.diff.SideBySideShown(), v.detail.bar.split.Text)
 	}
 	test.Tap(v.detail.bar.unified)
-	if v.detail.diff.SideBySide() || v.detail.bar.split.Text != "Side by side" {
-		t.Errorf("unified: %v %q", v.detail.diff.SideBySide(), v.detail.bar.split.Text)
+	if v.detail.diff.sideBySide() || v.detail.bar.split.Text != "Side by side" {
+		t.Errorf("unified: %v %q", v.detail.diff.sideBySide(), v.detail.bar.split.Text)
 	}
 }

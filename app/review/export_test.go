@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -26,12 +27,12 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 	i := indexOf(t, r, "config.json")
 	v.Select(i)
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Exact path:   config.json")
+	uitest.TapMenuItem(t, w.Canvas(), "Exact path:   config.json")
 	if !r.Changes[i].Allowed {
 		t.Fatal("Allow… did not allow config.json")
 	}
 
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if exported == nil {
 		t.Fatal("nothing exported")
 	}
@@ -59,10 +60,10 @@ func TestExportAfterAllowKeepsTheRunsAllowlist(t *testing.T) {
 	}
 
 	// After Approve the decision and note go with it.
-	test.Type(v.note, "config is generated")
-	test.Tap(v.approveBtn)
+	test.Type(v.side.note, "config is generated")
+	test.Tap(v.side.approveBtn)
 	confirmApproval(t, w.Canvas()) // the draft leaves violations
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if exported.Review == nil || exported.Review.Decision != report.Approved || exported.Review.Note != "config is generated" ||
 		!slices.Equal(exported.Allowlist, runAllowlist) {
 		t.Fatalf("after approve: allowlist %q review %+v", exported.Allowlist, exported.Review)

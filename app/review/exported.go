@@ -81,29 +81,16 @@ func (e *exported) set(segs ...widget.RichTextSegment) {
 // through Options.OpenFolder.
 func (v *View) SetExported(path, problem string) {
 	if problem != "" {
-		v.exported.path = ""
-		if v.exported.open != nil {
-			v.exported.open.Hide()
+		v.side.exported.path = ""
+		if v.side.exported.open != nil {
+			v.side.exported.open.Hide()
 		}
-		v.exported.failed("Not saved: " + problem)
+		v.side.exported.failed("Not saved: " + problem)
 		return
 	}
-	v.exported.saved(path)
+	v.side.exported.saved(path)
 }
 
 // SetExportProblem adds one line of trouble (opening the folder failed) to
 // the export line, keeping the saved path.
-func (v *View) SetExportProblem(msg string) { v.exported.failed(msg) }
-
-// Exported is the export line as shown ("" when there is none) and
-// whether it offers Open folder.
-func (v *View) Exported() (text string, canOpen bool) {
-	if !v.exported.root.Visible() {
-		return "", false
-	}
-	return segmentsText(v.exported.text), v.exported.open != nil && v.exported.open.Visible()
-}
-
-// OpenFolderButton is the export line's Open folder button (nil when the
-// host opens no folders).
-func (v *View) OpenFolderButton() *widget.Button { return v.exported.open }
+func (v *View) SetExportProblem(msg string) { v.side.exported.failed(msg) }

@@ -268,79 +268,102 @@ func (d *detail) showFinding(id string) {
 	d.change, d.folder = -1, ""
 	c := groupColor(g)
 	d.icon.SetResource(style.Colored(groupIcon(g), c))
-	title := func(text string, mono bool) {
-		st := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}
-		d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: st}}
-		if mono { // a path or an address: wrap after a "/" only
-			d.title.Segments = pathSegments(text, st)
-		}
-		d.title.Refresh()
-	}
-	status := func(segs ...widget.RichTextSegment) {
-		d.status.Segments = segs
-		d.status.Refresh()
-	}
 	d.suggest = nil // no allowlist entry allows a finding
 	d.showAllowButton()
 	d.setMeta(nil, nil)
 	d.bar.update() // cancels a full diff under way
 	switch {
-	case !item && g == groupBlocked:
-		title(groupTitle(g), false)
-		status(seg(report.PluralGrouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
-			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
-	case !item && g == groupNetwork:
-		title(groupTitle(g), false)
-		status(seg(quote.Text(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
-	case g == groupNetwork:
-		q := &r.Network[k]
-		title(quote.Text(q.Target()), true)
-		if q.Allowed {
-			status(seg("ALLOWED "+quote.Text(q.Method), c, fyne.TextStyle{Bold: true}))
-		} else {
-			status(seg("REFUSED "+quote.Text(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
-				seg("   "+quote.Text(q.Reason), "", fyne.TextStyle{}))
-		}
-		d.setMeta(factRows([][2]string{
-			{"Host", quote.Text(q.Target())},
-			{"Address", quote.Text(q.Addr)},
-			{"Method", quote.Text(q.Method)},
-			{"Bytes out", report.Size(q.BytesOut)},
-			{"Bytes in", report.Size(q.BytesIn)},
-			{"Process", processText(&report.Blocked{PID: q.PID, Cmd: q.Cmd})},
-			{"Reason", quote.Text(q.Reason)},
-		}), nil)
 	case !item:
-		title(groupTitle(g), false)
-		status(seg(report.PluralGrouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
-			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
+		d.showGroup(r, g, c)
+	case g == groupNetwork:
+		d.showRequest(&r.Network[k], c)
 	case g == groupBlocked:
-		b := &r.Blocked[k]
-		title(quote.Path(b.Target), true)
-		st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(quote.Text(b.Kind)), c, fyne.TextStyle{Bold: true})}
-		if b.Count > 1 {
-			st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
-		}
-		st = append(st, seg("   ", "", fyne.TextStyle{}),
-			seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
-		status(st...)
-		d.setMeta(factRows([][2]string{
-			{"Kind", quote.Text(b.Kind)},
-			{"Target", quote.Path(b.Target)},
-			{"Process", processText(b)},
-			{"System call", quote.Text(b.Op)},
-			{"Count", report.GroupDigits(max(b.Count, 1))},
-		}), nil)
+		d.showBlocked(&r.Blocked[k], c)
 	default:
-		o := &r.Outside[k]
-		title(quote.Path(o.Path), true)
-		status(seg("OUTSIDE "+strings.ToUpper(string(o.Kind)), c, fyne.TextStyle{Bold: true}),
-			seg(" ("+o.Detail()+")", c, fyne.TextStyle{}), seg("   ", "", fyne.TextStyle{}),
-			seg("Violation: a change outside the workspace; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
-		d.setMeta(entryRows(o.Before, o.After, c, true), nil)
+		d.showOutside(&r.Outside[k], c)
 	}
 	d.setBody(nil)
 	d.root.Refresh()
+}
+
+// setFindingTitle shows text as the detail's title in the group's color;
+// mono for a path or an address, which wraps after a "/" only.
+func (d *detail) setFindingTitle(text string, mono bool, c fyne.ThemeColorName) {
+	st := widget.RichTextStyle{SizeName: theme.SizeNameSubHeadingText, ColorName: c, TextStyle: fyne.TextStyle{Bold: true, Monospace: mono}}
+	d.title.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: st}}
+	if mono {
+		d.title.Segments = pathSegments(text, st)
+	}
+	d.title.Refresh()
+}
+
+// setStatus shows segs as the detail's status line.
+func (d *detail) setStatus(segs ...widget.RichTextSegment) {
+	d.status.Segments = segs
+	d.status.Refresh()
+}
+
+// showGroup says what a group of findings holds.
+func (d *detail) showGroup(r *report.Report, g string, c fyne.ThemeColorName) {
+	d.setFindingTitle(groupTitle(g), false, c)
+	switch g {
+	case groupBlocked:
+		d.setStatus(seg(report.PluralGrouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
+			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
+	case groupNetwork:
+		d.setStatus(seg(quote.Text(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
+	default:
+		d.setStatus(seg(report.PluralGrouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
+			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
+	}
+}
+
+// showRequest shows a network request through the gate's proxy.
+func (d *detail) showRequest(q *report.NetRequest, c fyne.ThemeColorName) {
+	d.setFindingTitle(quote.Text(q.Target()), true, c)
+	if q.Allowed {
+		d.setStatus(seg("ALLOWED "+quote.Text(q.Method), c, fyne.TextStyle{Bold: true}))
+	} else {
+		d.setStatus(seg("REFUSED "+quote.Text(q.Method), style.FailColor, fyne.TextStyle{Bold: true}),
+			seg("   "+quote.Text(q.Reason), "", fyne.TextStyle{}))
+	}
+	d.setMeta(factRows([][2]string{
+		{"Host", quote.Text(q.Target())},
+		{"Address", quote.Text(q.Addr)},
+		{"Method", quote.Text(q.Method)},
+		{"Bytes out", report.Size(q.BytesOut)},
+		{"Bytes in", report.Size(q.BytesIn)},
+		{"Process", processText(&report.Blocked{PID: q.PID, Cmd: q.Cmd})},
+		{"Reason", quote.Text(q.Reason)},
+	}), nil)
+}
+
+// showBlocked shows an action the containment refused.
+func (d *detail) showBlocked(b *report.Blocked, c fyne.ThemeColorName) {
+	d.setFindingTitle(quote.Path(b.Target), true, c)
+	st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(quote.Text(b.Kind)), c, fyne.TextStyle{Bold: true})}
+	if b.Count > 1 {
+		st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
+	}
+	st = append(st, seg("   ", "", fyne.TextStyle{}),
+		seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
+	d.setStatus(st...)
+	d.setMeta(factRows([][2]string{
+		{"Kind", quote.Text(b.Kind)},
+		{"Target", quote.Path(b.Target)},
+		{"Process", processText(b)},
+		{"System call", quote.Text(b.Op)},
+		{"Count", report.GroupDigits(max(b.Count, 1))},
+	}), nil)
+}
+
+// showOutside shows a change in the watched paths outside the workspace.
+func (d *detail) showOutside(o *report.Outside, c fyne.ThemeColorName) {
+	d.setFindingTitle(quote.Path(o.Path), true, c)
+	d.setStatus(seg("OUTSIDE "+strings.ToUpper(string(o.Kind)), c, fyne.TextStyle{Bold: true}),
+		seg(" ("+o.Detail()+")", c, fyne.TextStyle{}), seg("   ", "", fyne.TextStyle{}),
+		seg("Violation: a change outside the workspace; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
+	d.setMeta(entryRows(o.Before, o.After, c, true), nil)
 }
 
 // processText is "pid 4211  curl http://…" for a blocked action.

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -52,13 +53,13 @@ func TestFindingsGroups(t *testing.T) {
 	if len(ids) < len(want)+1 || !slices.Equal(ids[:len(want)], want) {
 		t.Fatalf("rows %q, want the findings first: %q", ids, want)
 	}
-	wantColor(t, "the Blocked group", oneText(t, v.list, "Blocked actions").Color, style.Blocked)
-	wantColor(t, "a blocked action", oneText(t, v.list, "net 127.0.0.1:8080").Color, style.Blocked)
-	wantColor(t, "the Outside group", oneText(t, v.list, "Outside the workspace").Color, style.Outside)
-	wantColor(t, "an outside change", oneText(t, v.list, "changed /home/u/.profile").Color, style.Outside)
-	oneText(t, v.list, "connect · 3 times")
-	oneText(t, v.list, "2 actions")
-	oneText(t, v.list, "size 3771 B -> 3791 B") // 3.7 KiB both: the bytes are shown
+	wantColor(t, "the Blocked group", uitest.OneText(t, v.changes.list, "Blocked actions").Color, style.Blocked)
+	wantColor(t, "a blocked action", uitest.OneText(t, v.changes.list, "net 127.0.0.1:8080").Color, style.Blocked)
+	wantColor(t, "the Outside group", uitest.OneText(t, v.changes.list, "Outside the workspace").Color, style.Outside)
+	wantColor(t, "an outside change", uitest.OneText(t, v.changes.list, "changed /home/u/.profile").Color, style.Outside)
+	uitest.OneText(t, v.changes.list, "connect · 3 times")
+	uitest.OneText(t, v.changes.list, "2 actions")
+	uitest.OneText(t, v.changes.list, "size 3771 B -> 3791 B") // 3.7 KiB both: the bytes are shown
 	if c := themeColor(style.Blocked); !(func() bool { r, g, b, _ := c.RGBA(); return b > g && r > g })() {
 		t.Errorf("Blocked is not violet: %v", c)
 	}
@@ -67,26 +68,26 @@ func TestFindingsGroups(t *testing.T) {
 	}
 
 	// Chips: Blocked 2, Outside 1; off hides the group, the bar says so.
-	if !v.blockedChip.Visible() || v.blockedChip.Text() != "Blocked 2" || v.outsideChip.Text() != "Outside 1" {
-		t.Fatalf("chips %q (%v) %q", v.blockedChip.Text(), v.blockedChip.Visible(), v.outsideChip.Text())
+	if !v.filters.blockedChip.Visible() || v.filters.blockedChip.Text() != "Blocked 2" || v.filters.outsideChip.Text() != "Outside 1" {
+		t.Fatalf("chips %q (%v) %q", v.filters.blockedChip.Text(), v.filters.blockedChip.Visible(), v.filters.outsideChip.Text())
 	}
-	test.Tap(v.blockedChip)
-	if slices.Contains(rowIDs(v), groupBlocked) || !v.hiddenBar.Visible() {
-		t.Fatalf("Blocked off: rows %q, bar %v", rowIDs(v), v.hiddenBar.Visible())
+	test.Tap(v.filters.blockedChip)
+	if slices.Contains(rowIDs(v), groupBlocked) || !v.changes.hiddenBar.Visible() {
+		t.Fatalf("Blocked off: rows %q, bar %v", rowIDs(v), v.changes.hiddenBar.Visible())
 	}
-	oneText(t, v.hiddenBar, "2 blocked actions hidden by filters —")
-	test.Tap(v.outsideChip)
-	oneText(t, v.hiddenBar, "2 blocked actions, 1 change outside the workspace hidden by filters —")
-	test.Tap(v.clearBtn)
-	if !slices.Equal(rowIDs(v)[:len(want)], want) || v.hiddenBar.Visible() {
+	uitest.OneText(t, v.changes.hiddenBar, "2 blocked actions hidden by filters —")
+	test.Tap(v.filters.outsideChip)
+	uitest.OneText(t, v.changes.hiddenBar, "2 blocked actions, 1 change outside the workspace hidden by filters —")
+	test.Tap(v.changes.clearBtn)
+	if !slices.Equal(rowIDs(v)[:len(want)], want) || v.changes.hiddenBar.Visible() {
 		t.Fatalf("Clear: rows %q", rowIDs(v))
 	}
 	// The text filter looks into targets, commands and paths.
-	v.search.SetText("curl")
+	v.filters.search.SetText("curl")
 	if got := rowIDs(v); !slices.Equal(got, []string{groupBlocked, findingID(groupBlocked, 1)}) {
 		t.Errorf("filter curl: rows %q", got)
 	}
-	v.search.SetText("")
+	v.filters.search.SetText("")
 
 	// n from the start: the first blocked action, then the next, then the
 	// outside change, then the first violating change.
@@ -104,8 +105,8 @@ func TestFindingsGroups(t *testing.T) {
 	if v.Selected() != -1 || v.detail.allowBtn.Visible() {
 		t.Errorf("a finding selected: change %d, Allow… shown %v", v.Selected(), v.detail.allowBtn.Visible())
 	}
-	oneText(t, v.detail.title, "127.0.0.1:8080")
-	detail := allText(v.detail.root)
+	uitest.OneText(t, v.detail.title, "127.0.0.1:8080")
+	detail := uitest.AllText(v.detail.root)
 	for _, s := range []string{"BLOCKED NET", "(3 times)", "containment refused it", "Kind | net", "Target | 127.0.0.1:8080",
 		"Process | pid 4215  curl http://127.0.0.1:8080/", "System call | connect", "Count | 3"} {
 		if !strings.Contains(detail, s) {
@@ -114,19 +115,19 @@ func TestFindingsGroups(t *testing.T) {
 	}
 	// The outside change: its before/after metadata, the size drawn changed.
 	v.goRow(v.rowOf(findingID(groupOutside, 0)))
-	detail = allText(v.detail.root)
+	detail = uitest.AllText(v.detail.root)
 	for _, s := range []string{"OUTSIDE CHANGED", "size 3771 B -> 3791 B", "BEFORE | AFTER", "Size | 3.7 KiB (3,771 bytes) | 3.7 KiB (3,791 bytes)", "Owner | 1000:1000 | 1000:1000",
 		"Modified | " + formatNanos(1700000000e9) + " | " + formatNanos(1700000100e9), "Inode | 42 | 42"} {
 		if !strings.Contains(detail, s) {
 			t.Errorf("outside detail lacks %q: %s", s, detail)
 		}
 	}
-	wantColor(t, "the outside change's mtime", oneText(t, v.detail.meta, formatNanos(1700000100e9)).Color, style.Outside)
+	wantColor(t, "the outside change's mtime", uitest.OneText(t, v.detail.meta, formatNanos(1700000100e9)).Color, style.Outside)
 
 	// The group's detail says what it holds; Left closes it (one stop).
 	v.goRow(v.rowOf(groupBlocked))
-	if !strings.Contains(allText(v.detail.root), "2 actions the containment refused") {
-		t.Errorf("group detail: %s", allText(v.detail.root))
+	if !strings.Contains(uitest.AllText(v.detail.root), "2 actions the containment refused") {
+		t.Errorf("group detail: %s", uitest.AllText(v.detail.root))
 	}
 	v.left()
 	if got := rowIDs(v); slices.Contains(got, findingID(groupBlocked, 0)) || !slices.Contains(got, groupBlocked) {
@@ -137,7 +138,7 @@ func TestFindingsGroups(t *testing.T) {
 		t.Errorf("Enter on the closed group: rows %q", rowIDs(v))
 	}
 	// The flat list shows the groups too.
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	if got := rowIDs(v); !slices.Equal(got[:len(want)], want) {
 		t.Errorf("list mode rows %q", got)
 	}
@@ -153,11 +154,11 @@ func TestFindingsWithoutChanges(t *testing.T) {
 	if got := rowIDs(v); !slices.Equal(got, []string{groupBlocked, findingID(groupBlocked, 0), findingID(groupBlocked, 1)}) {
 		t.Fatalf("rows %q", got)
 	}
-	if v.changes.Objects[0] != v.list {
-		t.Errorf("the list is replaced by %q", allText(v.changes))
+	if v.changes.stack.Objects[0] != v.changes.list {
+		t.Errorf("the list is replaced by %q", uitest.AllText(v.changes.stack))
 	}
-	if v.outsideChip.Visible() || !v.blockedChip.Visible() {
-		t.Errorf("chips: Outside %v, Blocked %v", v.outsideChip.Visible(), v.blockedChip.Visible())
+	if v.filters.outsideChip.Visible() || !v.filters.blockedChip.Visible() {
+		t.Errorf("chips: Outside %v, Blocked %v", v.filters.outsideChip.Visible(), v.filters.blockedChip.Visible())
 	}
 	if !v.NextViolation(1) || v.selID != findingID(groupBlocked, 0) {
 		t.Errorf("n selects %q", v.selID)
@@ -182,17 +183,17 @@ func TestNetworkGroup(t *testing.T) {
 	if len(ids) < len(want) || !slices.Equal(ids[:len(want)], want) {
 		t.Fatalf("rows %q, want %q first", ids, want)
 	}
-	oneText(t, v.list, "Network")
-	oneText(t, v.list, "2 requests")
-	oneText(t, v.list, "registry.npmjs.org:443")
-	oneText(t, v.list, "refused: host not allowed")
+	uitest.OneText(t, v.changes.list, "Network")
+	uitest.OneText(t, v.changes.list, "2 requests")
+	uitest.OneText(t, v.changes.list, "registry.npmjs.org:443")
+	uitest.OneText(t, v.changes.list, "refused: host not allowed")
 	for k := range v.rows {
 		if v.isStop(k) && strings.HasPrefix(v.rows[k].id, groupNetwork) {
 			t.Errorf("n stops at the request %q", v.rows[k].id)
 		}
 	}
 	v.goRow(v.rowOf(findingID(groupNetwork, 0)))
-	detail := allText(v.detail.root)
+	detail := uitest.AllText(v.detail.root)
 	for _, s := range []string{"ALLOWED CONNECT", "Host | registry.npmjs.org:443", "Address | 104.16.1.35", "Bytes in | 50.0 KiB",
 		"Process | pid 4216  node npm install"} {
 		if !strings.Contains(detail, s) {

@@ -19,8 +19,8 @@ const (
 	JSON     Format = "json"
 )
 
-// Formats lists the export formats in button order.
-var Formats = []Format{HTML, Markdown, JSON}
+// formats lists the export formats in button order.
+var formats = []Format{HTML, Markdown, JSON}
 
 // Label is the format's name on a button.
 func (f Format) Label() string {
@@ -67,8 +67,8 @@ func (f Format) writer(r *report.Report) func(io.Writer) error {
 	return nil
 }
 
-// Available reports whether the format can be written.
-func (f Format) Available() bool { return f.writer(&report.Report{}) != nil }
+// available reports whether the format can be written.
+func (f Format) available() bool { return f.writer(&report.Report{}) != nil }
 
 // Write writes r in the format to w.
 func (f Format) Write(r *report.Report, w io.Writer) error {

@@ -23,14 +23,14 @@ import (
 const (
 	// FullDiffMax is the largest file Load full diff compares.
 	FullDiffMax = textdiff.MaxFullInput
-	// FullDiffHunks is how many hunks of a full diff are shown.
-	FullDiffHunks = 500
+	// fullDiffHunks is how many hunks of a full diff are shown.
+	fullDiffHunks = 500
 	// fullDiffBytes bounds the text of a full diff shown (CutDiff).
 	fullDiffBytes = 16 << 20
 )
 
 // fullDiffBound says what Load full diff does, in one line.
-var fullDiffBound = fmt.Sprintf("Computed in the background: files up to %d MiB, the diff shown up to %d hunks.", FullDiffMax>>20, FullDiffHunks)
+var fullDiffBound = fmt.Sprintf("Computed in the background: files up to %d MiB, the diff shown up to %d hunks.", FullDiffMax>>20, fullDiffHunks)
 
 // ContentLoader returns the before and after contents of a change of r (nil
 // for a side that does not exist), each checked against its SHA-256, or an
@@ -94,7 +94,7 @@ func newDiffBar(d *detail) *diffBar {
 	b.narrow = container.NewHBox(b.uniIcon, b.splitIcon)
 	b.narrow.Hide()
 	b.modes = container.NewWithoutLayout(b.wide, b.narrow) // laid out by metaRow
-	d.diff.OnSplitShown = func(bool) { b.splitLabel() }
+	d.diff.onSplitShown = func(bool) { b.splitLabel() }
 	// The modes sit on the detail's summary line (newDetail): a row of
 	// their own cost the diff the 60% of the pane it needs at 1024×700.
 	b.root = container.NewBorder(nil, nil, nil, container.NewHBox(b.load, b.cancel), b.status)
@@ -127,7 +127,7 @@ const roomySplit = 640
 // for it (the diff is then shown unified).
 func (b *diffBar) splitLabel() {
 	text := "Side by side"
-	if b.d.diff.SideBySide() && !b.d.diff.SideBySideShown() && b.d.diff.Size().Width > 0 {
+	if b.d.diff.sideBySide() && !b.d.diff.SideBySideShown() && b.d.diff.Size().Width > 0 {
 		text = "Side by side: too narrow"
 	}
 	if b.split.Text != text {
@@ -263,7 +263,7 @@ func (b *diffBar) start(i int) {
 		var d string
 		var hunks int
 		if err == nil {
-			d, hunks, err = textdiff.Full(ctx, before, after, c.Path, FullDiffHunks, fullDiffBytes)
+			d, hunks, err = textdiff.Full(ctx, before, after, c.Path, fullDiffHunks, fullDiffBytes)
 		}
 		do(func() {
 			if gen != b.gen {
@@ -285,8 +285,8 @@ func (b *diffBar) finish(d string, hunks int, err error) {
 		b.note, b.noteColor = "Full diff unavailable: "+err.Error()+".", style.FailColor
 	case d == "":
 		b.note = "The full diff is empty: the two contents are the same."
-	case hunks > FullDiffHunks:
-		b.note, b.full = fmt.Sprintf("Full diff: the first %d of %d hunks.", FullDiffHunks, hunks), d
+	case hunks > fullDiffHunks:
+		b.note, b.full = fmt.Sprintf("Full diff: the first %d of %d hunks.", fullDiffHunks, hunks), d
 	default:
 		b.note, b.full = fmt.Sprintf("Full diff: %s.", report.PluralGrouped(hunks, "hunk")), d
 	}
@@ -308,14 +308,8 @@ func (b *diffBar) abort() {
 	}
 }
 
-// LoadFullDiffButton is the detail's Load full diff button.
-func (v *View) LoadFullDiffButton() *widget.Button { return v.detail.bar.load }
-
-// DiffStatus is what the bar above the detail's diff says ("" for nothing).
-func (v *View) DiffStatus() string { return v.detail.bar.Status() }
-
-// DiffLines are the lines of the diff in the detail.
-func (v *View) DiffLines() []DiffLine { return v.detail.diff.Lines() }
+// diffStatus is what the bar above the detail's diff says ("" for nothing).
+func (v *View) diffStatus() string { return v.detail.bar.Status() }
 
 // SetSideBySide shows the detail's diffs side by side (or unified), as the
 // diff bar's toggle does.

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -89,8 +90,8 @@ func TestLoadFullDiffLargeFile(t *testing.T) {
 	if !bar.load.Visible() || !strings.Contains(bar.Status(), "files up to 64 MiB, the diff shown up to 500 hunks") {
 		t.Fatalf("no Load full diff with its bound: visible %v, status %q", bar.load.Visible(), bar.Status())
 	}
-	if !strings.Contains(allText(v.detail.body), "Content changed; no text diff: over the 256 KiB limit for kept copies") {
-		t.Errorf("the card does not say why there is no diff: %s", allText(v.detail.body))
+	if !strings.Contains(uitest.AllText(v.detail.body), "Content changed; no text diff: over the 256 KiB limit for kept copies") {
+		t.Errorf("the card does not say why there is no diff: %s", uitest.AllText(v.detail.body))
 	}
 	test.Tap(bar.load)
 	if p := <-l.started; p != c.Path {
@@ -146,8 +147,8 @@ func TestLoadFullDiffCancelledBySelection(t *testing.T) {
 		t.Fatalf("ended %s", p)
 	}
 	ui.next() // the cancelled load's outcome: dropped
-	if v.detail.change != 1 || len(findText(v.detail.diff, "+z")) != 1 {
-		t.Errorf("the selected change is not shown: %s", allText(v.detail.diff))
+	if v.detail.change != 1 || len(uitest.TextsReading(v.detail.diff, "+z")) != 1 {
+		t.Errorf("the selected change is not shown: %s", uitest.AllText(v.detail.diff))
 	}
 	if v.detail.bar.Status() != "" {
 		t.Errorf("status %q for a change with nothing to load", v.detail.bar.Status())
@@ -228,13 +229,13 @@ func TestNoLoadFullDiffWithoutContents(t *testing.T) {
 		t.Error("Load full diff without a content loader")
 	}
 	said := false
-	walk(v.detail.body, func(o fyne.CanvasObject) {
+	uitest.Walk(v.detail.body, func(o fyne.CanvasObject) {
 		if rt, ok := o.(*widget.RichText); ok && rt.String() == noFullDiff {
 			said = true
 		}
 	})
 	if !said {
-		t.Errorf("the card does not say where a full diff can be had: %s", allText(v.detail.body))
+		t.Errorf("the card does not say where a full diff can be had: %s", uitest.AllText(v.detail.body))
 	}
 }
 
@@ -274,7 +275,7 @@ func TestFullDiffNotShownForAnotherReport(t *testing.T) {
 	b.Evaluate()
 	v.SetReport(b)
 	v.Select(0)
-	if txt := allText(v.detail.body); strings.Contains(txt, "app.min.js") {
+	if txt := uitest.AllText(v.detail.body); strings.Contains(txt, "app.min.js") {
 		t.Errorf("the other report's first change shows the first report's diff: %.200s", txt)
 	}
 	if s := v.detail.bar.Status(); strings.Contains(s, "Full diff") {
@@ -326,7 +327,7 @@ func TestLongLineEditVisibleInApp(t *testing.T) {
 	v, _ := newTestView(t, r, Options{})
 	v.Select(0)
 	var del, add string
-	for _, l := range v.DiffLines() {
+	for _, l := range v.diffLines() {
 		var marked string
 		for _, p := range l.pieces {
 			if p.changed {
@@ -379,7 +380,7 @@ func TestFullDiffNextChangeKey(t *testing.T) {
 	dv := v.detail.diff
 	drawn := func() string {
 		var b strings.Builder
-		for _, tx := range texts(dv) {
+		for _, tx := range uitest.Texts(dv) {
 			b.WriteString(tx.Text)
 		}
 		return b.String()
@@ -392,7 +393,7 @@ func TestFullDiffNextChangeKey(t *testing.T) {
 	if !ok || dv.Lines()[s.Line].Kind != LineRemoved || !strings.Contains(drawn(), "EDITED") || !strings.Contains(drawn(), "x3000") {
 		t.Fatalf("after ]: stop %+v %v, offset %v, drawn %.200q", s, ok, dv.scroll.Offset, drawn())
 	}
-	if dv.NextChange(1) {
+	if dv.nextChange(1) {
 		t.Error("a second change in a diff of one")
 	}
 	// Shown again (the full diff kept), from the list: ] goes to the

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -18,7 +19,7 @@ func TestBannerGrantsAndHints(t *testing.T) {
 	r.Blocked = []report.Blocked{{Kind: "net", Target: "10.0.0.1:443", PID: 13, Cmd: "curl", Op: "connect", Count: 1}}
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
-	all := allText(v.Banner())
+	all := uitest.AllText(v.Banner())
 	if !strings.Contains(all, "granted: writable /srv/x") || !strings.Contains(all, "hint: network: allow the hosts") {
 		t.Fatalf("banner texts: %s", all)
 	}
@@ -31,14 +32,14 @@ func TestBannerInlineScript(t *testing.T) {
 	r.Script = report.Script{Path: "/usr/bin/sh", Args: []string{"-c", "echo hi >   out.txt"}, Inline: true}
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
-	if all := allText(v.Banner()); !strings.Contains(all, "sh -c 'echo hi > out.txt'") {
+	if all := uitest.AllText(v.Banner()); !strings.Contains(all, "sh -c 'echo hi > out.txt'") {
 		t.Fatalf("banner texts: %s", all)
 	}
 	r = cleanReport()
 	r.Script = report.Script{Path: "/w/gen.sh", Args: []string{"--fast"}}
 	r.Evaluate()
 	v, _ = newTestView(t, r, Options{})
-	if all := allText(v.Banner()); !strings.Contains(all, "/w/gen.sh --fast") {
+	if all := uitest.AllText(v.Banner()); !strings.Contains(all, "/w/gen.sh --fast") {
 		t.Fatalf("banner texts: %s", all)
 	}
 }

@@ -2,14 +2,13 @@ package review
 
 import (
 	"image/color"
-	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -30,79 +29,9 @@ func themeColor(name fyne.ThemeColorName) color.Color {
 	return style.Color(fyne.CurrentApp().Settings().Theme(), name)
 }
 
-// walk visits every visible object drawn under o, descending into widgets
-// through their renderers and into containers.
-func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
-	if o == nil || !o.Visible() {
-		return
-	}
-	visit(o)
-	switch x := o.(type) {
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			walk(c, visit)
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(x).Objects() {
-			walk(c, visit)
-		}
-	}
-}
-
-// texts returns the rendered canvas.Text objects under o.
-func texts(o fyne.CanvasObject) []*canvas.Text {
-	var out []*canvas.Text
-	walk(o, func(c fyne.CanvasObject) {
-		if t, ok := c.(*canvas.Text); ok {
-			out = append(out, t)
-		}
-	})
-	return out
-}
-
-// findText returns the rendered text objects under o whose text is s.
-func findText(o fyne.CanvasObject, s string) []*canvas.Text {
-	var out []*canvas.Text
-	for _, t := range texts(o) {
-		if t.Text == s {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// oneText fails unless exactly one rendered text under o reads s.
-func oneText(t *testing.T, o fyne.CanvasObject, s string) *canvas.Text {
-	t.Helper()
-	found := findText(o, s)
-	if len(found) != 1 {
-		t.Fatalf("want one rendered text %q, found %d; texts: %s", s, len(found), allText(o))
-	}
-	return found[0]
-}
-
-func allText(o fyne.CanvasObject) string {
-	var b []string
-	for _, t := range texts(o) {
-		if strings.TrimSpace(t.Text) != "" {
-			b = append(b, t.Text)
-		}
-	}
-	return strings.Join(b, " | ")
-}
-
-func sameColor(a, b color.Color) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	r1, g1, b1, a1 := a.RGBA()
-	r2, g2, b2, a2 := b.RGBA()
-	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
-}
-
 func wantColor(t *testing.T, what string, got color.Color, name fyne.ThemeColorName) {
 	t.Helper()
-	if want := themeColor(name); !sameColor(got, want) {
+	if want := themeColor(name); !uitest.SameColor(got, want) {
 		t.Errorf("%s: color %v, want %s %v", what, got, name, want)
 	}
 }
@@ -134,44 +63,37 @@ func cleanReport() *report.Report {
 	return r
 }
 
-// tapMenuItem taps the item of the top overlay popup menu whose label
-// contains s.
-func tapMenuItem(t *testing.T, c fyne.Canvas, s string) {
-	t.Helper()
-	top := c.Overlays().Top()
-	if top == nil {
-		t.Fatal("no popup menu is shown")
-	}
-	var labels []string
-	var hit fyne.Tappable
-	// Pre-order walk: the last tappable holding the label is the innermost
-	// (the menu item, not the popup around it).
-	walk(top, func(o fyne.CanvasObject) {
-		tp, ok := o.(fyne.Tappable)
-		if !ok {
-			return
-		}
-		for _, tx := range texts(o) {
-			if strings.Contains(tx.Text, s) {
-				hit = tp
-				return
-			}
-		}
-	})
-	for _, tx := range texts(top) {
-		labels = append(labels, tx.Text)
-	}
-	if hit == nil {
-		t.Fatalf("no menu item %q in %q", s, labels)
-	}
-	test.Tap(hit)
-}
-
 // folderOpen reports whether folder id of the tree is open.
 func (v *View) folderOpen(id string) bool {
 	n := v.m.nodes[id]
 	return n != nil && v.isOpen(id, n)
 }
 
-// richString is the text of a RichText's segments.
-func richString(t *widget.RichText) string { return segmentsText(t) }
+// detailTitle is the detail pane's title as text (a path, however it wraps).
+func (v *View) detailTitle() string { return segmentsText(v.detail.title) }
+
+// diffLines are the lines of the diff in the detail.
+func (v *View) diffLines() []DiffLine { return v.detail.diff.Lines() }
+
+// hiddenByFilter is how many changes the filter hides.
+func (v *View) hiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
+
+// setApplyScope chooses what Apply applies.
+func (v *View) setApplyScope(s applyScope) { v.stage.scope.SetSelectedIndex(int(s)) }
+
+// shownRows returns the indices (into Report().Changes) the filter lets
+// through, in the flat list's order: natural path order, violations first
+// unless that is switched off.
+func (v *View) shownRows() []int { return append([]int(nil), v.m.visible...) }
+
+// applyButton and DiscardButton are the stage block's buttons.
+func (v *View) applyButton() *widget.Button { return v.stage.applyBtn }
+
+func (v *View) discardButton() *widget.Button { return v.stage.discardBtn }
+
+// treeMode reports whether the changes show as a tree.
+func (v *View) treeMode() bool { return v.tree }
+
+// containedText is the containment mark as shown ("contained", "NOT
+// CONTAINED", "" for a report without containment) and its color.
+func (b *Banner) containedText() (string, color.Color) { return b.contained.Text, b.contained.Color }

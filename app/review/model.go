@@ -18,15 +18,15 @@ type Filter struct {
 	// Blocked and Outside show the actions containment blocked and the
 	// changes outside the workspace (findings.go).
 	Blocked, Outside bool
-	// RiskyOnly keeps only the changes that carry a risk (the Risky chip:
+	// riskyOnly keeps only the changes that carry a risk (the Risky chip:
 	// on, it narrows the list to them; it never hides them).
-	RiskyOnly bool
+	riskyOnly bool
 	// Text keeps only paths containing it (case-insensitive).
 	Text string
 }
 
-// DefaultFilter shows every change.
-func DefaultFilter() Filter {
+// defaultFilter shows every change.
+func defaultFilter() Filter {
 	return Filter{Added: true, Removed: true, Changed: true, Violations: true, Allowed: true, Blocked: true, Outside: true}
 }
 
@@ -116,7 +116,7 @@ func (m *model) match(f *Filter, i int) bool {
 	if !f.kindOn(c.Kind) {
 		return false
 	}
-	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations || f.RiskyOnly && c.Risk == diff.NoRisk {
+	if c.Allowed && !f.Allowed || !c.Allowed && !f.Violations || f.riskyOnly && c.Risk == diff.NoRisk {
 		return false
 	}
 	return f.Text == "" || strings.Contains(m.lower[i], strings.ToLower(f.Text))

@@ -6,11 +6,11 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// CutMiddle shortens path until fits accepts it, cutting in the middle and
+// cutMiddle shortens path until fits accepts it, cutting in the middle and
 // keeping the file name: "node_modules/pk…/index.js". The folders are cut
 // from their end first; a name too long by itself keeps its end (its
 // extension) after "…". A path that fits is returned whole.
-func CutMiddle(path string, fits func(string) bool) string {
+func cutMiddle(path string, fits func(string) bool) string {
 	if fits(path) {
 		return path
 	}

@@ -204,17 +204,17 @@ func (d *detail) showRename(i, j int) {
 	d.suggest = nil
 	for _, c := range []*diff.Change{rem, add} {
 		if !c.Allowed {
-			d.suggest = append(d.suggest, Suggestions(c)...)
+			d.suggest = append(d.suggest, suggestions(c)...)
 		}
 	}
 	d.showAllowButton()
 	both := diff.Change{Path: add.Path, Kind: diff.Changed, Before: rem.Before, After: add.After}
 	d.setMeta(metaRows(th, &both), metaSummary(both.Before, both.After, style.KindColor(diff.Changed)))
 	if full := d.bar.fullDiff(i); full != "" {
-		d.diff.SetDiff(full)
+		d.diff.setDiff(full)
 		d.setBody(d.bar.wrap(d.diff, true))
 	} else if rn.Diff != "" {
-		d.diff.SetDiff(rn.Diff)
+		d.diff.setDiff(rn.Diff)
 		d.setBody(d.bar.wrap(d.diff, true))
 	} else {
 		d.diff.SetLines(nil)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
@@ -54,9 +55,9 @@ func TestRenameIsOneRow(t *testing.T) {
 		t.Fatalf("fixture: renames %+v", r.Renames())
 	}
 	v, _ := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	var rows []string
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		_, label := v.m.rowChange(i, false)
 		rows = append(rows, label)
 	}
@@ -65,7 +66,7 @@ func TestRenameIsOneRow(t *testing.T) {
 	if got := strings.Join(rows, " | "); got != "src/util.go → lib/util.go | notes.txt | doc/a.txt → doc/b.txt" {
 		t.Errorf("rows %q", got)
 	}
-	oneText(t, v.reviewed, "0 of 3 reviewed") // 5 changes, 3 rows
+	uitest.OneText(t, v.changes.reviewed, "0 of 3 reviewed") // 5 changes, 3 rows
 	c, _ := v.m.rowChange(indexOf(t, r, "lib/util.go"), false)
 	if c.Allowed {
 		t.Error("the rename row is allowed though its removed path is a violation")
@@ -76,7 +77,7 @@ func TestRenameIsOneRow(t *testing.T) {
 	if _, label := v.m.rowChange(indexOf(t, r, "doc/b.txt"), true); label != "a.txt → b.txt" {
 		t.Errorf("tree label %q", label)
 	}
-	v.SetTreeMode(true)
+	v.setTreeMode(true)
 	if _, label := v.m.rowChange(indexOf(t, r, "lib/util.go"), true); label != "src/util.go → util.go" {
 		t.Errorf("tree label %q", label)
 	}
@@ -86,7 +87,7 @@ func TestRenameIsOneRow(t *testing.T) {
 	if got := r.Changes[v.Selected()].Path; got != "lib/util.go" {
 		t.Errorf("first violation %s", got)
 	}
-	status := allText(v.detail.status)
+	status := uitest.AllText(v.detail.status)
 	for _, want := range []string{"RENAMED (", "% alike)", "src/util.go", "Violation: no allowlist entry covers this change", "lib/util.go", "Allowed by entry", "lib/"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("detail status %q lacks %q", status, want)
@@ -113,7 +114,7 @@ func TestRenameIsOneRow(t *testing.T) {
 		t.Errorf("selecting the removed path selects %d", v.Selected())
 	}
 	v.Select(indexOf(t, r, "doc/b.txt"))
-	oneText(t, v.detail.body, "Same content: the file was moved from doc/a.txt to doc/b.txt.")
+	uitest.OneText(t, v.detail.body, "Same content: the file was moved from doc/a.txt to doc/b.txt.")
 }
 
 // The banner says how many content changes have a text diff when some
@@ -121,15 +122,15 @@ func TestRenameIsOneRow(t *testing.T) {
 func TestBannerSaysDiffCoverage(t *testing.T) {
 	r := DemoReport()
 	v, _ := newTestView(t, r, Options{})
-	if strings.Contains(allText(v.banner), "have a text diff") {
+	if strings.Contains(uitest.AllText(v.banner), "have a text diff") {
 		t.Error("the demo (a binary file without a diff) has a coverage line")
 	}
 	i := indexOf(t, r, "config.json")
 	r.Changes[i].TextDiff, r.Changes[i].DiffNote = "", diff.NoteBudget
 	v.SetReport(r)
 	// The line wraps (the banner fits a 1024 px window): its two parts.
-	oneText(t, v.banner, "0 of 4 content changes have a text diff; 1 past the run's budget, 3 without a")
-	oneText(t, v.banner, "reason recorded (an older report)")
+	uitest.OneText(t, v.banner, "0 of 4 content changes have a text diff; 1 past the run's budget, 3 without a")
+	uitest.OneText(t, v.banner, "reason recorded (an older report)")
 }
 
 // A run reopened from the history (which keeps no rename fields) shows its
@@ -150,11 +151,11 @@ func TestRenameReopened(t *testing.T) {
 	}
 	r.Apply(policy.MustParse("lib/"), []string{"lib/"}) // the doc/ rename a violation: its badge shows
 	v, w := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	if c := r.Changes[indexOf(t, r, "doc/b.txt")]; c.RenamedFrom != "doc/a.txt" || c.Similarity != 100 {
 		t.Errorf("reopened rename: from %q, similarity %d", c.RenamedFrom, c.Similarity)
 	}
-	if len(findText(w.Content(), "renamed")) == 0 {
-		t.Errorf("no row says renamed: %s", allText(v.changes))
+	if len(uitest.TextsReading(w.Content(), "renamed")) == 0 {
+		t.Errorf("no row says renamed: %s", uitest.AllText(v.changes.stack))
 	}
 }

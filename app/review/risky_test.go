@@ -20,26 +20,26 @@ func TestRiskyChip(t *testing.T) {
 		After: &snapshot.Entry{Path: ".github/workflows/ci.yml", Type: snapshot.File}})
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
-	if !v.riskyChip.Visible() || v.riskyChip.Text() != "Risky 2" || v.riskyChip.On {
-		t.Fatalf("chip visible %v text %q on %v", v.riskyChip.Visible(), v.riskyChip.Text(), v.riskyChip.On)
+	v.setTreeMode(false)
+	if !v.filters.riskyChip.Visible() || v.filters.riskyChip.Text() != "Risky 2" || v.filters.riskyChip.On {
+		t.Fatalf("chip visible %v text %q on %v", v.filters.riskyChip.Visible(), v.filters.riskyChip.Text(), v.filters.riskyChip.On)
 	}
-	all := len(v.Shown())
-	test.Tap(v.riskyChip)
+	all := len(v.shownRows())
+	test.Tap(v.filters.riskyChip)
 	var paths []string
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		paths = append(paths, v.Report().Changes[i].Path)
 	}
 	if len(paths) != 2 || paths[0] != ".github/workflows/ci.yml" && paths[1] != ".github/workflows/ci.yml" {
 		t.Errorf("Risky on shows %q", paths)
 	}
-	test.Tap(v.riskyChip)
-	if len(v.Shown()) != all {
-		t.Errorf("Risky off shows %d of %d", len(v.Shown()), all)
+	test.Tap(v.filters.riskyChip)
+	if len(v.shownRows()) != all {
+		t.Errorf("Risky off shows %d of %d", len(v.shownRows()), all)
 	}
 	v.SetReport(&report.Report{Verdict: report.Pass, Changes: []diff.Change{{Path: "a", Kind: diff.Added, Allowed: true,
 		After: &snapshot.Entry{Path: "a", Type: snapshot.File}}}})
-	if v.riskyChip.Visible() {
+	if v.filters.riskyChip.Visible() {
 		t.Error("a report without risks shows a Risky chip")
 	}
 }
@@ -67,7 +67,7 @@ func TestStagedStripSaysWhatHappenedOutside(t *testing.T) {
 		r.Stage = &report.Stage{Mechanism: "copy", State: report.StagePending}
 		tc.set(r)
 		v, _ := newTestView(t, r, Options{OnApply: apply})
-		if got := v.StageText(); got != tc.want+"  copy stage" {
+		if got := v.stageText(); got != tc.want+"  copy stage" {
 			t.Errorf("%s: strip %q", tc.name, got)
 		}
 	}

@@ -276,7 +276,7 @@ func (r *changeRow) fit(w float32) {
 	}
 	size := theme.SizeForWidget(theme.SizeNameText, r.name)
 	ts := r.seg.Style.TextStyle
-	text := CutMiddle(r.full, func(s string) bool { return fyne.MeasureText(s, size, ts).Width <= w })
+	text := cutMiddle(r.full, func(s string) bool { return fyne.MeasureText(s, size, ts).Width <= w })
 	if r.seg.Text != text {
 		r.seg.Text = text
 		r.name.Refresh()

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 
 	"github.com/diffgate/diffgate/core/diff"
@@ -27,7 +28,7 @@ func TestNoThemeOverrideInTheView(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	for i := range v.Report().Changes {
 		v.Select(i)
-		walk(v, func(o fyne.CanvasObject) {
+		uitest.Walk(v, func(o fyne.CanvasObject) {
 			if _, ok := o.(*container.ThemeOverride); ok {
 				t.Fatalf("a ThemeOverride is drawn with change %s selected", v.Report().Changes[i].Path)
 			}
@@ -67,14 +68,14 @@ func npmReport(files int) *report.Report {
 func visibleRows(t *testing.T, v *View) []string {
 	t.Helper()
 	d := fyne.CurrentApp().Driver()
-	top := d.AbsolutePositionForObject(v.list).Y
-	bottom := top + v.list.Size().Height
+	top := d.AbsolutePositionForObject(v.changes.list).Y
+	bottom := top + v.changes.list.Size().Height
 	type hit struct {
 		y    float32
 		text string
 	}
 	var hits []hit
-	walk(v.list, func(o fyne.CanvasObject) {
+	uitest.Walk(v.changes.list, func(o fyne.CanvasObject) {
 		r, ok := o.(*changeRow)
 		if !ok || r.id == "" {
 			return
@@ -161,15 +162,15 @@ func TestNaturalOrderInListAndTree(t *testing.T) {
 	if got, want := rowTexts(v), []string{"dir2", "dir2/b9", "dir2/b9x", "dir2/b10", "dir10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
 		t.Errorf("tree rows %q, want %q", got, want)
 	}
-	v.SetTreeMode(false)
-	if got, want := pathsOf(r, v.Shown()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
+	v.setTreeMode(false)
+	if got, want := pathsOf(r, v.shownRows()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file2", "file10", "Zed", "file1"}; !slices.Equal(got, want) {
 		t.Errorf("list %q, want %q", got, want)
 	}
-	test.Tap(v.violFirst) // off: the allowed file1 takes its place
-	if got, want := pathsOf(r, v.Shown()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file1", "file2", "file10", "Zed"}; !slices.Equal(got, want) {
+	test.Tap(v.changes.violFirst) // off: the allowed file1 takes its place
+	if got, want := pathsOf(r, v.shownRows()), []string{"dir2/b9", "dir2/b9x", "dir2/b10", "dir10/a", "file1", "file2", "file10", "Zed"}; !slices.Equal(got, want) {
 		t.Errorf("list without violations first %q, want %q", got, want)
 	}
-	oneText(t, v.list, "file1")
+	uitest.OneText(t, v.changes.list, "file1")
 }
 
 // TestRollUps: which folders start collapsed, and their counts.
@@ -200,10 +201,10 @@ func TestRollUps(t *testing.T) {
 			t.Errorf("%s/ open %v, want %v", id, got, want)
 		}
 	}
-	oneText(t, v.list, "50 added, violations")
-	oneText(t, v.list, "50 added, violations, ⚠ 1 risky")
+	uitest.OneText(t, v.changes.list, "50 added, violations")
+	uitest.OneText(t, v.changes.list, "50 added, violations, ⚠ 1 risky")
 	v.toggleOpen("out") // so that docs/ is drawn
-	wantColor(t, "roll-up badge", oneText(t, v.list, "1 added, all allowed").Color, style.Muted)
+	wantColor(t, "roll-up badge", uitest.OneText(t, v.changes.list, "1 added, all allowed").Color, style.Muted)
 	// A text filter opens every folder that matches.
 	v.SetFilter(Filter{Added: true, Removed: true, Changed: true, Violations: true, Allowed: true, Text: "f1"})
 	if !v.folderOpen("gen") {
@@ -221,60 +222,60 @@ func TestRollUps(t *testing.T) {
 // shown, whatever the filter was.
 func TestFilterResetsOnNewReport(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	test.Tap(v.added)
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "src")
-	if v.Filter() == DefaultFilter() || len(v.Shown()) == 7 {
+	test.Tap(v.filters.added)
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "src")
+	if v.Filter() == defaultFilter() || len(v.shownRows()) == 7 {
 		t.Fatal("the filter did not apply")
 	}
 	v.SetReport(DemoReport())
-	if v.Filter() != DefaultFilter() || v.search.Text != "" || !v.added.On {
-		t.Errorf("after a new report: filter %+v, search %q, Added on %v", v.Filter(), v.search.Text, v.added.On)
+	if v.Filter() != defaultFilter() || v.filters.search.Text != "" || !v.filters.added.On {
+		t.Errorf("after a new report: filter %+v, search %q, Added on %v", v.Filter(), v.filters.search.Text, v.filters.added.On)
 	}
-	if len(v.Shown()) != 7 || !v.hiddenBar.Hidden {
-		t.Errorf("after a new report %d of 7 shown, hidden bar shown %v", len(v.Shown()), !v.hiddenBar.Hidden)
+	if len(v.shownRows()) != 7 || !v.changes.hiddenBar.Hidden {
+		t.Errorf("after a new report %d of 7 shown, hidden bar shown %v", len(v.shownRows()), !v.changes.hiddenBar.Hidden)
 	}
-	wantColor(t, "Added chip", oneText(t, v.added, "Added").Color, style.Added)
+	wantColor(t, "Added chip", uitest.OneText(t, v.filters.added, "Added").Color, style.Added)
 }
 
 // TestHiddenByFiltersBar: the bar counts what the filters hide and Clear
 // shows everything again.
 func TestHiddenByFiltersBar(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	if !v.hiddenBar.Hidden || len(findText(v, "Clear")) != 0 {
+	if !v.changes.hiddenBar.Hidden || len(uitest.TextsReading(v, "Clear")) != 0 {
 		t.Fatal("the bar is shown with nothing hidden")
 	}
-	test.Tap(v.added) // 3 added changes hidden
-	bar := oneText(t, v.hiddenBar, "3 changes hidden by filters —")
+	test.Tap(v.filters.added) // 3 added changes hidden
+	bar := uitest.OneText(t, v.changes.hiddenBar, "3 changes hidden by filters —")
 	wantColor(t, "bar text", bar.Color, theme.ColorNameWarning)
 	// The bar has a row of its own, between the header and the list.
 	d := fyne.CurrentApp().Driver()
-	head := oneText(t, v.reviewed, "0 of 7 reviewed")
+	head := uitest.OneText(t, v.changes.reviewed, "0 of 7 reviewed")
 	if by, hy := d.AbsolutePositionForObject(bar).Y, d.AbsolutePositionForObject(head).Y+head.Size().Height; by < hy {
 		t.Errorf("the bar (y %g) overlaps the header (bottom %g)", by, hy)
 	}
-	if by, ly := d.AbsolutePositionForObject(bar).Y+bar.Size().Height, d.AbsolutePositionForObject(v.list).Y; by > ly {
+	if by, ly := d.AbsolutePositionForObject(bar).Y+bar.Size().Height, d.AbsolutePositionForObject(v.changes.list).Y; by > ly {
 		t.Errorf("the bar (bottom %g) overlaps the list (y %g)", by, ly)
 	}
-	oneText(t, v.hiddenBar, "Clear")
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "src") // of the 4 others, src/app.py and src/vendor/libfast.so are left
-	oneText(t, v.hiddenBar, "5 changes hidden by filters —")
-	if v.HiddenByFilter() != 5 || len(v.Shown()) != 2 {
-		t.Errorf("hidden %d, shown %d", v.HiddenByFilter(), len(v.Shown()))
+	uitest.OneText(t, v.changes.hiddenBar, "Clear")
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "src") // of the 4 others, src/app.py and src/vendor/libfast.so are left
+	uitest.OneText(t, v.changes.hiddenBar, "5 changes hidden by filters —")
+	if v.hiddenByFilter() != 5 || len(v.shownRows()) != 2 {
+		t.Errorf("hidden %d, shown %d", v.hiddenByFilter(), len(v.shownRows()))
 	}
-	test.Tap(v.clearBtn)
-	if v.Filter() != DefaultFilter() || v.search.Text != "" || len(v.Shown()) != 7 || !v.hiddenBar.Hidden {
-		t.Errorf("after Clear: filter %+v, search %q, %d shown, bar hidden %v", v.Filter(), v.search.Text, len(v.Shown()), v.hiddenBar.Hidden)
+	test.Tap(v.changes.clearBtn)
+	if v.Filter() != defaultFilter() || v.filters.search.Text != "" || len(v.shownRows()) != 7 || !v.changes.hiddenBar.Hidden {
+		t.Errorf("after Clear: filter %+v, search %q, %d shown, bar hidden %v", v.Filter(), v.filters.search.Text, len(v.shownRows()), v.changes.hiddenBar.Hidden)
 	}
-	oneText(t, v.list, "passwd") // the added file is drawn again
+	uitest.OneText(t, v.changes.list, "passwd") // the added file is drawn again
 }
 
 // rowFor is the drawn row showing node id.
 func rowFor(t *testing.T, v *View, id string) *changeRow {
 	t.Helper()
 	var out *changeRow
-	walk(v.list, func(o fyne.CanvasObject) {
+	uitest.Walk(v.changes.list, func(o fyne.CanvasObject) {
 		if r, ok := o.(*changeRow); ok && r.id == id {
 			out = r
 		}
@@ -294,37 +295,37 @@ func TestViewedMarks(t *testing.T) {
 		got = append(got, fmt.Sprint(on, paths))
 	}})
 	r := v.Report()
-	oneText(t, v.reviewed, "0 of 7 reviewed")
+	uitest.OneText(t, v.changes.reviewed, "0 of 7 reviewed")
 	v.Select(indexOf(t, r, "config.json"))
 	v.FocusChanges()
-	w.Canvas().Focused().TypedRune(ViewedKey)
-	oneText(t, v.reviewed, "1 of 7 reviewed")
+	w.Canvas().Focused().TypedRune(viewedKey)
+	uitest.OneText(t, v.changes.reviewed, "1 of 7 reviewed")
 	if res := rowFor(t, v, "config.json").check.icon.Resource; res == nil || res.Name() != style.Colored(theme.CheckButtonCheckedIcon(), style.PassColor).Name() {
 		t.Errorf("config.json's check is %v, not a checked box", res)
 	}
 	test.Tap(rowFor(t, v, "src").check) // both changes under src/
-	oneText(t, v.reviewed, "3 of 7 reviewed")
+	uitest.OneText(t, v.changes.reviewed, "3 of 7 reviewed")
 	if v.Selected() != indexOf(t, r, "config.json") {
 		t.Error("tapping a check moved the selection")
 	}
 	test.Tap(rowFor(t, v, "src").check) // all viewed: tapping clears them
-	oneText(t, v.reviewed, "1 of 7 reviewed")
-	v.TypedRune(ViewedKey) // the tap took the focus: the key reaches the view from the window
-	oneText(t, v.reviewed, "0 of 7 reviewed")
+	uitest.OneText(t, v.changes.reviewed, "1 of 7 reviewed")
+	v.TypedRune(viewedKey) // the tap took the focus: the key reaches the view from the window
+	uitest.OneText(t, v.changes.reviewed, "0 of 7 reviewed")
 	want := []string{"true [config.json]", "true [src/app.py src/vendor/libfast.so]", "false [src/app.py src/vendor/libfast.so]", "false [config.json]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("OnViewed calls %q, want %q", got, want)
 	}
 	// Restored by the host: every mark, the rest cleared; all marked is green.
 	v.SetViewed([]string{"build.lock", "nope"})
-	oneText(t, v.reviewed, "1 of 7 reviewed")
+	uitest.OneText(t, v.changes.reviewed, "1 of 7 reviewed")
 	v.SetViewed(pathsOf(r, []int{0, 1, 2, 3, 4, 5, 6}))
-	wantColor(t, "all reviewed", oneText(t, v.reviewed, "7 of 7 reviewed").Color, style.PassColor)
+	wantColor(t, "all reviewed", uitest.OneText(t, v.changes.reviewed, "7 of 7 reviewed").Color, style.PassColor)
 	if !slices.Equal(v.Viewed(), pathsOf(r, []int{0, 1, 2, 3, 4, 5, 6})) {
 		t.Errorf("Viewed %q", v.Viewed())
 	}
 	v.SetReport(DemoReport())
-	oneText(t, v.reviewed, "0 of 7 reviewed")
+	uitest.OneText(t, v.changes.reviewed, "0 of 7 reviewed")
 }
 
 // TestPageKeysAndWheel: page up/down move the selection a page of rows;
@@ -336,7 +337,7 @@ func TestPageKeysAndWheel(t *testing.T) {
 	v.Select(indexOf(t, v.Report(), "node_modules/pkg0"))
 	v.FocusChanges()
 	start := v.selectedRow()
-	page := v.list.pageRows()
+	page := v.changes.list.pageRows()
 	if page < 15 {
 		t.Fatalf("a page is %d rows", page)
 	}
@@ -362,9 +363,9 @@ func TestPageKeysAndWheel(t *testing.T) {
 	}
 
 	first := visibleRows(t, v)[0]
-	at := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.list).Add(fyne.NewPos(100, 100))
+	at := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.changes.list).Add(fyne.NewPos(100, 100))
 	test.Scroll(w.Canvas(), at, 0, -wheelStep) // one step down
-	if got, want := v.list.GetScrollOffset(), wheelRows*v.list.rowH; got != want {
+	if got, want := v.changes.list.GetScrollOffset(), wheelRows*v.changes.list.rowH; got != want {
 		t.Errorf("one wheel step scrolled %g px, want %g (%d rows)", got, want, wheelRows)
 	}
 	after := visibleRows(t, v)

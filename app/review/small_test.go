@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 )
 
@@ -37,7 +38,7 @@ func TestSmallWindowDiffGetsTheRoom(t *testing.T) {
 	if !d.meta.Visible() || d.metaSum.Visible() {
 		t.Fatal("Details does not expand the table")
 	}
-	oneText(t, d.meta, "SHA-256")
+	uitest.OneText(t, d.meta, "SHA-256")
 	v.Select(indexOf(t, v.Report(), "src/app.py")) // the choice holds
 	if sum := segmentsText(d.metaSum); !strings.Contains(sum, "Mode") || !strings.Contains(sum, "0755") {
 		t.Errorf("summary of a chmod %q", sum)
@@ -71,7 +72,7 @@ func TestCutMiddle(t *testing.T) {
 		{"a-very-long-file-name.min.js", 12, "a-v…e.min.js"},
 		{"x/a-very-long-file-name.min.js", 5, "…n.js"},
 	} {
-		got := CutMiddle(c.path, width(c.n))
+		got := cutMiddle(c.path, width(c.n))
 		if got != c.want {
 			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.path, c.n, got, c.want)
 		}
@@ -88,16 +89,16 @@ func TestListCutsPathsInTheMiddle(t *testing.T) {
 	long := "node_modules/some-package/dist/esm/internal/index.js"
 	r.Changes[0].Path = long
 	v, w := newTestView(t, r, Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	w.Resize(smallReview)
 	var cut string
-	for _, x := range texts(v.list) {
+	for _, x := range uitest.Texts(v.changes.list) {
 		if strings.HasSuffix(x.Text, "/index.js") {
 			cut = x.Text
 		}
 	}
 	if cut == "" || cut == long || !strings.HasPrefix(cut, "node_modules/") || !strings.Contains(cut, "…/index.js") {
-		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, allText(v.list))
+		t.Errorf("list row shows %q for %q; want the middle cut, the file name kept (rows: %s)", cut, long, uitest.AllText(v.changes.list))
 	}
 }
 
@@ -112,7 +113,7 @@ func TestTitleWrapsAtSlash(t *testing.T) {
 	v.Select(i)
 	parts := map[string]bool{"assets/": true, "javascripts/": true, "vendor/": true, "bundle/": true, "app.min.js": true}
 	lines := map[float32]bool{}
-	for _, x := range texts(v.detail.title) {
+	for _, x := range uitest.Texts(v.detail.title) {
 		if x.Text == "" {
 			continue
 		}
@@ -157,13 +158,13 @@ func TestSmallWindowDiffRoomStaged(t *testing.T) {
 				contained, got, 100*got/pane, pane)
 		}
 		strip := v.stage.root.MinSize().Height
-		v.SetApplyScope(ScopeAllowed)
-		test.Tap(v.ApplyButton())
+		v.setApplyScope(scopeAllowed)
+		test.Tap(v.applyButton())
 		if done == nil {
 			t.Fatal("Apply did not reach the host")
 		}
-		if !strings.Contains(v.StageText(), "Applying…") {
-			t.Errorf("strip while applying %q", v.StageText())
+		if !strings.Contains(v.stageText(), "Applying…") {
+			t.Errorf("strip while applying %q", v.stageText())
 		}
 		if h := v.stage.root.MinSize().Height; h != strip {
 			t.Errorf("Applying… made the strip %.0f px high, was %.0f: the page moves", h, strip)

@@ -17,14 +17,14 @@ import (
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
-// Scope is what Apply applies.
-type Scope int
+// applyScope is what Apply applies.
+type applyScope int
 
 // Scopes, in the order of the scope choice.
 const (
-	ScopeAll     Scope = iota // every change of the run
-	ScopeAllowed              // only the changes the allowlist allows
-	ScopeShown                // only the changes the filter shows
+	scopeAll     applyScope = iota // every change of the run
+	scopeAllowed                   // only the changes the allowlist allows
+	scopeShown                     // only the changes the filter shows
 )
 
 var scopeLabels = []string{"All changes", "Only allowed changes", "Only the changes shown"}
@@ -46,9 +46,9 @@ type ApplyRequest struct {
 
 // Titles of the questions the stage strip asks.
 const (
-	ApplyFailedTitle = "Apply changes the run's allowlist does not allow?"
-	DiscardTitle     = "Discard the staged changes?"
-	RejectTitle      = "Reject the run and discard its staged changes?"
+	applyFailedTitle = "Apply changes the run's allowlist does not allow?"
+	discardTitle     = "Discard the staged changes?"
+	rejectTitle      = "Reject the run and discard its staged changes?"
 )
 
 // Conflict is a path that changed in the workspace since the run.
@@ -81,7 +81,7 @@ func newStagePane(v *View) *stagePane {
 	p.info = widget.NewRichText()
 	p.info.Wrapping = fyne.TextWrapWord
 	p.scope = widget.NewSelect(scopeLabels, nil)
-	p.scope.SetSelectedIndex(int(ScopeAll))
+	p.scope.SetSelectedIndex(int(scopeAll))
 	p.scope.OnChanged = func(string) { p.update() }
 	p.applyBtn = widget.NewButtonWithIcon("Apply", theme.DownloadIcon(), p.apply)
 	p.applyBtn.Importance = widget.HighImportance
@@ -92,7 +92,7 @@ func newStagePane(v *View) *stagePane {
 	p.conflicts.Hide()
 	// One row under the banner: the stage's state, then what to apply and
 	// the two buttons; conflicts, when there are any, below it.
-	longest := fyne.MeasureText(scopeLabels[ScopeShown], theme.TextSize(), fyne.TextStyle{}).Width
+	longest := fyne.MeasureText(scopeLabels[scopeShown], theme.TextSize(), fyne.TextStyle{}).Width
 	scope := container.NewGridWrap(fyne.NewSize(longest+5*theme.Padding()+theme.IconInlineSize(), p.scope.MinSize().Height), p.scope)
 	actions := container.NewHBox(scope, p.applyBtn, p.discardBtn)
 	row := container.NewBorder(nil, nil, nil, actions, p.info)
@@ -109,17 +109,17 @@ func (p *stagePane) request() ApplyRequest {
 		return ApplyRequest{}
 	}
 	var req ApplyRequest
-	switch Scope(p.scope.SelectedIndex()) {
-	case ScopeAllowed:
+	switch applyScope(p.scope.SelectedIndex()) {
+	case scopeAllowed:
 		// The run's own allowlist decides (the record says "only
 		// allowed"); with a draft, the paths it allows are a subset.
-		req.OnlyAllowed = slices.Equal(p.v.editor.Entries(), p.runAllow)
+		req.OnlyAllowed = slices.Equal(p.v.side.editor.Entries(), p.runAllow)
 		for _, c := range r.Changes {
 			if c.Allowed {
 				req.Paths = append(req.Paths, c.Path)
 			}
 		}
-	case ScopeShown:
+	case scopeShown:
 		for i := range r.Changes { // in the run's order, not the list's
 			if p.v.m.shown(i) {
 				req.Paths = append(req.Paths, r.Changes[i].Path)
@@ -137,11 +137,11 @@ func (p *stagePane) request() ApplyRequest {
 
 // defaultScope is what Apply applies when a report opens: only the allowed
 // changes of a run that failed its gate, all of them otherwise.
-func (p *stagePane) defaultScope() Scope {
+func (p *stagePane) defaultScope() applyScope {
 	if run := p.v.run; run != nil && run.Verdict != report.Pass {
-		return ScopeAllowed
+		return scopeAllowed
 	}
-	return ScopeAll
+	return scopeAll
 }
 
 // notAllowed returns the paths of req the run's own allowlist did not
@@ -202,7 +202,7 @@ func (p *stagePane) forcedWhy(req ApplyRequest) string {
 // reviewer confirms. Without a window to ask in, nothing is done.
 func (p *stagePane) ask(title, text, yes string, do func()) {
 	v := p.v
-	if v.confirm != nil {
+	if v.side.confirm != nil {
 		return // already asking
 	}
 	w := windowOf(v)
@@ -216,8 +216,8 @@ func (p *stagePane) ask(title, text, yes string, do func()) {
 			do()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.confirm = nil })
-	v.confirm = d
+	d.SetOnClosed(func() { v.side.confirm = nil })
+	v.side.confirm = d
 	d.Show()
 	d.Resize(fyne.NewSize(min(600, w.Canvas().Size().Width-40), d.MinSize().Height))
 }
@@ -294,7 +294,7 @@ func (p *stagePane) apply() {
 		return
 	}
 	req.Forced = true
-	p.ask(ApplyFailedTitle, why, "Apply anyway", func() { p.applyNow(req) })
+	p.ask(applyFailedTitle, why, "Apply anyway", func() { p.applyNow(req) })
 }
 
 func (p *stagePane) applyNow(req ApplyRequest) {
@@ -308,7 +308,7 @@ func (p *stagePane) discard() {
 		return
 	}
 	n := len(p.v.r.Changes)
-	p.ask(DiscardTitle, fmt.Sprintf("The %s of this run are removed; the workspace stays as it is. This cannot be undone.", report.PluralGrouped(n, "staged change")),
+	p.ask(discardTitle, fmt.Sprintf("The %s of this run are removed; the workspace stays as it is. This cannot be undone.", report.PluralGrouped(n, "staged change")),
 		"Discard", p.discardNow)
 }
 
@@ -378,9 +378,9 @@ func (p *stagePane) outcome(state string, err error) {
 	p.setConflicts(segs)
 }
 
-// StageNote is the text of the stage block: its state line and any
+// stageNote is the text of the stage block: its state line and any
 // conflict lines, one per line.
-func (v *View) StageNote() string {
+func (v *View) stageNote() string {
 	var b strings.Builder
 	for _, rt := range []*widget.RichText{v.stage.info, v.stage.conflicts} {
 		for _, s := range rt.Segments {
@@ -393,17 +393,10 @@ func (v *View) StageNote() string {
 	return b.String()
 }
 
-// SetApplyScope chooses what Apply applies.
-func (v *View) SetApplyScope(s Scope) { v.stage.scope.SetSelectedIndex(int(s)) }
-
-// StageText is the stage strip's state line ("" when it is hidden).
-func (v *View) StageText() string {
+// stageText is the stage strip's state line ("" when it is hidden).
+func (v *View) stageText() string {
 	if !v.stage.root.Visible() {
 		return ""
 	}
 	return segmentsText(v.stage.info)
 }
-
-// ApplyButton and DiscardButton are the stage block's buttons.
-func (v *View) ApplyButton() *widget.Button   { return v.stage.applyBtn }
-func (v *View) DiscardButton() *widget.Button { return v.stage.discardBtn }

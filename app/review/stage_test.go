@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -21,12 +22,12 @@ func TestStageHiddenWithoutHost(t *testing.T) {
 	staged.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	_, w := newTestView(t, staged, Options{})
 	for _, s := range []string{"Discard", "Staged: nothing is in the workspace until you apply."} {
-		if len(findText(w.Content(), s)) != 0 {
+		if len(uitest.TextsReading(w.Content(), s)) != 0 {
 			t.Errorf("%q drawn without a host that stages", s)
 		}
 	}
 	_, w2 := newTestView(t, DemoReport(), Options{OnApply: func(*report.Report, ApplyRequest, func(string, error)) {}})
-	if len(findText(w2.Content(), "Discard")) != 0 {
+	if len(uitest.TextsReading(w2.Content(), "Discard")) != 0 {
 		t.Error("Discard drawn for a run that was not staged")
 	}
 }
@@ -55,39 +56,39 @@ func TestStageApplyScopes(t *testing.T) {
 	}
 	want := func(label string) {
 		t.Helper()
-		if v.ApplyButton().Text != label {
-			t.Errorf("Apply button %q, want %q", v.ApplyButton().Text, label)
+		if v.applyButton().Text != label {
+			t.Errorf("Apply button %q, want %q", v.applyButton().Text, label)
 		}
-		oneText(t, w.Content(), label)
+		uitest.OneText(t, w.Content(), label)
 	}
 	// The demo run failed: Apply defaults to the allowed changes.
 	want("Apply " + report.PluralGrouped(allowed, "change"))
 	if v.stage.scope.Selected != "Only allowed changes" {
 		t.Errorf("default scope of a failed run %q", v.stage.scope.Selected)
 	}
-	v.SetApplyScope(ScopeAll)
+	v.setApplyScope(scopeAll)
 	want("Apply " + report.PluralGrouped(n, "change"))
-	if v.StageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
-		t.Errorf("stage strip %q", v.StageText())
+	if v.stageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
+		t.Errorf("stage strip %q", v.stageText())
 	}
-	wantColor(t, "pending line", oneText(t, w.Content(), "Staged: nothing is in the workspace until you apply.").Color, theme.ColorNameWarning)
+	wantColor(t, "pending line", uitest.OneText(t, w.Content(), "Staged: nothing is in the workspace until you apply.").Color, theme.ColorNameWarning)
 
 	// A conflict: listed, nothing changes state, the buttons stay usable.
 	answerErr = &ConflictError{Conflicts: []Conflict{{Path: "config.json", Reason: "content"}}}
-	test.Tap(v.ApplyButton())
-	answerQuestion(t, w.Canvas(), ApplyFailedTitle, "Apply anyway")
-	if !strings.Contains(v.StageNote(), "CONFLICT config.json (content)") || !strings.Contains(v.StageNote(), "Nothing applied") {
-		t.Errorf("stage note after a conflict:\n%s", v.StageNote())
+	test.Tap(v.applyButton())
+	answerQuestion(t, w.Canvas(), applyFailedTitle, "Apply anyway")
+	if !strings.Contains(v.stageNote(), "CONFLICT config.json (content)") || !strings.Contains(v.stageNote(), "Nothing applied") {
+		t.Errorf("stage note after a conflict:\n%s", v.stageNote())
 	}
-	wantColor(t, "CONFLICT line", oneText(t, w.Content(), "CONFLICT config.json (content)").Color, theme.ColorNameError)
-	if v.ApplyButton().Disabled() || v.DiscardButton().Disabled() || r.Stage.State != report.StagePending {
+	wantColor(t, "CONFLICT line", uitest.OneText(t, w.Content(), "CONFLICT config.json (content)").Color, theme.ColorNameError)
+	if v.applyButton().Disabled() || v.discardButton().Disabled() || r.Stage.State != report.StagePending {
 		t.Error("a conflict left the stage undecidable")
 	}
 
-	v.SetApplyScope(ScopeAllowed)
+	v.setApplyScope(scopeAllowed)
 	want("Apply " + report.PluralGrouped(allowed, "change"))
 	answerErr, answer = nil, report.StagePartiallyApplied
-	test.Tap(v.ApplyButton())
+	test.Tap(v.applyButton())
 	req := got[len(got)-1]
 	if !req.OnlyAllowed || !req.Partial || len(req.Paths) != allowed {
 		t.Errorf("only-allowed request %+v", req)
@@ -98,28 +99,28 @@ func TestStageApplyScopes(t *testing.T) {
 			t.Errorf("applied %s, not an allowed change", p)
 		}
 	}
-	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+	if !v.applyButton().Disabled() || !v.discardButton().Disabled() {
 		t.Error("buttons still enabled once applied")
 	}
-	if !strings.HasPrefix(v.StageText(), "Partially applied") {
-		t.Errorf("after apply: %q", v.StageText())
+	if !strings.HasPrefix(v.stageText(), "Partially applied") {
+		t.Errorf("after apply: %q", v.stageText())
 	}
-	wantColor(t, "state line", oneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace.").Color, theme.ColorNameSuccess)
+	wantColor(t, "state line", uitest.OneText(t, w.Content(), "Partially applied: only the chosen changes were written into the workspace.").Color, theme.ColorNameSuccess)
 
 	// The filter's subset, then a discard on a fresh stage.
 	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	v.SetReport(r)
-	v.search.SetText("config")
-	v.SetApplyScope(ScopeShown)
-	shown := len(v.Shown())
+	v.filters.search.SetText("config")
+	v.setApplyScope(scopeShown)
+	shown := len(v.shownRows())
 	if shown == 0 || shown == n {
 		t.Fatalf("filter shows %d of %d", shown, n)
 	}
 	want("Apply " + report.PluralGrouped(shown, "change"))
-	test.Tap(v.DiscardButton())
-	answerQuestion(t, w.Canvas(), DiscardTitle, "Discard")
-	if !strings.Contains(v.StageNote(), "Discarded") || !v.ApplyButton().Disabled() {
-		t.Errorf("after discard: %q", v.StageNote())
+	test.Tap(v.discardButton())
+	answerQuestion(t, w.Canvas(), discardTitle, "Discard")
+	if !strings.Contains(v.stageNote(), "Discarded") || !v.applyButton().Disabled() {
+		t.Errorf("after discard: %q", v.stageNote())
 	}
 }
 
@@ -131,7 +132,7 @@ func question(c fyne.Canvas, title string) (string, map[string]*widget.Button) {
 		return "", nil
 	}
 	titled := false
-	for _, tx := range texts(top) {
+	for _, tx := range uitest.Texts(top) {
 		if tx.Text == title {
 			titled = true
 		}
@@ -141,7 +142,7 @@ func question(c fyne.Canvas, title string) (string, map[string]*widget.Button) {
 	}
 	var b strings.Builder
 	buttons := map[string]*widget.Button{}
-	walk(top, func(o fyne.CanvasObject) {
+	uitest.Walk(top, func(o fyne.CanvasObject) {
 		switch x := o.(type) {
 		case *widget.Label:
 			b.WriteString(x.Text + " ")
@@ -198,12 +199,12 @@ func TestStageApplyFailedRunAsks(t *testing.T) {
 	v, w, applied, _ := stagedFail(t)
 	c := w.Canvas()
 	r := v.Report()
-	if Scope(v.stage.scope.SelectedIndex()) != ScopeAllowed {
+	if applyScope(v.stage.scope.SelectedIndex()) != scopeAllowed {
 		t.Fatalf("default scope %q on a failed run", v.stage.scope.Selected)
 	}
-	v.SetApplyScope(ScopeAll)
-	test.Tap(v.ApplyButton())
-	text, buttons := question(c, ApplyFailedTitle)
+	v.setApplyScope(scopeAll)
+	test.Tap(v.applyButton())
+	text, buttons := question(c, applyFailedTitle)
 	if buttons["Cancel"] == nil {
 		t.Fatalf("Apply of all the changes of a failed run asked nothing (applied %v)", *applied)
 	}
@@ -216,20 +217,20 @@ func TestStageApplyFailedRunAsks(t *testing.T) {
 		t.Errorf("question %q", text)
 	}
 	test.Tap(buttons["Cancel"])
-	if len(*applied) != 0 || r.Stage.State != report.StagePending || v.ApplyButton().Disabled() {
+	if len(*applied) != 0 || r.Stage.State != report.StagePending || v.applyButton().Disabled() {
 		t.Fatalf("Cancel applied %v", *applied)
 	}
 	// Asked again: Apply anyway.
-	test.Tap(v.ApplyButton())
-	answerQuestion(t, c, ApplyFailedTitle, "Apply anyway")
+	test.Tap(v.applyButton())
+	answerQuestion(t, c, applyFailedTitle, "Apply anyway")
 	if len(*applied) != 1 || !(*applied)[0].Forced || len((*applied)[0].Paths) != len(r.Changes) {
 		t.Fatalf("applied %+v", *applied)
 	}
 
 	// The default scope: no question, not forced.
 	v2, w2, applied2, _ := stagedFail(t)
-	test.Tap(v2.ApplyButton())
-	if text, _ := question(w2.Canvas(), ApplyFailedTitle); text != "" {
+	test.Tap(v2.applyButton())
+	if text, _ := question(w2.Canvas(), applyFailedTitle); text != "" {
 		t.Errorf("asked for the allowed changes: %q", text)
 	}
 	if len(*applied2) != 1 || (*applied2)[0].Forced || !(*applied2)[0].OnlyAllowed {
@@ -240,16 +241,16 @@ func TestStageApplyFailedRunAsks(t *testing.T) {
 // Discard asks; Cancel keeps the stage.
 func TestStageDiscardAsks(t *testing.T) {
 	v, w, _, events := stagedFail(t)
-	test.Tap(v.DiscardButton())
+	test.Tap(v.discardButton())
 	if len(*events) != 0 {
 		t.Fatalf("Discard without a question: %v", *events)
 	}
-	answerQuestion(t, w.Canvas(), DiscardTitle, "Cancel")
+	answerQuestion(t, w.Canvas(), discardTitle, "Cancel")
 	if len(*events) != 0 || v.Report().Stage.State != report.StagePending {
 		t.Fatalf("Cancel discarded: %v", *events)
 	}
-	test.Tap(v.DiscardButton())
-	answerQuestion(t, w.Canvas(), DiscardTitle, "Discard")
+	test.Tap(v.discardButton())
+	answerQuestion(t, w.Canvas(), discardTitle, "Discard")
 	if !slices.Equal(*events, []string{"discard"}) || v.Report().Stage.State != report.StageDiscarded {
 		t.Errorf("events %v, state %s", *events, v.Report().Stage.State)
 	}
@@ -260,28 +261,28 @@ func TestStageDiscardAsks(t *testing.T) {
 // stage still pending has Apply off, with the reason.
 func TestRejectDiscardsStage(t *testing.T) {
 	v, w, _, events := stagedFail(t)
-	test.Tap(v.rejectBtn)
+	test.Tap(v.side.rejectBtn)
 	if len(*events) != 0 {
 		t.Fatalf("Reject without a question: %v", *events)
 	}
-	text := answerQuestion(t, w.Canvas(), RejectTitle, "Reject and discard")
+	text := answerQuestion(t, w.Canvas(), rejectTitle, "Reject and discard")
 	if !strings.Contains(text, "removes the 7 staged changes") {
 		t.Errorf("question %q", text)
 	}
 	if !slices.Equal(*events, []string{"reject", "discard"}) || v.Report().Stage.State != report.StageDiscarded {
 		t.Errorf("events %v, state %s", *events, v.Report().Stage.State)
 	}
-	if !v.ApplyButton().Disabled() {
+	if !v.applyButton().Disabled() {
 		t.Error("Apply enabled after Reject")
 	}
 
 	// Reopened rejected, the stage still pending.
 	v2, _, _, events2 := stagedFail(t)
 	v2.SetDecided(report.Rejected)
-	if !v2.ApplyButton().Disabled() || v2.DiscardButton().Disabled() || !strings.HasPrefix(v2.StageText(), "Rejected: Apply is off") {
-		t.Errorf("rejected run: Apply disabled %v, Discard disabled %v, strip %q", v2.ApplyButton().Disabled(), v2.DiscardButton().Disabled(), v2.StageText())
+	if !v2.applyButton().Disabled() || v2.discardButton().Disabled() || !strings.HasPrefix(v2.stageText(), "Rejected: Apply is off") {
+		t.Errorf("rejected run: Apply disabled %v, Discard disabled %v, strip %q", v2.applyButton().Disabled(), v2.discardButton().Disabled(), v2.stageText())
 	}
-	test.Tap(v2.ApplyButton())
+	test.Tap(v2.applyButton())
 	if len(*events2) != 0 {
 		t.Errorf("a rejected run applied: %v", *events2)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestFolderDetailFollowsTheFilter: a folder shown in the detail says what
@@ -28,7 +30,7 @@ func TestFolderDetailFollowsTheFilter(t *testing.T) {
 	if s := segmentsText(v.detail.status); !strings.HasPrefix(s, "6 changes below this folder, 5 violations") {
 		t.Errorf("after allowing one: folder detail %q", s)
 	}
-	v.search.SetText("f1")
+	v.filters.search.SetText("f1")
 	if s := segmentsText(v.detail.status); !strings.HasPrefix(s, "1 change below this folder, 1 violation") {
 		t.Errorf("filtered to f1: folder detail %q", s)
 	}
@@ -40,22 +42,22 @@ func TestDetailDropsAChangeTheFilterHides(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	i := indexOf(t, v.Report(), "config.json")
 	v.Select(i)
-	f := DefaultFilter()
+	f := defaultFilter()
 	f.Changed = false
 	v.SetFilter(f)
 	if v.Selected() == i || v.detail.change == i {
-		t.Fatalf("the detail still shows config.json, hidden by the filter: title %q", v.DetailTitle())
+		t.Fatalf("the detail still shows config.json, hidden by the filter: title %q", v.detailTitle())
 	}
 	if s := segmentsText(v.detail.status); !strings.Contains(s, "hidden by the filter") {
 		t.Errorf("detail status %q does not say the change is hidden", s)
 	}
-	v.SetFilter(DefaultFilter()) // back: still nothing selected, no stale row
+	v.SetFilter(defaultFilter()) // back: still nothing selected, no stale row
 	if v.Selected() != -1 {
 		t.Errorf("selected %d", v.Selected())
 	}
 	// Allowing the shown change while only violations show: it leaves.
 	v.Select(i)
-	f = DefaultFilter()
+	f = defaultFilter()
 	f.Allowed = false
 	v.SetFilter(f)
 	v.Allow("config.json")
@@ -72,7 +74,7 @@ func TestAllowKeepsTheSelectedRowInView(t *testing.T) {
 		paths = append(paths, fmt.Sprintf("f%03d.txt", i))
 	}
 	v, _ := newTestView(t, fileReport(paths), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	v.Select(indexOf(t, v.Report(), "f150.txt"))
 	v.Allow("f150.txt")
 	if v.Selected() != indexOf(t, v.Report(), "f150.txt") {
@@ -117,7 +119,7 @@ func TestDirectoryCountsAgree(t *testing.T) {
 	}
 	badge := rowFor(t, v, "node_modules").badge.Text
 	v.goRow(k)
-	body := strings.ReplaceAll(allText(v.detail.body), " | ", " ")
+	body := strings.ReplaceAll(uitest.AllText(v.detail.body), " | ", " ")
 	if !strings.Contains(badge, "4,601 added") || !strings.Contains(body, badge) || !strings.Contains(body, "4,600 changes below it") {
 		t.Errorf("row %q, detail %q", badge, body)
 	}

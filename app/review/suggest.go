@@ -19,15 +19,15 @@ import (
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
-// Suggestion is an allowlist entry that would allow a change.
-type Suggestion = policy.Suggestion
+// suggestion is an allowlist entry that would allow a change.
+type suggestion = policy.Suggestion
 
-// Suggestions lists the entries that would allow c, narrowest first
-// (policy.Suggestions, shared with the CLI).
-func Suggestions(c *diff.Change) []Suggestion { return policy.Suggestions(c) }
+// suggestions lists the entries that would allow c, narrowest first
+// (policy.suggestions, shared with the CLI).
+func suggestions(c *diff.Change) []suggestion { return policy.Suggestions(c) }
 
-// SuggestTitle is the title of the Suggest allowlist dialog.
-const SuggestTitle = "Suggest allowlist entries"
+// suggestTitle is the title of the Suggest allowlist dialog.
+const suggestTitle = "Suggest allowlist entries"
 
 // suggestDialog is the Suggest allowlist dialog: the bulk entries
 // (policy.Propose: folders added whole, vendor folders, generated files),
@@ -45,11 +45,11 @@ type suggestDialog struct {
 	d       dialog.Dialog
 }
 
-// SuggestAllowlist opens the Suggest allowlist dialog for the violations
+// suggestAllowlist opens the Suggest allowlist dialog for the violations
 // left (it changes nothing by itself); false when there is nothing to
 // suggest or no window to show it in.
-func (v *View) SuggestAllowlist() bool {
-	if v.r == nil || v.suggest != nil {
+func (v *View) suggestAllowlist() bool {
+	if v.r == nil || v.side.suggest != nil {
 		return false
 	}
 	p := policy.Propose(v.r.Changes)
@@ -94,17 +94,17 @@ func (v *View) SuggestAllowlist() bool {
 	scroll.SetMinSize(fyne.NewSize(min(720, max(320, size.Width-120)), min(360, max(160, size.Height-260))))
 	body := container.NewBorder(nil, s.outcome, nil, nil, scroll)
 	s.update()
-	d := dialog.NewCustomConfirm(SuggestTitle, "Add to draft", "Cancel", body, func(ok bool) {
+	d := dialog.NewCustomConfirm(suggestTitle, "Add to draft", "Cancel", body, func(ok bool) {
 		if ok {
 			s.add()
 		}
 	}, w)
-	d.SetOnClosed(func() { v.suggest = nil })
+	d.SetOnClosed(func() { v.side.suggest = nil })
 	if m := keys.For(v); m != nil {
 		m.Modal(d)
 	}
 	s.d = d
-	v.suggest = s
+	v.side.suggest = s
 	d.Show()
 	return true
 }
@@ -122,7 +122,7 @@ func (s *suggestDialog) ticked() []string {
 
 // verdictWith evaluates the run with the draft and entries on a copy.
 func (v *View) verdictWith(entries []string) *report.Report {
-	all := slices.Concat(v.editor.Entries(), entries)
+	all := slices.Concat(v.side.editor.Entries(), entries)
 	p, err := policy.Parse(all)
 	if err != nil {
 		return nil
@@ -169,7 +169,7 @@ func (s *suggestDialog) add() {
 		return
 	}
 	before := v.r.Verdict
-	v.editor.AppendAll(entries)
+	v.side.editor.appendAll(entries)
 	words, c := outcomeWords(v.r)
 	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", report.PluralGrouped(len(entries), "entry"), words)
 	if v.r.Verdict != before {

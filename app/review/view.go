@@ -9,29 +9,21 @@
 package review
 
 import (
-	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/layout"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/keys"
-	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
-// TreeLimit is the number of changes above which the view starts in the flat
+// treeLimit is the number of changes above which the view starts in the flat
 // list rather than the tree.
-const TreeLimit = 50000
+const treeLimit = 50000
 
 // Options connect the view to its host. Every callback may be nil, which
 // hides the matching control.
@@ -99,43 +91,22 @@ type View struct {
 	viewed  []bool // by change index: marked viewed by the reviewer
 	nViewed int
 
-	banner                                   *Banner
-	added, removed, changed, violations, all *Chip
-	blockedChip, outsideChip                 *Chip // shown when the report has any
-	riskyChip                                *Chip // on: only risky changes; shown when the report has any
-	search                                   *keys.Entry
-	treeBtn, listBtn                         *widget.Button
-	shown                                    *widget.RichText
-	reviewed                                 *widget.RichText
-	violFirst                                *widget.Check
-	hiddenBar                                *fyne.Container
-	hiddenText                               *widget.RichText
-	clearBtn                                 *widget.Button
-	changesPane                              *fyne.Container
+	// The areas, top to bottom and left to right.
+	banner  *Banner
+	stage   *stagePane
+	filters *filterBar
+	changes *changesPane
+	detail  *detail
+	side    *sidebar
 	// mainSplit (changes | the rest) and innerSplit (detail | sidebar)
 	// give the detail more room for a side by side diff.
-	mainSplit, innerSplit           *container.Split
-	list                            *changeList
-	changes                         *fyne.Container
-	empty                           *widget.RichText
-	detail                          *detail
-	editor                          *AllowlistEditor
-	note                            *keys.Entry
-	approveBtn, rejectBtn, resetBtn *widget.Button
-	suggestBtn                      *widget.Button
-	decision                        *widget.RichText
-	exportBtns                      map[Format]*widget.Button
-	exported                        *exported
-	confirm                         dialog.Dialog  // the approval question while it is asked
-	suggest                         *suggestDialog // the Suggest allowlist dialog while it is shown
-	root                            fyne.CanvasObject
-	decisionSeq                     int // counts SetDecision calls
-	stage                           *stagePane
+	mainSplit, innerSplit *container.Split
+	root                  fyne.CanvasObject
 }
 
 // New returns a view of r (which may be nil: SetReport later).
 func New(r *report.Report, opts Options) *View {
-	v := &View{opts: opts, filter: DefaultFilter(), sel: -1, tree: true}
+	v := &View{opts: opts, filter: defaultFilter(), sel: -1, tree: true}
 	v.ExtendBaseWidget(v)
 	v.build()
 	v.SetReport(r)
@@ -147,157 +118,30 @@ func (v *View) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRen
 
 func (v *View) build() {
 	v.m = newModel(&report.Report{})
-	v.banner = NewBanner(nil)
+	v.banner = newBanner(nil)
 	v.banner.Action = v.opts.BannerAction
-
-	toggle := func(set func(bool)) func(bool) {
-		return func(on bool) { set(on); v.refilter() }
-	}
-	v.added = NewChip("Added", style.Added, toggle(func(b bool) { v.filter.Added = b }))
-	v.removed = NewChip("Removed", style.Removed, toggle(func(b bool) { v.filter.Removed = b }))
-	v.changed = NewChip("Changed", style.Changed, toggle(func(b bool) { v.filter.Changed = b }))
-	v.violations = NewChip("Violations", style.FailColor, toggle(func(b bool) { v.filter.Violations = b }))
-	v.all = NewChip("Allowed", style.Allowed, toggle(func(b bool) { v.filter.Allowed = b }))
-	v.blockedChip = NewChip("Blocked", style.Blocked, toggle(func(b bool) { v.filter.Blocked = b }))
-	v.outsideChip = NewChip("Outside", style.Outside, toggle(func(b bool) { v.filter.Outside = b }))
-	v.riskyChip = NewChip("Risky", style.Risk, toggle(func(b bool) { v.filter.RiskyOnly = b }))
-	v.riskyChip.On = false
-	for _, c := range []*Chip{v.added, v.removed, v.changed, v.violations, v.all, v.blockedChip, v.outsideChip, v.riskyChip} {
-		c.OnRune = func(r rune) { v.TypedRune(r) }
-	}
-	v.blockedChip.Hide() // until a report has blocked actions
-	v.riskyChip.Hide()
-	v.outsideChip.Hide()
-
-	v.search = keys.NewEntry()
-	v.search.OnEscape = v.focusChanges
-	v.search.SetPlaceHolder("Filter paths…")
-	v.search.ActionItem = widget.NewIcon(theme.SearchIcon())
-	v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
-
-	v.treeBtn = widget.NewButtonWithIcon("Tree", theme.FolderIcon(), func() { v.SetTreeMode(true) })
-	v.listBtn = widget.NewButtonWithIcon("List", theme.ListIcon(), func() { v.SetTreeMode(false) })
-	v.shown = widget.NewRichText()
-	v.shown.Wrapping = fyne.TextWrapWord
-	v.reviewed = widget.NewRichText()
-	v.violFirst = widget.NewCheck("Violations first", func(on bool) {
-		v.m.violationsFirst = on
-		v.refilter()
-	})
-	v.violFirst.Checked = true
-	v.hiddenText = widget.NewRichText()
-	v.clearBtn = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() { v.SetFilter(DefaultFilter()) })
-	v.clearBtn.Importance = widget.LowImportance
-	v.hiddenBar = container.NewBorder(nil, nil, nil, v.clearBtn, v.hiddenText)
-	v.hiddenBar.Hide()
-
-	v.list = newChangeList(v)
-	v.empty = widget.NewRichText()
-	v.changes = container.NewStack()
-
+	v.filters = newFilterBar(v)
+	v.changes = newChangesPane(v)
 	v.detail = newDetail(v)
-
-	v.editor = NewAllowlistEditor()
-	v.editor.SetOnEscape(v.focusChanges)
-	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
-	v.note = keys.NewMultiLineEntry()
-	v.note.OnEscape = v.focusChanges
-	v.note.SetPlaceHolder("Note for the record (why these changes are fine)")
-	v.note.SetMinRowsVisible(1) // it scrolls; the window must fit 1024×700
-	v.note.Wrapping = fyne.TextWrapWord
-	v.approveBtn = widget.NewButtonWithIcon("Approve allowlist", theme.ConfirmIcon(), v.approve)
-	v.approveBtn.Importance = widget.SuccessImportance
-	v.rejectBtn = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), v.reject)
-	v.rejectBtn.Importance = widget.DangerImportance
-	v.resetBtn = widget.NewButtonWithIcon("Reset", theme.ContentUndoIcon(), func() { // to the run's allowlist
-		v.editor.SetEntries(v.original)
-	})
-	v.resetBtn.Importance = widget.LowImportance
-	v.suggestBtn = widget.NewButtonWithIcon("Suggest allowlist", theme.ContentAddIcon(), func() { v.SuggestAllowlist() })
-	v.decision = widget.NewRichText()
-	v.decision.Wrapping = fyne.TextWrapWord
-	v.decision.Hide() // until there is a decision to show (saves a row)
+	v.side = newSidebar(v)
 	v.stage = newStagePane(v)
 
-	v.exported = newExported(v.opts.OpenFolder)
-	v.exportBtns = map[Format]*widget.Button{}
-	var exports []fyne.CanvasObject
-	for _, f := range Formats {
-		f := f
-		b := widget.NewButtonWithIcon(f.Label(), theme.DocumentSaveIcon(), func() {
-			if v.opts.Export != nil && v.r != nil {
-				v.opts.Export(v.ExportReport(), f)
-			}
-		})
-		if !f.Available() {
-			b.Disable()
-		}
-		v.exportBtns[f] = b
-		exports = append(exports, b)
-	}
-
-	// Layout.
-	chips := container.NewHBox(v.added, v.removed, v.changed, widget.NewSeparator(), v.violations, v.all, v.riskyChip, v.blockedChip, v.outsideChip)
-	modeBtns := container.NewHBox(v.treeBtn, v.listBtn)
-	toolbar := container.NewBorder(nil, nil, chips, modeBtns, v.search)
-	listHead := container.NewVBox(container.NewBorder(nil, nil, v.reviewed, v.violFirst), v.hiddenBar)
-	changesPane := container.NewBorder(listHead, v.shown, nil, nil, v.changes)
-	v.changesPane = changesPane
-
-	sideTitle := styledText("Allowlist", "", theme.SizeNameSubHeadingText, fyne.TextStyle{Bold: true})
-	sideHint := widget.NewRichText(&widget.TextSegment{Text: "One entry per line; an edit re-evaluates, nothing reruns.",
-		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}})
-	sideHint.Wrapping = fyne.TextWrapWord
-	decide := container.NewGridWithColumns(2, v.approveBtn, v.rejectBtn)
-	exportTitle := styledText("Export report", style.Muted, theme.SizeNameCaptionText, fyne.TextStyle{Bold: true})
-	var sideBottom *fyne.Container
-	if v.opts.ReadOnly {
-		sideBottom = container.NewVBox()
-	} else {
-		// Reset (to the run's allowlist) shares Suggest's row: the
-		// window must fit 1024×700.
-		sideBottom = container.NewVBox(container.NewBorder(nil, nil, nil, v.resetBtn, v.suggestBtn))
-		if v.opts.OnApprove != nil || v.opts.OnReject != nil {
-			sideBottom.Add(v.note)
-			sideBottom.Add(decide)
-			if v.opts.OnApprove == nil {
-				v.approveBtn.Hide()
-			}
-			if v.opts.OnReject == nil {
-				v.rejectBtn.Hide()
-			}
-		}
-		sideBottom.Add(style.Tight(v.decision))
-	}
-	if v.opts.Export != nil {
-		sideBottom.Add(widget.NewSeparator())
-		sideBottom.Add(style.Tight(exportTitle))
-		sideBottom.Add(container.NewGridWithColumns(3, exports...))
-		sideBottom.Add(v.exported.root)
-	}
-	var sideCenter fyne.CanvasObject = v.editor
-	if v.opts.ReadOnly {
-		sideCenter = layout.NewSpacer()
-		v.editor.Disable()
-	}
-	sidebar := container.NewBorder(container.NewVBox(style.Tight(sideTitle), style.Tight(sideHint)), sideBottom, nil, nil, sideCenter)
-
-	inner := container.NewHSplit(container.NewPadded(v.detail.root), container.NewPadded(sidebar))
+	inner := container.NewHSplit(container.NewPadded(v.detail.root), container.NewPadded(v.side.root))
 	inner.Offset = 0.68
-	main := container.NewHSplit(changesPane, inner)
+	main := container.NewHSplit(v.changes.root, inner)
 	main.Offset = 0.32
 	v.mainSplit, v.innerSplit = main, inner
-	top := container.NewVBox(v.banner, v.stage.root, toolbar)
+	top := container.NewVBox(v.banner, v.stage.root, v.filters.root)
 	v.root = container.NewBorder(top, nil, nil, nil, main)
 }
 
 // SetReport shows r. The view edits r in place as the reviewer allows changes.
 func (v *View) SetReport(r *report.Report) {
-	if v.confirm != nil { // a question about the previous report
-		v.confirm.Hide()
+	if v.side.confirm != nil { // a question about the previous report
+		v.side.confirm.Hide()
 	}
-	if v.suggest != nil {
-		v.suggest.d.Hide()
+	if v.side.suggest != nil {
+		v.side.suggest.d.Hide()
 	}
 	v.r = r
 	v.sel = -1
@@ -308,29 +152,29 @@ func (v *View) SetReport(r *report.Report) {
 	v.original = append([]string(nil), r.Allowlist...)
 	v.run, v.decided = r.Clone(), ""
 	v.m = newModel(r)
-	v.m.violationsFirst = v.violFirst.Checked
-	v.tree = len(r.Changes) <= TreeLimit
+	v.m.violationsFirst = v.changes.violFirst.Checked
+	v.tree = len(r.Changes) <= treeLimit
 	v.selID, v.open = "", map[string]bool{}
 	v.viewed, v.nViewed = make([]bool, len(r.Changes)), 0
 	v.banner.SetReport(v.r)
-	v.editor.OnChanged = nil
-	v.editor.SetEntries(r.Allowlist)
-	v.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
-	v.decision.Segments = nil
-	v.decision.Hide()
+	v.side.editor.OnChanged = nil
+	v.side.editor.SetEntries(r.Allowlist)
+	v.side.editor.OnChanged = func(entries []string, problems []Problem) { v.applyDraft(entries) }
+	v.side.decision.Segments = nil
+	v.side.decision.Hide()
 	v.stage.runAllow = append([]string(nil), r.Allowlist...)
 	v.stage.scope.SetSelectedIndex(int(v.stage.defaultScope()))
 	v.stage.reset()
-	v.exported.clear()
-	v.note.SetText("")
+	v.side.exported.clear()
+	v.side.note.SetText("")
 	v.detail.bar.reset() // a full diff loaded for the previous report
 	v.detail.clear()
-	v.list.quiet = true
-	v.list.UnselectAll()
-	v.list.quiet = false
-	v.list.ScrollToOffset(0)
+	v.changes.list.quiet = true
+	v.changes.list.UnselectAll()
+	v.changes.list.quiet = false
+	v.changes.list.ScrollToOffset(0)
 	// A new report starts with every change shown.
-	v.setFilter(DefaultFilter())
+	v.setFilter(defaultFilter())
 	v.refilter()
 	v.updateButtons()
 }
@@ -338,15 +182,15 @@ func (v *View) SetReport(r *report.Report) {
 // Report returns the report shown (with the draft allowlist applied).
 func (v *View) Report() *report.Report { return v.r }
 
-// ExportReport returns what the export buttons write: the run's report as
+// exportReport returns what the export buttons write: the run's report as
 // it came (its own allowlist and verdict), the reviewer's draft allowlist,
 // decision, note and re-evaluated verdict in its Review. Nil without a
 // report.
-func (v *View) ExportReport() *report.Report {
+func (v *View) exportReport() *report.Report {
 	if v.r == nil {
 		return nil
 	}
-	x, err := v.run.WithReview(v.editor.Entries(), v.decided, strings.TrimSpace(v.note.Text))
+	x, err := v.run.WithReview(v.side.editor.Entries(), v.decided, strings.TrimSpace(v.side.note.Text))
 	if err != nil { // the editor keeps only valid entries; cannot happen
 		return v.run.Clone()
 	}
@@ -354,10 +198,10 @@ func (v *View) ExportReport() *report.Report {
 }
 
 // Draft returns the valid entries of the draft allowlist.
-func (v *View) Draft() []string { return v.editor.Entries() }
+func (v *View) Draft() []string { return v.side.editor.Entries() }
 
 // Editor is the draft allowlist editor.
-func (v *View) Editor() *AllowlistEditor { return v.editor }
+func (v *View) Editor() *AllowlistEditor { return v.side.editor }
 
 // Banner is the verdict banner.
 func (v *View) Banner() *Banner { return v.banner }
@@ -375,32 +219,12 @@ func (v *View) SetFilter(f Filter) {
 // refiltering.
 func (v *View) setFilter(f Filter) {
 	v.filter = f
-	v.added.SetOn(f.Added)
-	v.removed.SetOn(f.Removed)
-	v.changed.SetOn(f.Changed)
-	v.violations.SetOn(f.Violations)
-	v.all.SetOn(f.Allowed)
-	v.blockedChip.SetOn(f.Blocked)
-	v.outsideChip.SetOn(f.Outside)
-	v.riskyChip.SetOn(f.RiskyOnly)
-	if v.search.Text != f.Text {
-		v.search.OnChanged = nil
-		v.search.SetText(f.Text)
-		v.search.OnChanged = func(s string) { v.filter.Text = s; v.refilter() }
-	}
+	v.filters.show(v, f)
 }
 
-// Shown returns the indices (into Report().Changes) the filter lets
-// through, in the flat list's order: natural path order, violations first
-// unless that is switched off.
-func (v *View) Shown() []int { return append([]int(nil), v.m.visible...) }
-
-// TreeMode reports whether the changes show as a tree.
-func (v *View) TreeMode() bool { return v.tree }
-
-// SetTreeMode switches between the folder tree and the flat list.
-func (v *View) SetTreeMode(tree bool) {
-	if v.tree == tree && len(v.changes.Objects) > 0 {
+// setTreeMode switches between the folder tree and the flat list.
+func (v *View) setTreeMode(tree bool) {
+	if v.tree == tree && len(v.changes.stack.Objects) > 0 {
 		return
 	}
 	v.tree = tree
@@ -412,260 +236,6 @@ func (v *View) SetTreeMode(tree bool) {
 
 // Selected returns the index of the selected change, -1 when none.
 func (v *View) Selected() int { return v.sel }
-
-// Select selects change i (an index into Report().Changes) in the list or
-// tree, opening the folders on its way, and shows it. A change the filter
-// hides is shown in the detail only.
-func (v *View) Select(i int) {
-	if v.r == nil || i < 0 || i >= len(v.r.Changes) {
-		return
-	}
-	i = v.m.rowOf(i) // a rename's removed path: its row
-	id := v.r.Changes[i].Path
-	if v.m.shown(i) {
-		if v.tree && v.openTo(id) {
-			v.rebuildRows()
-		}
-		v.selectRow(v.rowOf(id))
-	} else {
-		v.list.quiet = true
-		v.list.UnselectAll()
-		v.list.quiet = false
-	}
-	v.selID = id
-	v.showChange(i)
-}
-
-func (v *View) showChange(i int) {
-	v.sel = i
-	v.detail.show(i)
-}
-
-func (v *View) showFolder(id string) {
-	v.sel = -1
-	v.detail.showFolder(id)
-}
-
-// showRow shows row k of the list in the detail.
-func (v *View) showRow(k int) {
-	id := v.rows[k].id
-	v.selID = id
-	if isFinding(id) {
-		v.showFinding(id)
-		return
-	}
-	if n := v.m.nodes[id]; v.tree && n != nil && n.change < 0 {
-		v.showFolder(id)
-		return
-	}
-	if i := v.indexOf(id); i >= 0 {
-		v.showChange(i)
-	}
-}
-
-// selectRow selects row k (scrolling to it) without showing it.
-func (v *View) selectRow(k int) {
-	if k < 0 || k >= len(v.rows) {
-		return
-	}
-	v.list.quiet = true
-	v.list.Select(k)
-	v.list.quiet = false
-}
-
-// indexOf is the index of the change at path id, -1 for a pure folder.
-func (v *View) indexOf(id string) int {
-	if i, ok := v.m.index[id]; ok {
-		return i
-	}
-	return -1
-}
-
-// rowOf is the row showing node id, -1 when none does.
-func (v *View) rowOf(id string) int {
-	for k := range v.rows {
-		if v.rows[k].id == id {
-			return k
-		}
-	}
-	return -1
-}
-
-// isOpen reports whether folder id of the tree is open.
-func (v *View) isOpen(id string, n *node) bool {
-	if o, ok := v.open[id]; ok {
-		return o
-	}
-	if n == nil { // a findings group: open
-		return isGroup(id)
-	}
-	return v.defaultOpen(id, n)
-}
-
-// isBranch reports whether row id opens and closes in the tree: a folder
-// or a findings group.
-func (v *View) isBranch(id string) bool {
-	if !v.tree {
-		return false
-	}
-	if isGroup(id) {
-		return true
-	}
-	n := v.m.nodes[id]
-	return n != nil && n.folder()
-}
-
-// branchOpen reports whether branch id is open.
-func (v *View) branchOpen(id string) bool { return v.isOpen(id, v.m.nodes[id]) }
-
-// defaultOpen says whether a folder starts open: while a text filter is
-// on, every folder is; otherwise one that does not roll up (report.RollsUp,
-// the reports' rule too).
-func (v *View) defaultOpen(id string, n *node) bool {
-	return v.filter.Text != "" || !report.RollsUp(id, &n.sum.Tally)
-}
-
-// openTo opens the closed folders above id and reports whether there
-// were any.
-func (v *View) openTo(id string) bool {
-	opened := false
-	for p := parentOf(id); p != ""; p = parentOf(p) {
-		if n := v.m.nodes[p]; n != nil && !v.isOpen(p, n) {
-			v.open[p] = true
-			opened = true
-		}
-	}
-	return opened
-}
-
-// toggleOpen opens or closes folder id.
-func (v *View) toggleOpen(id string) {
-	if !v.isBranch(id) {
-		return
-	}
-	v.open[id] = !v.branchOpen(id)
-	v.rebuildRows()
-}
-
-// rebuildRows lays the rows out again (after a folder opened or closed)
-// and keeps the selection.
-func (v *View) rebuildRows() {
-	v.rows = v.m.rows(v.tree, v.isOpen)
-	v.list.Refresh()
-	v.restoreSelection()
-}
-
-// selectedRow is the row of the selection, -1 for none.
-func (v *View) selectedRow() int {
-	if v.selID == "" {
-		return -1
-	}
-	return v.rowOf(v.selID)
-}
-
-// isStop reports whether n and p stop at row k: a violation, or a closed
-// folder that holds one (it stands for what it holds).
-func (v *View) isStop(k int) bool {
-	id := v.rows[k].id
-	if isFinding(id) { // each finding is a violation, but a request
-		return isViolation(id) && (!isGroup(id) || v.tree && !v.branchOpen(id))
-	}
-	if v.tree {
-		if n := v.m.nodes[id]; n != nil && n.folder() && !v.isOpen(id, n) {
-			return n.sum.Violations > 0
-		}
-	}
-	i := v.indexOf(id)
-	return i >= 0 && !v.m.allowed(i)
-}
-
-// NextViolation selects the next (dir > 0) or previous violation after the
-// selection, wrapping around; in the tree a closed folder holding
-// violations is one stop. It reports whether there was one.
-func (v *View) NextViolation(dir int) bool {
-	if v.r == nil {
-		return false
-	}
-	n := len(v.rows)
-	if n == 0 {
-		return false
-	}
-	start := v.selectedRow()
-	if start < 0 && dir < 0 {
-		start = n
-	}
-	for step := 1; step <= n; step++ {
-		if k := ((start+dir*step)%n + n) % n; v.isStop(k) {
-			v.goRow(k)
-			return true
-		}
-	}
-	return false
-}
-
-// goRow selects row k and shows it.
-func (v *View) goRow(k int) {
-	v.selectRow(k)
-	v.showRow(k)
-}
-
-// move selects the row dir rows from the selection (the first or last row
-// when there is none).
-func (v *View) move(dir int) {
-	n := len(v.rows)
-	if n == 0 {
-		return
-	}
-	k := v.selectedRow()
-	switch {
-	case k < 0 && dir > 0:
-		k = 0
-	case k < 0:
-		k = n - 1
-	default:
-		k = max(0, min(n-1, k+dir))
-	}
-	v.goRow(k)
-}
-
-// selectedNode is the selected row of the tree, its node id and node;
-// k < 0 when there is none (or the list is flat).
-func (v *View) selectedNode() (k int, id string, n *node) {
-	if k = v.selectedRow(); !v.tree || k < 0 {
-		return -1, "", nil
-	}
-	id = v.rows[k].id
-	return k, id, v.m.nodes[id]
-}
-
-// left closes the selected folder, or goes to the folder holding the
-// selected row.
-func (v *View) left() {
-	k, id, _ := v.selectedNode()
-	switch {
-	case k < 0:
-	case v.isBranch(id) && v.branchOpen(id):
-		v.toggleOpen(id)
-	case isFinding(id):
-		if g, _, ok := parseFinding(id); ok {
-			v.goRow(v.rowOf(g))
-		}
-	case v.rowOf(parentOf(id)) >= 0:
-		v.goRow(v.rowOf(parentOf(id)))
-	}
-}
-
-// right opens the selected folder, or goes to its first row when open.
-func (v *View) right() {
-	k, id, _ := v.selectedNode()
-	switch {
-	case k < 0 || !v.isBranch(id):
-	case !v.branchOpen(id):
-		v.toggleOpen(id)
-	case k+1 < len(v.rows):
-		v.goRow(k + 1)
-	}
-}
 
 // TypedKey handles the review keys when neither list nor detail has focus
 // (the host routes the canvas' unclaimed keys here): up/down move through
@@ -679,9 +249,9 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 	case fyne.KeyDown:
 		v.move(1)
 	case fyne.KeyPageUp:
-		v.move(-v.list.pageRows())
+		v.move(-v.changes.list.pageRows())
 	case fyne.KeyPageDown:
-		v.move(v.list.pageRows())
+		v.move(v.changes.list.pageRows())
 	case fyne.KeyHome:
 		v.move(-len(v.rows))
 	case fyne.KeyEnd:
@@ -691,15 +261,15 @@ func (v *View) TypedKey(ev *fyne.KeyEvent) bool {
 			v.toggleOpen(id)
 			return true
 		}
-		v.FocusDetail()
+		v.focusDetail()
 	default:
 		return false
 	}
 	return true
 }
 
-// ViewedKey is the key that marks the selected row viewed (or not).
-const ViewedKey = 'v'
+// viewedKey is the key that marks the selected row viewed (or not).
+const viewedKey = 'v'
 
 // TypedRune handles n / p (next / previous violation), / (filter), v (the
 // selected row viewed or not) and a (Allow… for the selected change); any
@@ -712,26 +282,26 @@ func (v *View) TypedRune(r rune) bool {
 	case 'p':
 		v.NextViolation(-1)
 	case '/':
-		v.focus(v.search)
-	case ViewedKey:
+		v.focus(v.filters.search)
+	case viewedKey:
 		if v.selID != "" {
 			v.toggleViewed(v.selID)
 		}
 	case 'a':
-		return v.OpenAllow()
+		return v.openAllow()
 	case ']':
-		v.detail.diff.NextChange(1)
+		v.detail.diff.nextChange(1)
 	case '[':
-		v.detail.diff.NextChange(-1)
+		v.detail.diff.nextChange(-1)
 	default:
 		return keys.PassRune(v, r)
 	}
 	return true
 }
 
-// OpenAllow opens the Allow… menu of the selected change (its suggested
+// openAllow opens the Allow… menu of the selected change (its suggested
 // entries) and reports whether there was one to open.
-func (v *View) OpenAllow() bool {
+func (v *View) openAllow() bool {
 	d := v.detail
 	if d.change < 0 || !d.allowBtn.Visible() || d.allowBtn.Disabled() || len(d.suggest) == 0 {
 		return false
@@ -768,9 +338,9 @@ func (v *View) focus(f fyne.Focusable) {
 	}
 }
 
-// FocusDetail moves keyboard focus into the detail: the diff when there is
+// focusDetail moves keyboard focus into the detail: the diff when there is
 // one (arrows scroll it, Escape comes back), else the Allow button.
-func (v *View) FocusDetail() {
+func (v *View) focusDetail() {
 	switch {
 	case len(v.detail.diff.Lines()) > 0:
 		v.focus(v.detail.diff)
@@ -779,162 +349,10 @@ func (v *View) FocusDetail() {
 	}
 }
 
-// ChangesWidget is the change list (the tree and the flat list alike):
-// what FocusChanges focuses.
-func (v *View) ChangesWidget() fyne.Focusable { return v.list }
-
 // FocusChanges gives keyboard focus to the change list or tree.
 func (v *View) FocusChanges() { v.focusChanges() }
 
-func (v *View) focusChanges() { v.focus(v.list) }
-
-// Allow appends entry to the draft allowlist and re-evaluates the verdict.
-func (v *View) Allow(entry string) {
-	v.editor.Append(entry)
-}
-
-// applyDraft re-evaluates the report against the valid draft entries.
-func (v *View) applyDraft(entries []string) {
-	if v.r == nil {
-		return
-	}
-	p, err := policy.Parse(entries)
-	if err != nil { // entries were validated one by one; cannot happen
-		return
-	}
-	v.r.Apply(p, entries)
-	v.banner.Refresh()
-	v.keepOpen()
-	v.refilter()
-	if v.sel >= 0 {
-		v.detail.show(v.sel)
-	}
-	v.updateButtons()
-	if v.opts.OnDraftChanged != nil {
-		v.opts.OnDraftChanged(entries)
-	}
-}
-
-func (v *View) updateButtons() {
-	problems := len(v.editor.Problems())
-	if v.r == nil || problems > 0 {
-		v.approveBtn.Disable()
-	} else {
-		v.approveBtn.Enable()
-	}
-	if v.r == nil {
-		v.rejectBtn.Disable()
-	} else {
-		v.rejectBtn.Enable()
-	}
-	if v.r == nil || v.r.Count().Violations == 0 {
-		v.suggestBtn.Disable()
-	} else {
-		v.suggestBtn.Enable()
-	}
-	if slices.Equal(v.editor.Entries(), v.original) && problems == 0 {
-		v.resetBtn.Hide()
-	} else {
-		v.resetBtn.Show()
-	}
-}
-
-// Approve approves the draft allowlist, as the Approve button does (a
-// no-op when it is disabled or hidden).
-func (v *View) Approve() {
-	if v.approveBtn.Disabled() || !v.approveBtn.Visible() {
-		return
-	}
-	v.approve()
-}
-
-func (v *View) approve() {
-	if v.opts.OnApprove == nil || v.r == nil {
-		return
-	}
-	v.confirmApproval(v.saveApproval)
-}
-
-// saveApproval hands the draft to the host and says what was saved.
-func (v *View) saveApproval() {
-	if v.r == nil {
-		return
-	}
-	entries := v.editor.Entries()
-	seq := v.decisionSeq
-	if err := v.opts.OnApprove(v.r, entries, strings.TrimSpace(v.note.Text)); err != nil {
-		v.setDecision("Could not save: "+err.Error(), style.FailColor)
-		return
-	}
-	v.original = entries
-	v.decided = report.Approved
-	v.updateButtons()
-	if v.decisionSeq == seq { // the host did not say more (SetDecision)
-		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), report.PluralGrouped(len(entries), "entry")), style.PassColor)
-	}
-}
-
-// reject records the rejection; a run whose stage is pending asks first
-// and then discards the stage (a rejected run's changes must not stay one
-// click from the workspace).
-func (v *View) reject() {
-	if v.opts.OnReject == nil || v.r == nil {
-		return
-	}
-	if v.stage.pending() {
-		v.stage.ask(RejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
-			report.PluralGrouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
-			if v.saveRejection() {
-				v.stage.discardNow()
-			}
-		})
-		return
-	}
-	v.saveRejection()
-}
-
-// saveRejection hands the rejection to the host and says what was saved.
-func (v *View) saveRejection() bool {
-	seq := v.decisionSeq
-	if err := v.opts.OnReject(v.r, strings.TrimSpace(v.note.Text)); err != nil {
-		v.setDecision("Could not save: "+err.Error(), style.FailColor)
-		return false
-	}
-	v.decided = report.Rejected
-	if v.decisionSeq == seq {
-		v.setDecision("Rejected at "+time.Now().Format("15:04")+".", style.FailColor)
-	}
-	v.stage.update() // Apply is off once rejected
-	return true
-}
-
-// SetDecision shows text (in the named color) on the decision line under
-// the Approve and Reject buttons: a host uses it to say what an earlier
-// review decided when it reopens a run, or, from inside OnApprove or
-// OnReject, what exactly was saved (the default message is then skipped).
-// SetReport clears it.
-func (v *View) SetDecision(text string, c fyne.ThemeColorName) {
-	v.decisionSeq++
-	v.setDecision(text, c)
-}
-
-// SetDecided says what an earlier review decided on the report shown
-// (report.Approved, report.Rejected or ""), as a host that reopens a run
-// knows it: a rejected run's pending stage is not offered for Apply.
-func (v *View) SetDecided(decision string) {
-	v.decided = decision
-	v.stage.update()
-}
-
-func (v *View) setDecision(text string, c fyne.ThemeColorName) {
-	v.decision.Show()
-	v.decision.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
-		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}}}
-	v.decision.Refresh()
-}
-
-// Decision is the last approve/reject status line shown ("" if none).
-func (v *View) Decision() string { return segmentsText(v.decision) }
+func (v *View) focusChanges() { v.focus(v.changes.list) }
 
 // refilter recomputes the visible changes and refreshes counters and list.
 func (v *View) refilter() {
@@ -943,93 +361,23 @@ func (v *View) refilter() {
 		r = &report.Report{}
 	}
 	v.m.apply(v.filter, v.tree, v.viewed)
-	n := r.Count()
-	v.added.SetCount(n.Added)
-	v.removed.SetCount(n.Removed)
-	v.changed.SetCount(n.Changed)
-	v.violations.SetCount(n.Violations)
-	v.all.SetCount(n.Allowed)
-	for _, c := range []struct {
-		chip *Chip
-		n    int
-	}{{v.blockedChip, len(r.Blocked)}, {v.outsideChip, len(r.Outside)}, {v.riskyChip, n.Risky}} {
-		c.chip.SetCount(c.n)
-		if c.chip.Visible() != (c.n > 0) {
-			c.chip.Hidden = c.n == 0
-			c.chip.Refresh()
-		}
-	}
-
-	v.treeBtn.Importance, v.listBtn.Importance = widget.LowImportance, widget.LowImportance
-	if v.tree {
-		v.treeBtn.Importance = widget.HighImportance
-	} else {
-		v.listBtn.Importance = widget.HighImportance
-	}
-	v.treeBtn.Refresh()
-	v.listBtn.Refresh()
-	var w fyne.CanvasObject = v.list
+	v.filters.setCounts(r, v.tree)
+	var w fyne.CanvasObject = v.changes.list
 	switch {
 	case len(r.Changes) == 0 && len(r.Blocked)+len(r.Outside) == 0:
-		v.setEmpty("No changes: the workspace is exactly as it was before the run.")
-		w = container.NewCenter(v.empty)
+		v.changes.setEmpty("No changes: the workspace is exactly as it was before the run.")
+		w = container.NewCenter(v.changes.empty)
 	case len(v.m.visible) == 0 && len(v.m.fd.blocked)+len(v.m.fd.outside) == 0:
-		v.setEmpty("No change matches the filter.")
-		w = container.NewCenter(v.empty)
+		v.changes.setEmpty("No change matches the filter.")
+		w = container.NewCenter(v.changes.empty)
 	}
-	if len(v.changes.Objects) != 1 || v.changes.Objects[0] != w {
-		v.changes.Objects = []fyne.CanvasObject{w}
-		v.changes.Refresh()
-	}
+	v.changes.setContent(w)
 	v.rebuildRows()
 	v.syncDetail()
-
-	hidden := v.m.rowCount() - len(v.m.visible)
-	var what []string
-	if hidden > 0 || v.m.fd.hiddenBlocked+v.m.fd.hiddenOutside == 0 {
-		what = append(what, report.PluralGrouped(hidden, "change"))
-	}
-	if n := v.m.fd.hiddenBlocked; n > 0 {
-		what = append(what, report.PluralGrouped(n, "blocked action"))
-	}
-	if n := v.m.fd.hiddenOutside; n > 0 {
-		what = append(what, report.PluralGrouped(n, "change")+" outside the workspace")
-	}
-	hidden += v.m.fd.hiddenBlocked + v.m.fd.hiddenOutside
-	if v.hiddenBar.Hidden != (hidden == 0) {
-		v.hiddenBar.Hidden = hidden == 0
-		v.changesPane.Refresh() // the bar takes or gives back its row
-	}
-	v.hiddenText.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s hidden by filters —", strings.Join(what, ", ")),
-		Style: widget.RichTextStyle{ColorName: theme.ColorNameWarning, TextStyle: fyne.TextStyle{Bold: true}, Inline: true}}}
-	v.hiddenText.Refresh()
-	v.hiddenBar.Refresh()
+	v.changes.showHidden(v.m)
 	v.updateReviewed()
-
-	keys := "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff"
-	if v.tree {
-		keys = "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter open"
-	}
-	v.shown.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: keys,
-		Style: widget.RichTextStyle{ColorName: style.Muted, SizeName: theme.SizeNameCaptionText}}}
-	v.shown.Refresh()
+	v.changes.showKeys(v.tree)
 	v.stage.update()
-}
-
-// keepOpen pins open the folders above the selected row that are open
-// now: an allowlist change may make a folder one that starts closed (all
-// its changes allowed), and the row the reviewer just allowed must stay
-// in the list, selected.
-func (v *View) keepOpen() {
-	if !v.tree || v.selID == "" || v.m.nodes == nil {
-		return
-	}
-	for p := parentOf(v.selID); p != ""; p = parentOf(p) {
-		if n := v.m.nodes[p]; n != nil && v.isOpen(p, n) {
-			v.open[p] = true
-		}
-	}
 }
 
 // syncDetail keeps the detail true to the filtered list: a folder shows
@@ -1060,149 +408,6 @@ func (v *View) dropHidden(path string) {
 	v.detail.status.Refresh()
 }
 
-// updateReviewed shows "x of N reviewed" above the list.
-func (v *View) updateReviewed() {
-	total := 0
-	if v.r != nil {
-		total = v.m.rowCount() // a rename is one row, and one mark
-	}
-	c := style.Muted
-	if total > 0 && v.nViewed == total {
-		c = style.PassColor
-	}
-	v.reviewed.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s of %s reviewed", report.GroupDigits(v.nViewed), report.GroupDigits(total)),
-		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: v.nViewed > 0}, Inline: true}}}
-	v.reviewed.Refresh()
-}
-
-func (v *View) setEmpty(text string) {
-	v.empty.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text,
-		Style: widget.RichTextStyle{ColorName: style.Muted, Alignment: fyne.TextAlignCenter}}}
-	v.empty.Refresh()
-}
-
-// restoreSelection re-selects the selected row in the rebuilt list.
-func (v *View) restoreSelection() {
-	if k := v.selectedRow(); k >= 0 {
-		v.selectRow(k)
-		return
-	}
-	v.list.quiet = true
-	v.list.UnselectAll()
-	v.list.quiet = false
-}
-
-// toggleViewed marks the change at row id viewed, or not viewed if it was;
-// for a folder of the tree, every change it holds (viewed when any of them
-// was not).
-func (v *View) toggleViewed(id string) {
-	if v.r == nil {
-		return
-	}
-	var idx []int
-	if n := v.m.nodes[id]; v.tree && n != nil && n.folder() {
-		var walk func(id string)
-		walk = func(id string) {
-			n := v.m.nodes[id]
-			if n.change >= 0 {
-				idx = append(idx, n.change)
-			}
-			for _, k := range n.children {
-				walk(k)
-			}
-		}
-		walk(id)
-	} else if i := v.indexOf(id); i >= 0 {
-		idx = []int{i}
-	}
-	if len(idx) == 0 {
-		return
-	}
-	slices.Sort(idx)
-	on := false
-	for _, i := range idx {
-		if !v.viewed[i] {
-			on = true
-		}
-	}
-	var paths []string
-	for _, i := range idx {
-		if v.viewed[i] != on {
-			v.setViewed(i, on)
-			paths = append(paths, v.r.Changes[i].Path)
-		}
-	}
-	v.list.Refresh()
-	v.updateReviewed()
-	if v.opts.OnViewed != nil {
-		v.opts.OnViewed(v.r, paths, on)
-	}
-}
-
-// setViewed marks change i, keeping the folders' counts.
-func (v *View) setViewed(i int, on bool) {
-	d := 1
-	if !on {
-		d = -1
-	}
-	v.viewed[i] = on
-	v.nViewed += d
-	if v.m.nodes == nil || !v.m.shown(i) {
-		return
-	}
-	for a := v.r.Changes[i].Path; ; a = parentOf(a) {
-		if n := v.m.nodes[a]; n != nil {
-			n.sum.viewed += d
-		}
-		if a == "" {
-			return
-		}
-	}
-}
-
-// SetViewed marks the changes at paths viewed (and no other), as a review
-// kept by the host left them; paths that are not changes of the report
-// are ignored.
-func (v *View) SetViewed(paths []string) {
-	if v.r == nil {
-		return
-	}
-	clear(v.viewed)
-	v.nViewed = 0
-	for _, p := range paths {
-		if i, ok := v.m.index[p]; ok && !v.viewed[i] {
-			v.viewed[i] = true
-			v.nViewed++
-		}
-	}
-	v.refilter()
-}
-
-// Viewed returns the paths of the changes marked viewed, in the report's
-// order.
-func (v *View) Viewed() []string {
-	var out []string
-	for i, on := range v.viewed {
-		if on {
-			out = append(out, v.r.Changes[i].Path)
-		}
-	}
-	return out
-}
-
-// Reviewed returns how many changes are marked viewed, of how many.
-func (v *View) Reviewed() (viewed, total int) { return v.nViewed, len(v.viewed) }
-
-// HiddenByFilter is how many changes the filter hides.
-func (v *View) HiddenByFilter() int { return len(v.viewed) - len(v.m.visible) }
-
-// DiffRoom is the height of the diff and of the detail pane it is in (a
-// small window must leave the diff most of the pane).
-func (v *View) DiffRoom() (diff, pane float32) {
-	return v.detail.diff.Size().Height, v.detail.root.Size().Height
-}
-
 // roomForSplit widens the detail pane as far as the changes list and the
 // sidebar allow (each at its minimum width): a side by side diff in a
 // small window. The reviewer may drag the dividers back.
@@ -1213,14 +418,3 @@ func (v *View) roomForSplit() {
 	v.mainSplit.SetOffset(0) // the split keeps each side at its minimum
 	v.innerSplit.SetOffset(1)
 }
-
-// SideBySideShown reports whether the diff is drawn side by side (asked
-// for, and room for it).
-func (v *View) SideBySideShown() bool { return v.detail.diff.SideBySideShown() }
-
-// SideBySideLabel is the side by side button's text ("Side by side: too
-// narrow" when refused).
-func (v *View) SideBySideLabel() string { return v.detail.bar.split.Text }
-
-// DetailTitle is the detail pane's title as text (a path, however it wraps).
-func (v *View) DetailTitle() string { return segmentsText(v.detail.title) }

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
@@ -26,18 +27,18 @@ import (
 func TestBannerFail(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
 	b := v.Banner()
-	verdict := oneText(t, b, "FAIL")
+	verdict := uitest.OneText(t, b, "FAIL")
 	wantColor(t, "FAIL text", verdict.Color, theme.ColorNameError)
 	if !reddish(verdict.Color) {
 		t.Errorf("FAIL is drawn in %v, not red", verdict.Color)
 	}
-	if !sameColor(b.accent.FillColor, themeColor(theme.ColorNameError)) {
+	if !uitest.SameColor(b.accent.FillColor, themeColor(theme.ColorNameError)) {
 		t.Errorf("accent bar %v, want the error color", b.accent.FillColor)
 	}
 	for _, reason := range []string{"5 unexpected changes", "1 risky change", "1 leftover process", "pid 4211   sleep 300"} {
-		oneText(t, b, reason)
+		uitest.OneText(t, b, reason)
 	}
-	if len(findText(b, "PASS")) != 0 {
+	if len(uitest.TextsReading(b, "PASS")) != 0 {
 		t.Error("a failing banner shows PASS")
 	}
 }
@@ -51,15 +52,15 @@ func TestBannerPass(t *testing.T) {
 	}
 	v, _ := newTestView(t, r, Options{})
 	b := v.Banner()
-	verdict := oneText(t, b, "PASS")
+	verdict := uitest.OneText(t, b, "PASS")
 	wantColor(t, "PASS text", verdict.Color, theme.ColorNameSuccess)
 	if !greenish(verdict.Color) {
 		t.Errorf("PASS is drawn in %v, not green", verdict.Color)
 	}
-	if !sameColor(b.accent.FillColor, themeColor(theme.ColorNameSuccess)) {
+	if !uitest.SameColor(b.accent.FillColor, themeColor(theme.ColorNameSuccess)) {
 		t.Errorf("accent bar %v, want the success color", b.accent.FillColor)
 	}
-	oneText(t, b, "Every change is covered by the allowlist (7 allowed).")
+	uitest.OneText(t, b, "Every change is covered by the allowlist (7 allowed).")
 }
 
 func TestBannerProcessReasons(t *testing.T) {
@@ -69,18 +70,18 @@ func TestBannerProcessReasons(t *testing.T) {
 	r.Evaluate()
 	v, _ := newTestView(t, r, Options{})
 	for _, s := range []string{"script timed out", "limit 2s", "1 leftover process", "pid 77   python3 -m http.server"} {
-		oneText(t, v.Banner(), s)
+		uitest.OneText(t, v.Banner(), s)
 	}
 	r.Process.TimedOut, r.Process.ExitCode, r.Process.Leftovers = false, 3, nil
 	r.Evaluate()
 	v.SetReport(r)
-	oneText(t, v.Banner(), "script exited 3")
+	uitest.OneText(t, v.Banner(), "script exited 3")
 }
 
 func TestRowColorsPerKind(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
-	list := v.list
+	v.setTreeMode(false)
+	list := v.changes.list
 	cases := []struct {
 		path  string
 		name  fyne.ThemeColorName
@@ -93,7 +94,7 @@ func TestRowColorsPerKind(t *testing.T) {
 		{"logs", style.Allowed, nil},
 	}
 	for _, c := range cases {
-		txt := oneText(t, list, c.path)
+		txt := uitest.OneText(t, list, c.path)
 		wantColor(t, c.path, txt.Color, c.name)
 		if c.check != nil && !c.check(txt.Color) {
 			t.Errorf("%s drawn in %v: wrong hue", c.path, txt.Color)
@@ -102,24 +103,24 @@ func TestRowColorsPerKind(t *testing.T) {
 			t.Errorf("violation %s is not bold", c.path)
 		}
 	}
-	risk := oneText(t, list, "⚠ symlink-escape")
+	risk := uitest.OneText(t, list, "⚠ symlink-escape")
 	wantColor(t, "risk badge", risk.Color, style.Risk)
-	allowed := findText(list, "allowed · logs/")
+	allowed := uitest.TextsReading(list, "allowed · logs/")
 	if len(allowed) != 2 {
 		t.Errorf("want 2 'allowed · logs/' badges, got %d", len(allowed))
 	}
 	for _, a := range allowed {
 		wantColor(t, "allowed badge", a.Color, style.Muted)
 	}
-	oneText(t, list, "mode 0644 -> 0755")
+	uitest.OneText(t, list, "mode 0644 -> 0755")
 }
 
 func TestTreeRows(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	if !v.TreeMode() {
+	if !v.treeMode() {
 		t.Fatal("a small report should open as a tree")
 	}
-	tree := v.list
+	tree := v.changes.list
 	// Folders holding violations are open, the fully allowed logs/ is not.
 	if !v.folderOpen("src") || !v.folderOpen("cache") {
 		t.Error("folders with violations should start open")
@@ -127,85 +128,85 @@ func TestTreeRows(t *testing.T) {
 	if v.folderOpen("logs") {
 		t.Error("a folder of allowed changes should start collapsed")
 	}
-	wantColor(t, "tree leaf app.py", oneText(t, tree, "app.py").Color, style.Changed)
-	wantColor(t, "folder badge", oneText(t, tree, "2 changed, violations").Color, style.FailColor)
-	wantColor(t, "allowed folder badge", oneText(t, tree, "2 added, all allowed").Color, style.Muted)
-	oneText(t, tree, "1 added, violation, ⚠ 1 risky")
-	oneText(t, tree, "src/")
-	if len(findText(tree, "run.log")) != 0 {
+	wantColor(t, "tree leaf app.py", uitest.OneText(t, tree, "app.py").Color, style.Changed)
+	wantColor(t, "folder badge", uitest.OneText(t, tree, "2 changed, violations").Color, style.FailColor)
+	wantColor(t, "allowed folder badge", uitest.OneText(t, tree, "2 added, all allowed").Color, style.Muted)
+	uitest.OneText(t, tree, "1 added, violation, ⚠ 1 risky")
+	uitest.OneText(t, tree, "src/")
+	if len(uitest.TextsReading(tree, "run.log")) != 0 {
 		t.Error("run.log is inside the collapsed logs/ and must not be drawn")
 	}
 }
 
 func TestCountersFilter(t *testing.T) {
 	v, _ := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
-	for chip, want := range map[*Chip]string{v.added: "Added 3", v.removed: "Removed 1", v.changed: "Changed 3",
-		v.violations: "Violations 5", v.all: "Allowed 2"} {
+	v.setTreeMode(false)
+	for chip, want := range map[*Chip]string{v.filters.added: "Added 3", v.filters.removed: "Removed 1", v.filters.changed: "Changed 3",
+		v.filters.violations: "Violations 5", v.filters.all: "Allowed 2"} {
 		if chip.Text() != want {
 			t.Errorf("chip %q, want %q", chip.Text(), want)
 		}
-		oneText(t, chip, strings.Fields(want)[0])
-		oneText(t, chip, strings.Fields(want)[1])
+		uitest.OneText(t, chip, strings.Fields(want)[0])
+		uitest.OneText(t, chip, strings.Fields(want)[1])
 	}
-	wantColor(t, "Added chip", oneText(t, v.added, "Added").Color, style.Added)
+	wantColor(t, "Added chip", uitest.OneText(t, v.filters.added, "Added").Color, style.Added)
 
-	test.Tap(v.added) // hide added changes
+	test.Tap(v.filters.added) // hide added changes
 	if v.Filter().Added {
 		t.Fatal("tapping Added did not switch it off")
 	}
-	if len(v.Shown()) != 4 {
-		t.Errorf("with Added off %d changes shown, want 4", len(v.Shown()))
+	if len(v.shownRows()) != 4 {
+		t.Errorf("with Added off %d changes shown, want 4", len(v.shownRows()))
 	}
-	if len(findText(v.list, "cache/passwd")) != 0 || len(findText(v.list, "logs/run.log")) != 0 {
+	if len(uitest.TextsReading(v.changes.list, "cache/passwd")) != 0 || len(uitest.TextsReading(v.changes.list, "logs/run.log")) != 0 {
 		t.Error("added changes still drawn with Added off")
 	}
-	oneText(t, v.list, "config.json")
-	wantColor(t, "switched-off chip", oneText(t, v.added, "Added").Color, style.Muted)
+	uitest.OneText(t, v.changes.list, "config.json")
+	wantColor(t, "switched-off chip", uitest.OneText(t, v.filters.added, "Added").Color, style.Muted)
 
-	test.Tap(v.added)
-	test.Tap(v.violations) // only allowed changes
+	test.Tap(v.filters.added)
+	test.Tap(v.filters.violations) // only allowed changes
 	got := []string{}
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
 	}
 	if strings.Join(got, ",") != "logs,logs/run.log" {
 		t.Errorf("Violations off shows %v", got)
 	}
-	if len(findText(v.list, "config.json")) != 0 {
+	if len(uitest.TextsReading(v.changes.list, "config.json")) != 0 {
 		t.Error("config.json still drawn with Violations off")
 	}
-	test.Tap(v.all) // nothing left
-	oneText(t, v, "No change matches the filter.")
+	test.Tap(v.filters.all) // nothing left
+	uitest.OneText(t, v, "No change matches the filter.")
 }
 
 func TestTextFilter(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "SRC/")
+	v.setTreeMode(false)
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "SRC/")
 	var got []string
-	for _, i := range v.Shown() {
+	for _, i := range v.shownRows() {
 		got = append(got, v.Report().Changes[i].Path)
 	}
 	if strings.Join(got, ",") != "src/app.py,src/vendor/libfast.so" {
 		t.Errorf("filter SRC/ shows %v", got)
 	}
-	oneText(t, v.list, "src/app.py")
-	if len(findText(v.list, "config.json")) != 0 {
+	uitest.OneText(t, v.changes.list, "src/app.py")
+	if len(uitest.TextsReading(v.changes.list, "config.json")) != 0 {
 		t.Error("config.json drawn despite the filter")
 	}
-	oneText(t, v.hiddenBar, "5 changes hidden by filters —")
-	if got := richString(v.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
+	uitest.OneText(t, v.changes.hiddenBar, "5 changes hidden by filters —")
+	if got := uitest.RichString(v.changes.shown); got != "Up/Down PgUp/PgDn  n/p violation  v viewed  Enter diff" {
 		t.Errorf("footer %q", got)
 	}
 
 	// The tree shows the same subset, with the folders on the way open.
-	v.SetTreeMode(true)
+	v.setTreeMode(true)
 	if !v.folderOpen("src/vendor") {
 		t.Error("a text filter should open the matching folders")
 	}
-	oneText(t, v.list, "libfast.so")
+	uitest.OneText(t, v.changes.list, "libfast.so")
 }
 
 func TestAllowViolationFlipsVerdict(t *testing.T) {
@@ -225,7 +226,7 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 		t.Fatal("no Allow button for a violation")
 	}
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Exact path:   config.json")
+	uitest.TapMenuItem(t, w.Canvas(), "Exact path:   config.json")
 	if got := v.Draft(); strings.Join(got, ",") != "logs/,config.json" {
 		t.Fatalf("draft %v, want logs/ and config.json", got)
 	}
@@ -235,23 +236,23 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	if v.detail.allowBtn.Visible() {
 		t.Error("the Allow button stays for an allowed change")
 	}
-	oneText(t, v.detail.status, "Allowed by entry ")
-	wantColor(t, "allowed row", oneText(t, v.list, "config.json").Color, style.Allowed)
-	oneText(t, v.Banner(), "FAIL")
+	uitest.OneText(t, v.detail.status, "Allowed by entry ")
+	wantColor(t, "allowed row", uitest.OneText(t, v.changes.list, "config.json").Color, style.Allowed)
+	uitest.OneText(t, v.Banner(), "FAIL")
 
 	// Allow the folder of src/ changes via the menu, then the rest.
 	v.Select(indexOf(t, r, "src/app.py"))
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Folder src/:   src/")
+	uitest.TapMenuItem(t, w.Canvas(), "Folder src/:   src/")
 	v.Select(indexOf(t, r, "cache/passwd"))
-	if s := Suggestions(&r.Changes[indexOf(t, r, "cache/passwd")]); s[0].Entry != "symlink-escape:cache/passwd" {
+	if s := suggestions(&r.Changes[indexOf(t, r, "cache/passwd")]); s[0].Entry != "symlink-escape:cache/passwd" {
 		t.Errorf("risky change suggestion %q, want one naming the risk", s[0].Entry)
 	}
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Exact path:   symlink-escape:cache/passwd")
+	uitest.TapMenuItem(t, w.Canvas(), "Exact path:   symlink-escape:cache/passwd")
 	v.Select(indexOf(t, r, "build.lock"))
 	test.Tap(v.detail.allowBtn)
-	tapMenuItem(t, w.Canvas(), "Exact path, only when removed")
+	uitest.TapMenuItem(t, w.Canvas(), "Exact path, only when removed")
 
 	if r.Verdict != report.Pass {
 		t.Fatalf("verdict %s %v after allowing every violation", r.Verdict, r.Reasons)
@@ -263,15 +264,15 @@ func TestAllowViolationFlipsVerdict(t *testing.T) {
 	if strings.Join(r.Allowlist, ",") != want {
 		t.Errorf("report allowlist %v", r.Allowlist)
 	}
-	verdict := oneText(t, v.Banner(), "PASS")
+	verdict := uitest.OneText(t, v.Banner(), "PASS")
 	wantColor(t, "PASS after allowing", verdict.Color, theme.ColorNameSuccess)
-	if v.violations.Text() != "Violations 0" || v.all.Text() != "Allowed 7" {
-		t.Errorf("counters %q %q", v.violations.Text(), v.all.Text())
+	if v.filters.violations.Text() != "Violations 0" || v.filters.all.Text() != "Allowed 7" {
+		t.Errorf("counters %q %q", v.filters.violations.Text(), v.filters.all.Text())
 	}
 
 	// Approve: the history seam gets the draft and the note.
-	test.Type(v.note, "config tweak is intended")
-	test.Tap(v.approveBtn)
+	test.Type(v.side.note, "config tweak is intended")
+	test.Tap(v.side.approveBtn)
 	if strings.Join(approved, ",") != want || note != "config tweak is intended" {
 		t.Errorf("OnApprove got %v %q", approved, note)
 	}
@@ -288,15 +289,15 @@ func TestReject(t *testing.T) {
 		got = n
 		return nil
 	}})
-	test.Type(v.note, "edits config.json")
-	test.Tap(v.rejectBtn)
+	test.Type(v.side.note, "edits config.json")
+	test.Tap(v.side.rejectBtn)
 	if calls != 1 || got != "edits config.json" {
 		t.Errorf("OnReject called %d times with %q", calls, got)
 	}
 	if !strings.HasPrefix(v.Decision(), "Rejected at ") {
 		t.Errorf("decision line %q", v.Decision())
 	}
-	if v.approveBtn.Visible() {
+	if v.side.approveBtn.Visible() {
 		t.Error("Approve shown without an OnApprove callback")
 	}
 }
@@ -322,20 +323,20 @@ func TestBadAllowlistEntryIsMarked(t *testing.T) {
 	for _, p := range probs {
 		// Long messages wrap: the first rendered line starts the message.
 		var hit *canvas.Text
-		for _, tx := range texts(e) {
+		for _, tx := range uitest.Texts(e) {
 			if strings.HasPrefix(p.String(), tx.Text) && strings.HasPrefix(tx.Text, fmt.Sprintf("line %d: ", p.Line)) {
 				hit = tx
 			}
 		}
 		if hit == nil {
-			t.Fatalf("problem %q not drawn; texts: %s", p, allText(e))
+			t.Fatalf("problem %q not drawn; texts: %s", p, uitest.AllText(e))
 		}
 		wantColor(t, "problem line", hit.Color, style.FailColor)
 	}
 	if e.Entry().Validate() == nil {
 		t.Error("the entry does not report a validation error")
 	}
-	if !v.approveBtn.Disabled() {
+	if !v.side.approveBtn.Disabled() {
 		t.Error("Approve enabled while the allowlist has bad entries")
 	}
 	// Valid entries still apply: added:config.json does not cover a change,
@@ -348,7 +349,7 @@ func TestBadAllowlistEntryIsMarked(t *testing.T) {
 	}
 	// Fixing the lines clears the marks.
 	e.SetText("logs/\nchanged:config.json\n")
-	if len(e.Problems()) != 0 || e.Entry().Validate() != nil || v.approveBtn.Disabled() {
+	if len(e.Problems()) != 0 || e.Entry().Validate() != nil || v.side.approveBtn.Disabled() {
 		t.Error("problems remain after fixing the allowlist")
 	}
 	if !v.Report().Changes[indexOf(t, v.Report(), "config.json")].Allowed {
@@ -378,17 +379,17 @@ func TestDetailShowsColoredDiff(t *testing.T) {
 			t.Error("removed line not red")
 		}
 	}
-	wantColor(t, "hunk header", oneText(t, d, "@@ -1,9 +1,10 @@").Color, style.Muted)
-	wantColor(t, "context line", oneText(t, d, `   "name": "demo-service",`).Color, theme.ColorNameForeground)
+	wantColor(t, "hunk header", uitest.OneText(t, d, "@@ -1,9 +1,10 @@").Color, style.Muted)
+	wantColor(t, "context line", uitest.OneText(t, d, `   "name": "demo-service",`).Color, theme.ColorNameForeground)
 	// Line numbers: old 3 for the removed line, new 3 for the added one,
 	// and the tinted row backgrounds.
 	var tinted, reds int
-	walk(d, func(o fyne.CanvasObject) {
+	uitest.Walk(d, func(o fyne.CanvasObject) {
 		if rect, ok := o.(*canvas.Rectangle); ok {
-			if sameColor(rect.FillColor, themeColor(style.ColorNameAddedBackground)) {
+			if uitest.SameColor(rect.FillColor, themeColor(style.ColorNameAddedBackground)) {
 				tinted++
 			}
-			if sameColor(rect.FillColor, themeColor(style.ColorNameRemovedBackground)) {
+			if uitest.SameColor(rect.FillColor, themeColor(style.ColorNameRemovedBackground)) {
 				reds++
 			}
 		}
@@ -409,14 +410,14 @@ func TestDetailShowsColoredDiff(t *testing.T) {
 	if !sawOld3 || !sawNew3 {
 		t.Errorf("line numbers wrong: %+v", lines[:6])
 	}
-	if len(findText(d, "11")) != 1 {
+	if len(uitest.TextsReading(d, "11")) != 1 {
 		t.Error("the new line number 11 is not drawn")
 	}
 	// Metadata (expanded): the size changed and is highlighted.
 	v.detail.setMetaOpen(true)
-	oneText(t, v.detail.meta, "162 B")
-	wantColor(t, "changed size", oneText(t, v.detail.meta, "214 B").Color, style.Changed)
-	oneText(t, v.detail.status, "Violation: no allowlist entry covers this change")
+	uitest.OneText(t, v.detail.meta, "162 B")
+	wantColor(t, "changed size", uitest.OneText(t, v.detail.meta, "214 B").Color, style.Changed)
+	uitest.OneText(t, v.detail.status, "Violation: no allowlist entry covers this change")
 }
 
 func TestDetailBinaryAndMode(t *testing.T) {
@@ -426,28 +427,28 @@ func TestDetailBinaryAndMode(t *testing.T) {
 	if len(v.detail.diff.Lines()) != 0 {
 		t.Error("a binary change shows a diff")
 	}
-	oneText(t, v.detail.body, "Content changed; no text diff (binary or large file).")
-	oneText(t, v.detail.body, "Size 18.0 KiB ")
-	oneText(t, v.detail.body, " 20.0 KiB (+2.0 KiB)")
+	uitest.OneText(t, v.detail.body, "Content changed; no text diff (binary or large file).")
+	uitest.OneText(t, v.detail.body, "Size 18.0 KiB ")
+	uitest.OneText(t, v.detail.body, " 20.0 KiB (+2.0 KiB)")
 	v.detail.setMetaOpen(true)
-	oneText(t, v.detail.meta, "SHA-256")
+	uitest.OneText(t, v.detail.meta, "SHA-256")
 
 	v.Select(indexOf(t, r, "src/app.py"))
-	oneText(t, v.detail.body, "0644 rw-r--r--")
-	oneText(t, v.detail.body, "0755 rwxr-xr-x")
-	wantColor(t, "changed mode", oneText(t, v.detail.meta, "0755 rwxr-xr-x").Color, style.Changed)
+	uitest.OneText(t, v.detail.body, "0644 rw-r--r--")
+	uitest.OneText(t, v.detail.body, "0755 rwxr-xr-x")
+	wantColor(t, "changed mode", uitest.OneText(t, v.detail.meta, "0755 rwxr-xr-x").Color, style.Changed)
 
 	v.Select(indexOf(t, r, "cache/passwd"))
-	oneText(t, v.detail.status, "⚠ symlink-escape")
-	oneText(t, v.detail.body, "/etc/passwd")
+	uitest.OneText(t, v.detail.status, "⚠ symlink-escape")
+	uitest.OneText(t, v.detail.body, "/etc/passwd")
 }
 
 func TestKeyboard(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
-	v.SetTreeMode(false)
+	v.setTreeMode(false)
 	r := v.Report()
 	v.FocusChanges()
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Fatal("the list does not take focus")
 	}
 	// Ranked as the reports rank them: the risk, the edits, the removal.
@@ -480,12 +481,12 @@ func TestKeyboard(t *testing.T) {
 	// Enter opens the detail: with a text diff, the diff takes focus and
 	// shows it; Escape returns to the list.
 	v.Select(indexOf(t, r, "config.json"))
-	w.Canvas().Focus(v.list)
+	w.Canvas().Focus(v.changes.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if w.Canvas().Focused() != v.detail.diff || !v.detail.diff.Focused() {
 		t.Fatalf("Enter focused %T", w.Canvas().Focused())
 	}
-	if !sameColor(test.WidgetRenderer(v.detail.diff).(*diffViewRenderer).border.StrokeColor, themeColor(theme.ColorNameFocus)) {
+	if !uitest.SameColor(test.WidgetRenderer(v.detail.diff).(*diffViewRenderer).border.StrokeColor, themeColor(theme.ColorNameFocus)) {
 		t.Error("the focused diff has no focus border")
 	}
 	w.Canvas().Focused().TypedRune('n')
@@ -493,9 +494,9 @@ func TestKeyboard(t *testing.T) {
 		t.Errorf("n inside the diff goes to %s", p)
 	}
 	v.Select(indexOf(t, r, "config.json"))
-	v.FocusDetail()
+	v.focusDetail()
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Errorf("Escape focused %T", w.Canvas().Focused())
 	}
 	// Keys nobody claims reach the view through TypedKey / TypedRune.
@@ -509,7 +510,7 @@ func TestTreeKeyboard(t *testing.T) {
 	v, w := newTestView(t, DemoReport(), Options{})
 	r := v.Report()
 	v.FocusChanges()
-	if w.Canvas().Focused() != v.list {
+	if w.Canvas().Focused() != v.changes.list {
 		t.Fatal("the tree does not take focus")
 	}
 	// n follows the tree's order: folders first, depth first, a folder's
@@ -524,7 +525,7 @@ func TestTreeKeyboard(t *testing.T) {
 	}
 	// Down from build.lock's predecessor moves the selection.
 	v.Select(indexOf(t, r, "config.json"))
-	w.Canvas().Focus(v.list)
+	w.Canvas().Focus(v.changes.list)
 	w.Canvas().Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
 	if p := r.Changes[v.Selected()].Path; p != "build.lock" {
 		t.Errorf("Down in the tree selected %s", p)
@@ -552,7 +553,7 @@ func TestSuggestions(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, s := range Suggestions(&c.c) {
+		for _, s := range suggestions(&c.c) {
 			got = append(got, s.Entry)
 			// Every suggestion parses and allows the change.
 			p, err := policy.Parse([]string{s.Entry})
@@ -571,7 +572,7 @@ func TestSuggestions(t *testing.T) {
 }
 
 func TestParseUnified(t *testing.T) {
-	lines := ParseUnified("--- a/x\n+++ b/x\n@@ -10,3 +20,4 @@ func\n ctx\n-old\n+new\n+more\n\\ No newline at end of file\n")
+	lines := parseUnified("--- a/x\n+++ b/x\n@@ -10,3 +20,4 @@ func\n ctx\n-old\n+new\n+more\n\\ No newline at end of file\n")
 	want := []DiffLine{
 		{Kind: LineHeader, Text: "--- a/x"}, {Kind: LineHeader, Text: "+++ b/x"}, {Kind: LineHunk, Text: "@@ -10,3 +20,4 @@ func"},
 		{Kind: LineContext, Old: 10, New: 20, Text: " ctx"}, {Kind: LineRemoved, Old: 11, Text: "-old"},
@@ -581,7 +582,7 @@ func TestParseUnified(t *testing.T) {
 	if fmt.Sprint(lines) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", lines, want)
 	}
-	if got := ParseUnified("@@ -1 +1 @@\n-a\tb\x1b[31m\n"); got[1].Text != "-a  b\\x1b[31m" {
+	if got := parseUnified("@@ -1 +1 @@\n-a\tb\x1b[31m\n"); got[1].Text != "-a  b\\x1b[31m" {
 		t.Errorf("control characters: %q", got[1].Text)
 	}
 }
@@ -600,7 +601,7 @@ func TestExportFormats(t *testing.T) {
 		t.Errorf("file name %s", JSON.FileName(r))
 	}
 	for _, f := range []Format{HTML, Markdown} {
-		if !f.Available() {
+		if !f.available() {
 			t.Logf("%s writer not in this build", f.Label())
 			continue
 		}
@@ -611,7 +612,7 @@ func TestExportFormats(t *testing.T) {
 	}
 	exported := []Format{}
 	v, _ := newTestView(t, r, Options{Export: func(_ *report.Report, f Format) { exported = append(exported, f) }})
-	test.Tap(v.exportBtns[JSON])
+	test.Tap(v.side.exportBtns[JSON])
 	if len(exported) != 1 || exported[0] != JSON {
 		t.Errorf("export button calls %v", exported)
 	}
@@ -634,14 +635,14 @@ func TestThousandsOfChanges(t *testing.T) {
 	r := bigReport(20000)
 	start := time.Now()
 	v, w := newTestView(t, r, Options{})
-	if !v.TreeMode() {
-		t.Errorf("20000 changes should open as a tree (up to %d)", TreeLimit)
+	if !v.treeMode() {
+		t.Errorf("20000 changes should open as a tree (up to %d)", treeLimit)
 	}
-	v.SetTreeMode(true)
-	v.SetTreeMode(false)
-	w.Canvas().Focus(v.search)
-	test.Type(v.search, "file1")
-	if n := len(v.Shown()); n != 10000 {
+	v.setTreeMode(true)
+	v.setTreeMode(false)
+	w.Canvas().Focus(v.filters.search)
+	test.Type(v.filters.search, "file1")
+	if n := len(v.shownRows()); n != 10000 {
 		t.Errorf("filter file1 shows %d", n)
 	}
 	v.Allow("pkg1*/")
@@ -655,7 +656,7 @@ func TestThousandsOfChanges(t *testing.T) {
 func BenchmarkRefilter(b *testing.B) {
 	r := bigReport(20000)
 	m := newModel(r)
-	f := DefaultFilter()
+	f := defaultFilter()
 	f.Text = "mod1"
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -694,11 +695,11 @@ func TestSuggestAllowlistButton(t *testing.T) {
 	before := v.Draft()
 	open := func() *suggestDialog {
 		t.Helper()
-		test.Tap(v.suggestBtn)
-		if v.suggest == nil || w.Canvas().Overlays().Top() == nil {
+		test.Tap(v.side.suggestBtn)
+		if v.side.suggest == nil || w.Canvas().Overlays().Top() == nil {
 			t.Fatal("Suggest allowlist shows no dialog")
 		}
-		return v.suggest
+		return v.side.suggest
 	}
 	s := open()
 	if !slices.Equal(v.Draft(), before) || v.Report().Verdict != report.Fail {
@@ -751,7 +752,7 @@ func TestSuggestAllowlistButton(t *testing.T) {
 	if d := v.Decision(); d != "Suggest added 5 entries to the draft: the run passes (it failed before). Not saved until you approve." {
 		t.Errorf("decision line %q", d)
 	}
-	if !v.suggestBtn.Disabled() {
+	if !v.side.suggestBtn.Disabled() {
 		t.Error("Suggest allowlist still enabled with nothing left to allow")
 	}
 }
@@ -760,7 +761,7 @@ func TestSuggestAllowlistButton(t *testing.T) {
 func buttonNamed(t *testing.T, o fyne.CanvasObject, s string) *widget.Button {
 	t.Helper()
 	var found *widget.Button
-	walk(o, func(o fyne.CanvasObject) {
+	uitest.Walk(o, func(o fyne.CanvasObject) {
 		if b, ok := o.(*widget.Button); ok && b.Text == s {
 			found = b
 		}
@@ -779,7 +780,7 @@ func TestDetailSaysWhyThereIsNoDiff(t *testing.T) {
 	r.Changes[i].DiffNote = diff.NoteNotKept
 	v, _ := newTestView(t, r, Options{})
 	v.Select(indexOf(t, v.Report(), "src/vendor/libfast.so"))
-	oneText(t, v.detail.body, "Content changed; no text diff: the before-content was not kept.")
+	uitest.OneText(t, v.detail.body, "Content changed; no text diff: the before-content was not kept.")
 }
 
 // TestReasonCountsGrouped: the banner's reasons group a large count as the

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/internal/quote"
@@ -40,8 +41,8 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	script := writeScript(t, t.TempDir(), "echo x > "+outside+"/escaped\necho ok > inside\n")
 	u.run.setInputs(ws, script, []string{"inside"})
 
-	if c.Mode() != pipeline.ContainAuto || richText(c.policy) != "Network: off · Writes: this folder only · Secrets: hidden · .git hooks: read-only" {
-		t.Fatalf("mode %s, policy %q", c.Mode(), richText(c.policy))
+	if c.Mode() != pipeline.ContainAuto || uitest.RichString(c.policy) != "Network: off · Writes: this folder only · Secrets: hidden · .git hooks: read-only" {
+		t.Fatalf("mode %s, policy %q", c.Mode(), uitest.RichString(c.policy))
 	}
 	test.Tap(u.run.runBtn)
 	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running && u.Review().Report() != nil })
@@ -60,17 +61,17 @@ func TestRunTabContainsTheScript(t *testing.T) {
 		t.Errorf("blocked %+v", r.Blocked)
 	}
 	// The review lists it in its Blocked group, first, and opens on it.
-	drawn := drawnText(u.Review())
+	drawn := uitest.DrawnText(u.Review())
 	escaped := "create " + base // the row cuts the path short
 	if !strings.Contains(drawn, "Blocked actions\n") || !strings.Contains(drawn, "\n"+escaped) ||
 		strings.Index(drawn, escaped) > strings.Index(drawn, "\ninside\n") {
 		t.Errorf("the review's list:\n%s", drawn)
 	}
-	if !strings.Contains(drawn, "\nBLOCKED CREATE\n") || u.Review().DetailTitle() != filepath.Join(outside, "escaped") || u.Review().Selected() != -1 {
+	if !strings.Contains(drawn, "\nBLOCKED CREATE\n") || uitest.RichTextWhere(u.Review(), func(s string) bool { return s == filepath.Join(outside, "escaped") }) == "" || u.Review().Selected() != -1 {
 		t.Errorf("the review does not open on the blocked action (change %d selected)", u.Review().Selected())
 	}
-	if c.enforced.Hidden || !strings.HasPrefix(richText(c.enforced), "Enforced: ") {
-		t.Errorf("enforced line %q hidden %v", richText(c.enforced), c.enforced.Hidden)
+	if c.enforced.Hidden || !strings.HasPrefix(uitest.RichString(c.enforced), "Enforced: ") {
+		t.Errorf("enforced line %q hidden %v", uitest.RichString(c.enforced), c.enforced.Hidden)
 	}
 	want := style.FailColor
 	if r.Containment.Contained {
@@ -83,7 +84,7 @@ func TestRunTabContainsTheScript(t *testing.T) {
 	// The switches.
 	c.net.SetChecked(true)
 	c.setWritable([]string{outside})
-	if got := richText(c.policy); got != "Network: on · Writes: this folder and "+quote.Path(homeRel(outside))+" · Secrets: hidden · .git hooks: read-only" {
+	if got := uitest.RichString(c.policy); got != "Network: on · Writes: this folder and "+quote.Path(homeRel(outside))+" · Secrets: hidden · .git hooks: read-only" {
 		t.Errorf("policy %q", got)
 	}
 	test.Tap(u.run.runBtn)
@@ -92,8 +93,8 @@ func TestRunTabContainsTheScript(t *testing.T) {
 		t.Errorf("with %s writable the script could not write there: %v", outside, err)
 	}
 	c.mode.SetSelectedIndex(2)
-	if c.Mode() != pipeline.ContainOff || !strings.HasPrefix(richText(c.policy), "Not contained") || !c.net.Disabled() {
-		t.Errorf("off: mode %s policy %q", c.Mode(), richText(c.policy))
+	if c.Mode() != pipeline.ContainOff || !strings.HasPrefix(uitest.RichString(c.policy), "Not contained") || !c.net.Disabled() {
+		t.Errorf("off: mode %s policy %q", c.Mode(), uitest.RichString(c.policy))
 	}
 	if got := c.policy.Segments[0].(*widget.TextSegment).Style.ColorName; got != style.FailColor {
 		t.Errorf("Not contained is drawn in %s, not as loudly as a failure", got)
@@ -140,7 +141,7 @@ func TestContainModeShownWhole(t *testing.T) {
 		for i, m := range containModes {
 			c.mode.SetSelectedIndex(i)
 			var drawn []string
-			walk(c.mode, func(o fyne.CanvasObject) {
+			uitest.Walk(c.mode, func(o fyne.CanvasObject) {
 				if x, ok := o.(*canvas.Text); ok {
 					drawn = append(drawn, x.Text)
 				}

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/internal/testenv"
 )
@@ -38,16 +41,13 @@ func TestLoadFullDiffInTheApp(t *testing.T) {
 	r.Changes[0].TextDiff, r.Changes[0].DiffNote = "", "too-large"
 	u.showReview(r) // as a report of an older diffgate, without the diff, shows
 	v.Select(0)
-	if !v.LoadFullDiffButton().Visible() {
-		t.Fatal("no Load full diff")
-	}
-	test.Tap(v.LoadFullDiffButton())
-	l.until(t, "the full diff", 30*time.Second, func() bool { return strings.HasPrefix(v.DiffStatus(), "Full diff") })
-	if v.DiffStatus() != "Full diff: 1 hunk." {
-		t.Errorf("status %q", v.DiffStatus())
+	uitest.Tap(t, v, "Load full diff")
+	l.until(t, "the full diff", 30*time.Second, func() bool { return strings.HasPrefix(diffStatus(v), "Full diff") })
+	if diffStatus(v) != "Full diff: 1 hunk." {
+		t.Errorf("status %q", diffStatus(v))
 	}
 	var got []string
-	for _, x := range v.DiffLines() {
+	for _, x := range detailDiff(t, v).Lines() {
 		if x.Kind == review.LineAdded || x.Kind == review.LineRemoved {
 			got = append(got, fmt.Sprintf("%d/%d %s", x.Old, x.New, x.Text))
 		}
@@ -66,9 +66,26 @@ func TestLoadFullDiffInTheApp(t *testing.T) {
 		t.Fatalf("direct run: note %q, diff %.60q", c.DiffNote, c.TextDiff)
 	}
 	v.Select(0)
-	test.Tap(v.LoadFullDiffButton())
-	l.until(t, "the load to fail", 30*time.Second, func() bool { return strings.HasPrefix(v.DiffStatus(), "Full diff unavailable") })
-	if s := v.DiffStatus(); !strings.Contains(s, "the before-content (5.5 MiB) was not kept") {
+	uitest.Tap(t, v, "Load full diff")
+	l.until(t, "the load to fail", 30*time.Second, func() bool { return strings.HasPrefix(diffStatus(v), "Full diff unavailable") })
+	if s := diffStatus(v); !strings.Contains(s, "the before-content (5.5 MiB) was not kept") {
 		t.Errorf("status %q", s)
 	}
+}
+
+// diffStatus is the first line of what the bar above the review's diff
+// says about the full diff ("" when it says nothing of it).
+func diffStatus(v fyne.CanvasObject) string {
+	for _, rt := range uitest.All[*widget.RichText](v, nil) {
+		if len(rt.Segments) > 0 && strings.HasPrefix(rt.Segments[0].Textual(), "Full diff") {
+			return rt.Segments[0].Textual()
+		}
+	}
+	return ""
+}
+
+// detailDiff is the diff drawn in the review's detail.
+func detailDiff(t *testing.T, v fyne.CanvasObject) *review.DiffView {
+	t.Helper()
+	return uitest.Find(t, v, "diff in the detail", func(*review.DiffView) bool { return true })
 }

@@ -10,6 +10,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestExportShowsItsPath: an export's save dialog starts in the workspace;
@@ -34,18 +36,18 @@ func TestExportShowsItsPath(t *testing.T) {
 	ws := workspace(t)
 	runScript(t, u, l, ws, "echo 'debug = true' > config.ini\n", nil)
 	v := u.Review()
-	if text, _ := v.Exported(); text != "" {
+	if text, _ := exportLine(v); text != "" {
 		t.Fatalf("an export line before any export: %q", text)
 	}
 
-	test.Tap(buttonNamed(t, v, "HTML"))
+	test.Tap(uitest.Button(t, v, "HTML"))
 	dlg := w.Canvas().Overlays().Top()
 	if dlg == nil || !strings.Contains(topText(w), filepath.Base(ws)) {
 		t.Fatalf("the save dialog does not start in the workspace: %q", topText(w))
 	}
-	test.Tap(buttonNamed(t, dlg, "Save"))
-	l.until(t, "the export line", 20*time.Second, func() bool { text, _ := v.Exported(); return text != "" })
-	text, canOpen := v.Exported()
+	test.Tap(uitest.Button(t, dlg, "Save"))
+	l.until(t, "the export line", 20*time.Second, func() bool { text, _ := exportLine(v); return text != "" })
+	text, canOpen := exportLine(v)
 	matches, _ := filepath.Glob(filepath.Join(ws, "diffgate-*.html"))
 	if len(matches) != 1 {
 		t.Fatalf("exported files in the workspace: %q", matches)
@@ -57,25 +59,25 @@ func TestExportShowsItsPath(t *testing.T) {
 		t.Errorf("the export is not the HTML report: %.80q", b)
 	}
 
-	test.Tap(v.OpenFolderButton())
+	uitest.Tap(t, v, "Open folder")
 	l.until(t, "the launcher", 20*time.Second, func() bool { b, _ := os.ReadFile(out); return len(b) > 0 })
 	if b, _ := os.ReadFile(out); string(b) != ws {
 		t.Errorf("Open folder opened %q, want %q", b, ws)
 	}
 
 	fail = true
-	test.Tap(v.OpenFolderButton())
-	l.until(t, "the failure line", 20*time.Second, func() bool { text, _ := v.Exported(); return strings.Contains(text, "Could not") })
-	text, canOpen = v.Exported()
+	uitest.Tap(t, v, "Open folder")
+	l.until(t, "the failure line", 20*time.Second, func() bool { text, _ := exportLine(v); return strings.Contains(text, "Could not") })
+	text, canOpen = exportLine(v)
 	if want := "Saved to " + matches[0] + "  Could not open the folder: no file manager is set up to open it (sh exited with 4)."; text != want || !canOpen {
 		t.Errorf("after a failed launch: %q (Open folder %v), want %q", text, canOpen, want)
 	}
 
 	// A launcher that is not installed: said in one plain line.
 	missing = true
-	test.Tap(v.OpenFolderButton())
-	l.until(t, "the second failure line", 20*time.Second, func() bool { text, _ := v.Exported(); return strings.Contains(text, "not installed") })
-	if text, _ := v.Exported(); text != "Saved to "+matches[0]+"  Could not open the folder: diffgate-no-such-opener is not installed." {
+	uitest.Tap(t, v, "Open folder")
+	l.until(t, "the second failure line", 20*time.Second, func() bool { text, _ := exportLine(v); return strings.Contains(text, "not installed") })
+	if text, _ := exportLine(v); text != "Saved to "+matches[0]+"  Could not open the folder: diffgate-no-such-opener is not installed." {
 		t.Errorf("without a launcher: %q", text)
 	}
 
@@ -85,4 +87,11 @@ func TestExportShowsItsPath(t *testing.T) {
 	if !strings.Contains(topText(w), filepath.Base(ws)) {
 		t.Errorf("the folder dialog does not start in the workspace: %q", topText(w))
 	}
+}
+
+// exportLine is the review's line under the export buttons ("" when none
+// is shown) and whether it offers Open folder.
+func exportLine(v fyne.CanvasObject) (text string, canOpen bool) {
+	text = uitest.RichTextWhere(v, func(s string) bool { return strings.HasPrefix(s, "Saved to ") || strings.HasPrefix(s, "Not saved") })
+	return text, uitest.HasButton(v, "Open folder")
 }

@@ -21,6 +21,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/rs/zerolog"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/diff"
@@ -89,7 +90,7 @@ func shownRows(t *testing.T, u *UI, l *loop) []string {
 	t.Helper()
 	historyIdle(t, u, l)
 	var rows []*historyRow
-	walk(u.history.list, func(o fyne.CanvasObject) {
+	uitest.Walk(u.history.list, func(o fyne.CanvasObject) {
 		if r, ok := o.(*historyRow); ok && r.i < len(u.history.rows) {
 			rows = append(rows, r)
 		}
@@ -118,11 +119,11 @@ func runInputs(t testing.TB, u *UI, l *loop) *report.Report {
 	u.Tabs.Select(u.runItem)
 	test.Tap(u.run.runBtn)
 	if !u.run.running {
-		t.Fatalf("the run did not start: %s", richText(u.run.status))
+		t.Fatalf("the run did not start: %s", uitest.RichString(u.run.status))
 	}
 	l.until(t, "the run", 60*time.Second, func() bool { return !u.run.running })
 	if u.Tabs.Selected() != u.reviewItem {
-		t.Fatalf("no review after the run: %s", richText(u.run.status))
+		t.Fatalf("no review after the run: %s", uitest.RichString(u.run.status))
 	}
 	return u.Review().Report()
 }
@@ -166,7 +167,7 @@ func TestHistoryTable(t *testing.T) {
 	}
 	// Reject run 3 from the review.
 	test.Type(noteEntry(t, u.Review()), "appends to a.txt")
-	rejectButton(t, u.Review()).OnTapped()
+	uitest.Button(t, u.Review(), "Reject").OnTapped()
 	answerDialog(t, u.Review(), "Reject and discard") // the run is staged
 	l.until(t, "the discard", 30*time.Second, func() bool { return u.Review().Report().Stage.State != report.StagePending })
 	if d := u.Review().Decision(); d != "Rejected: recorded on run 3." {
@@ -206,7 +207,7 @@ func TestHistoryTable(t *testing.T) {
 	if !strings.HasPrefix(rows[0], "3 | "+time.Now().Format("2006-01-02")) && !strings.HasPrefix(rows[0], "3 | "+time.Now().Add(-time.Minute).Format("2006-01-02")) {
 		t.Errorf("date column: %q", rows[0])
 	}
-	if s := richText(u.history.status); s != "3 runs" {
+	if s := uitest.RichString(u.history.status); s != "3 runs" {
 		t.Errorf("status %q", s)
 	}
 
@@ -230,8 +231,8 @@ func TestHistoryTable(t *testing.T) {
 		t.Errorf("workspace filter: %q", rows)
 	}
 	u.history.verdict.SetSelected(verdictPass)
-	if rows := shownRows(t, u, l); len(rows) != 0 || richText(u.history.status) != "No run matches the filter" {
-		t.Errorf("ws1 and pass: %q, status %q", rows, richText(u.history.status))
+	if rows := shownRows(t, u, l); len(rows) != 0 || uitest.RichString(u.history.status) != "No run matches the filter" {
+		t.Errorf("ws1 and pass: %q, status %q", rows, uitest.RichString(u.history.status))
 	}
 	u.history.verdict.SetSelected(verdictAll)
 	u.history.wsSelect.SetSelected(allWorkspaces)
@@ -262,43 +263,15 @@ func TestHistoryTable(t *testing.T) {
 	// the background).
 	u.history.list.Select(u.history.indexOf(3))
 	l.until(t, "the run's detail", 5*time.Second, func() bool {
-		return strings.Contains(texts(u.history.detail), "appends to a.txt")
+		return strings.Contains(uitest.WidgetText(u.history.detail), "appends to a.txt")
 	})
-	if d := texts(u.history.detail); !strings.Contains(d, "Run 3") || !strings.Contains(d, "1 unexpected change") || !strings.Contains(d, "Rejected on ") {
+	if d := uitest.WidgetText(u.history.detail); !strings.Contains(d, "Run 3") || !strings.Contains(d, "1 unexpected change") || !strings.Contains(d, "Rejected on ") {
 		t.Errorf("detail %q", d)
 	}
 	// The app contains its runs: the detail says how.
-	if d := texts(u.history.detail); !strings.Contains(d, "Containment") || !strings.Contains(d, "contained: landlock") && !strings.Contains(d, "NOT CONTAINED: ") {
+	if d := uitest.WidgetText(u.history.detail); !strings.Contains(d, "Containment") || !strings.Contains(d, "contained: landlock") && !strings.Contains(d, "NOT CONTAINED: ") {
 		t.Errorf("detail without the containment: %q", d)
 	}
-}
-
-// texts joins the text of every label and rich text inside o.
-func texts(o fyne.CanvasObject) string {
-	var b strings.Builder
-	walk(o, func(o fyne.CanvasObject) {
-		switch x := o.(type) {
-		case *widget.Label:
-			b.WriteString(x.Text + "\n")
-		case *widget.RichText:
-			b.WriteString(richText(x) + "\n")
-		}
-	})
-	return b.String()
-}
-
-func rejectButton(t *testing.T, v interface{ fyne.Widget }) *widget.Button {
-	t.Helper()
-	var found *widget.Button
-	walk(v, func(o fyne.CanvasObject) {
-		if b, ok := o.(*widget.Button); ok && b.Text == "Reject" {
-			found = b
-		}
-	})
-	if found == nil {
-		t.Fatal("no Reject button")
-	}
-	return found
 }
 
 // TestReopenRunFromHistory: a run reopened from the History tab (double
@@ -338,7 +311,7 @@ func TestReopenRunFromHistory(t *testing.T) {
 	openReport(t, u, l, writeDemoReport(t))
 	showHistory(t, u, l)
 	var row *historyRow
-	walk(u.history.list, func(o fyne.CanvasObject) {
+	uitest.Walk(u.history.list, func(o fyne.CanvasObject) {
 		if x, ok := o.(*historyRow); ok && x.id == 1 {
 			row = x
 		}
@@ -356,8 +329,8 @@ func TestReopenRunFromHistory(t *testing.T) {
 	if !slices.Equal(flatten(got), before) || got.Verdict != verdict || strings.Join(got.Reasons, ";") != reasons {
 		t.Errorf("reopened run differs:\n%+v\nwant\n%+v", flatten(got), before)
 	}
-	if u.Review().Banner().VerdictText() != "FAIL" {
-		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	if !uitest.Drawn(u.Review().Banner(), "FAIL") {
+		t.Errorf("banner %q", uitest.AllText(u.Review().Banner()))
 	}
 
 	// A second app on the same database: Enter on the selected row opens it.
@@ -415,7 +388,7 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	if got := u.run.allow.Entries(); strings.Join(got, ",") != "logs/,tmp/" || u.run.allowlistVersion() != 1 {
 		t.Fatalf("run tab allowlist %q (version %d)", got, u.run.allowlistVersion())
 	}
-	if h := richText(u.run.allowHint); !strings.Contains(h, "Version 1 ") {
+	if h := uitest.RichString(u.run.allowHint); !strings.Contains(h, "Version 1 ") {
 		t.Errorf("allowlist hint %q", h)
 	}
 	script := writeScript(t, t.TempDir(), "mkdir -p logs && echo ok > logs/a.log\necho 'debug = true' > config.ini\n")
@@ -437,7 +410,7 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 		t.Fatalf("draft did not re-evaluate: %s", r.Verdict)
 	}
 	test.Type(noteEntry(t, v), "config edits are expected")
-	approveButton(t, v).OnTapped()
+	uitest.Button(t, v, "Approve allowlist").OnTapped()
 	if d := v.Decision(); !strings.HasPrefix(d, "Approved: allowlist version 2 of this workspace saved (2 entries)") {
 		t.Errorf("decision line %q", d)
 	}
@@ -487,14 +460,14 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 		t.Errorf("Fail shows %q", rows)
 	}
 	u.history.verdict.SetSelected(verdictAll)
-	vt := texts(u.history.versions)
+	vt := uitest.WidgetText(u.history.versions)
 	i2, i1 := strings.Index(vt, "Version 2"), strings.Index(vt, "Version 1")
 	if i2 < 0 || i1 < i2 || !strings.Contains(vt, "+ changed:config.ini") || !strings.Contains(vt, "− tmp/") ||
 		!strings.Contains(vt, "“config edits are expected”") || !strings.Contains(vt[i1:], "+ logs/\n+ tmp/") {
 		t.Errorf("versions panel:\n%s", vt)
 	}
 	var plus, minus fyne.ThemeColorName
-	walk(u.history.versions, func(o fyne.CanvasObject) {
+	uitest.Walk(u.history.versions, func(o fyne.CanvasObject) {
 		if rt, ok := o.(*widget.RichText); ok && len(rt.Segments) == 1 {
 			if s, ok := rt.Segments[0].(*widget.TextSegment); ok {
 				switch s.Text {
@@ -521,8 +494,8 @@ func TestApproveNextVersionPreloadsRunTab(t *testing.T) {
 	if got := v.Editor().Entries(); strings.Join(got, ",") != "logs/,changed:config.ini" {
 		t.Errorf("reopened editor %q, want version 2", got)
 	}
-	if r := v.Report(); r.Verdict != report.Pass || !strings.Contains(drawnText(v.Banner()), "PASS") {
-		t.Errorf("reopened banner: verdict %s, drawn %q", r.Verdict, drawnText(v.Banner()))
+	if r := v.Report(); r.Verdict != report.Pass || !strings.Contains(uitest.DrawnText(v.Banner()), "PASS") {
+		t.Errorf("reopened banner: verdict %s, drawn %q", r.Verdict, uitest.DrawnText(v.Banner()))
 	}
 	if got := v.Decision(); !drawnIn(v, got[:20], style.PassColor) {
 		t.Errorf("the decision %q is not drawn in the pass color", got)
@@ -548,8 +521,8 @@ func TestCorruptDatabase(t *testing.T) {
 		t.Errorf("notice %q", n)
 	}
 	u.Tabs.Select(u.historyItem)
-	if !strings.Contains(texts(u.history.root), "The history is unavailable") {
-		t.Errorf("history tab: %q", texts(u.history.root))
+	if !strings.Contains(uitest.WidgetText(u.history.root), "The history is unavailable") {
+		t.Errorf("history tab: %q", uitest.WidgetText(u.history.root))
 	}
 
 	// The demo still runs; nothing is recorded.
@@ -559,10 +532,10 @@ func TestCorruptDatabase(t *testing.T) {
 	if r := u.Review().Report(); r == nil || r.Verdict != report.Fail {
 		t.Fatalf("run without history: %+v", r)
 	}
-	if s := richText(u.run.status); strings.Contains(s, "Recorded") {
+	if s := uitest.RichString(u.run.status); strings.Contains(s, "Recorded") {
 		t.Errorf("status %q", s)
 	}
-	approveButton(t, u.Review()).OnTapped()
+	uitest.Button(t, u.Review(), "Approve allowlist").OnTapped()
 	approveAnyway(t, u)
 	if d := u.Review().Decision(); !strings.HasPrefix(d, "Approved for this session only: the history is unavailable") {
 		t.Errorf("decision %q", d)
@@ -618,7 +591,7 @@ func TestDatabaseInsideWorkspaceRefused(t *testing.T) {
 	if u.run.running {
 		t.Fatal("ran in the workspace that holds the history")
 	}
-	if s := richText(u.run.status); !strings.Contains(s, "lies inside the workspace") {
+	if s := uitest.RichString(u.run.status); !strings.Contains(s, "lies inside the workspace") {
 		t.Errorf("status %q", s)
 	}
 }
@@ -640,7 +613,7 @@ func TestDatabaseErrorShownAsIs(t *testing.T) {
 	if u.run.running {
 		t.Fatal("ran with a hard-linked history database")
 	}
-	s := richText(u.run.status)
+	s := uitest.RichString(u.run.status)
 	if !strings.Contains(s, "2 hard links") || strings.Contains(s, "lies inside") {
 		t.Errorf("status %q, want the hard-link refusal as is", s)
 	}
@@ -807,7 +780,7 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 	}
 	// At 1024 wide the containment columns are shown.
 	var hidden []string
-	walk(u.history.list, func(o fyne.CanvasObject) {
+	uitest.Walk(u.history.list, func(o fyne.CanvasObject) {
 		if r, ok := o.(*historyRow); ok && r.i == 0 {
 			for _, c := range []column{colContained, colEscapes, colDecision} {
 				if !r.cell[c].Visible() || r.cell[c].Size().Width < 40 {
@@ -821,19 +794,19 @@ func TestHistoryShowsWhatAnAuditNeeds(t *testing.T) {
 	}
 	u.history.list.Select(u.history.indexOf(pending))
 	l.until(t, "the pending run's detail", 5*time.Second, func() bool {
-		return strings.Contains(texts(u.history.detail), "pending: Staged, but not contained")
+		return strings.Contains(uitest.WidgetText(u.history.detail), "pending: Staged, but not contained")
 	})
-	if strings.Contains(texts(u.history.detail), "nothing is in the workspace") {
-		t.Errorf("detail: %s", texts(u.history.detail))
+	if strings.Contains(uitest.WidgetText(u.history.detail), "nothing is in the workspace") {
+		t.Errorf("detail: %s", uitest.WidgetText(u.history.detail))
 	}
 	// The card of an applied or discarded run does not read "not
 	// reviewed" either.
 	for id, want := range map[int64]string{applied: "Applied", discarded: "Discarded"} {
 		u.history.list.Select(u.history.indexOf(id))
 		l.until(t, "the run's detail", 5*time.Second, func() bool {
-			return strings.Contains(texts(u.history.detail), fmt.Sprintf("Run %d", id)) && strings.Contains(texts(u.history.detail), "Containment")
+			return strings.Contains(uitest.WidgetText(u.history.detail), fmt.Sprintf("Run %d", id)) && strings.Contains(uitest.WidgetText(u.history.detail), "Containment")
 		})
-		if d := texts(u.history.detail); strings.Contains(strings.ToLower(d), "not reviewed") || !strings.Contains(d, want+" (no approval or rejection recorded)") {
+		if d := uitest.WidgetText(u.history.detail); strings.Contains(strings.ToLower(d), "not reviewed") || !strings.Contains(d, want+" (no approval or rejection recorded)") {
 			t.Errorf("run %d's card: %s", id, d)
 		}
 	}
@@ -862,10 +835,10 @@ func TestHistoryAtSmallWindow(t *testing.T) {
 	if rows := shownRows(t, u, l); len(rows) != 0 {
 		t.Fatalf("pass filter: %q", rows)
 	}
-	if !u.history.empty.Visible() || !u.history.clearBtn.Visible() || richText(u.history.emptyText) != "No run matches the filter." {
-		t.Fatalf("no run matches: message shown %v (%q), Show every run %v", u.history.empty.Visible(), richText(u.history.emptyText), u.history.clearBtn.Visible())
+	if !u.history.empty.Visible() || !u.history.clearBtn.Visible() || uitest.RichString(u.history.emptyText) != "No run matches the filter." {
+		t.Fatalf("no run matches: message shown %v (%q), Show every run %v", u.history.empty.Visible(), uitest.RichString(u.history.emptyText), u.history.clearBtn.Visible())
 	}
-	for _, tx := range textsUnder(u.history.emptyText) {
+	for _, tx := range uitest.All(u.history.emptyText, func(tx *canvas.Text) bool { return tx.Text != "" }) {
 		if tx.TextSize < theme.TextSize() {
 			t.Errorf("the message is drawn at %.0f px, smaller than the rows' text", tx.TextSize)
 		}
@@ -874,17 +847,6 @@ func TestHistoryAtSmallWindow(t *testing.T) {
 	if rows := shownRows(t, u, l); len(rows) != 1 || u.history.empty.Visible() || u.history.verdict.Selected != verdictAll {
 		t.Errorf("Show every run: rows %q, message %v, verdict %q", rows, u.history.empty.Visible(), u.history.verdict.Selected)
 	}
-}
-
-// textsUnder are the canvas texts drawn under o.
-func textsUnder(o fyne.CanvasObject) []*canvas.Text {
-	var out []*canvas.Text
-	walk(o, func(x fyne.CanvasObject) {
-		if tx, ok := x.(*canvas.Text); ok && tx.Text != "" {
-			out = append(out, tx)
-		}
-	})
-	return out
 }
 
 // TestHistoryWorkspacesTellApart: at 1024 wide the Workspace column draws
@@ -910,7 +872,7 @@ func TestHistoryWorkspacesTellApart(t *testing.T) {
 		t.Fatalf("rows %q", rows)
 	}
 	drawn := map[string]string{}
-	walk(u.history.list, func(o fyne.CanvasObject) {
+	uitest.Walk(u.history.list, func(o fyne.CanvasObject) {
 		if r, ok := o.(*historyRow); ok && r.ws.full != "" {
 			drawn[r.ws.full] = r.ws.text.Text
 		}

@@ -10,33 +10,21 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/keys/keytest"
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/internal/version"
 )
 
-// drawnText is every text drawn under o, one per line.
-func drawnText(o fyne.CanvasObject) string {
-	var b strings.Builder
-	walk(o, func(o fyne.CanvasObject) {
-		if tx, ok := o.(*canvas.Text); ok {
-			b.WriteString(tx.Text + "\n")
-		}
-	})
-	return b.String()
-}
-
 // sheetShown reports whether the cheat sheet is the top overlay.
 func sheetShown(w fyne.Window) bool {
 	top := w.Canvas().Overlays().Top()
-	return top != nil && strings.Contains(drawnText(top), keys.SheetTitle)
+	return top != nil && strings.Contains(uitest.DrawnText(top), keys.SheetTitle)
 }
 
 // closeSheet closes the cheat sheet as its Close button does.
@@ -55,7 +43,7 @@ func closeSheet(t *testing.T, u *UI) {
 func popUpMenu(w fyne.Window) *widget.PopUpMenu {
 	var m *widget.PopUpMenu
 	if top := w.Canvas().Overlays().Top(); top != nil {
-		walk(top, func(o fyne.CanvasObject) {
+		uitest.Walk(top, func(o fyne.CanvasObject) {
 			if x, ok := o.(*widget.PopUpMenu); ok {
 				m = x
 			}
@@ -76,7 +64,7 @@ func TestShortcutsFromEveryField(t *testing.T) {
 	v := u.Review()
 	var note *keys.Entry = noteEntry(t, v)
 	var search *keys.Entry
-	walk(v, func(o fyne.CanvasObject) {
+	uitest.Walk(v, func(o fyne.CanvasObject) {
 		if e, ok := o.(*keys.Entry); ok && e.PlaceHolder == "Filter paths…" {
 			search = e
 		}
@@ -105,7 +93,11 @@ func TestShortcutsFromEveryField(t *testing.T) {
 		u.Tabs.Select(f.tab)
 		c.Focus(f.f)
 		keytest.Key(w, fyne.KeyEscape)
-		if got := c.Focused(); f.tab == u.runItem && got != nil || f.tab == u.reviewItem && got != v.ChangesWidget() {
+		got := c.Focused()
+		if f.tab == u.reviewItem {
+			v.FocusChanges() // where Escape should have left the focus
+		}
+		if f.tab == u.runItem && got != nil || f.tab == u.reviewItem && (got == nil || got != c.Focused()) {
 			t.Errorf("%s: Escape left the focus on %T", f.name, got)
 		}
 
@@ -147,7 +139,7 @@ func TestShortcutsFromEveryField(t *testing.T) {
 		}
 		if where == "nothing" {
 			// Every key of the window is listed, and a second ? opens no second sheet.
-			sheet := drawnText(c.Overlays().Top())
+			sheet := uitest.DrawnText(c.Overlays().Top())
 			for _, b := range u.Keys().Bindings() {
 				if b.Keys != "" && (!strings.Contains(sheet, "\n"+b.Keys+"\n") || !strings.Contains(strings.ReplaceAll(sheet, "\n", " "), b.What)) {
 					t.Errorf("the cheat sheet lacks %q (%s)", b.Keys, b.What)
@@ -187,7 +179,12 @@ func TestReviewKeys(t *testing.T) {
 		t.Fatalf("the review does not open on a violation (%d)", v.Selected())
 	}
 	path := v.Report().Changes[v.Selected()].Path
-	for _, focused := range []fyne.Focusable{v.ChangesWidget(), nil} {
+	v.FocusChanges()
+	list := c.Focused()
+	if list == nil {
+		t.Fatal("FocusChanges focused nothing")
+	}
+	for _, focused := range []fyne.Focusable{list, nil} {
 		if focused == nil {
 			c.Unfocus()
 		} else {
@@ -198,7 +195,7 @@ func TestReviewKeys(t *testing.T) {
 		if menu == nil {
 			t.Fatalf("a with %T focused opened %T, want the Allow… menu", focused, c.Overlays().Top())
 		}
-		if s := drawnText(menu); !strings.Contains(s, path) {
+		if s := uitest.DrawnText(menu); !strings.Contains(s, path) {
 			t.Errorf("Allow… menu for %s: %q", path, s)
 		}
 		menu.Hide()
@@ -214,28 +211,30 @@ func TestReviewKeys(t *testing.T) {
 	// Allow every violation: the demo run still fails (its leftover
 	// process), so Ctrl+Enter from the note asks first, saying why;
 	// Cancel saves nothing, Approve anyway saves version 1.
-	v.Editor().AppendAll(policy.Suggest(v.Report().Changes)) // allow every violation
+	for _, e := range policy.Suggest(v.Report().Changes) { // allow every violation
+		v.Editor().Append(e)
+	}
 	c.Focus(noteEntry(t, v))
 	keytest.Type(w, "fine")
 	ctrlEnter := v.Bindings()[0].Shortcut
 	keytest.Shortcut(w, ctrlEnter)
 	ask := approvalDialog(t, w)
-	if s := strings.ReplaceAll(drawnText(ask), "\n", " "); !strings.Contains(s, "1 leftover process: no allowlist allows this") ||
+	if s := strings.ReplaceAll(uitest.DrawnText(ask), "\n", " "); !strings.Contains(s, "1 leftover process: no allowlist allows this") ||
 		strings.Contains(s, "the draft does not allow") {
 		t.Errorf("approval question: %q", s)
 	}
-	test.Tap(buttonNamed(t, ask, "Cancel"))
+	test.Tap(uitest.Button(t, ask, "Cancel"))
 	if d := v.Decision(); d != "" || w.Canvas().Overlays().Top() != nil {
 		t.Fatalf("Cancel: decision %q, overlay %v", d, w.Canvas().Overlays().Top())
 	}
 	keytest.Shortcut(w, ctrlEnter)
-	test.Tap(buttonNamed(t, approvalDialog(t, w), "Approve anyway"))
+	test.Tap(uitest.Button(t, approvalDialog(t, w), "Approve anyway"))
 	if d := v.Decision(); !strings.HasPrefix(d, "Approved: allowlist version 1 ") {
 		t.Errorf("Ctrl+Enter from the note: decision %q", d)
 	}
 	c.Focus(v.Editor().Entry())
 	keytest.Shortcut(w, ctrlEnter)
-	test.Tap(buttonNamed(t, approvalDialog(t, w), "Approve anyway"))
+	test.Tap(uitest.Button(t, approvalDialog(t, w), "Approve anyway"))
 	if d := v.Decision(); !strings.HasPrefix(d, "Approved: allowlist version 2 ") {
 		t.Errorf("Ctrl+Enter from the draft allowlist: decision %q", d)
 	}
@@ -253,7 +252,7 @@ func TestReviewKeys(t *testing.T) {
 func approvalDialog(t *testing.T, w fyne.Window) fyne.CanvasObject {
 	t.Helper()
 	top := w.Canvas().Overlays().Top()
-	if top == nil || !strings.Contains(drawnText(top), review.ApprovalTitle) {
+	if top == nil || !strings.Contains(uitest.DrawnText(top), "Approve an allowlist the run still fails with?") {
 		t.Fatalf("no approval question shown (%T)", top)
 	}
 	return top
@@ -294,7 +293,7 @@ func wantDrawnFocused(t *testing.T, w fyne.Window, b *widget.Button) {
 	focused := img.At(x, y)
 	c.Unfocus()
 	img, x, y = buttonPixel(w, b)
-	if sameRGBA(focused, img.At(x, y)) {
+	if uitest.SameColor(focused, img.At(x, y)) {
 		t.Errorf("%q is drawn the same focused and not (%v at %d,%d)", b.Text, focused, x, y)
 	}
 }
@@ -336,9 +335,9 @@ func TestTabReachesEveryButton(t *testing.T) {
 
 	u.Tabs.Select(u.reviewItem)
 	cycle = tabCycle(t, w)
-	buttons := []*widget.Button{approveButton(t, v), rejectButton(t, v), v.ApplyButton()}
+	buttons := []*widget.Button{uitest.Button(t, v, "Approve allowlist"), uitest.Button(t, v, "Reject"), uitest.ButtonWithPrefix(t, v, "Apply ")}
 	for _, f := range []string{"HTML", "Markdown", "JSON"} {
-		buttons = append(buttons, buttonNamed(t, v, f))
+		buttons = append(buttons, uitest.Button(t, v, f))
 	}
 	for _, b := range buttons {
 		if !slices.Contains(cycle, fyne.Focusable(b)) {
@@ -360,21 +359,6 @@ func TestTabReachesEveryButton(t *testing.T) {
 		t.Error("Tab never reaches Open in Review in the History tab")
 	}
 	wantDrawnFocused(t, w, u.history.openBtn)
-}
-
-// buttonNamed finds the button with text s under o.
-func buttonNamed(t *testing.T, o fyne.CanvasObject, s string) *widget.Button {
-	t.Helper()
-	var found *widget.Button
-	walk(o, func(o fyne.CanvasObject) {
-		if b, ok := o.(*widget.Button); ok && b.Text == s {
-			found = b
-		}
-	})
-	if found == nil {
-		t.Fatalf("no %q button", s)
-	}
-	return found
 }
 
 // TestEscapeClosesDialogsAndF1FromLists: F1 opens the cheat sheet while
@@ -412,13 +396,13 @@ func TestEscapeClosesDialogsAndF1FromLists(t *testing.T) {
 
 	u.selectTab(u.runItem)
 	u.run.contain.editFolders()
-	if top := c.Overlays().Top(); top == nil || !strings.Contains(drawnText(top), "Writable folders") {
+	if top := c.Overlays().Top(); top == nil || !strings.Contains(uitest.DrawnText(top), "Writable folders") {
 		t.Fatal("no writable-folders dialog")
 	}
 	escape("the writable-folders dialog")
 
 	u.selectTab(u.reviewItem)
-	approveButton(t, u.Review()).OnTapped()
+	uitest.Button(t, u.Review(), "Approve allowlist").OnTapped()
 	approvalDialog(t, w)
 	escape("the approve question")
 	if d := u.Review().Decision(); d != "" {
@@ -467,7 +451,7 @@ func TestAboutShowsVersion(t *testing.T) {
 		t.Fatal("About showed nothing")
 	}
 	want := version.Get().String()
-	if s := drawnText(top); !strings.Contains(s, want) {
+	if s := uitest.DrawnText(top); !strings.Contains(s, want) {
 		t.Errorf("About shows %q, want %q", s, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys/keytest"
 )
 
@@ -22,7 +23,7 @@ func topText(w fyne.Window) string {
 	if top == nil {
 		return ""
 	}
-	return strings.ReplaceAll(drawnText(top), "\n", " ")
+	return strings.ReplaceAll(uitest.DrawnText(top), "\n", " ")
 }
 
 // errorShown waits for an error dialog and returns its text.
@@ -35,7 +36,7 @@ func errorShown(t *testing.T, l *loop, w fyne.Window) string {
 // dismiss closes the top dialog with its button named name.
 func dismiss(t *testing.T, w fyne.Window, name string) {
 	t.Helper()
-	test.Tap(buttonNamed(t, w.Canvas().Overlays().Top(), name))
+	test.Tap(uitest.Button(t, w.Canvas().Overlays().Top(), name))
 	if w.Canvas().Overlays().Top() != nil {
 		t.Fatalf("%s did not close the dialog", name)
 	}
@@ -100,12 +101,12 @@ func TestDropOpensAReport(t *testing.T) {
 func fileItem(dialog fyne.CanvasObject, name string) fyne.Tappable {
 	ext := filepath.Ext(name)
 	var item fyne.Tappable
-	walk(dialog, func(o fyne.CanvasObject) {
+	uitest.Walk(dialog, func(o fyne.CanvasObject) {
 		tp, ok := o.(fyne.Tappable)
 		if _, isBtn := o.(*widget.Button); !ok || isBtn {
 			return
 		}
-		lines := strings.Split(drawnText(o), "\n")
+		lines := strings.Split(uitest.DrawnText(o), "\n")
 		if slices.Contains(lines, strings.TrimSuffix(name, ext)) && slices.Contains(lines, ext) && len(lines) <= 3 {
 			item = tp
 		}
@@ -144,7 +145,7 @@ func TestOpenReportMenu(t *testing.T) {
 			t.Fatalf("no %s in the dialog", name)
 		}
 		test.Tap(item)
-		test.Tap(buttonNamed(t, top, "Open"))
+		test.Tap(uitest.Button(t, top, "Open"))
 	}
 	open("report.json")
 	l.until(t, "the report", 20*time.Second, func() bool { return u.Review().Report() != nil })

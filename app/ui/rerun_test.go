@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/internal/quote"
 )
@@ -56,7 +57,7 @@ func TestRerunWithGrants(t *testing.T) {
 	if first.Verdict != report.Fail || u.run.rerunState.btn == nil {
 		t.Fatalf("verdict %s, blocked %+v: no rerun offered", first.Verdict, first.Blocked)
 	}
-	if drawn := drawnText(u.Review()); !strings.Contains(drawn, "Rerun with these grants") || !strings.Contains(drawn, "hint: tool cache") {
+	if drawn := uitest.DrawnText(u.Review()); !strings.Contains(drawn, "Rerun with these grants") || !strings.Contains(drawn, "hint: tool cache") {
 		t.Errorf("the review lacks the hints or the button:\n%s", drawn)
 	}
 	dns := slices.ContainsFunc(first.Blocked, func(b report.Blocked) bool { return b.Kind == "dns" && b.Target == "rerun-grant.example" })
@@ -73,7 +74,7 @@ func TestRerunWithGrants(t *testing.T) {
 	if dns {
 		want = append(want, "network to rerun-grant.example ")
 	}
-	shown := drawnText(w.Canvas().Overlays().Top())
+	shown := uitest.DrawnText(w.Canvas().Overlays().Top())
 
 	for _, s := range want {
 		if !strings.Contains(shown, s) {

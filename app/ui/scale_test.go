@@ -3,10 +3,9 @@ package ui
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/diffgate/diffgate/app/review"
 )
 
 // TestViewedMarksKeptInTheHistory: a mark made in the review of a run is
@@ -26,11 +25,11 @@ func TestViewedMarksKeptInTheHistory(t *testing.T) {
 			v.Select(i)
 		}
 	}
-	if !v.TypedRune(review.ViewedKey) {
+	if !v.TypedRune('v') {
 		t.Fatal("the view did not take the viewed key")
 	}
-	if n, total := v.Reviewed(); n != 1 || total != 3 {
-		t.Fatalf("%d of %d reviewed", n, total)
+	if s := reviewedText(v); s != "1 of 3 reviewed" {
+		t.Fatalf("%q", s)
 	}
 	l.until(t, "the mark to be saved", 15*time.Second, func() bool {
 		m, err := u.hist.Viewed(id)
@@ -38,12 +37,12 @@ func TestViewedMarksKeptInTheHistory(t *testing.T) {
 	})
 
 	openReport(t, u, l, writeDemoReport(t)) // another report: no marks
-	if n, total := v.Reviewed(); n != 0 || total != 7 {
-		t.Errorf("the demo report: %d of %d reviewed", n, total)
+	if s := reviewedText(v); s != "0 of 7 reviewed" {
+		t.Errorf("the demo report: %q", s)
 	}
 	reopen(t, u, l, id)
-	if n, _ := v.Reviewed(); n != 1 || !slices.Equal(v.Viewed(), []string{"new2"}) {
-		t.Errorf("reopened: %d reviewed, %q", n, v.Viewed())
+	if s := reviewedText(v); !strings.HasPrefix(s, "1 of ") || !slices.Equal(v.Viewed(), []string{"new2"}) {
+		t.Errorf("reopened: %q, %q", s, v.Viewed())
 	}
 	u2, l2, _ := newTestUI(t, Options{DBPath: dbPath})
 	reopen(t, u2, l2, id)
@@ -58,19 +57,20 @@ func TestNewRunClearsTheFilters(t *testing.T) {
 	u, l, _ := newTestUI(t, Options{})
 	openReport(t, u, l, writeDemoReport(t))
 	v := u.Review()
-	hide := review.DefaultFilter()
+	all := v.Filter() // a report opens with every change shown
+	hide := all
 	hide.Added, hide.Text = false, "config"
 	v.SetFilter(hide)
-	if v.HiddenByFilter() == 0 {
+	if hiddenText(v) == "" {
 		t.Fatal("the filter hides nothing")
 	}
 	runScript(t, u, l, workspace(t), "echo x > new1\necho 'debug = true' > config.ini\n", nil)
-	if v.Filter() != review.DefaultFilter() || v.HiddenByFilter() != 0 || len(v.Shown()) != 2 {
-		t.Errorf("after a new run: filter %+v, %d hidden, %d shown", v.Filter(), v.HiddenByFilter(), len(v.Shown()))
+	if v.Filter() != all || hiddenText(v) != "" || reviewedText(v) != "0 of 2 reviewed" {
+		t.Errorf("after a new run: filter %+v, %q, %q", v.Filter(), hiddenText(v), reviewedText(v))
 	}
 	v.SetFilter(hide)
 	openReport(t, u, l, writeDemoReport(t))
-	if v.Filter() != review.DefaultFilter() || len(v.Shown()) != 7 {
-		t.Errorf("after opening a report: filter %+v, %d shown", v.Filter(), len(v.Shown()))
+	if v.Filter() != all || hiddenText(v) != "" || reviewedText(v) != "0 of 7 reviewed" {
+		t.Errorf("after opening a report: filter %+v, %q, %q", v.Filter(), hiddenText(v), reviewedText(v))
 	}
 }

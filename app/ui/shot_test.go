@@ -10,6 +10,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestShots renders the Run tab mid-run and after it, with Fyne's software
@@ -47,7 +49,7 @@ func TestShots(t *testing.T) {
 	l.settle(200 * time.Millisecond)
 	shot("run-done.png")
 	runScript(t, u, l, ws, "echo 'debug = true' > f1\nrm f2\nmkdir -p logs && echo x > logs/a\n", []string{"logs/"})
-	approveButton(t, u.Review()).OnTapped()
+	uitest.Button(t, u.Review(), "Approve allowlist").OnTapped()
 	approveAnyway(t, u)
 	u.Tabs.Select(u.historyItem)
 	l.settle(300 * time.Millisecond)

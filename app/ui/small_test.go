@@ -9,8 +9,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys"
-	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 )
 
@@ -31,16 +31,16 @@ type placed struct {
 // (an entry's drop-down button, the entry's to lay out, left out).
 func buttonsIn(o fyne.CanvasObject) []placed {
 	scrolled, dropDowns := map[fyne.CanvasObject]bool{}, map[fyne.CanvasObject]bool{}
-	walk(o, func(x fyne.CanvasObject) {
+	uitest.Walk(o, func(x fyne.CanvasObject) {
 		switch x := x.(type) {
 		case *container.Scroll:
-			walk(x.Content, func(y fyne.CanvasObject) { scrolled[y] = true })
+			uitest.Walk(x.Content, func(y fyne.CanvasObject) { scrolled[y] = true })
 		case *keys.SelectEntry:
 			dropDowns[x.ActionItem] = true
 		}
 	})
 	var out []placed
-	walk(o, func(x fyne.CanvasObject) {
+	uitest.Walk(o, func(x fyne.CanvasObject) {
 		if b, ok := x.(*widget.Button); ok && !dropDowns[b] {
 			out = append(out, placed{b, fyne.CurrentApp().Driver().AbsolutePositionForObject(b), scrolled[b]})
 		}
@@ -58,10 +58,10 @@ func buttonsIn(o fyne.CanvasObject) []placed {
 func TestSmallWindowShowsEveryButton(t *testing.T) {
 	u, l, w, _ := stagedRun(t)
 	v := u.Review()
-	f := review.DefaultFilter()
+	f := v.Filter()
 	f.Text = "a.txt"
 	v.SetFilter(f)
-	if v.HiddenByFilter() == 0 {
+	if hiddenText(v) == "" {
 		t.Fatal("the filter hides nothing")
 	}
 	v.SetDecision("Rejected: recorded on run 1.", style.FailColor)

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -29,7 +32,7 @@ func TestSmallWindowDiffRoom(t *testing.T) {
 	v := u.Review()
 	v.Select(changeIndex(t, r, "config.json"))
 	l.settle(50 * time.Millisecond)
-	if d, pane := v.DiffRoom(); d < 0.6*pane {
+	if d, pane := diffRoom(t, v); d < 0.6*pane {
 		t.Errorf("the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more", d, 100*d/pane, pane)
 	}
 }
@@ -79,7 +82,7 @@ func TestSmallWindowHeadlineAndExport(t *testing.T) {
 		t.Fatalf("headline %q", head)
 	}
 	var drawn []string
-	walk(v.Banner(), func(o fyne.CanvasObject) {
+	uitest.Walk(v.Banner(), func(o fyne.CanvasObject) {
 		if x, ok := o.(*canvas.Text); ok {
 			drawn = append(drawn, x.Text)
 		}
@@ -92,7 +95,7 @@ func TestSmallWindowHeadlineAndExport(t *testing.T) {
 		t.Errorf("the headline %q is not drawn whole; the banner draws %q", head, all)
 	}
 	size := small // the test window grows to its content's minimum; the screen does not
-	for _, f := range review.Formats {
+	for _, f := range []review.Format{review.JSON, review.Markdown, review.HTML} {
 		b := v.ExportButton(f)
 		p := fyne.CurrentApp().Driver().AbsolutePositionForObject(b)
 		if !b.Visible() || p.X < 0 || p.Y < 0 || p.X+b.Size().Width > size.Width+0.5 || p.Y+b.Size().Height > size.Height+0.5 {
@@ -116,11 +119,10 @@ func TestSmallWindowSideBySide(t *testing.T) {
 	v.SetSideBySide(true)
 	w.Resize(small)
 	l.settle(50 * time.Millisecond)
-	if !v.SideBySideShown() {
-		t.Errorf("side by side refused at 1024×700 (%s)", v.SideBySideLabel())
-	}
-	if v.SideBySideLabel() != "Side by side" {
-		t.Errorf("the button says %q", v.SideBySideLabel())
+	// (The button says "Side by side: too narrow" exactly when it is not
+	// shown; at this width it is drawn as an icon.)
+	if d := detailDiff(t, v); !d.SideBySideShown() {
+		t.Errorf("side by side refused at 1024×700 (the diff is %.0f px wide)", d.Size().Width)
 	}
 }
 
@@ -146,13 +148,13 @@ func TestSmallWindowDiffRoomStagedRun(t *testing.T) {
 	u, l, w, _ := stagedRun(t)
 	w.Resize(small)
 	v := u.Review()
-	if v.StageText() == "" {
+	if stageText(v) == "" {
 		t.Fatal("no staged strip")
 	}
 	v.Select(changeIndex(t, v.Report(), "a.txt"))
 	l.settle(50 * time.Millisecond)
-	d, pane := v.DiffRoom()
-	t.Logf("diff %.0f px of %.0f (%.0f%%), strip %q", d, pane, 100*d/pane, v.StageText())
+	d, pane := diffRoom(t, v)
+	t.Logf("diff %.0f px of %.0f (%.0f%%), strip %q", d, pane, 100*d/pane, stageText(v))
 	if d < 0.6*pane {
 		t.Errorf("the diff is %.0f px high, %.0f%% of the detail pane's %.0f px; want 60%% or more", d, 100*d/pane, pane)
 	}
@@ -186,4 +188,19 @@ func TestSmallWindowFocusStaysInside(t *testing.T) {
 			}
 		}
 	}
+}
+
+// diffRoom is the height of the review's diff and of the detail pane it is
+// in (the leading side of the split between the detail and the sidebar).
+func diffRoom(t *testing.T, v fyne.CanvasObject) (diff, pane float32) {
+	t.Helper()
+	d := detailDiff(t, v)
+	for _, s := range uitest.All[*container.Split](v, nil) {
+		if lead, ok := s.Leading.(*fyne.Container); ok && len(lead.Objects) == 1 &&
+			slices.Contains(uitest.All[*review.DiffView](lead.Objects[0], nil), d) {
+			return d.Size().Height, lead.Objects[0].Size().Height
+		}
+	}
+	t.Fatal("no detail pane around the diff")
+	return 0, 0
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
@@ -46,7 +48,7 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 		t.Fatalf("staged run: stage %+v, %d changes", r.Stage, len(r.Changes))
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
-	info := richText(u.run.stageInfo)
+	info := uitest.RichString(u.run.stageInfo)
 	t.Logf("Run tab: %s", info)
 	if !strings.Contains(info, "Staged in ") || !strings.Contains(info, "stage read in ") || !strings.Contains(info, "the workspace is untouched") {
 		t.Errorf("Run tab stage line %q", info)
@@ -57,11 +59,11 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 	v := u.Review()
 	// The run failed (two changes are not allowed): Apply defaults to the
 	// allowed change.
-	if v.ApplyButton().Text != "Apply 1 change" || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
-		t.Fatalf("Apply %q disabled %v, Discard disabled %v", v.ApplyButton().Text, v.ApplyButton().Disabled(), v.DiscardButton().Disabled())
+	if applyButton(t, v).Text != "Apply 1 change" || applyButton(t, v).Disabled() || uitest.Button(t, v, "Discard").Disabled() {
+		t.Fatalf("Apply %q disabled %v, Discard disabled %v", applyButton(t, v).Text, applyButton(t, v).Disabled(), uitest.Button(t, v, "Discard").Disabled())
 	}
-	if v.StageText() != review.StagedText(r)+"  "+r.Stage.Mechanism+" stage" {
-		t.Errorf("stage strip %q", v.StageText())
+	if stageText(v) != review.StagedText(r)+"  "+r.Stage.Mechanism+" stage" {
+		t.Errorf("stage strip %q", stageText(v))
 	}
 	// The smallest window the app supports shows both buttons whole: the
 	// strip takes no more height than that (the History tab's table sets
@@ -71,7 +73,7 @@ func stagedRun(t *testing.T, opts ...Options) (*UI, *loop, fyne.Window, string) 
 	}
 	w.Resize(fyne.NewSize(1024, 700))
 	size := w.Canvas().Size()
-	for _, b := range []*widget.Button{v.ApplyButton(), v.DiscardButton()} {
+	for _, b := range []*widget.Button{applyButton(t, v), uitest.Button(t, v, "Discard")} {
 		p := fyne.CurrentApp().Driver().AbsolutePositionForObject(b)
 		if !b.Visible() || p.X < 0 || p.Y < 0 || p.X+b.Size().Width > size.Width || p.Y+b.Size().Height > size.Height || b.Size().Width < b.MinSize().Width {
 			t.Errorf("%q at %v size %v: not whole in a %v window", b.Text, p, b.Size(), size)
@@ -89,7 +91,7 @@ func answerDialog(t *testing.T, o fyne.CanvasObject, answer string) {
 		t.Fatalf("no dialog to answer %q", answer)
 	}
 	var b *widget.Button
-	walk(c.Overlays().Top(), func(o fyne.CanvasObject) {
+	uitest.Walk(c.Overlays().Top(), func(o fyne.CanvasObject) {
 		if x, ok := o.(*widget.Button); ok && x.Text == answer {
 			b = x
 		}
@@ -117,8 +119,8 @@ func wantFiles(t *testing.T, ws string, files map[string]string) {
 // drawnIn reports whether text is drawn under o, in the theme color c.
 func drawnIn(o fyne.CanvasObject, text string, c fyne.ThemeColorName) bool {
 	found := false
-	walk(o, func(o fyne.CanvasObject) {
-		if tx, ok := o.(*canvas.Text); ok && strings.HasPrefix(tx.Text, text) && sameRGBA(tx.Color, style.Color(theme.Current(), c)) {
+	uitest.Walk(o, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok && strings.HasPrefix(tx.Text, text) && uitest.SameColor(tx.Color, style.Color(theme.Current(), c)) {
 			found = true
 		}
 	})
@@ -136,27 +138,27 @@ func TestStagedApply(t *testing.T) {
 func stagedApply(t *testing.T, opts Options) {
 	u, l, w, ws := stagedRun(t, opts)
 	v := u.Review()
-	v.SetApplyScope(review.ScopeAll)
-	test.Tap(v.ApplyButton())
+	applyScope(t, v, "All changes")
+	test.Tap(applyButton(t, v))
 	answerDialog(t, v, "Apply anyway") // the run failed: it asks
 	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
 	if s := v.Report().Stage.State; s != report.StageApplied {
-		t.Fatalf("state %s; %s", s, v.StageNote())
+		t.Fatalf("state %s; %s", s, uitest.WidgetText(v))
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "new\n", "keep.txt": "", "logs/run.log": "hi\n"})
-	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+	if !applyButton(t, v).Disabled() || !uitest.Button(t, v, "Discard").Disabled() {
 		t.Error("the buttons are still enabled once applied")
 	}
 	if !drawnIn(w.Content(), "Applied: the changes", theme.ColorNameSuccess) {
-		t.Errorf("no 'Applied' line in the success color: %q", v.StageNote())
+		t.Errorf("no 'Applied' line in the success color: %q", uitest.WidgetText(v))
 	}
-	if !strings.HasPrefix(v.StageText(), "Applied: ") {
-		t.Errorf("stage strip %q", v.StageText())
+	if !strings.HasPrefix(stageText(v), "Applied: ") {
+		t.Errorf("stage strip %q", stageText(v))
 	}
 	// Reopened from the history: applied, nothing left to decide.
 	reopen(t, u, l, u.reviewID)
-	if v.Report().Stage.State != report.StageApplied || !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
-		t.Errorf("reopened: %+v, Apply disabled %v", v.Report().Stage, v.ApplyButton().Disabled())
+	if v.Report().Stage.State != report.StageApplied || !applyButton(t, v).Disabled() || !uitest.Button(t, v, "Discard").Disabled() {
+		t.Errorf("reopened: %+v, Apply disabled %v", v.Report().Stage, applyButton(t, v).Disabled())
 	}
 }
 
@@ -165,24 +167,24 @@ func stagedApply(t *testing.T, opts Options) {
 func TestStagedDiscard(t *testing.T) {
 	u, l, w, ws := stagedRun(t)
 	v := u.Review()
-	test.Tap(v.DiscardButton())
+	test.Tap(uitest.Button(t, v, "Discard"))
 	answerDialog(t, v, "Discard")
 	l.until(t, "the discard", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
 	if s := v.Report().Stage.State; s != report.StageDiscarded {
-		t.Fatalf("state %s; %s", s, v.StageNote())
+		t.Fatalf("state %s; %s", s, uitest.WidgetText(v))
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "old\n", "keep.txt": "keep\n", "logs/run.log": ""})
 	if ents, _ := os.ReadDir(u.opts.StageBase); len(ents) != 0 {
 		t.Errorf("stage left behind: %v", ents)
 	}
-	if !v.ApplyButton().Disabled() || !v.DiscardButton().Disabled() {
+	if !applyButton(t, v).Disabled() || !uitest.Button(t, v, "Discard").Disabled() {
 		t.Error("the buttons are still enabled once discarded")
 	}
 	if !drawnIn(w.Content(), "Discarded: the stage", theme.ColorNameError) {
-		t.Errorf("no 'Discarded' line in the error color: %q", v.StageNote())
+		t.Errorf("no 'Discarded' line in the error color: %q", uitest.WidgetText(v))
 	}
 	reopen(t, u, l, u.reviewID)
-	if v.Report().Stage.State != report.StageDiscarded || !v.ApplyButton().Disabled() {
+	if v.Report().Stage.State != report.StageDiscarded || !applyButton(t, v).Disabled() {
 		t.Errorf("reopened: %+v", v.Report().Stage)
 	}
 }
@@ -197,19 +199,19 @@ func TestStagedConflict(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("edited meanwhile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v.SetApplyScope(review.ScopeAll)
-	test.Tap(v.ApplyButton())
+	applyScope(t, v, "All changes")
+	test.Tap(applyButton(t, v))
 	answerDialog(t, v, "Apply anyway")
-	l.until(t, "the conflict", 30*time.Second, func() bool { return strings.Contains(v.StageNote(), "CONFLICT") })
-	if !strings.Contains(v.StageNote(), "CONFLICT a.txt") || !strings.Contains(v.StageNote(), "Nothing applied") {
-		t.Errorf("stage note %q", v.StageNote())
+	l.until(t, "the conflict", 30*time.Second, func() bool { return strings.Contains(uitest.WidgetText(v), "CONFLICT") })
+	if !strings.Contains(uitest.WidgetText(v), "CONFLICT a.txt") || !strings.Contains(uitest.WidgetText(v), "Nothing applied") {
+		t.Errorf("stage note %q", uitest.WidgetText(v))
 	}
 	if !drawnIn(w.Content(), "CONFLICT a.txt", theme.ColorNameError) {
 		t.Error("the CONFLICT line is not drawn in the error color")
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "edited meanwhile\n", "keep.txt": "keep\n", "logs/run.log": ""})
-	if v.Report().Stage.State != report.StagePending || v.ApplyButton().Disabled() || v.DiscardButton().Disabled() {
-		t.Fatalf("after a conflict: %+v, Apply disabled %v", v.Report().Stage, v.ApplyButton().Disabled())
+	if v.Report().Stage.State != report.StagePending || applyButton(t, v).Disabled() || uitest.Button(t, v, "Discard").Disabled() {
+		t.Fatalf("after a conflict: %+v, Apply disabled %v", v.Report().Stage, applyButton(t, v).Disabled())
 	}
 
 	// Reopened from the History tab: still pending, still decidable.
@@ -221,7 +223,7 @@ func TestStagedConflict(t *testing.T) {
 		pending = "pending: " + s
 	}
 	l.until(t, "the run's detail", 5*time.Second, func() bool {
-		return strings.Contains(texts(u.history.detail), pending)
+		return strings.Contains(uitest.WidgetText(u.history.detail), pending)
 	})
 	shown := v.Report()
 	u.history.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
@@ -229,20 +231,37 @@ func TestStagedConflict(t *testing.T) {
 	if u.Tabs.Selected() != u.reviewItem || u.reviewID != id {
 		t.Fatalf("Enter on the run: tab %s, run %d", u.Tabs.Selected().Text, u.reviewID)
 	}
-	if v.Report().Stage == nil || v.Report().Stage.State != report.StagePending || v.ApplyButton().Disabled() {
+	if v.Report().Stage == nil || v.Report().Stage.State != report.StagePending || applyButton(t, v).Disabled() {
 		t.Fatalf("reopened: %+v", v.Report().Stage)
 	}
-	v.SetApplyScope(review.ScopeAllowed)
-	if v.ApplyButton().Text != "Apply 1 change" {
-		t.Errorf("only allowed: %q", v.ApplyButton().Text)
+	applyScope(t, v, "Only allowed changes")
+	if applyButton(t, v).Text != "Apply 1 change" {
+		t.Errorf("only allowed: %q", applyButton(t, v).Text)
 	}
-	test.Tap(v.ApplyButton())
+	test.Tap(applyButton(t, v))
 	l.until(t, "the apply", 30*time.Second, func() bool { return v.Report().Stage.State != report.StagePending })
 	if s := v.Report().Stage.State; s != report.StagePartiallyApplied {
-		t.Fatalf("state %s; %s", s, v.StageNote())
+		t.Fatalf("state %s; %s", s, uitest.WidgetText(v))
 	}
 	wantFiles(t, ws, map[string]string{"a.txt": "edited meanwhile\n", "keep.txt": "keep\n", "logs/run.log": "hi\n"})
-	if !strings.HasPrefix(v.StageText(), "Partially applied") || !drawnIn(w.Content(), "Partially applied", theme.ColorNameSuccess) {
-		t.Errorf("stage strip %q", v.StageText())
+	if !strings.HasPrefix(stageText(v), "Partially applied") || !drawnIn(w.Content(), "Partially applied", theme.ColorNameSuccess) {
+		t.Errorf("stage strip %q", stageText(v))
 	}
+}
+
+// applyButton is the stage strip's Apply button.
+func applyButton(t *testing.T, v fyne.CanvasObject) *widget.Button {
+	t.Helper()
+	return uitest.ButtonWithPrefix(t, v, "Apply ")
+}
+
+// stageText is the stage strip's state line ("" when the strip is hidden).
+func stageText(v fyne.CanvasObject) string {
+	return uitest.RichTextWhere(v, func(s string) bool { return strings.HasSuffix(s, " stage") })
+}
+
+// applyScope chooses what Apply applies, as the strip's choice does.
+func applyScope(t *testing.T, v fyne.CanvasObject, scope string) {
+	t.Helper()
+	uitest.Find(t, v, "apply scope", func(s *widget.Select) bool { return slices.Contains(s.Options, scope) }).SetSelected(scope)
 }

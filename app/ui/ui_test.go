@@ -16,8 +16,8 @@ import (
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
@@ -118,8 +118,8 @@ func TestFirstLaunchOffersTheDemo(t *testing.T) {
 	if r.scriptSHA != want {
 		t.Errorf("shown SHA-256 %s, want %s", r.scriptSHA, want)
 	}
-	if !strings.Contains(richText(r.scriptInfo), want) {
-		t.Errorf("script info %q lacks the hash", richText(r.scriptInfo))
+	if !strings.Contains(uitest.RichString(r.scriptInfo), want) {
+		t.Errorf("script info %q lacks the hash", uitest.RichString(r.scriptInfo))
 	}
 	if len(r.hint.(*fyne.Container).Objects) == 0 {
 		t.Error("no demo hint")
@@ -139,14 +139,6 @@ func TestFirstLaunchOffersTheDemo(t *testing.T) {
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Error("the old demo copy was left behind")
 	}
-}
-
-func richText(t *widget.RichText) string {
-	var b strings.Builder
-	for _, s := range t.Segments {
-		b.WriteString(s.Textual())
-	}
-	return b.String()
 }
 
 // TestRunDemoThroughRealGate runs the bundled demo through pipeline.GateRun in a
@@ -200,8 +192,8 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	if sel := u.Review().Selected(); sel < 0 || r.Changes[sel].Allowed {
 		t.Errorf("review did not select a violation (%d)", sel)
 	}
-	if u.Review().Banner().VerdictText() != "FAIL" {
-		t.Errorf("banner %q", u.Review().Banner().VerdictText())
+	if !uitest.Drawn(u.Review().Banner(), "FAIL") {
+		t.Errorf("banner %q", uitest.AllText(u.Review().Banner()))
 	}
 
 	// Output: stdout lines, stderr in the warning color.
@@ -220,9 +212,9 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	}
 	// It is drawn in the warning color.
 	var drawn bool
-	walk(u.run.output.view, func(o fyne.CanvasObject) {
+	uitest.Walk(u.run.output.view, func(o fyne.CanvasObject) {
 		if tx, ok := o.(*canvas.Text); ok && tx.Text == "demo: cleaning up a stale lock" {
-			drawn = sameRGBA(tx.Color, style.Color(theme.Current(), theme.ColorNameWarning))
+			drawn = uitest.SameColor(tx.Color, style.Color(theme.Current(), theme.ColorNameWarning))
 		}
 	})
 	if !drawn {
@@ -237,7 +229,7 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	if !strings.Contains(u.run.phases.rows[pipeline.PhaseBefore].info.Text, "entries") {
 		t.Errorf("before-snapshot info %q", u.run.phases.rows[pipeline.PhaseBefore].info.Text)
 	}
-	if s := richText(u.run.status); !strings.HasPrefix(s, "FAIL: ") || !strings.Contains(s, "Recorded as run 1.") {
+	if s := uitest.RichString(u.run.status); !strings.HasPrefix(s, "FAIL: ") || !strings.Contains(s, "Recorded as run 1.") {
 		t.Errorf("status %q", s)
 	}
 
@@ -266,7 +258,7 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	v := u.Review()
 	v.Allow("changed:config.json")
 	test.Type(noteEntry(t, v), "debug on is fine for the demo")
-	approveButton(t, v).OnTapped()
+	uitest.Button(t, v, "Approve allowlist").OnTapped()
 	approveAnyway(t, u) // the leftover sleep still fails the run
 	if d := v.Decision(); !strings.Contains(d, "allowlist version 1 ") {
 		t.Errorf("decision line %q does not give the version", d)
@@ -304,64 +296,28 @@ func TestRunDemoThroughRealGate(t *testing.T) {
 	}
 }
 
-func sameRGBA(a, b interface{ RGBA() (r, g, b, a uint32) }) bool {
-	r1, g1, b1, a1 := a.RGBA()
-	r2, g2, b2, a2 := b.RGBA()
-	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
-}
-
-// noteEntry and approveButton find the review's note entry and Approve
-// button in the rendered view.
+// noteEntry finds the review's note entry in the rendered view.
 func noteEntry(t *testing.T, v *review.View) *keys.Entry {
 	t.Helper()
-	var found *keys.Entry
-	walk(v, func(o fyne.CanvasObject) {
-		if e, ok := o.(*keys.Entry); ok && strings.HasPrefix(e.PlaceHolder, "Note for the record") {
-			found = e
-		}
-	})
-	if found == nil {
-		t.Fatal("no note entry")
-	}
-	return found
+	return uitest.Find(t, v, "note entry", func(e *keys.Entry) bool { return strings.HasPrefix(e.PlaceHolder, "Note for the record") })
+}
+
+// reviewedText is the review's "n of total reviewed" line.
+func reviewedText(v fyne.CanvasObject) string {
+	return uitest.RichTextWhere(v, func(s string) bool { return strings.HasSuffix(s, " reviewed") })
+}
+
+// hiddenText is the review's bar saying what the filters hide ("" when it
+// is not shown).
+func hiddenText(v fyne.CanvasObject) string {
+	return uitest.RichTextWhere(v, func(s string) bool { return strings.HasSuffix(s, " hidden by filters —") })
 }
 
 // approveAnyway answers the question asked before approving an allowlist
 // the run still fails with.
 func approveAnyway(t *testing.T, u *UI) {
 	t.Helper()
-	test.Tap(buttonNamed(t, approvalDialog(t, u.win), "Approve anyway"))
-}
-
-func approveButton(t *testing.T, v *review.View) *widget.Button {
-	t.Helper()
-	var found *widget.Button
-	walk(v, func(o fyne.CanvasObject) {
-		if b, ok := o.(*widget.Button); ok && b.Text == "Approve allowlist" {
-			found = b
-		}
-	})
-	if found == nil {
-		t.Fatal("no Approve button")
-	}
-	return found
-}
-
-func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
-	if o == nil || !o.Visible() {
-		return
-	}
-	visit(o)
-	switch x := o.(type) {
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			walk(c, visit)
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(x).Objects() {
-			walk(c, visit)
-		}
-	}
+	test.Tap(uitest.Button(t, approvalDialog(t, u.win), "Approve anyway"))
 }
 
 // writeScript writes an executable shell script into dir.
@@ -419,7 +375,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 	u.run.setInputs(filepath.Join(t.TempDir(), "missing"), u.run.script.Text, nil)
 	test.Tap(u.run.runBtn)
 	l.until(t, "the setup error", 20*time.Second, func() bool { return !u.run.running })
-	if s := richText(u.run.status); !strings.Contains(s, "missing") {
+	if s := uitest.RichString(u.run.status); !strings.Contains(s, "missing") {
 		t.Errorf("status %q does not name the missing workspace", s)
 	}
 	if u.Tabs.Selected() != u.runItem {
@@ -430,7 +386,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 	u.run.args.SetText(`"unterminated`)
 	u.run.allow.SetText("/abs\n")
 	test.Tap(u.run.runBtn)
-	s := richText(u.run.status)
+	s := uitest.RichString(u.run.status)
 	for _, want := range []string{"timeout", "unterminated quote", "fix the allowlist"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("status %q lacks %q", s, want)
@@ -564,8 +520,8 @@ func TestSwitchingAwayFromTheDemo(t *testing.T) {
 	}
 	other := t.TempDir()
 	r.workspace.SetText(other)
-	if hint() || r.allow.Text() != "" || !strings.HasPrefix(richText(r.allowHint), "Empty") {
-		t.Errorf("typed another workspace: hint %v, allowlist %q (%s)", hint(), r.allow.Text(), richText(r.allowHint))
+	if hint() || r.allow.Text() != "" || !strings.HasPrefix(uitest.RichString(r.allowHint), "Empty") {
+		t.Errorf("typed another workspace: hint %v, allowlist %q (%s)", hint(), r.allow.Text(), uitest.RichString(r.allowHint))
 	}
 	lookedUp(t, u, l)
 	r.workspace.SetText(demo)
@@ -596,7 +552,7 @@ func TestSwitchingWorkspaceClearsTheLastOutcome(t *testing.T) {
 	r.setStageInfo("Staged: nothing is in the workspace until you apply.", style.Muted)
 	r.phases.finish(true)
 	r.workspace.SetText(t.TempDir())
-	if s := richText(r.status); s != "" {
+	if s := uitest.RichString(r.status); s != "" {
 		t.Errorf("status after switching workspace: %q", s)
 	}
 	if r.contain.enforced.Visible() || r.stageInfo.Visible() {
@@ -626,7 +582,7 @@ func TestDemoHintKeepsItsSpaceWhileRunning(t *testing.T) {
 	before := d.AbsolutePositionForObject(r.runBtn).Y
 	test.Tap(r.runBtn)
 	if !r.running {
-		t.Fatalf("the run did not start: %s", richText(r.status))
+		t.Fatalf("the run did not start: %s", uitest.RichString(r.status))
 	}
 	if after := d.AbsolutePositionForObject(r.runBtn).Y; after != before {
 		t.Errorf("Run moved from y=%.0f to y=%.0f when the run started", before, after)

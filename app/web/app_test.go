@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
@@ -132,8 +133,8 @@ func TestOpenReportThroughPicker(t *testing.T) {
 	if got := w.Title(); got != "diffgate: FAIL fail.json" {
 		t.Errorf("title %q", got)
 	}
-	if x.view.Banner().VerdictText() != "FAIL" {
-		t.Errorf("banner says %q", x.view.Banner().VerdictText())
+	if !uitest.Drawn(x.view.Banner(), "FAIL") {
+		t.Errorf("banner says %q", uitest.AllText(x.view.Banner()))
 	}
 }
 
@@ -172,8 +173,8 @@ func TestBadReportsShowAnError(t *testing.T) {
 			if strings.Contains(s.Error, "\n") {
 				t.Errorf("error %q is not one line", s.Error)
 			}
-			if !x.errBar.Visible() || !strings.Contains(richText(x.errText), c.want) {
-				t.Errorf("error bar hidden or says %q", richText(x.errText))
+			if !x.errBar.Visible() || !strings.Contains(uitest.RichString(x.errText), c.want) {
+				t.Errorf("error bar hidden or says %q", uitest.RichString(x.errText))
 			}
 			if s.Verdict != "pass" || s.Source != "pass.json" {
 				t.Errorf("the report shown before was replaced: %+v", s)
@@ -230,7 +231,7 @@ func TestDraftReevaluatesAndDownloads(t *testing.T) {
 	// One JSON download: the review's Export JSON, which the page's
 	// "download-report" names too (the header has no second one).
 	var jsonButtons int
-	walk(x.Content(), func(o fyne.CanvasObject) {
+	uitest.Walk(x.Content(), func(o fyne.CanvasObject) {
 		if b, ok := o.(*widget.Button); ok && strings.Contains(b.Text, "JSON") {
 			jsonButtons++
 		}
@@ -309,14 +310,6 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-func richText(t *widget.RichText) string {
-	var b strings.Builder
-	for _, s := range t.Segments {
-		b.WriteString(s.Textual())
-	}
-	return b.String()
-}
-
 // TestStagedReportHasNoApply: the browser has no staging, so a staged
 // run's report shows neither Apply nor Discard (the desktop does).
 func TestStagedReportHasNoApply(t *testing.T) {
@@ -324,25 +317,7 @@ func TestStagedReportHasNoApply(t *testing.T) {
 	r := review.DemoReport()
 	r.Stage = &report.Stage{Mechanism: "overlay", State: report.StagePending}
 	x.Show("staged", r)
-	if x.View().StageText() != "" {
-		t.Errorf("stage strip %q in the browser", x.View().StageText())
-	}
-}
-
-// walk visits every visible object under o, into widgets' renderers.
-func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
-	if o == nil || !o.Visible() {
-		return
-	}
-	visit(o)
-	switch x := o.(type) {
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			walk(c, visit)
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(x).Objects() {
-			walk(c, visit)
-		}
+	if uitest.HasButton(x.View(), "Discard") || uitest.RichTextWhere(x.View(), func(s string) bool { return strings.HasSuffix(s, " stage") }) != "" {
+		t.Errorf("a stage strip in the browser: %s", uitest.AllText(x.View()))
 	}
 }

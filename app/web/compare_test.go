@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 )
 
@@ -111,20 +112,20 @@ func TestCompareDialog(t *testing.T) {
 	// A report picked as BEFORE is refused with a message.
 	h.files = []file{{name: "fail.json", data: fixture(t, "fail.json")}}
 	test.Tap(c.beforeBtn)
-	if !strings.Contains(richText(c.beforeInfo), "not a snapshot manifest") || !strings.Contains(h.last().Error, "fail.json") {
-		t.Errorf("picking a report: %q, error %q", richText(c.beforeInfo), h.last().Error)
+	if !strings.Contains(uitest.RichString(c.beforeInfo), "not a snapshot manifest") || !strings.Contains(h.last().Error, "fail.json") {
+		t.Errorf("picking a report: %q, error %q", uitest.RichString(c.beforeInfo), h.last().Error)
 	}
 	h.files = []file{{name: "x.json", err: errors.New("boom")}}
 	test.Tap(c.beforeBtn)
-	if !strings.Contains(richText(c.beforeInfo), "Could not read x.json: boom") {
-		t.Errorf("a read error: %q", richText(c.beforeInfo))
+	if !strings.Contains(uitest.RichString(c.beforeInfo), "Could not read x.json: boom") {
+		t.Errorf("a read error: %q", uitest.RichString(c.beforeInfo))
 	}
 
 	h.files = []file{{name: "seed-before.json", data: fixture(t, "seed-before.json")}, {name: "seed-after.json", data: fixture(t, "seed-after.json")}}
 	test.Tap(c.beforeBtn)
 	test.Tap(c.afterBtn)
-	if !strings.Contains(richText(c.afterInfo), "seed snapshot, 5 files") {
-		t.Errorf("after: %q", richText(c.afterInfo))
+	if !strings.Contains(uitest.RichString(c.afterInfo), "seed snapshot, 5 files") {
+		t.Errorf("after: %q", uitest.RichString(c.afterInfo))
 	}
 	if c.run.Disabled() {
 		t.Fatal("Compare disabled with both files chosen")

@@ -5,9 +5,10 @@ package web
 import (
 	"fmt"
 
+	"syscall/js"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
-	"syscall/js"
 
 	"github.com/diffgate/diffgate/app/keys"
 )

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"fyne.io/fyne/v2"
 	"syscall/js"
+
+	"fyne.io/fyne/v2"
 )
 
 // maxFile is the largest file the app reads (a report of a few million

@@ -2,6 +2,8 @@ package web
 
 import (
 	"testing"
+
+	"github.com/diffgate/diffgate/app/internal/uitest"
 )
 
 // TestOddReports opens reports that pass the schema check but hold
@@ -27,7 +29,7 @@ func TestOddReports(t *testing.T) {
 			}()
 			x.LoadReport("odd.json", []byte(o))
 			x.view.NextViolation(1)
-			x.view.SetTreeMode(false)
+			uitest.Tap(t, x.view, "List") // the flat list
 			x.view.NextViolation(1)
 			x.view.Allow("**")
 		}()
