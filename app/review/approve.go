@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // approvalTitle is the title of the dialog that asks before an allowlist
@@ -26,7 +27,7 @@ func stillFails(r *report.Report) string {
 	n, other := Uncovered(r)
 	var lines []string
 	if n > 0 {
-		lines = append(lines, "• "+report.PluralGrouped(n, "change")+" the draft does not allow.")
+		lines = append(lines, "• "+count.Grouped(n, "change")+" the draft does not allow.")
 	}
 	if len(other) > 0 {
 		lines = append(lines, "• "+strings.Join(other, ", ")+": no allowlist allows "+thisOrThese(len(other))+

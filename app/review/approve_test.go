@@ -11,6 +11,7 @@ import (
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // approvalQuestion is the text of the question asked before approving an
@@ -68,7 +69,7 @@ func TestApproveAsksWhenTheRunStillFails(t *testing.T) {
 	n := v.Report().Count().Violations
 	test.Tap(v.side.approveBtn)
 	text, _, no := approvalQuestion(c)
-	if !strings.Contains(text, report.PluralGrouped(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
+	if !strings.Contains(text, count.Grouped(n, "change")+" the draft does not allow") || strings.Contains(text, "no allowlist allows") {
 		t.Errorf("question for %d violations: %q", n, text)
 	}
 	test.Tap(no)

@@ -6,6 +6,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // SetApproved shows a reopened run with the allowlist version its review
@@ -29,7 +30,7 @@ func (v *View) SetApproved(entries []string) {
 func StagedText(r *report.Report) string {
 	switch ct := r.Containment; {
 	case len(r.Outside) > 0:
-		return "Staged, but " + report.PluralGrouped(len(r.Outside), "change") + " outside already happened: only the workspace waits for Apply."
+		return "Staged, but " + count.Grouped(len(r.Outside), "change") + " outside already happened: only the workspace waits for Apply."
 	case ct != nil && !ct.Contained:
 		return "Staged, but not contained: only the workspace waits for Apply."
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // Banner shows a report's verdict: PASS in the success color or FAIL in the
@@ -384,7 +385,7 @@ func summaryLine(r *report.Report) string {
 		if len(r.Changes) == 0 {
 			return "The script changed nothing in the workspace."
 		}
-		return fmt.Sprintf("Every change is covered by the allowlist (%s allowed).", report.GroupDigits(n.Allowed))
+		return fmt.Sprintf("Every change is covered by the allowlist (%s allowed).", count.Digits(n.Allowed))
 	}
 	if n.Violations == 0 {
 		return "The file changes are allowed, but the process did not end cleanly."
@@ -393,9 +394,9 @@ func summaryLine(r *report.Report) string {
 	case len(r.Changes) == 1:
 		return "The one change is not covered by the allowlist."
 	case n.Violations == 1:
-		return fmt.Sprintf("1 of %s changes is not covered by the allowlist.", report.GroupDigits(len(r.Changes)))
+		return fmt.Sprintf("1 of %s changes is not covered by the allowlist.", count.Digits(len(r.Changes)))
 	}
-	return fmt.Sprintf("%s of %s changes are not covered by the allowlist.", report.GroupDigits(n.Violations), report.GroupDigits(len(r.Changes)))
+	return fmt.Sprintf("%s of %s changes are not covered by the allowlist.", count.Digits(n.Violations), count.Digits(len(r.Changes)))
 }
 
 // maxRow and maxSubRow bound a reason line and a detail row (a leftover's
@@ -508,5 +509,5 @@ func groupedCount(reason string) string {
 	if !ok || err != nil || n < 1000 {
 		return reason
 	}
-	return report.GroupDigits(n) + " " + rest
+	return count.Digits(n) + " " + rest
 }

@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // changesPane is the left pane: "x of N reviewed" and Violations first
@@ -75,13 +75,13 @@ func (p *changesPane) showHidden(m *model) {
 	hidden := m.rowCount() - len(m.visible)
 	var what []string
 	if hidden > 0 || m.fd.hiddenBlocked+m.fd.hiddenOutside == 0 {
-		what = append(what, report.PluralGrouped(hidden, "change"))
+		what = append(what, count.Grouped(hidden, "change"))
 	}
 	if n := m.fd.hiddenBlocked; n > 0 {
-		what = append(what, report.PluralGrouped(n, "blocked action"))
+		what = append(what, count.Grouped(n, "blocked action"))
 	}
 	if n := m.fd.hiddenOutside; n > 0 {
-		what = append(what, report.PluralGrouped(n, "change")+" outside the workspace")
+		what = append(what, count.Grouped(n, "change")+" outside the workspace")
 	}
 	hidden += m.fd.hiddenBlocked + m.fd.hiddenOutside
 	if p.hiddenBar.Hidden != (hidden == 0) {
@@ -103,7 +103,7 @@ func (p *changesPane) showReviewed(viewed, total int) {
 		c = style.PassColor
 	}
 	p.reviewed.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("%s of %s reviewed", report.GroupDigits(viewed), report.GroupDigits(total)),
+		Text:  fmt.Sprintf("%s of %s reviewed", count.Digits(viewed), count.Digits(total)),
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: viewed > 0}, Inline: true}}}
 	p.reviewed.Refresh()
 }

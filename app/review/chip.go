@@ -11,7 +11,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/keys"
 	"github.com/diffgate/diffgate/app/style"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // Chip is a counter that doubles as a filter toggle: "Added 3" in the kind's
@@ -72,7 +72,7 @@ func newChip(label string, colorName fyne.ThemeColorName, toggled func(bool)) *C
 }
 
 // Text is the chip's text, e.g. "Added 3,301".
-func (c *Chip) Text() string { return c.Label + " " + report.GroupDigits(c.Count) }
+func (c *Chip) Text() string { return c.Label + " " + count.Digits(c.Count) }
 
 // setCount updates the number shown.
 func (c *Chip) setCount(n int) {
@@ -149,7 +149,7 @@ func (r *chipRenderer) Refresh() {
 	c := style.Color(th, r.c.ColorName)
 	r.bg.CornerRadius = th.Size(theme.SizeNameInputRadius) * 2
 	r.label.Text = r.c.Label
-	r.count.Text = report.GroupDigits(r.c.Count)
+	r.count.Text = count.Digits(r.c.Count)
 	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
 	r.bg.StrokeWidth = 1.5
 	switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -207,7 +208,7 @@ func (d *detail) showFolder(id string) {
 		colorName = style.FailColor
 	}
 	d.status.Segments = []widget.RichTextSegment{
-		seg(fmt.Sprintf("%s below this folder, %s.", report.PluralGrouped(n.below, "change"), report.PluralGrouped(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
+		seg(fmt.Sprintf("%s below this folder, %s.", count.Grouped(n.below, "change"), count.Grouped(n.belowViolations, "violation")), colorName, fyne.TextStyle{Bold: n.belowViolations > 0}),
 	}
 	d.status.Refresh()
 	d.suggest = nil
@@ -303,7 +304,7 @@ func (d *detail) content(th fyne.Theme, c *diff.Change) fyne.CanvasObject {
 		if n := d.v.m.nodes[c.Path]; n != nil && n.below > 0 {
 			// The counts its row shows (the directory itself counted), then
 			// what is below it: "4,601 added" and "4,600 below" agree.
-			text = fmt.Sprintf("Directory %s. With what it holds: %s (the directory and %s below it).", c.Kind, n.sum.String(), report.PluralGrouped(n.below, "change"))
+			text = fmt.Sprintf("Directory %s. With what it holds: %s (the directory and %s below it).", c.Kind, n.sum.String(), count.Grouped(n.below, "change"))
 		}
 		add(para(seg(text, "", fyne.TextStyle{Bold: true})))
 	case (a != nil && a.Type == snapshot.Symlink) || (b != nil && b.Type == snapshot.Symlink):

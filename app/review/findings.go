@@ -11,6 +11,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -208,7 +209,7 @@ func (r *changeRow) setFinding(th fyne.Theme, v *View, id string) {
 		case groupNetwork:
 			n, what = len(v.m.fd.network), "request"
 		}
-		r.badge.Text = report.PluralGrouped(n, what) // short: the title must show
+		r.badge.Text = count.Grouped(n, what) // short: the title must show
 		r.badge.TextStyle.Bold = true
 	} else {
 		r.arrow.Hidden = true
@@ -242,7 +243,7 @@ func blockedBadge(b *report.Blocked) string {
 		parts = append(parts, quote.Text(b.Op))
 	}
 	if b.Count > 1 {
-		parts = append(parts, fmt.Sprintf("%s times", report.GroupDigits(b.Count)))
+		parts = append(parts, fmt.Sprintf("%s times", count.Digits(b.Count)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -308,12 +309,12 @@ func (d *detail) showGroup(r *report.Report, g string, c fyne.ThemeColorName) {
 	d.setFindingTitle(groupTitle(g), false, c)
 	switch g {
 	case groupBlocked:
-		d.setStatus(seg(report.PluralGrouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
+		d.setStatus(seg(count.Grouped(len(r.Blocked), "action")+" the containment refused, each a violation no allowlist allows: "+
 			"the script tried to reach beyond what it may (a write outside the workspace, the network, a secret, a limit).", c, fyne.TextStyle{Bold: true}))
 	case groupNetwork:
 		d.setStatus(seg(quote.Text(r.NetworkSummary())+": requests through the gate's proxy (--net-allow); a refused one is among the blocked actions.", c, fyne.TextStyle{Bold: true}))
 	default:
-		d.setStatus(seg(report.PluralGrouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
+		d.setStatus(seg(count.Grouped(len(r.Outside), "change")+" found in the watched paths outside the workspace (stat only, before and after the run), "+
 			"each a violation no allowlist allows: the allowlist speaks of the workspace only.", c, fyne.TextStyle{Bold: true}))
 	}
 }
@@ -343,7 +344,7 @@ func (d *detail) showBlocked(b *report.Blocked, c fyne.ThemeColorName) {
 	d.setFindingTitle(quote.Path(b.Target), true, c)
 	st := []widget.RichTextSegment{seg("BLOCKED "+strings.ToUpper(quote.Text(b.Kind)), c, fyne.TextStyle{Bold: true})}
 	if b.Count > 1 {
-		st = append(st, seg(fmt.Sprintf(" (%s times)", report.GroupDigits(b.Count)), c, fyne.TextStyle{}))
+		st = append(st, seg(fmt.Sprintf(" (%s times)", count.Digits(b.Count)), c, fyne.TextStyle{}))
 	}
 	st = append(st, seg("   ", "", fyne.TextStyle{}),
 		seg("Violation: containment refused it; no allowlist allows it", style.FailColor, fyne.TextStyle{Bold: true}))
@@ -353,7 +354,7 @@ func (d *detail) showBlocked(b *report.Blocked, c fyne.ThemeColorName) {
 		{"Target", quote.Path(b.Target)},
 		{"Process", processText(b)},
 		{"System call", quote.Text(b.Op)},
-		{"Count", report.GroupDigits(max(b.Count, 1))},
+		{"Count", count.Digits(max(b.Count, 1))},
 	}), nil)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -288,7 +289,7 @@ func (b *diffBar) finish(d string, hunks int, err error) {
 	case hunks > fullDiffHunks:
 		b.note, b.full = fmt.Sprintf("Full diff: the first %d of %d hunks.", fullDiffHunks, hunks), d
 	default:
-		b.note, b.full = fmt.Sprintf("Full diff: %s.", report.PluralGrouped(hunks, "hunk")), d
+		b.note, b.full = fmt.Sprintf("Full diff: %s.", count.Grouped(hunks, "hunk")), d
 	}
 	if i := b.d.change; i >= 0 && b.keyOf(i) == b.of {
 		b.d.show(i)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/app/style"
+	"github.com/diffgate/diffgate/internal/count"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
@@ -439,11 +440,11 @@ func TestFoldKeysAndStops(t *testing.T) {
 
 func TestCountWords(t *testing.T) {
 	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries", 3301: "3,301 entries", 1234567: "1,234,567 entries"} {
-		if got := report.PluralGrouped(n, "entry"); got != want {
-			t.Errorf("report.PluralGrouped(%d) %q, want %q", n, got, want)
+		if got := count.Grouped(n, "entry"); got != want {
+			t.Errorf("count.Grouped(%d) %q, want %q", n, got, want)
 		}
 	}
-	if got := report.GroupDigits(-1234); got != "-1,234" {
-		t.Errorf("report.GroupDigits(-1234) %q", got)
+	if got := count.Digits(-1234); got != "-1,234" {
+		t.Errorf("count.Digits(-1234) %q", got)
 	}
 }

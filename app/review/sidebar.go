@@ -17,6 +17,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // sidebar is the right pane: the draft allowlist editor, Suggest and
@@ -209,7 +210,7 @@ func (v *View) saveApproval() {
 	v.decided = report.Approved
 	v.updateButtons()
 	if v.side.decisionSeq == seq { // the host did not say more (SetDecision)
-		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), report.PluralGrouped(len(entries), "entry")), style.PassColor)
+		v.setDecision(fmt.Sprintf("Approved at %s: allowlist with %s saved.", time.Now().Format("15:04"), count.Grouped(len(entries), "entry")), style.PassColor)
 	}
 }
 
@@ -222,7 +223,7 @@ func (v *View) reject() {
 	}
 	if v.stage.pending() {
 		v.stage.ask(rejectTitle, fmt.Sprintf("Rejecting records your decision and removes the %s of this run; the workspace stays as it is.",
-			report.PluralGrouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
+			count.Grouped(len(v.r.Changes), "staged change")), "Reject and discard", func() {
 			if v.saveRejection() {
 				v.stage.discardNow()
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -177,7 +178,7 @@ func (p *stagePane) forcedWhy(req ApplyRequest) string {
 	bad := p.notAllowed(req)
 	_, other := Uncovered(run)
 	var b strings.Builder
-	fmt.Fprintf(&b, "The run failed its gate. Apply writes %s into the workspace", report.PluralGrouped(len(req.Paths), "change"))
+	fmt.Fprintf(&b, "The run failed its gate. Apply writes %s into the workspace", count.Grouped(len(req.Paths), "change"))
 	if len(bad) > 0 {
 		fmt.Fprintf(&b, ", %d of them not allowed by the run's allowlist:\n", len(bad))
 		const maxNamed = 8
@@ -237,7 +238,7 @@ func (p *stagePane) update() {
 	}
 	p.root.Show()
 	n := len(p.request().Paths)
-	p.applyBtn.SetText(fmt.Sprintf("Apply %s", report.PluralGrouped(n, "change")))
+	p.applyBtn.SetText(fmt.Sprintf("Apply %s", count.Grouped(n, "change")))
 	var text string
 	c := style.Muted
 	pending := false
@@ -308,7 +309,7 @@ func (p *stagePane) discard() {
 		return
 	}
 	n := len(p.v.r.Changes)
-	p.ask(discardTitle, fmt.Sprintf("The %s of this run are removed; the workspace stays as it is. This cannot be undone.", report.PluralGrouped(n, "staged change")),
+	p.ask(discardTitle, fmt.Sprintf("The %s of this run are removed; the workspace stays as it is. This cannot be undone.", count.Grouped(n, "staged change")),
 		"Discard", p.discardNow)
 }
 
@@ -363,7 +364,7 @@ func (p *stagePane) outcome(state string, err error) {
 	fail := widget.RichTextStyle{ColorName: style.FailColor, TextStyle: fyne.TextStyle{Bold: true}}
 	if ce, ok := err.(*ConflictError); ok {
 		segs = append(segs, &widget.TextSegment{Style: fail,
-			Text: fmt.Sprintf("Nothing applied: %s changed in the workspace since the run.", report.PluralGrouped(len(ce.Conflicts), "path"))})
+			Text: fmt.Sprintf("Nothing applied: %s changed in the workspace since the run.", count.Grouped(len(ce.Conflicts), "path"))})
 		for _, c := range ce.Conflicts {
 			line := "CONFLICT " + c.Path
 			if c.Reason != "" {

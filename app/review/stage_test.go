@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/app/internal/uitest"
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // TestStageHiddenWithoutHost: the browser build passes no OnApply, so a
@@ -62,12 +63,12 @@ func TestStageApplyScopes(t *testing.T) {
 		uitest.OneText(t, w.Content(), label)
 	}
 	// The demo run failed: Apply defaults to the allowed changes.
-	want("Apply " + report.PluralGrouped(allowed, "change"))
+	want("Apply " + count.Grouped(allowed, "change"))
 	if v.stage.scope.Selected != "Only allowed changes" {
 		t.Errorf("default scope of a failed run %q", v.stage.scope.Selected)
 	}
 	v.setApplyScope(scopeAll)
-	want("Apply " + report.PluralGrouped(n, "change"))
+	want("Apply " + count.Grouped(n, "change"))
 	if v.stageText() != "Staged: nothing is in the workspace until you apply.  copy stage" {
 		t.Errorf("stage strip %q", v.stageText())
 	}
@@ -86,7 +87,7 @@ func TestStageApplyScopes(t *testing.T) {
 	}
 
 	v.setApplyScope(scopeAllowed)
-	want("Apply " + report.PluralGrouped(allowed, "change"))
+	want("Apply " + count.Grouped(allowed, "change"))
 	answerErr, answer = nil, report.StagePartiallyApplied
 	test.Tap(v.applyButton())
 	req := got[len(got)-1]
@@ -116,7 +117,7 @@ func TestStageApplyScopes(t *testing.T) {
 	if shown == 0 || shown == n {
 		t.Fatalf("filter shows %d of %d", shown, n)
 	}
-	want("Apply " + report.PluralGrouped(shown, "change"))
+	want("Apply " + count.Grouped(shown, "change"))
 	test.Tap(v.discardButton())
 	answerQuestion(t, w.Canvas(), discardTitle, "Discard")
 	if !strings.Contains(v.stageNote(), "Discarded") || !v.applyButton().Disabled() {

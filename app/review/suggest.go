@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -140,7 +141,7 @@ func outcomeWords(r *report.Report) (string, fyne.ThemeColorName) {
 	n, other := Uncovered(r)
 	var why []string
 	if n > 0 {
-		why = append(why, report.PluralGrouped(n, "violation")+" left")
+		why = append(why, count.Grouped(n, "violation")+" left")
 	}
 	why = append(why, other...)
 	return "still fails (" + strings.Join(why, ", ") + ")", style.FailColor
@@ -155,7 +156,7 @@ func (s *suggestDialog) update() {
 	}
 	words, c := outcomeWords(r)
 	s.outcome.Segments = []widget.RichTextSegment{&widget.TextSegment{
-		Text:  fmt.Sprintf("With the %s ticked, the run %s. Nothing is saved until you approve.", report.PluralGrouped(len(entries), "entry"), words),
+		Text:  fmt.Sprintf("With the %s ticked, the run %s. Nothing is saved until you approve.", count.Grouped(len(entries), "entry"), words),
 		Style: widget.RichTextStyle{ColorName: c, TextStyle: fyne.TextStyle{Bold: true}}}}
 	s.outcome.Refresh()
 }
@@ -171,7 +172,7 @@ func (s *suggestDialog) add() {
 	before := v.r.Verdict
 	v.side.editor.appendAll(entries)
 	words, c := outcomeWords(v.r)
-	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", report.PluralGrouped(len(entries), "entry"), words)
+	text := fmt.Sprintf("Suggest added %s to the draft: the run %s", count.Grouped(len(entries), "entry"), words)
 	if v.r.Verdict != before {
 		text += " (it failed before)"
 	}

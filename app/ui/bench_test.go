@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // scaleFiles is how many files the scale script adds under node_modules/
@@ -122,7 +123,7 @@ func BenchmarkReviewScale(b *testing.B) {
 	v.TypedKey(&fyne.KeyEvent{Name: fyne.KeyHome})
 	v.TypedRune('v')
 	frame()
-	if s := reviewedText(v); !strings.HasPrefix(s, report.GroupDigits(5000-2)+" of ") {
+	if s := reviewedText(v); !strings.HasPrefix(s, count.Digits(5000-2)+" of ") {
 		b.Fatalf("node_modules/ marked viewed: %q, want %d reviewed", s, 5000-2)
 	}
 

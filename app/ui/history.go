@@ -15,6 +15,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -307,9 +308,9 @@ func (t *historyTab) showRuns(runs []history.Summary, total int) {
 		t.setStatus("No run matches the filter", style.Muted)
 		t.showEmpty("No run matches the filter.")
 	case t.total > len(runs):
-		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", report.GroupDigits(len(runs)), report.GroupDigits(t.total)), style.Muted)
+		t.setStatus(fmt.Sprintf("The %s most recent of %s runs", count.Digits(len(runs)), count.Digits(t.total)), style.Muted)
 	default:
-		t.setStatus(report.Plural(t.total, "run"), style.Muted)
+		t.setStatus(count.Of(t.total, "run"), style.Muted)
 	}
 	if t.selected > 0 && t.indexOf(t.selected) < 0 {
 		t.selected = 0

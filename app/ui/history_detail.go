@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // showDetail fills the selected-run card from its summary s and, once
@@ -92,7 +93,7 @@ func countsText(s *history.Summary) *widget.RichText {
 		countSeg(s.Removed, "−", " removed", style.Removed), sep(),
 		countSeg(s.Changed, "~", " changed", style.Changed))
 	if s.Violations > 0 {
-		counts.Segments = append(counts.Segments, &widget.TextSegment{Text: "   " + report.Plural(s.Violations, "violation"),
+		counts.Segments = append(counts.Segments, &widget.TextSegment{Text: "   " + count.Of(s.Violations, "violation"),
 			Style: widget.RichTextStyle{Inline: true, ColorName: style.FailColor, TextStyle: fyne.TextStyle{Bold: true}}})
 	}
 	return counts
@@ -135,10 +136,10 @@ func containmentLine(r *report.Report, ct *report.Containment) *widget.RichText 
 		c = style.FailColor
 	}
 	if n := len(r.Blocked); n > 0 {
-		text += " · " + report.Plural(n, "blocked action")
+		text += " · " + count.Of(n, "blocked action")
 	}
 	if n := len(r.Outside); n > 0 {
-		text += " · " + report.Plural(n, "change") + " outside the workspace"
+		text += " · " + count.Of(n, "change") + " outside the workspace"
 	}
 	return wrapped(text, c, !ct.Contained)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // historyList is the list of runs: up/down select, Enter opens.
@@ -178,7 +179,7 @@ func (r *historyRow) set(i int, s *history.Summary) {
 	p.count(colAdded, s.Added, "+", style.Added)
 	p.count(colRemoved, s.Removed, "−", style.Removed)
 	p.count(colChanged, s.Changed, "~", style.Changed)
-	p.loud(colViolations, report.GroupDigits(s.Violations), s.Violations == 0)
+	p.loud(colViolations, count.Digits(s.Violations), s.Violations == 0)
 	switch ct := containedWord(s.Contained); ct {
 	case "yes":
 		p.put(colContained, ct, p.col(style.PassColor), false)
@@ -198,7 +199,7 @@ func (p rowPaint) count(c column, n int, sign string, name fyne.ThemeColorName) 
 		p.put(c, "0", p.muted, false)
 		return
 	}
-	p.put(c, sign+report.GroupDigits(n), p.col(name), false)
+	p.put(c, sign+count.Digits(n), p.col(name), false)
 }
 
 // setVerdict puts the verdict in its pill.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -82,7 +82,7 @@ func versionCard(prev, cur *history.Allowlist, latest bool) fyne.CanvasObject {
 	added, removed := history.DiffAllowlists(prev, cur)
 	segs := []widget.RichTextSegment{
 		&widget.TextSegment{Text: fmt.Sprintf("Version %d", cur.Version), Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Bold: true}}},
-		&widget.TextSegment{Text: "   " + cur.CreatedAt.Local().Format("2006-01-02 15:04") + "   " + report.Plural(len(cur.Entries), "entry"),
+		&widget.TextSegment{Text: "   " + cur.CreatedAt.Local().Format("2006-01-02 15:04") + "   " + count.Of(len(cur.Entries), "entry"),
 			Style: widget.RichTextStyle{Inline: true, ColorName: style.Muted}},
 	}
 	if latest {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
+	"github.com/diffgate/diffgate/internal/quote"
 )
 
 // MaxOutputLines bounds the live output pane; older lines are dropped.
@@ -137,7 +139,7 @@ func (o *outputPane) append(lines []outLine, dropped int) {
 	}
 	out := make([]review.DiffLine, 0, len(lines)+1)
 	if dropped > 0 {
-		out = append(out, review.DiffLine{Tag: tagNote, Text: "… " + itoa(dropped) + " lines skipped …"})
+		out = append(out, review.DiffLine{Tag: tagNote, Text: "… " + strconv.Itoa(dropped) + " lines skipped …"})
 	}
 	for _, l := range lines {
 		tag := tagStdout
@@ -158,7 +160,7 @@ func cleanLine(s string) string {
 	for i := 0; i < len(s) && cols < maxLineRunes; {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == 0x1b { // drop terminal escape sequences (colors, cursor moves)
-			i += escapeLen(s[i:])
+			i = quote.SkipEscape(s, i)
 			continue
 		}
 		if r < 0x20 && r != '\t' || r == 0x7f {
@@ -175,45 +177,4 @@ func cleanLine(s string) string {
 		i += n
 	}
 	return b.String()
-}
-
-// escapeLen is the length of the escape sequence at the start of s (which
-// begins with ESC): CSI "ESC [ params final", OSC "ESC ] ... BEL", or ESC x.
-func escapeLen(s string) int {
-	if len(s) < 2 {
-		return len(s)
-	}
-	switch s[1] {
-	case '[':
-		for i := 2; i < len(s); i++ {
-			if s[i] >= 0x40 && s[i] <= 0x7e {
-				return i + 1
-			}
-		}
-		return len(s)
-	case ']':
-		for i := 2; i < len(s); i++ {
-			if s[i] == 0x07 {
-				return i + 1
-			}
-			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return len(s)
-	}
-	return 2
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
 }

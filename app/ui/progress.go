@@ -13,6 +13,7 @@ import (
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // phaseLabels name the steps in a word or two: eight columns share a
@@ -234,7 +235,7 @@ func entriesInfo(n, bytes int64) string {
 	if n == 1 {
 		what = "entry"
 	}
-	return fmt.Sprintf("%s %s · %s", report.GroupDigits(n), what, report.Size(bytes))
+	return fmt.Sprintf("%s %s · %s", count.Digits(n), what, report.Size(bytes))
 }
 
 // afterDone says what the after step found once the run is over (the
@@ -251,7 +252,7 @@ func (p *phaseProgress) afterDone(after *snapshot.Manifest, r *report.Report) {
 		info = entriesInfo(int64(len(after.Entries)), bytes)
 	case r != nil && r.Stage != nil:
 		n := len(r.Changes)
-		info = fmt.Sprintf("stage: %s %s", report.GroupDigits(int64(n)), map[bool]string{true: "change", false: "changes"}[n == 1])
+		info = fmt.Sprintf("stage: %s %s", count.Digits(int64(n)), map[bool]string{true: "change", false: "changes"}[n == 1])
 	default:
 		return
 	}

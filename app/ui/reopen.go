@@ -14,6 +14,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -144,7 +145,7 @@ func (o *reopened) decision() (string, fyne.ThemeColorName) {
 	}
 	var why []string
 	if o.uncovered > 0 {
-		why = append(why, report.Plural(o.uncovered, "change")+" it does not allow")
+		why = append(why, count.Of(o.uncovered, "change")+" it does not allow")
 	}
 	if len(o.other) > 0 {
 		why = append(why, strings.Join(o.other, ", ")+", which no allowlist allows")

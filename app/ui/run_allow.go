@@ -16,7 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/review"
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/history"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // The allowlist pane's hints.
@@ -129,7 +129,7 @@ func (a *allowPane) lookedUpAllowlist(ws string, al *history.Allowlist) {
 	}
 	a.setPreset(ws, al.Entries, al.Version)
 	a.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace (%s, %s).",
-		al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), report.Plural(len(al.Entries), "entry")))
+		al.Version, al.CreatedAt.Local().Format("2006-01-02 15:04"), count.Of(len(al.Entries), "entry")))
 }
 
 // loadApproved takes an allowlist just approved for workspace (al: the
@@ -142,7 +142,7 @@ func (a *allowPane) loadApproved(workspace string, entries []string, al *history
 	}
 	a.setPreset(workspace, al.Entries, al.Version)
 	a.setAllowHint(fmt.Sprintf("Version %d of the allowlist approved for this workspace, approved just now (%s).",
-		al.Version, report.Plural(len(al.Entries), "entry")))
+		al.Version, count.Of(len(al.Entries), "entry")))
 }
 
 // allowlistVersion is the approved version the editor's entries are (0

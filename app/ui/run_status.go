@@ -16,6 +16,7 @@ import (
 	"github.com/diffgate/diffgate/app/style"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -141,7 +142,7 @@ func stageLine(out *pipeline.Result) (string, fyne.ThemeColorName) {
 	default:
 		cp := cost.Copy
 		b.WriteString("Staged in a copy of the workspace: the workspace is untouched")
-		fmt.Fprintf(&b, "; copied %s (%s", report.Plural(cp.Files, "file"), report.Size(cp.Bytes))
+		fmt.Fprintf(&b, "; copied %s (%s", count.Of(cp.Files, "file"), report.Size(cp.Bytes))
 		if cp.Reflinked > 0 {
 			fmt.Fprintf(&b, ", %d reflinked", cp.Reflinked)
 		}

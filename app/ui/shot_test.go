@@ -4,6 +4,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestShots(t *testing.T) {
 	shot("run-idle.png")
 	ws, sc := t.TempDir(), t.TempDir()
 	for i := 0; i < 200; i++ {
-		os.WriteFile(filepath.Join(ws, "f"+itoa(i)), []byte(strings.Repeat("x", i*100)), 0o644)
+		os.WriteFile(filepath.Join(ws, "f"+strconv.Itoa(i)), []byte(strings.Repeat("x", i*100)), 0o644)
 	}
 	script := writeScript(t, sc, "for i in $(seq 1 40); do echo \"step $i: doing things\"; done\necho 'warning: something odd' >&2\nsleep 3\necho done\n")
 	u.run.setInputs(ws, script, []string{"logs/"})

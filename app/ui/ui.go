@@ -29,6 +29,7 @@ import (
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -430,7 +431,7 @@ func (u *UI) approve(r *report.Report, allowlist []string, note string) error {
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Approved: allowlist version %d of this workspace saved (%s).", al.Version, report.Plural(len(allowlist), "entry"))
+	msg := fmt.Sprintf("Approved: allowlist version %d of this workspace saved (%s).", al.Version, count.Of(len(allowlist), "entry"))
 	if u.reviewID == 0 {
 		msg += " The report itself is not in the history (it was opened from a file)."
 	}

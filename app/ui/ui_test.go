@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -450,7 +451,7 @@ func TestOutputBounded(t *testing.T) {
 	p := newOutputPane()
 	test.NewTempWindow(t, p.view)
 	for i := 0; i < 3*MaxOutputLines; i++ {
-		b.write(pipeline.Stdout, []byte("line "+itoa(i)+"\n"))
+		b.write(pipeline.Stdout, []byte("line "+strconv.Itoa(i)+"\n"))
 		if i%997 == 0 {
 			p.append(b.drain(false))
 		}
@@ -461,7 +462,7 @@ func TestOutputBounded(t *testing.T) {
 		t.Errorf("%d lines kept, bound is %d", n, MaxOutputLines)
 	}
 	text := p.text()
-	if !strings.Contains(text, "line "+itoa(3*MaxOutputLines-1)) || !strings.HasSuffix(text, "no newline at the end") {
+	if !strings.Contains(text, "line "+strconv.Itoa(3*MaxOutputLines-1)) || !strings.HasSuffix(text, "no newline at the end") {
 		t.Errorf("latest lines missing: …%s", text[max(0, len(text)-80):])
 	}
 	if strings.Contains(text, "line 0\n") {

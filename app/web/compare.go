@@ -8,6 +8,7 @@ import (
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // ParseManifest reads a manifest file the reviewer picked: one written by
@@ -27,9 +28,9 @@ func ParseManifest(name string, data []byte) (*snapshot.Manifest, error) {
 // DescribeManifest is one line on a manifest: its format and size.
 func DescribeManifest(m *snapshot.Manifest) string {
 	if m.Seed {
-		return fmt.Sprintf("seed snapshot, %s", report.Plural(len(m.Entries), "file"))
+		return fmt.Sprintf("seed snapshot, %s", count.Of(len(m.Entries), "file"))
 	}
-	s := fmt.Sprintf("diffgate manifest, %s", report.Plural(len(m.Entries), "entry"))
+	s := fmt.Sprintf("diffgate manifest, %s", count.Of(len(m.Entries), "entry"))
 	if m.Root != "" {
 		s += " of " + m.Root
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 	"github.com/diffgate/diffgate/internal/quote"
 )
@@ -298,7 +299,7 @@ func (c *cli) historyVerify(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", report.Plural(n, "run"))
+	fmt.Fprintf(c.stdout, "ok: %s, chain intact\n", count.Of(n, "run"))
 	return nil
 }
 

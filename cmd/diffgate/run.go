@@ -19,6 +19,7 @@ import (
 	"github.com/diffgate/diffgate/core/report"
 	"github.com/diffgate/diffgate/core/wslock"
 	"github.com/diffgate/diffgate/internal/bytesize"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/oneline"
 	"github.com/diffgate/diffgate/internal/quote"
 )
@@ -354,11 +355,11 @@ func summary(rep *report.Report) string {
 	case rep.Verdict == report.Pass && n == 0:
 		return "PASS: no changes"
 	case rep.Verdict == report.Pass:
-		line = fmt.Sprintf("PASS: %s, all allowed", report.Plural(n, "change"))
+		line = fmt.Sprintf("PASS: %s, all allowed", count.Of(n, "change"))
 	default:
 		line = "FAIL: " + strings.Join(rep.Reasons, ", ")
 		if n > 0 {
-			line += fmt.Sprintf(" (%s, %d allowed)", report.Plural(n, "change"), allowed)
+			line += fmt.Sprintf(" (%s, %d allowed)", count.Of(n, "change"), allowed)
 		}
 		return quote.Text(truncate(line, maxLine))
 	}

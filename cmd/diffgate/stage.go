@@ -6,7 +6,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/pipeline"
-	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -42,7 +42,7 @@ func (c *cli) applyVerb(args []string) error {
 		for _, cf := range ce.Conflicts {
 			fmt.Fprintf(c.stdout, "CONFLICT %s\n", quote.Path(cf.Path))
 		}
-		fmt.Fprintf(c.stderr, "diffgate: apply: run %d: %s changed in the workspace since the run; nothing applied\n", id, report.Plural(len(ce.Conflicts), "path"))
+		fmt.Fprintf(c.stderr, "diffgate: apply: run %d: %s changed in the workspace since the run; nothing applied\n", id, count.Of(len(ce.Conflicts), "path"))
 		return errFailed
 	}
 	if err != nil {
@@ -55,7 +55,7 @@ func (c *cli) applyVerb(args []string) error {
 	for _, p := range res.Held {
 		fmt.Fprintf(c.stderr, "diffgate: apply: held back %s: a change below it was not chosen\n", quote.Path(p))
 	}
-	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s)%s: run %s\n", report.Plural(len(res.Paths), "change"), id, res.Decision, resumed, res.State)
+	fmt.Fprintf(c.stderr, "diffgate: applied %s of run %d (%s)%s: run %s\n", count.Of(len(res.Paths), "change"), id, res.Decision, resumed, res.State)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (c *cli) discardVerb(args []string) error {
 		return usagef("discard: %v", err)
 	}
 	if half != nil {
-		fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d; its interrupted apply left the workspace half-applied (some of %s written)\n", id, report.Plural(len(half.Paths), "change"))
+		fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d; its interrupted apply left the workspace half-applied (some of %s written)\n", id, count.Of(len(half.Paths), "change"))
 		return nil
 	}
 	fmt.Fprintf(c.stderr, "diffgate: discarded the stage of run %d\n", id)

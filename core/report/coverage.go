@@ -6,6 +6,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // DiffCoverage counts the changes of file contents a text diff could show
@@ -78,9 +79,9 @@ func (d DiffCoverage) Summary() string {
 	var why []string
 	for _, w := range noteWords {
 		if n := d.Without[w.note]; n > 0 {
-			why = append(why, fmt.Sprintf("%s %s", GroupDigits(n), w.words))
+			why = append(why, fmt.Sprintf("%s %s", count.Digits(n), w.words))
 		}
 	}
-	return fmt.Sprintf("%s of %s content %s have a text diff; %s", GroupDigits(d.WithDiff), GroupDigits(d.Content),
-		pluralWord(d.Content, "change"), strings.Join(why, ", "))
+	return fmt.Sprintf("%s of %s content %s have a text diff; %s", count.Digits(d.WithDiff), count.Digits(d.Content),
+		count.Word(d.Content, "change"), strings.Join(why, ", "))
 }

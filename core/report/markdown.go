@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/textdiff"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -64,7 +65,7 @@ func (l leftOut) String() string {
 	var parts []string
 	add := func(n int, what string) {
 		if n > 0 {
-			parts = append(parts, Plural(n, what))
+			parts = append(parts, count.Of(n, what))
 		}
 	}
 	add(l.violations, "violation")
@@ -85,7 +86,7 @@ func (l leftOut) String() string {
 		if len(parts) > 0 {
 			s += "; "
 		}
-		s += Plural(l.cutDiffs, "diff") + " cut short"
+		s += count.Of(l.cutDiffs, "diff") + " cut short"
 	}
 	return s + ". The HTML and JSON reports have everything."
 }
@@ -216,7 +217,7 @@ func (r *Report) mdContainmentRows(m *mdWriter) {
 	if w := r.Watch; w != nil {
 		line := mdText(cutText(quote.Clean(w.Summary()), 2<<10))
 		if len(r.Outside) > 0 {
-			line = fmt.Sprintf("❌ **%s**; ", Plural(len(r.Outside), "change")) + line
+			line = fmt.Sprintf("❌ **%s**; ", count.Of(len(r.Outside), "change")) + line
 		}
 		m.row("Outside the workspace", line)
 	}
@@ -243,7 +244,7 @@ func (r *Report) mdResultRows(m *mdWriter) {
 	}
 	n := r.Count()
 	m.row("Changes", fmt.Sprintf("%d added, %d removed, %d changed: **%d %s**, %d allowed",
-		n.Added, n.Removed, n.Changed, n.Violations, pluralWord(n.Violations, "violation"), n.Allowed))
+		n.Added, n.Removed, n.Changed, n.Violations, count.Word(n.Violations, "violation"), n.Allowed))
 	if s := r.DiffCoverage().Summary(); s != "" {
 		m.row("Text diffs", mdText(s))
 	}
@@ -301,7 +302,7 @@ func mdViolations(m *mdWriter, n int, vrows []ListRow, limit int, left *leftOut,
 			rest += len(row.Changes)
 		}
 		left.violations += rest
-		m.linef("… and %d more %s, not listed here.", rest, pluralWord(rest, "violation"))
+		m.linef("… and %d more %s, not listed here.", rest, count.Word(rest, "violation"))
 		m.line()
 	}
 }
@@ -340,7 +341,7 @@ func mdAllowed(m *mdWriter, n int, arows []ListRow, limit int, left *leftOut, no
 	}
 	if shown := changeTable(m, arows, limit, notes); shown < len(arows) {
 		left.allowed += len(arows) - shown
-		m.linef("… and %d more %s, not listed here.", len(arows)-shown, pluralWord(len(arows)-shown, "row"))
+		m.linef("… and %d more %s, not listed here.", len(arows)-shown, count.Word(len(arows)-shown, "row"))
 		m.line()
 	}
 	mdDiffs(m, arows, limit, left, false, notes)
@@ -363,9 +364,9 @@ func (r *Report) mdOutput(m *mdWriter) {
 		}
 		text := s.text
 		if len(text) > mdOutputMax {
-			text = "[… " + Plural(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
+			text = "[… " + count.Of(lineCount(text)-lineCount(tailText(text, mdOutputMax)), "line") + " cut …]\n" + tailText(text, mdOutputMax)
 		}
-		m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), pluralWord(lineCount(s.text), "line"))
+		m.linef("<details><summary>%s (%d %s)</summary>", s.name, lineCount(s.text), count.Word(lineCount(s.text), "line"))
 		m.line()
 		fenced(m, "text", text)
 		m.line()
@@ -432,7 +433,7 @@ func (r *Report) mdNetwork(m *mdWriter, limit int, left *leftOut) {
 				" | " + orDash(mdCode(who, true), who) + " | " + orDash(mdText(q.Reason), q.Reason) + " |"
 		}, limit)
 	if r.NetworkDropped > 0 && len(r.Network) > 0 {
-		m.linef("%s, beyond the list's bound, counted but not listed.", Plural(r.NetworkDropped, "more request"))
+		m.linef("%s, beyond the list's bound, counted but not listed.", count.Of(r.NetworkDropped, "more request"))
 		m.line()
 	}
 }

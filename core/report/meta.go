@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -41,7 +42,7 @@ func MetaFields(stat bool) []MetaField {
 			if e.Size < 1024 {
 				return Size(e.Size)
 			}
-			return fmt.Sprintf("%s (%s bytes)", Size(e.Size), GroupDigits(e.Size))
+			return fmt.Sprintf("%s (%s bytes)", Size(e.Size), count.Digits(e.Size))
 		}, false},
 		{"Owner", fmtOwner, true},
 		{"Target", func(e *snapshot.Entry) string {

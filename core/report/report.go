@@ -13,6 +13,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -122,7 +123,7 @@ func (s *Stage) Summary() string {
 	if c := s.Cost; c != nil {
 		line += fmt.Sprintf("; prepared in %.1f ms", c.PrepareMS)
 		if c.CopiedFiles > 0 {
-			line += fmt.Sprintf(" (copied %s, %s)", Plural(c.CopiedFiles, "file"), Size(c.CopiedBytes))
+			line += fmt.Sprintf(" (copied %s, %s)", count.Of(c.CopiedFiles, "file"), Size(c.CopiedBytes))
 		}
 		line += fmt.Sprintf(", read back in %.1f ms", c.ReadMS)
 	}
@@ -567,7 +568,7 @@ func (r *Report) NetworkSummary() string {
 		}
 		return strings.Join(hs, ", ")
 	}
-	line := "network: " + Plural(n, "request")
+	line := "network: " + count.Of(n, "request")
 	if len(hosts) > 0 {
 		line += " to " + list(hosts)
 	}

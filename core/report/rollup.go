@@ -1,12 +1,12 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // The roll-up rule: which folders of changes are one row with their counts
@@ -82,7 +82,7 @@ func (t *Tally) String() string {
 		word string
 	}{{t.Added, "added"}, {t.Changed, "changed"}, {t.Removed, "removed"}} {
 		if k.n > 0 {
-			parts = append(parts, GroupDigits(k.n)+" "+k.word)
+			parts = append(parts, count.Digits(k.n)+" "+k.word)
 		}
 	}
 	n := t.Total()
@@ -94,10 +94,10 @@ func (t *Tally) String() string {
 	case t.Violations == n:
 		parts = append(parts, "violations")
 	default:
-		parts = append(parts, Plural(t.Violations, "violation"))
+		parts = append(parts, count.Of(t.Violations, "violation"))
 	}
 	if t.Risky > 0 {
-		parts = append(parts, "⚠ "+GroupDigits(t.Risky)+" risky")
+		parts = append(parts, "⚠ "+count.Digits(t.Risky)+" risky")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -177,17 +177,4 @@ func folders(path string) []string {
 		}
 	}
 	return append(out, path)
-}
-
-// GroupDigits writes n with thousands separators: 3301 is "3,301".
-func GroupDigits[T ~int | ~int64](n T) string {
-	s := fmt.Sprint(n)
-	start := 0
-	if strings.HasPrefix(s, "-") {
-		start = 1
-	}
-	for i := len(s) - 3; i > start; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
 	"github.com/diffgate/diffgate/core/snapshot"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -216,14 +217,14 @@ func (w *Watch) Summary() string {
 	// What was watched, and what of it was there to record: "watched 28
 	// paths outside the workspace (stat only): 1 existed before the run
 	// (1 entry), 27 did not".
-	line := fmt.Sprintf("watched %s outside the workspace (stat only): ", Plural(n, "path"))
+	line := fmt.Sprintf("watched %s outside the workspace (stat only): ", count.Of(n, "path"))
 	switch {
 	case existed == 0:
 		line += "none existed before the run"
 	case existed == n:
-		line += fmt.Sprintf("all existed before the run (%s)", Plural(w.Entries, "entry"))
+		line += fmt.Sprintf("all existed before the run (%s)", count.Of(w.Entries, "entry"))
 	default:
-		line += fmt.Sprintf("%d existed before the run (%s), %d did not", existed, Plural(w.Entries, "entry"), n-existed)
+		line += fmt.Sprintf("%d existed before the run (%s), %d did not", existed, count.Of(w.Entries, "entry"), n-existed)
 	}
 	if len(w.Unwatchable) > 0 {
 		parts := make([]string, len(w.Unwatchable))

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/policy"
+	"github.com/diffgate/diffgate/internal/count"
 	"github.com/diffgate/diffgate/internal/quote"
 )
 
@@ -29,7 +28,7 @@ func (r *Report) Apply(p *policy.Policy, entries []string) {
 func (r *Report) Evaluate() {
 	var reasons []string
 	if n := len(policy.Violations(r.Changes)); n > 0 {
-		reasons = append(reasons, Plural(n, "unexpected change"))
+		reasons = append(reasons, count.Of(n, "unexpected change"))
 	}
 	risky := 0
 	for _, c := range r.Changes {
@@ -38,7 +37,7 @@ func (r *Report) Evaluate() {
 		}
 	}
 	if risky > 0 {
-		reasons = append(reasons, Plural(risky, "risky change"))
+		reasons = append(reasons, count.Of(risky, "risky change"))
 	}
 	for _, f := range []struct {
 		n          int
@@ -67,7 +66,7 @@ func (r *Report) Evaluate() {
 		reasons = append(reasons, fmt.Sprintf("script exited %d", pr.ExitCode))
 	}
 	if n := len(pr.Leftovers); n > 0 {
-		reasons = append(reasons, Plural(n, "leftover process"))
+		reasons = append(reasons, count.Of(n, "leftover process"))
 	}
 	if pr.Supervisor != "" {
 		reasons = append(reasons, "supervisor "+pr.Supervisor)
@@ -104,7 +103,7 @@ func (r *Report) BlockedDroppedNote() string {
 	if n == 0 {
 		return ""
 	}
-	note := Plural(n, "more blocked action") + ", beyond the list's bound, counted but not listed"
+	note := count.Of(n, "more blocked action") + ", beyond the list's bound, counted but not listed"
 	kinds := slices.Sorted(maps.Keys(r.Containment.BlockedDroppedKinds))
 	for i, k := range kinds {
 		if i == 0 {
@@ -115,30 +114,6 @@ func (r *Report) BlockedDroppedNote() string {
 		note += fmt.Sprintf(" %s %d", quote.Text(k), r.Containment.BlockedDroppedKinds[k])
 	}
 	return note
-}
-
-// Plural is n and what, in the plural unless n is 1: "1 change", "3
-// changes", "2 entries", "2 processes".
-func Plural(n int, what string) string {
-	return strconv.Itoa(n) + " " + pluralWord(n, what)
-}
-
-// PluralGrouped is Plural with the thousands grouped: "3,301 changes".
-func PluralGrouped(n int, what string) string {
-	return GroupDigits(n) + " " + pluralWord(n, what)
-}
-
-// pluralWord is what, in the plural unless n is 1.
-func pluralWord(n int, what string) string {
-	switch {
-	case n == 1 || what == "":
-		return what
-	case strings.HasSuffix(what, "y") && !strings.HasSuffix(what, "ay") && !strings.HasSuffix(what, "ey") && !strings.HasSuffix(what, "oy"):
-		return what[:len(what)-1] + "ies"
-	case strings.HasSuffix(what, "s"), strings.HasSuffix(what, "x"), strings.HasSuffix(what, "sh"), strings.HasSuffix(what, "ch"):
-		return what + "es"
-	}
-	return what + "s"
 }
 
 // Counts tallies a report's changes for summaries and counters; Blocked

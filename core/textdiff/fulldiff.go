@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unsafe"
+
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // Limits of Full: the text diff of a file too large for Lines, as
@@ -71,7 +73,7 @@ func Full(ctx context.Context, before, after []byte, name string, maxHunks, maxB
 		return "", 0, err
 	}
 	if n := hunks - keep; n > 0 {
-		d += fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, n, pluralWord(n, "hunk"), rest)
+		d += fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, n, count.Word(n, "hunk"), rest)
 	}
 	if maxBytes > 0 && maxBytes <= MaxOutput {
 		d = WindowLongLines(d) // for a report: a long line around its changes
@@ -112,5 +114,5 @@ func cutKeepingTail(d string, max int) string {
 			cut = strings.Join(lines[:len(lines)-1], "\n") + "\n"
 		}
 	}
-	return cut + fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, more, pluralWord(more, "hunk"), moreBytes)
+	return cut + fmt.Sprintf("%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, more, count.Word(more, "hunk"), moreBytes)
 }

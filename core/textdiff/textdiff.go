@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/diffgate/diffgate/internal/count"
 )
 
 // Limits of Lines.
@@ -152,7 +154,7 @@ func Cut(d string, max int) string {
 				n += len(l) + 1
 			}
 		}
-		fmt.Fprintf(&b, "%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, rest, pluralWord(rest, "hunk"), n)
+		fmt.Fprintf(&b, "%s cut: %d more %s not shown (%d bytes)\n", CutPrefix, rest, count.Word(rest, "hunk"), n)
 	}
 	return b.String()
 }
@@ -178,9 +180,9 @@ func HeadLines(d string, n int) string {
 			break
 		}
 	}
-	what := "more " + pluralWord(len(rest), "line") + " not shown"
+	what := "more " + count.Word(len(rest), "line") + " not shown"
 	if added {
-		what = "more added " + pluralWord(len(rest), "line")
+		what = "more added " + count.Word(len(rest), "line")
 	}
 	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n%s cut: %d %s\n", CutPrefix, len(rest), what)
 }
@@ -271,14 +273,14 @@ func shrinkHunk(h []string, budget int) string {
 				for _, r := range runs[i:] {
 					left += len(r.lines)
 				}
-				fmt.Fprintf(&b, "%s cut: %d more %s of this hunk not shown\n", CutPrefix, left, pluralWord(left, "line"))
+				fmt.Fprintf(&b, "%s cut: %d more %s of this hunk not shown\n", CutPrefix, left, count.Word(left, "line"))
 				break
 			}
 			for _, l := range r.lines[:min(k, len(r.lines))] {
 				writeDiffLine(&b, l)
 			}
 			if n := len(r.lines) - k; n > 0 {
-				fmt.Fprintf(&b, "%s cut: %d more %s %s\n", CutPrefix, n, r.word(), pluralWord(n, "line"))
+				fmt.Fprintf(&b, "%s cut: %d more %s %s\n", CutPrefix, n, r.word(), count.Word(n, "line"))
 			}
 		}
 		return b.String()
@@ -293,12 +295,4 @@ func shrinkHunk(h []string, budget int) string {
 		}
 	}
 	return render(1, true)
-}
-
-// pluralWord is word, in the plural ("lines", "hunks") unless n is 1.
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

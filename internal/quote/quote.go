@@ -76,7 +76,7 @@ func Clean(s string) string {
 		c := s[i]
 		switch {
 		case c == 0x1b: // ESC: skip a CSI, OSC or two-byte sequence
-			i = skipEscape(s, i)
+			i = SkipEscape(s, i)
 			continue
 		case c == '\r':
 			b.WriteByte('\n')
@@ -101,8 +101,10 @@ func Clean(s string) string {
 	return b.String()
 }
 
-// skipEscape returns the index after the escape sequence starting at s[i].
-func skipEscape(s string, i int) int {
+// SkipEscape returns the index after the terminal escape sequence that
+// starts at s[i] (an ESC): a CSI (ESC [ ... final byte), an OSC (ESC ] ...
+// BEL or ESC \), or a two-byte ESC x; the end of s if it is cut short.
+func SkipEscape(s string, i int) int {
 	i++ // ESC
 	if i >= len(s) {
 		return i
