@@ -6,6 +6,7 @@ import (
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/report"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // Filter says which changes the list shows. The zero Filter hides
@@ -158,15 +159,16 @@ func (m *model) apply(f Filter, tree bool, viewed []bool) {
 // shown reports whether change i passes the filter.
 func (m *model) shown(i int) bool { return i >= 0 && i < len(m.pos) && m.pos[i] >= 0 }
 
+// parentOf is p's folder, "" at the top.
 func parentOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
+	dir, _ := snapshot.SplitPath(p)
+	return dir
 }
 
+// baseOf is p's last segment.
 func baseOf(p string) string {
-	return p[strings.LastIndexByte(p, '/')+1:]
+	_, name := snapshot.SplitPath(p)
+	return name
 }
 
 func (m *model) buildTree(viewed []bool) {

@@ -64,10 +64,7 @@ var Risks = []Risk{SymlinkEscape, HardlinkEscape, Setuid, SpecialFile, Capabilit
 // or a git hook (.git/hooks/NAME, but not the NAME.sample git ships),
 // at the top of the workspace or of a repository inside it.
 func IsAutomation(path string) bool {
-	dir, base := "", path
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		dir, base = path[:i], path[i+1:]
-	}
+	dir, base := snapshot.SplitPath(path)
 	under := func(d string) bool { return dir == d || strings.HasSuffix(dir, "/"+d) }
 	switch {
 	case base == ".gitlab-ci.yml":

@@ -376,20 +376,28 @@ func (db *DB) Content(ctx context.Context, sha string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("content %s: %w", sha, dbError(err))
 	}
+	return decodeStored("content", sha, encoding, data, size)
+}
+
+// decodeStored returns a stored blob (a content or a kept text, what) by
+// its encoding ("raw" or "deflate"), checked against its size and hex
+// SHA-256.
+func decodeStored(what, sha, encoding string, data []byte, size int64) ([]byte, error) {
 	switch encoding {
 	case "raw":
 	case "deflate":
+		var err error
 		if data, err = inflate(data, size); err != nil {
-			return nil, fmt.Errorf("content %s: %w", sha, err)
+			return nil, fmt.Errorf("%s %s: %w", what, sha, err)
 		}
 	default:
-		return nil, fmt.Errorf("content %s: unknown encoding %q", sha, encoding)
+		return nil, fmt.Errorf("%s %s: unknown encoding %q", what, sha, encoding)
 	}
 	if data == nil {
 		data = []byte{}
 	}
 	if sum := sha256.Sum256(data); int64(len(data)) != size || hex.EncodeToString(sum[:]) != sha {
-		return nil, fmt.Errorf("content %s: stored data does not match its hash", sha)
+		return nil, fmt.Errorf("%s %s: stored data does not match its hash", what, sha)
 	}
 	return data, nil
 }

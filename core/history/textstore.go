@@ -343,18 +343,7 @@ func (db *DB) Text(ctx context.Context, workspace, sha string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("text %s: %w", sha, dbError(err))
 	}
-	if encoding == "deflate" {
-		if data, err = inflate(data, size); err != nil {
-			return nil, fmt.Errorf("text %s: %w", sha, err)
-		}
-	}
-	if data == nil {
-		data = []byte{}
-	}
-	if sum := sha256.Sum256(data); int64(len(data)) != size || hex.EncodeToString(sum[:]) != sha {
-		return nil, fmt.Errorf("text %s: stored data does not match its hash", sha)
-	}
-	return data, nil
+	return decodeStored("text", sha, encoding, data, size)
 }
 
 // TextMissed reports whether the workspace's store lacks the content with

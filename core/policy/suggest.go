@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/diffgate/diffgate/core/diff"
+	"github.com/diffgate/diffgate/core/snapshot"
 )
 
 // Suggestion is an allowlist entry that would allow a change.
@@ -225,15 +226,14 @@ func lineSafe(pattern string) string {
 
 // parentOf is p's folder, "" at the top.
 func parentOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
+	dir, _ := snapshot.SplitPath(p)
+	return dir
 }
 
 // baseOf is p's last segment.
 func baseOf(p string) string {
-	return p[strings.LastIndexByte(p, '/')+1:]
+	_, name := snapshot.SplitPath(p)
+	return name
 }
 
 // vendorDirs are the vendor and cache trees a package manager or build

@@ -209,3 +209,12 @@ func permOf(m fs.FileMode) uint32 {
 	}
 	return p
 }
+
+// SplitPath splits a manifest path (relative, '/'-separated) into its
+// folder ("" at the top) and its last segment.
+func SplitPath(rel string) (dir, name string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
+}

@@ -102,10 +102,7 @@ func Paths(ctx context.Context, root string, rels []string, opt PathsOptions) (*
 // recordPath records the entry rel below the open root d; ok is false when
 // it does not exist (or a parent is not a directory).
 func recordPath(root dirHandle, rel string, sc *scratch) (Entry, bool) {
-	dir, name := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dir, name = rel[:i], rel[i+1:]
-	}
+	dir, name := SplitPath(rel)
 	d := root
 	if dir != "" {
 		for _, part := range strings.Split(dir, "/") {

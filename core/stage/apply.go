@@ -97,12 +97,7 @@ func validPath(p string) error {
 
 // splitRel splits a valid path into its directory ("" for the root) and
 // its last component.
-func splitRel(rel string) (string, string) {
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		return rel[:i], rel[i+1:]
-	}
-	return "", rel
-}
+func splitRel(rel string) (string, string) { return snapshot.SplitPath(rel) }
 
 // newDir says whether c makes a directory where the before-state had none.
 func newDir(c *diff.Change) bool {
