@@ -89,6 +89,8 @@ func cacheable(e *snapshot.Entry) bool {
 	return e.Type == snapshot.File && e.Err == "" && isHexSHA(e.SHA256)
 }
 
+// decodeCache decodes a hash cache blob (see cacheMagic) into a manifest of
+// its file entries.
 func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if len(b) < len(cacheMagic) || string(b[:len(cacheMagic)]) != cacheMagic {
 		return nil, errors.New("unknown hash cache format")
@@ -106,86 +108,162 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	// files it is tens of MiB that need not be held at once.
 	fr := flate.NewReader(bytes.NewReader(z))
 	defer fr.Close()
-	lr := &io.LimitedReader{R: fr, N: maxCacheMeta}
-	r := bufio.NewReaderSize(lr, 64<<10)
-	var err error
-	fail := func(e error) {
-		if err == nil {
-			err = e
+	c := &cacheReader{r: bufio.NewReaderSize(&io.LimitedReader{R: fr, N: maxCacheMeta}, 64<<10)}
+	m := c.header()
+	if n := c.uvar(); c.err != nil || n != uint64(len(sums)/32) {
+		return nil, cacheErr(c.err)
+	}
+	m.Entries = make([]snapshot.Entry, len(sums)/32)
+	c.entries(m.Entries)
+	if c.err == nil {
+		if _, e := c.r.ReadByte(); e != io.EOF {
+			c.fail(cmpOr(e, errCorruptBlob))
 		}
 	}
-	uvar := func() uint64 {
-		v, e := binary.ReadUvarint(r)
-		if e != nil {
-			fail(e)
-		}
-		return v
+	if c.err != nil {
+		return nil, cacheErr(c.err)
 	}
-	svar := func() int64 {
-		v, e := binary.ReadVarint(r)
-		if e != nil {
-			fail(e)
-		}
-		return v
-	}
-	var buf []byte
-	bytesN := func() []byte {
-		n := uvar()
-		if err != nil || n > maxCachePath {
-			fail(errCorruptBlob)
-			return nil
-		}
-		if uint64(cap(buf)) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, e := io.ReadFull(r, buf); e != nil {
-			fail(e)
-		}
-		return buf
-	}
-	m := &snapshot.Manifest{Root: string(bytesN())}
-	if uvar() != 0 {
-		m.CreatedAt = time.Unix(0, svar())
-	}
-	n := uvar()
-	if err != nil || n != uint64(len(sums)/32) {
-		return nil, cacheErr(err)
-	}
-	m.Entries = make([]snapshot.Entry, n)
-	var path []byte // the previous path, then the current one
-	for i := range m.Entries {
-		shared := uvar()
-		suffix := bytesN()
-		if err != nil || shared > uint64(len(path)) {
-			return nil, cacheErr(err)
-		}
-		path = append(path[:shared], suffix...)
-		e := &m.Entries[i]
-		e.Path, e.Type, e.UID, e.GID = string(path), snapshot.File, -1, -1
-		e.Dev, e.Ino = uvar(), uvar()
-		e.Size, e.MTime, e.CTime = svar(), svar(), svar()
-	}
+	setHashes(m.Entries, sums)
+	return m, nil
+}
+
+// cmpOr is err, or def when err is nil.
+func cmpOr(err, def error) error {
 	if err != nil {
-		return nil, cacheErr(err)
+		return err
 	}
-	if _, e := r.ReadByte(); e != io.EOF {
-		return nil, cacheErr(e)
+	return def
+}
+
+// cacheReader reads the inflated metadata of a hash cache: varints and
+// length-prefixed strings, parsed in place from the reader's buffer. The
+// first error is kept; later reads return zero values.
+type cacheReader struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (c *cacheReader) fail(e error) {
+	if c.err == nil {
+		c.err = e
 	}
-	// Every hash in one string, written once (hex.EncodeToString would
-	// build it twice).
+}
+
+// uvar reads an unsigned varint.
+func (c *cacheReader) uvar() uint64 {
+	if c.err != nil {
+		return 0
+	}
+	b, _ := c.r.Peek(binary.MaxVarintLen64) // fewer at the end of the stream
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		if n == 0 && len(b) < binary.MaxVarintLen64 {
+			c.fail(io.ErrUnexpectedEOF)
+		} else {
+			c.fail(errCorruptBlob)
+		}
+		return 0
+	}
+	c.r.Discard(n)
+	return v
+}
+
+// svar reads a signed (zig-zag) varint.
+func (c *cacheReader) svar() int64 {
+	u := c.uvar()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+// appendBytes reads a length-prefixed string (at most maxCachePath bytes)
+// and appends it to dst.
+func (c *cacheReader) appendBytes(dst []byte) []byte {
+	n := c.uvar()
+	if c.err != nil || n > maxCachePath {
+		c.fail(errCorruptBlob)
+		return dst
+	}
+	for n > 0 {
+		b, err := c.r.Peek(min(int(n), c.r.Size()))
+		if len(b) == 0 {
+			c.fail(cmpOr(err, io.ErrUnexpectedEOF))
+			return dst
+		}
+		dst = append(dst, b...)
+		c.r.Discard(len(b))
+		n -= uint64(len(b))
+	}
+	return dst
+}
+
+// header reads the root and the creation time.
+func (c *cacheReader) header() *snapshot.Manifest {
+	m := &snapshot.Manifest{Root: string(c.appendBytes(nil))}
+	if c.uvar() != 0 {
+		m.CreatedAt = time.Unix(0, c.svar())
+	}
+	return m
+}
+
+// pathChunk is the size of the blocks decoded paths share: one allocation
+// per block rather than one per path.
+const pathChunk = 64 << 10
+
+// entries reads the file entries into es: each path as the length of the
+// prefix it shares with the previous one and the rest, then dev, ino, size,
+// mtime, ctime.
+func (c *cacheReader) entries(es []snapshot.Entry) {
+	var path []byte // the previous path, then the current one
+	var block strings.Builder
+	first := 0 // es[first:i] have their paths in block, not yet assigned
+	var ends []int
+	flush := func(upto int) {
+		s, start := block.String(), 0
+		for k, end := range ends {
+			es[first+k].Path = s[start:end]
+			start = end
+		}
+		block, ends, first = strings.Builder{}, ends[:0], upto
+	}
+	for i := range es {
+		shared := c.uvar()
+		if c.err != nil || shared > uint64(len(path)) {
+			c.fail(errCorruptBlob)
+			return
+		}
+		path = c.appendBytes(path[:shared])
+		if block.Len()+len(path) > block.Cap() {
+			flush(i)
+			block.Grow(max(pathChunk, len(path)))
+		}
+		block.Write(path)
+		ends = append(ends, block.Len())
+		e := &es[i]
+		e.Type, e.UID, e.GID = snapshot.File, -1, -1
+		e.Dev, e.Ino = c.uvar(), c.uvar()
+		e.Size, e.MTime, e.CTime = c.svar(), c.svar(), c.svar()
+	}
+	flush(len(es))
+}
+
+// setHashes gives each entry its hash, in hex, from the raw sums: every
+// hash in one string, written once (hex.EncodeToString would build it
+// twice).
+func setHashes(es []snapshot.Entry, sums []byte) {
 	var all strings.Builder
-	all.Grow(64 * len(m.Entries))
+	all.Grow(64 * len(es))
 	var h [64]byte
-	for i := range m.Entries {
+	for i := range es {
 		hex.Encode(h[:], sums[32*i:32*i+32])
 		all.Write(h[:])
 	}
 	hs := all.String()
-	for i := range m.Entries {
-		m.Entries[i].SHA256 = hs[64*i : 64*i+64]
+	for i := range es {
+		es[i].SHA256 = hs[64*i : 64*i+64]
 	}
-	return m, nil
 }
 
 // cacheErr is the error for undecodable cache metadata: corrupt, or

@@ -1802,3 +1802,37 @@ func TestWorkspaceShapeStoredAndDropped(t *testing.T) {
 		t.Fatalf("dropped shape still there: %q", got)
 	}
 }
+
+// TestCacheCodecRoundTrip: every field the walk's reuse rule reads (path,
+// dev, ino, size, mtime, ctime, hash; root and creation time for the racy
+// rule) comes back from the blob as it went in, for paths longer than the
+// decoder's buffer and block, negative times, and enough entries to span
+// many blocks of decoded paths.
+func TestCacheCodecRoundTrip(t *testing.T) {
+	m := sampleManifest("/w", 5000)
+	long := strings.Repeat("d/", 40<<10) + "long"        // 80 KiB: more than one buffer
+	longer := strings.Repeat("e", 70<<10) + "/\xffbytes" // shares nothing with it
+	for i, p := range []string{long, longer, long + "er"} {
+		m.Entries = append(m.Entries, snapshot.Entry{Path: p, Type: snapshot.File, Size: 1 << 40, MTime: -1e9, CTime: -7,
+			Dev: 1<<63 + 5, Ino: uint64(i), SHA256: shaOf(p)})
+	}
+	m.Sort()
+	b, n := encodeCache(m)
+	if n != len(m.Entries) {
+		t.Fatalf("encoded %d of %d entries", n, len(m.Entries))
+	}
+	got, err := decodeCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != m.Root || !got.CreatedAt.Equal(m.CreatedAt) || len(got.Entries) != len(m.Entries) {
+		t.Fatalf("root %q at %v, %d entries; want %q at %v, %d", got.Root, got.CreatedAt, len(got.Entries), m.Root, m.CreatedAt, len(m.Entries))
+	}
+	for i := range m.Entries {
+		w, g := &m.Entries[i], &got.Entries[i]
+		if g.Path != w.Path || g.Dev != w.Dev || g.Ino != w.Ino || g.Size != w.Size || g.MTime != w.MTime ||
+			g.CTime != w.CTime || g.SHA256 != w.SHA256 || g.Type != snapshot.File {
+			t.Fatalf("entry %d: %+v\nwant %+v", i, *g, *w)
+		}
+	}
+}
