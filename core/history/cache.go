@@ -12,8 +12,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/diffgate/diffgate/core/snapshot"
@@ -306,5 +308,93 @@ func (db *DB) HashCache(ctx context.Context, workspace string) (*snapshot.Manife
 	if err != nil {
 		return nil, fmt.Errorf("hash cache of %s: %w", workspace, err)
 	}
+	db.memo.set(workspace, m)
 	return m, nil
+}
+
+// cacheMemo is what a DB remembers of the hash cache it last loaded: the
+// workspace, a fingerprint of the entries and the creation time. A run
+// whose after-manifest has exactly those entries (a no-op run, the common
+// case) then neither encodes nor writes the same cache again: about a tenth
+// of a repeated no-op run on 50,000 files.
+//
+// Keeping the stored cache instead of the new one is always sound: its
+// entries are the same, only its creation time is older, and an older
+// creation time makes the reuse rule stricter (a ctime must be older than
+// CreatedAt minus the granularity), never looser. It would cost speed only
+// if it kept a file "racy" (changed just before the cache was taken) for
+// good: so the cache is written again when any entry's ctime is within
+// racyMargin of the stored creation time. A fingerprint collision, or
+// another process's cache written in between, likewise only keeps a cache
+// that is valid on its own.
+type cacheMemo struct {
+	mu  sync.Mutex
+	ws  string
+	sum uint64
+	at  int64 // the loaded cache's CreatedAt, in ns
+}
+
+// racyMargin is larger than any timestamp granularity a walk assumes (2 s
+// unless a test sets it).
+const racyMargin = int64(10 * time.Second)
+
+// cacheSeed seeds the fingerprints of one process.
+var cacheSeed = maphash.MakeSeed()
+
+// cacheFingerprint hashes what the cache keeps of m (its cacheable entries'
+// path, dev, ino, size, mtime, ctime and hash, and the root) and returns the
+// newest ctime among those entries.
+func cacheFingerprint(m *snapshot.Manifest) (sum uint64, newest int64) {
+	var h maphash.Hash
+	h.SetSeed(cacheSeed)
+	h.WriteString(m.Root)
+	var b [41]byte
+	for i := range m.Entries {
+		x := &m.Entries[i]
+		if !cacheable(x) {
+			continue
+		}
+		h.WriteString(x.Path)
+		b[0] = 0 // paths hold no NUL: it ends one
+		binary.LittleEndian.PutUint64(b[1:], x.Dev)
+		binary.LittleEndian.PutUint64(b[9:], x.Ino)
+		binary.LittleEndian.PutUint64(b[17:], uint64(x.Size))
+		binary.LittleEndian.PutUint64(b[25:], uint64(x.MTime))
+		binary.LittleEndian.PutUint64(b[33:], uint64(x.CTime))
+		h.Write(b[:])
+		h.WriteString(x.SHA256)
+		newest = max(newest, x.CTime)
+	}
+	return h.Sum64(), newest
+}
+
+// set remembers the cache just loaded for ws.
+func (c *cacheMemo) set(ws string, m *snapshot.Manifest) {
+	sum, _ := cacheFingerprint(m)
+	c.mu.Lock()
+	c.ws, c.sum, c.at = ws, sum, m.CreatedAt.UnixNano()
+	c.mu.Unlock()
+}
+
+// cacheUnchanged reports whether m, about to be recorded as ws's hash
+// cache, holds exactly the entries of the cache loaded for ws, none of them
+// racy then: the stored one can stay (see cacheMemo). Otherwise the caller
+// writes m, and the memo is forgotten: it no longer describes what is
+// stored. A nil db (a team store without a local cache) has nothing loaded.
+func (db *DB) cacheUnchanged(ws string, m *snapshot.Manifest) bool {
+	if db == nil {
+		return false
+	}
+	c := &db.memo
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ws == "" || c.ws != ws || c.at == 0 {
+		return false
+	}
+	sum, newest := cacheFingerprint(m)
+	if sum == c.sum && newest < c.at-racyMargin {
+		return true
+	}
+	c.ws = ""
+	return false
 }

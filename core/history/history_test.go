@@ -1836,3 +1836,87 @@ func TestCacheCodecRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHashCacheKeptWhenUnchanged: a run whose after-manifest holds exactly
+// the entries of the hash cache loaded for it does not write the cache again
+// (the stored row keeps its run); a changed entry, a racy ctime (within the
+// margin of the loaded cache's time), another workspace or nothing loaded
+// writes it.
+func TestHashCacheKeptWhenUnchanged(t *testing.T) {
+	db, _ := tempDB(t)
+	ws := "/abs/ws"
+	m := sampleManifest(ws, 50)
+	cacheRun := func() int64 {
+		var id int64
+		if err := db.sql.QueryRowContext(ctx, "SELECT run_id FROM hash_cache WHERE workspace = ?", blob(ws)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	record := func(m *snapshot.Manifest) int64 {
+		id, err := db.Record(ctx, &Run{Report: sampleReport(ws, 0)}, nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	load := func() {
+		if got, err := db.HashCache(ctx, ws); err != nil || got == nil {
+			t.Fatal(got, err)
+		}
+	}
+	later := func(m *snapshot.Manifest) *snapshot.Manifest {
+		c := *m
+		c.Entries = slices.Clone(m.Entries)
+		c.CreatedAt = m.CreatedAt.Add(time.Minute)
+		return &c
+	}
+	first := record(m)
+	record(later(m)) // nothing loaded: written
+	second := cacheRun()
+	if second == first {
+		t.Fatal("a cache recorded without one loaded was not written")
+	}
+	load()
+	m2 := later(later(m))
+	record(m2)
+	if got := cacheRun(); got != second {
+		t.Fatalf("an unchanged cache was written again (run %d, want %d)", got, second)
+	}
+	// The stored cache is the older one, which reuses no more than m2.
+	if got, _ := db.HashCache(ctx, ws); !got.CreatedAt.Equal(later(m).CreatedAt) {
+		t.Fatalf("stored cache from %v", got.CreatedAt)
+	}
+	m3 := later(m2)
+	m3.Entries[7].CTime++
+	id := record(m3)
+	if got := cacheRun(); got != id {
+		t.Fatalf("a changed cache was not written (run %d, want %d)", got, id)
+	}
+	// Loaded, then recorded twice unchanged: the second record has no memo
+	// left only if the first wrote; it did not, so both keep the row.
+	load()
+	record(later(m3))
+	record(later(later(m3)))
+	if got := cacheRun(); got != id {
+		t.Fatalf("unchanged caches were written (run %d, want %d)", got, id)
+	}
+	// A racy entry: its ctime within the margin of the stored cache's time.
+	m4 := later(m3)
+	m4.Entries[3].CTime = m4.CreatedAt.UnixNano() - int64(time.Second)
+	id = record(m4) // changed: written
+	load()
+	record(later(m4))
+	if got := cacheRun(); got == id {
+		t.Fatal("a cache with a racy entry was kept: it would stay racy for good")
+	}
+	// Another workspace's load does not vouch for this one.
+	load()
+	if _, err := db.HashCache(ctx, "/abs/other"); err != nil {
+		t.Fatal(err)
+	}
+	other := sampleManifest("/abs/other", 5)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/abs/other", 0)}, nil, other); err != nil {
+		t.Fatal(err)
+	}
+}

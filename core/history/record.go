@@ -323,7 +323,7 @@ func (db *DB) Record(ctx context.Context, r *Run, contents func(sha string) ([]b
 	}
 	var cacheBlob []byte
 	var cacheN int
-	if cache != nil && !cache.Seed {
+	if cache != nil && !cache.Seed && !db.caches().cacheUnchanged(cacheWS, cache) {
 		cacheBlob, cacheN = encodeCache(cache)
 	}
 	var teamCache []byte
