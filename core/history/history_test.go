@@ -4,6 +4,7 @@ package history
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -1918,5 +1919,34 @@ func TestHashCacheKeptWhenUnchanged(t *testing.T) {
 	other := sampleManifest("/abs/other", 5)
 	if _, err := db.Record(ctx, &Run{Report: sampleReport("/abs/other", 0)}, nil, other); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCacheCodecReadsDeflated: a hash cache written by an earlier version
+// (format 0x01: the metadata DEFLATE'd) decodes to the same entries.
+func TestCacheCodecReadsDeflated(t *testing.T) {
+	m := sampleManifest("/w", 3000)
+	v2, _ := encodeCache(m)
+	d := dec{b: v2[len(cacheMagic):]}
+	meta := d.bytes()
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	old := enc{b: []byte(cacheMagicDeflate)}
+	old.raw(deflate(meta, flate.BestSpeed))
+	old.b = append(old.b, d.b...)
+	a, err := decodeCache(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := decodeCache(old.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || len(a.Entries) != len(m.Entries) {
+		t.Fatalf("format 0x01 decoded to %d entries, 0x02 to %d", len(b.Entries), len(a.Entries))
+	}
+	if _, err := decodeCache(old.b[:len(old.b)-40]); err == nil {
+		t.Error("truncated format 0x01 cache decoded")
 	}
 }
