@@ -255,9 +255,13 @@ func gitDirs(dir string, m *snapshot.Manifest) []string {
 	if m == nil {
 		return nil
 	}
-	types := make(map[string]snapshot.Type, len(m.Entries))
-	for i := range m.Entries {
-		types[m.Entries[i].Path] = m.Entries[i].Type
+	// The manifest is sorted: a few lookups per directory, not a map of
+	// every entry (a tenth of a no-op run's CPU on 125,000 entries).
+	types := func(p string) snapshot.Type {
+		if e := m.Lookup(p); e != nil {
+			return e.Type
+		}
+		return ""
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -269,15 +273,15 @@ func gitDirs(dir string, m *snapshot.Manifest) []string {
 	}
 	for i := range m.Entries {
 		e := &m.Entries[i]
-		abs := filepath.Join(dir, filepath.FromSlash(e.Path))
+		abs := func() string { return filepath.Join(dir, filepath.FromSlash(e.Path)) }
 		switch {
 		case e.Type == snapshot.Dir && path.Base(e.Path) == ".git":
-			add(abs)
-		case e.Type == snapshot.Dir && types[path.Join(e.Path, "HEAD")] == snapshot.File &&
-			(types[path.Join(e.Path, "objects")] == snapshot.Dir || types[path.Join(e.Path, "commondir")] == snapshot.File):
-			add(abs)
+			add(abs())
+		case e.Type == snapshot.Dir && types(path.Join(e.Path, "HEAD")) == snapshot.File &&
+			(types(path.Join(e.Path, "objects")) == snapshot.Dir || types(path.Join(e.Path, "commondir")) == snapshot.File):
+			add(abs())
 		case e.Type == snapshot.File && path.Base(e.Path) == ".git":
-			if t := gitdirTarget(abs); t != "" && t != dir && fspath.Within(t, dir) {
+			if t := gitdirTarget(abs()); t != "" && t != dir && fspath.Within(t, dir) {
 				if fi, err := os.Lstat(t); err == nil && fi.IsDir() {
 					add(t)
 				}

@@ -66,6 +66,8 @@ type DB struct {
 	cache     *DB
 	log       zerolog.Logger
 	readOnly  bool
+	// memo is the hash cache last loaded (see cacheMemo).
+	memo cacheMemo
 }
 
 // DefaultPath returns the database path: $DIFFGATE_DB if set, else

@@ -4,6 +4,7 @@ package history
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -1802,5 +1803,152 @@ func TestWorkspaceShapeStoredAndDropped(t *testing.T) {
 	}
 	if got, _ := db.WorkspaceShape(ctx, "/ws"); got != nil {
 		t.Fatalf("dropped shape still there: %q", got)
+	}
+}
+
+// TestCacheCodecRoundTrip: every field the walk's reuse rule reads (path,
+// dev, ino, size, mtime, ctime, hash; root and creation time for the racy
+// rule) comes back from the blob as it went in, for paths longer than the
+// decoder's buffer and block, negative times, and enough entries to span
+// many blocks of decoded paths.
+func TestCacheCodecRoundTrip(t *testing.T) {
+	m := sampleManifest("/w", 5000)
+	long := strings.Repeat("d/", 40<<10) + "long"        // 80 KiB: more than one buffer
+	longer := strings.Repeat("e", 70<<10) + "/\xffbytes" // shares nothing with it
+	for i, p := range []string{long, longer, long + "er"} {
+		m.Entries = append(m.Entries, snapshot.Entry{Path: p, Type: snapshot.File, Size: 1 << 40, MTime: -1e9, CTime: -7,
+			Dev: 1<<63 + 5, Ino: uint64(i), SHA256: shaOf(p)})
+	}
+	m.Sort()
+	b, n := encodeCache(m)
+	if n != len(m.Entries) {
+		t.Fatalf("encoded %d of %d entries", n, len(m.Entries))
+	}
+	got, err := decodeCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != m.Root || !got.CreatedAt.Equal(m.CreatedAt) || len(got.Entries) != len(m.Entries) {
+		t.Fatalf("root %q at %v, %d entries; want %q at %v, %d", got.Root, got.CreatedAt, len(got.Entries), m.Root, m.CreatedAt, len(m.Entries))
+	}
+	for i := range m.Entries {
+		w, g := &m.Entries[i], &got.Entries[i]
+		if g.Path != w.Path || g.Dev != w.Dev || g.Ino != w.Ino || g.Size != w.Size || g.MTime != w.MTime ||
+			g.CTime != w.CTime || g.SHA256 != w.SHA256 || g.Type != snapshot.File {
+			t.Fatalf("entry %d: %+v\nwant %+v", i, *g, *w)
+		}
+	}
+}
+
+// TestHashCacheKeptWhenUnchanged: a run whose after-manifest holds exactly
+// the entries of the hash cache loaded for it does not write the cache again
+// (the stored row keeps its run); a changed entry, a racy ctime (within the
+// margin of the loaded cache's time), another workspace or nothing loaded
+// writes it.
+func TestHashCacheKeptWhenUnchanged(t *testing.T) {
+	db, _ := tempDB(t)
+	ws := "/abs/ws"
+	m := sampleManifest(ws, 50)
+	cacheRun := func() int64 {
+		var id int64
+		if err := db.sql.QueryRowContext(ctx, "SELECT run_id FROM hash_cache WHERE workspace = ?", blob(ws)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	record := func(m *snapshot.Manifest) int64 {
+		id, err := db.Record(ctx, &Run{Report: sampleReport(ws, 0)}, nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	load := func() {
+		if got, err := db.HashCache(ctx, ws); err != nil || got == nil {
+			t.Fatal(got, err)
+		}
+	}
+	later := func(m *snapshot.Manifest) *snapshot.Manifest {
+		c := *m
+		c.Entries = slices.Clone(m.Entries)
+		c.CreatedAt = m.CreatedAt.Add(time.Minute)
+		return &c
+	}
+	first := record(m)
+	record(later(m)) // nothing loaded: written
+	second := cacheRun()
+	if second == first {
+		t.Fatal("a cache recorded without one loaded was not written")
+	}
+	load()
+	m2 := later(later(m))
+	record(m2)
+	if got := cacheRun(); got != second {
+		t.Fatalf("an unchanged cache was written again (run %d, want %d)", got, second)
+	}
+	// The stored cache is the older one, which reuses no more than m2.
+	if got, _ := db.HashCache(ctx, ws); !got.CreatedAt.Equal(later(m).CreatedAt) {
+		t.Fatalf("stored cache from %v", got.CreatedAt)
+	}
+	m3 := later(m2)
+	m3.Entries[7].CTime++
+	id := record(m3)
+	if got := cacheRun(); got != id {
+		t.Fatalf("a changed cache was not written (run %d, want %d)", got, id)
+	}
+	// Loaded, then recorded twice unchanged: the second record has no memo
+	// left only if the first wrote; it did not, so both keep the row.
+	load()
+	record(later(m3))
+	record(later(later(m3)))
+	if got := cacheRun(); got != id {
+		t.Fatalf("unchanged caches were written (run %d, want %d)", got, id)
+	}
+	// A racy entry: its ctime within the margin of the stored cache's time.
+	m4 := later(m3)
+	m4.Entries[3].CTime = m4.CreatedAt.UnixNano() - int64(time.Second)
+	id = record(m4) // changed: written
+	load()
+	record(later(m4))
+	if got := cacheRun(); got == id {
+		t.Fatal("a cache with a racy entry was kept: it would stay racy for good")
+	}
+	// Another workspace's load does not vouch for this one.
+	load()
+	if _, err := db.HashCache(ctx, "/abs/other"); err != nil {
+		t.Fatal(err)
+	}
+	other := sampleManifest("/abs/other", 5)
+	if _, err := db.Record(ctx, &Run{Report: sampleReport("/abs/other", 0)}, nil, other); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheCodecReadsDeflated: a hash cache written by an earlier version
+// (format 0x01: the metadata DEFLATE'd) decodes to the same entries.
+func TestCacheCodecReadsDeflated(t *testing.T) {
+	m := sampleManifest("/w", 3000)
+	v2, _ := encodeCache(m)
+	d := dec{b: v2[len(cacheMagic):]}
+	meta := d.bytes()
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	old := enc{b: []byte(cacheMagicDeflate)}
+	old.raw(deflate(meta, flate.BestSpeed))
+	old.b = append(old.b, d.b...)
+	a, err := decodeCache(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := decodeCache(old.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || len(a.Entries) != len(m.Entries) {
+		t.Fatalf("format 0x01 decoded to %d entries, 0x02 to %d", len(b.Entries), len(a.Entries))
+	}
+	if _, err := decodeCache(old.b[:len(old.b)-40]); err == nil {
+		t.Error("truncated format 0x01 cache decoded")
 	}
 }

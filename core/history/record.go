@@ -358,7 +358,7 @@ func (db *DB) prepareRecord(ctx context.Context, r *Run, contents func(sha strin
 	if rec.kept, err = db.collectContents(ctx, changes, contents); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
-	if cache != nil && !cache.Seed {
+	if cache != nil && !cache.Seed && !db.caches().cacheUnchanged(rec.cacheWS, cache) {
 		rec.cacheBlob, rec.cacheN = encodeCache(cache)
 	}
 	if db.pg {

@@ -855,7 +855,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 				}
 			}
 			e.Err = describe(err)
-		} else if e.Type == File && !w.reuse(e, prior) {
+		} else if e.Type == File && !w.reuse(e, prior, len(prefix)) {
 			var nb int64
 			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
 			hashed += nb
@@ -892,12 +892,15 @@ func (w *walker) priorUnder(prefix string) []Entry {
 }
 
 // reuse copies the prior hash into e when the file provably did not change.
-func (w *walker) reuse(e *Entry, prior []Entry) bool {
+// Every path in prior starts with e's first plen bytes (priorUnder): only
+// the rest is compared.
+func (w *walker) reuse(e *Entry, prior []Entry, plen int) bool {
 	if w.cutoff == 0 || e.Ino == 0 || w.mapped[devIno{e.Dev, e.Ino}] {
 		return false
 	}
-	i := sort.Search(len(prior), func(i int) bool { return prior[i].Path >= e.Path })
-	if i == len(prior) || prior[i].Path != e.Path {
+	name := e.Path[plen:]
+	i := sort.Search(len(prior), func(i int) bool { return prior[i].Path[plen:] >= name })
+	if i == len(prior) || prior[i].Path[plen:] != name {
 		return false
 	}
 	p := &prior[i]

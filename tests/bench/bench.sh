@@ -15,10 +15,12 @@
 #   BENCH_WEB=0     skip the web app's start in headless Chromium (it needs
 #                   build/web: make bench builds it, make web otherwise)
 #   BENCH_FULL=0    skip the 200,000- and 1,000,000-entry trees (their generation
-#                   and memory peaks)
+#                   and memory peaks) and the real tree (group real: copies of
+#                   /usr/share and /usr/lib, about 125,000 entries and 5 GB)
 #   BENCH_ONLY      run only these groups (space-separated): snap_small snap_large
 #                   gate_small contain after_small stage_small stage_after
-#                   stage_huge phases web policy html review rss gobuild proxy team; the table
+#                   stage_huge phases web policy html review rss gobuild proxy team
+#                   real; the table
 #                   shows the others as "not run" (default: all)
 #   DIFFGATE        binary to measure (default bin/diffgate, built if missing)
 #   BENCH_GOFLAGS   extra flags for building the in-process probes (snapprobe,
@@ -40,6 +42,8 @@ WEB_DIR=$REPO/build/web
 # want GROUP: whether BENCH_ONLY (if set) asks for GROUP.
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
 want web || BENCH_WEB=0
+BENCH_REAL=$BENCH_FULL
+want real || BENCH_REAL=0
 { want rss || want stage_huge; } || BENCH_FULL=0
 DIFFGATE=${DIFFGATE:-$REPO/bin/diffgate}
 SEED=$REPO/cmd/diffgate/testdata
@@ -82,8 +86,29 @@ tree() {
 		echo "gentree v$GENTREE_VERSION $kind" >"$marker"
 	fi
 }
+# real_tree: $BENCH_DIR/real, a copy of /usr/share and /usr/lib as they are
+# on this machine (the first REAL_ENTRIES entries in path order), made once
+# and kept while its marker file (outside the tree) matches: real files of
+# every size, symlinks and permissions, unlike gentree's.
+REAL_ENTRIES=125000
+real_tree() {
+	local dir=$BENCH_DIR/real marker=$BENCH_DIR/real.generated
+	if [ "$(cat "$marker" 2>/dev/null)" != "real v1 $REAL_ENTRIES" ]; then
+		echo "copying /usr/share and /usr/lib to $dir (at most $REAL_ENTRIES entries)"
+		rm -rf "$dir" "$marker"
+		mkdir -p "$dir"
+		# Sorted, a directory comes before everything below it: the first
+		# entries of the list are a tree.
+		(cd /usr && find share lib -print0 | LC_ALL=C sort -z | head -z -n "$REAL_ENTRIES") >"$BENCH_DIR/real.list"
+		tar -C /usr --null --no-recursion -T "$BENCH_DIR/real.list" -cf - | tar -C "$dir" -xpf - ||
+			die "copying /usr to $dir failed"
+		echo "real v1 $REAL_ENTRIES" >"$marker"
+	fi
+}
+
 tree small
 want snap_large && tree large
+[ "$BENCH_REAL" = 0 ] || real_tree
 if [ "$BENCH_FULL" != 0 ] && want rss; then tree many; fi
 [ "$BENCH_FULL" = 0 ] || tree huge
 
@@ -136,6 +161,27 @@ hf snap_large "$BIG_RUNS" \
 	-n diffgate "$DIFFGATE snapshot $L -o $OUT/large.json" \
 	-n seed "python3 $SEED/snapshot.py $L $OUT/large.seed.json" \
 	-n sha256sum "cd $L && find . -type f -print0 | xargs -0 -P2 -n1 sha256sum >/dev/null"
+
+# The real tree: a repeated gated no-op run with history against one
+# stat-only walk of it, and the first run (a fresh history each time: no
+# hash cache, every file hashed, the text store filled) against hashing every
+# file with sha256sum on both cores.
+R=$BENCH_DIR/real
+RDB=$BENCH_DIR/real.db FDB=$BENCH_DIR/real-first.db
+if [ "$BENCH_REAL" != 0 ]; then
+	echo
+	echo "== real tree ($(find "$R" | tail -n +2 | wc -l) entries of /usr/share and /usr/lib): repeated gated no-op run, history warm, vs a stat-only walk (warm cache)"
+	rm -f "$RDB" "$RDB"-wal "$RDB"-shm
+	hf real_gate "$RUNS" \
+		-n diffgate-history "$DIFFGATE run --workspace $R --db $RDB -- $BENCH_DIR/noop.sh" \
+		-n find-stat "cd $R && find . -printf '%s %i %T@ %C@\n' >/dev/null"
+	echo
+	echo "== real tree: first gated no-op run (fresh history: no hash cache), vs find | xargs -P2 sha256sum (warm cache)"
+	hf real_first "$BIG_RUNS" --prepare "rm -f $FDB $FDB-wal $FDB-shm" \
+		-n diffgate-first "$DIFFGATE run --workspace $R --db $FDB -- $BENCH_DIR/noop.sh" \
+		-n sha256sum "cd $R && find . -type f -print0 | xargs -0 -P2 sha256sum >/dev/null"
+	rm -f "$RDB" "$RDB"-wal "$RDB"-shm "$FDB" "$FDB"-wal "$FDB"-shm
+fi
 
 want gate_small && echo
 want gate_small && echo "== gated no-op run, small tree (warm cache)"

@@ -162,8 +162,9 @@ info("  find | xargs -P2 sha256sum", tools_small["sha256sum"], "seed snapshot.py
 info("  find -printf (stat-only walk)", tools_small["find-stat"], "seed snapshot.py", snap_small["seed"])
 row("snapshot, large tree (2 GiB)", snap_large["diffgate"], "seed snapshot.py", snap_large["seed"], 1 / 2)
 info("  find | xargs -P2 sha256sum", tools_large["sha256sum"], "seed snapshot.py", snap_large["seed"])
+row("snapshot, large tree, vs sha256sum on both cores", snap_large["diffgate"], "find | xargs -P2 sha256sum", tools_large["sha256sum"], 1.15)
 row("gated no-op run, --no-history", gate["diffgate-no-history"], "seed gate", gate_seed, 1 / 4)
-row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate", gate_seed, 1 / 8)
+row("gated no-op run, history, repeated", gate["diffgate-history"], "seed gate", gate_seed, 1 / 12)
 row("containment, gated no-op run, history, repeated", gate["diffgate-history"], "uncontained", gate["diffgate-history-uncontained"], 1.05)
 overhead("containment, no-op run, empty workspace", contain_empty["contained"], contain_empty["uncontained"], 10)
 info("  a script opening 5,000 files", contain_opens["contained"], "uncontained", contain_opens["uncontained"])
@@ -190,6 +191,10 @@ if os.path.exists(proxy_txt):
         rows.append((what, "failed" if v is None else "%8.3f s" % (v[2] / 1000), "direct",
                      "" if v is None else "%8.3f s" % (v[1] / 1000), "" if v is None else "%.3f" % v[0],
                      "" if target is None else "≤ %.3f" % target, "" if met is None else ("yes" if met else "NO")))
+real_gate = load("real_gate")
+real_first = load("real_first")
+row("real tree (/usr): gated no-op run, history, repeated", real_gate["diffgate-history"], "find -printf", real_gate["find-stat"], 1.2)
+row("real tree (/usr): first gated run, no hash cache", real_first["diffgate-first"], "find | xargs -P2 sha256sum", real_first["sha256sum"], 2)
 row("after-snapshot, 10 files changed", after, "find -printf", tools_small["find-stat"], 1.5)
 info("  after-snapshot vs seed snapshot.py", after, "seed snapshot.py", snap_small["seed"])
 row("staged no-op run, history, repeated", stage_small, "seed gate", stage_seed, 1 / 30)
