@@ -133,6 +133,39 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 	self := &Entry{Path: ".", UID: -1, GID: -1}
 	start := time.Now()
 	sc := newScratch()
+	d, err := openListRoot(abs, self, sc)
+	if err != nil {
+		if !opt.KeepRoot || self.Type == "" {
+			if self.Type != "" && self.Type != Dir {
+				return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
+			}
+			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
+		}
+		// KeepRoot: the root is recorded as it is, nothing below it is known.
+		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
+	}
+	w := newWalker(ctx, abs, opt, start)
+	// Without a prior nothing is reused, but the manifest records the
+	// mapped files for the walk that will use it as its prior.
+	var scanned chan map[devIno]bool
+	if w.cutoff == 0 && !opt.NoMappedScan {
+		scanned = make(chan map[devIno]bool, 1)
+		go func() { scanned <- sharedWritable() }()
+	}
+	top := w.walk(d, self, sc)
+	if err := ctx.Err(); err != nil && !opt.Partial {
+		return nil, err
+	}
+	if scanned != nil {
+		w.mapped = <-scanned
+	}
+	return w.manifest(top, self), nil
+}
+
+// openListRoot opens the root and lists it into sc, recording its metadata
+// in self; on an error self says what is known (its type, why it could not
+// be opened or listed) and nothing is left open.
+func openListRoot(abs string, self *Entry, sc *scratch) (dirHandle, error) {
 	d, err := openRoot(abs, self)
 	if err == nil {
 		if err = d.list(sc); err != nil {
@@ -145,17 +178,13 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 			self.Err = "not a directory"
 		}
 	}
-	if err != nil {
-		if !opt.KeepRoot || self.Type == "" {
-			if self.Type != "" && self.Type != Dir {
-				return nil, fmt.Errorf("%w %s: not a directory", ErrRoot, root)
-			}
-			return nil, fmt.Errorf("%w %s: %v", ErrRoot, root, oneline.Reason(err))
-		}
-		// KeepRoot: the root is recorded as it is, nothing below it is known.
-		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
-	}
+	return d, err
+}
 
+// newWalker sets up a walk of abs: the hash cache's cutoff and the files it
+// must never reuse (mapped shared and writable, now or when the prior was
+// taken), and an arena sized by the prior.
+func newWalker(ctx context.Context, abs string, opt Options, start time.Time) *walker {
 	w := &walker{ctx: ctx, root: abs, opt: opt, start: start, xattr: xattrSupported && !opt.NoXattr}
 	if p := opt.Prior; p != nil && len(p.Entries) > 0 && !p.Seed {
 		g := opt.Granularity
@@ -174,22 +203,23 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 			w.mapped[k] = true
 		}
 	}
-	// Without a prior nothing is reused, but the manifest records the
-	// mapped files for the walk that will use it as its prior.
-	var scanned chan map[devIno]bool
-	if w.cutoff == 0 && !opt.NoMappedScan {
-		scanned = make(chan map[devIno]bool, 1)
-		go func() { scanned <- sharedWritable() }()
-	}
 	if p := opt.Prior; p != nil && len(p.Entries) > 0 {
 		w.arena = newArena(len(p.Entries))
 	}
-	n := opt.Workers
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// walk lists the open root d (its listing in sc) on this goroutine while
+// the workers take the directories and big files it queues, and returns
+// the tree of what was recorded once every job is done (or, cancelled,
+// abandoned).
+func (w *walker) walk(d dirHandle, self *Entry, sc *scratch) *node {
+	n := w.opt.Workers
 	if n <= 0 {
 		n = defaultWorkers()
 	}
-	w.cond = sync.NewCond(&w.mu)
-	stopWatch := context.AfterFunc(ctx, func() {
+	stopWatch := context.AfterFunc(w.ctx, func() {
 		w.stopped.Store(true)
 		w.mu.Lock()
 		w.cond.Broadcast()
@@ -197,7 +227,6 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 	})
 	defer stopWatch()
 	stopTicker := w.tick()
-
 	top := &node{}
 	w.pending = 1 // the root, listed by this goroutine
 	var wg sync.WaitGroup
@@ -225,13 +254,12 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 		w.abandon(j)
 	}
 	w.queue = nil
-	if err := ctx.Err(); err != nil && !opt.Partial {
-		return nil, err
-	}
-	if scanned != nil {
-		w.mapped = <-scanned
-	}
-	m := &Manifest{Root: abs, CreatedAt: w.start, Self: self, mapped: w.mapped}
+	return top
+}
+
+// manifest gathers the walk's tree into a sorted manifest.
+func (w *walker) manifest(top *node, self *Entry) *Manifest {
+	m := &Manifest{Root: w.root, CreatedAt: w.start, Self: self, mapped: w.mapped}
 	if w.arena != nil && !w.arenaMiss.Load() {
 		m.Entries = w.gather(top)
 		arenaWalks.Add(1)
@@ -242,7 +270,7 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 		unsortedWalks.Add(1)
 		m.Sort()
 	}
-	return m, nil
+	return m
 }
 
 // stopCause says why a walk stopped early, for the entries it leaves unknown.
