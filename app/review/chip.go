@@ -152,29 +152,24 @@ func (r *chipRenderer) Refresh() {
 	r.count.Text = count.Digits(r.c.Count)
 	r.label.TextSize, r.count.TextSize = th.Size(theme.SizeNameText), th.Size(theme.SizeNameText)
 	r.bg.StrokeWidth = 1.5
-	switch {
-	case r.c.On && r.c.Count == 0: // nothing to show: quiet, not a loud border
-		muted := style.Color(th, style.Muted)
-		r.bg.FillColor = color.Transparent
-		if r.c.hovered {
-			r.bg.FillColor = style.Color(th, theme.ColorNameHover)
-		}
-		r.bg.StrokeColor = style.Tint(muted, 0x60)
-		r.label.Color, r.count.Color = muted, muted
-	case r.c.On:
+	if r.c.On && r.c.Count > 0 {
 		r.bg.FillColor = style.Tint(c, 0x30)
 		if r.c.hovered {
 			r.bg.FillColor = style.Tint(c, 0x48)
 		}
 		r.bg.StrokeColor = c
 		r.label.Color, r.count.Color = c, c
-	default:
+	} else {
+		// Off, or on with nothing to show (quiet, not a loud border).
 		muted := style.Color(th, style.Muted)
 		r.bg.FillColor = color.Transparent
 		if r.c.hovered {
 			r.bg.FillColor = style.Color(th, theme.ColorNameHover)
 		}
 		r.bg.StrokeColor = style.Tint(muted, 0x80)
+		if r.c.On {
+			r.bg.StrokeColor = style.Tint(muted, 0x60)
+		}
 		r.label.Color, r.count.Color = muted, muted
 	}
 	if r.c.focused { // a ring as strong as the buttons' focus

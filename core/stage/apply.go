@@ -95,10 +95,6 @@ func validPath(p string) error {
 	return nil
 }
 
-// splitRel splits a valid path into its directory ("" for the root) and
-// its last component.
-func splitRel(rel string) (string, string) { return snapshot.SplitPath(rel) }
-
 // newDir says whether c makes a directory where the before-state had none.
 func newDir(c *diff.Change) bool {
 	return c.After != nil && c.After.Type == snapshot.Dir && (c.Before == nil || c.Before.Type != snapshot.Dir)
@@ -198,7 +194,7 @@ func choose(changes, all []diff.Change) (byPath, chosen map[string]*diff.Change,
 func addNewParents(chosen, byPath map[string]*diff.Change) {
 	for p := range keys(chosen) {
 		for d := p; ; {
-			d, _ = splitRel(d)
+			d, _ = snapshot.SplitPath(d)
 			if d == "" {
 				break
 			}

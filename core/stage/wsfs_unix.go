@@ -80,7 +80,7 @@ func walkOpen(dirfd int, rel string, flags int) (int, error) {
 // parent opens the directory holding rel and returns it with rel's last
 // component.
 func (r *wsRoot) parent(rel string) (int, string, error) {
-	dir, name := splitRel(rel)
+	dir, name := snapshot.SplitPath(rel)
 	fd, err := r.open(dir, dirFlags)
 	if err != nil {
 		return -1, "", fmt.Errorf("%s: %w", dirOrRoot(dir), err)
@@ -299,7 +299,7 @@ func (r *wsRoot) link(rel, target string) error {
 		return fmt.Errorf("%s is not a regular file", target)
 	}
 	return r.place(rel, func(pfd int, tmp string) error {
-		_, name := splitRel(rel)
+		_, name := snapshot.SplitPath(rel)
 		var st unix.Stat_t
 		if unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == ts.Dev && st.Ino == ts.Ino {
 			return errSame // a rename onto the same inode would leave tmp
@@ -343,7 +343,7 @@ func (r *wsRoot) place(rel string, make func(pfd int, tmp string) error) error {
 // made writable, wrote in and made read-only again), then restores its
 // mode.
 func (r *wsRoot) writableParent(rel string, fn func() error) error {
-	dir, _ := splitRel(rel)
+	dir, _ := snapshot.SplitPath(rel)
 	fd, err := r.open(dir, dirFlags|unix.O_DIRECTORY)
 	if err != nil {
 		return err
