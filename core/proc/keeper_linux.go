@@ -1,7 +1,9 @@
 package proc
 
 import (
+	"maps"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +44,7 @@ var gateState struct {
 	runs        int          // runs in progress (the subreaper flag is on while > 0)
 	wasReaper   bool         // the flag as it was before the first run
 	supervisors map[int]bool // supervisors started by runs in progress
+	stopReaper  func()       // ends startAdoptedReaper's goroutine
 }
 
 var cgroupSeq atomic.Int64
@@ -56,16 +59,24 @@ func enterRun() (leave func()) {
 		if !gateState.wasReaper {
 			_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 		}
+		gateState.stopReaper = startAdoptedReaper()
 	}
 	gateState.runs++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			gateState.mu.Lock()
-			defer gateState.mu.Unlock()
 			gateState.runs--
-			if gateState.runs == 0 && !gateState.wasReaper {
-				_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+			var stopReaper func()
+			if gateState.runs == 0 {
+				if !gateState.wasReaper {
+					_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+				}
+				stopReaper, gateState.stopReaper = gateState.stopReaper, nil
+			}
+			gateState.mu.Unlock()
+			if stopReaper != nil {
+				stopReaper() // unlocked: the reaper takes the lock (isSupervisor)
 			}
 		})
 	}
@@ -136,23 +147,22 @@ func reapKilled(pids []int, deadline time.Time) {
 // supervisor is dead, or at deadline, with the leftovers and every pid it
 // killed (for reapKilled).
 func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time.Time) ([]Leftover, []int) {
-	self := os.Getpid()
 	ownPgid := unix.Getpgrp()
 	find := func() (procTable, []int) {
 		startMu.Lock()
 		defer startMu.Unlock()
-		t := scanProcs()
 		var roots []int
 		if super > 0 {
 			roots = append(roots, super)
 		}
-		for pid, e := range t {
-			if e.ppid != self || pid == super || isSupervisor(pid) {
-				continue
-			}
-			if se, ok := readStat(pid); ok && se.pgid != ownPgid && se.start >= superStart {
-				roots = append(roots, pid)
-			}
+		adopted := adoptedChildren(superStart)
+		for pid := range adopted {
+			roots = append(roots, pid)
+		}
+		t := subtree(roots...)
+		maps.Copy(t, adopted)
+		if e, ok := readStat(super); super > 0 && ok {
+			t[super] = e
 		}
 		var out []int
 		for _, r := range roots {
@@ -183,6 +193,7 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 		for _, p := range pids {
 			_ = unix.Kill(p, unix.SIGKILL)
 		}
+		killGroups(t, pids, ownPgid)
 		superAlive := false
 		if super > 0 {
 			_ = unix.Kill(super, unix.SIGKILL)
@@ -216,3 +227,92 @@ func watchStop(pidfd int, stopped chan<- struct{}) {
 
 // cldStopped is CLD_STOPPED, the si_code of a child stopped by a signal.
 const cldStopped = 5
+
+// adoptedChildren lists the children of this process that it adopted as a
+// subreaper and that started no earlier than since (clock ticks after
+// boot), with their entries: those in a session other than ours, except the
+// supervisors of our runs. The script's tree is never in our session (its
+// supervisor made a session of its own before it started the script, and a
+// process can only leave a session for a new one), while a program this
+// process starts itself stays in it, in a process group of its own or not.
+// Call it with startMu held, so that a supervisor being started is
+// registered before it is looked at.
+func adoptedChildren(since uint64) procTable {
+	self := os.Getpid()
+	ownSid, _ := unix.Getsid(0)
+	kids, ok := childrenOf(self)
+	if !ok {
+		for pid, e := range scanProcs() {
+			if e.ppid == self {
+				kids = append(kids, pid)
+			}
+		}
+	}
+	out := procTable{}
+	for _, pid := range kids {
+		if isSupervisor(pid) {
+			continue
+		}
+		if e, ok := readStat(pid); ok && e.ppid == self && e.sid != ownSid && e.start >= since {
+			out[pid] = e
+		}
+	}
+	return out
+}
+
+// reapAdopted reaps the adopted children (adoptedChildren) that have
+// exited. Nobody else waits for them: without this, a process that escaped
+// a sweep and keeps forking and exiting would fill the process table with
+// zombies of ours while runs are in progress.
+func reapAdopted() {
+	startMu.Lock()
+	defer startMu.Unlock()
+	for pid, e := range adoptedChildren(0) {
+		if !e.alive() {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// startAdoptedReaper runs reapAdopted whenever a child changes state
+// (SIGCHLD), until stop is called.
+func startAdoptedReaper() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGCHLD)
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-sigs:
+				reapAdopted()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+		<-finished
+		reapAdopted()
+	}
+}
+
+// killGroups kills the process groups of pids (their entries in t) with
+// SIGKILL, except the group keep (the caller's own). A group kill reaches
+// every member at once, a child being forked included (the kernel restarts
+// a fork that a group signal interrupts), where killing one pid at a time
+// races a process that keeps forking and letting its parent exit. Only the
+// script's processes are in these groups: a process can join a group of
+// its own session only, and the script runs in a session of its own.
+func killGroups(t procTable, pids []int, keep int) {
+	done := map[int]bool{keep: true, 0: true}
+	for _, p := range pids {
+		if g := t[p].pgid; !done[g] {
+			done[g] = true
+			_ = unix.Kill(-g, unix.SIGKILL)
+		}
+	}
+}

@@ -34,10 +34,20 @@
 // and kills it (cgroup.kill). Otherwise it relies on being a child subreaper
 // itself while a run is in progress: the orphans of a killed supervisor are
 // re-parented to the gate, which finds them among its children (those
-// outside its own process group, which the supervisor's session keeps the
-// script from joining, started after the supervisor) and kills them with
-// their descendants. A supervisor that stops is reported to the gate by
+// outside its own session, which the supervisor's session keeps the script
+// from joining, started after the supervisor) and kills them with their
+// descendants. The gate does the same when the supervisor's own sweep ran
+// out of time (superMsg.Unfinished), and both sweeps kill each process group
+// they find as a whole, which a process that keeps forking cannot outrun.
+// While runs are in progress the gate also reaps those of its adopted
+// children that exit, so that nothing that escaped can fill the process
+// table with its zombies. A supervisor that stops is reported to the gate by
 // waitid(WSTOPPED) on its pidfd; the gate then kills it and the whole tree.
+//
+// So, while a run is in progress, a program that calls Run must start its
+// own children in its own session (in a process group of their own or not),
+// never in a new one (setsid): the gate would take such a child for one of
+// the script's, and reap or kill it.
 // Either way Result.SupervisorLost says so, and Result.Mechanism says which
 // mechanism held the tree. Run returns only once every process of the tree
 // has been reaped, so none can write into the workspace afterwards. Output is

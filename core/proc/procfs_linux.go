@@ -5,8 +5,10 @@ package proc
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -15,6 +17,7 @@ type procEntry struct {
 	ppid  int
 	state byte
 	pgid  int
+	sid   int    // session
 	cpu   uint64 // utime+stime, in clock ticks
 	start uint64 // in clock ticks after boot
 }
@@ -89,6 +92,7 @@ func parseStatFile(name string) (procEntry, bool) {
 	}
 	e := procEntry{ppid: ppid, state: f[0][0]}
 	e.pgid, _ = strconv.Atoi(string(f[2]))
+	e.sid, _ = strconv.Atoi(string(f[3]))
 	utime, _ := strconv.ParseUint(string(f[11]), 10, 64)
 	stime, _ := strconv.ParseUint(string(f[12]), 10, 64)
 	e.cpu = utime + stime
@@ -122,8 +126,69 @@ func (t procTable) descendants(root int) []int {
 	return out
 }
 
-// livingDescendants scans /proc and returns the living descendants of root.
-func livingDescendants(root int) []int { return scanProcs().descendants(root) }
+// livingDescendants returns the living descendants of root.
+func livingDescendants(root int) []int { return subtree(root).descendants(root) }
+
+// subtree reads the entries of the descendants of roots by following the
+// kernel's children lists (/proc/PID/task/TID/children), so that one look
+// costs what the tree holds, not what the whole machine runs: a process that
+// keeps forking and letting its parent exit is outrun by a few reads, where
+// a scan of every process on a loaded machine can take longer than a hop.
+// A kernel without those lists (CONFIG_PROC_CHILDREN) gets the full scan.
+// Like the scan, a look is not atomic: callers look again until it is stable.
+func subtree(roots ...int) procTable {
+	t := procTable{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		kids, ok := childrenOf(p)
+		if !ok {
+			if _, exists := readStat(p); !exists {
+				continue // p exited: its children went to a reaper, looked at again later
+			}
+			return scanProcs()
+		}
+		for _, c := range kids {
+			if _, seen := t[c]; seen {
+				continue
+			}
+			if e, ok := readStat(c); ok {
+				t[c] = e
+				queue = append(queue, c)
+			}
+		}
+	}
+	return t
+}
+
+// childrenOf lists the children of pid, from the children list of each of
+// its threads (a child's parent is the thread that forked it, or the one an
+// orphan was re-parented to). ok is false when the kernel has no such lists
+// or pid is gone.
+func childrenOf(pid int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tids, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + "/" + tid.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) {
+			if _, statErr := os.Stat(dir + "/" + tid.Name()); statErr == nil {
+				return nil, false // the thread is there, its list is not: no CONFIG_PROC_CHILDREN
+			}
+			continue // the thread exited
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
+}
 
 // cmdline returns the command line of pid, NULs turned into spaces, bounded
 // and made printable; "[comm]" when it has none.

@@ -23,6 +23,9 @@ type superSpec struct {
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
 	Overlay     *Overlay      `json:"overlay,omitempty"`
+	// Cleanup bounds the supervisor's final sweep (supervisorCleanup); a
+	// negative one skips it, as if it had run out of time at once.
+	Cleanup time.Duration `json:"cleanup"`
 	// MountNS: the supervisor is in a mount namespace of its own (and the
 	// script contained): it makes readOnlyMounts there. MountWhy says why
 	// a contained script's supervisor has none.
@@ -49,6 +52,9 @@ type superMsg struct {
 	Signal      string     `json:"signal,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`
 	Leftovers   []Leftover `json:"leftovers,omitempty"`
+	// Unfinished: the supervisor's cleanup ended at its deadline with
+	// processes of the tree perhaps still alive; they come to the gate.
+	Unfinished bool `json:"unfinished,omitempty"`
 	// Blocked: one blocked action as it happens, or (with Done) all of
 	// them with their counts.
 	Blocked        []Blocked `json:"blocked,omitempty"`

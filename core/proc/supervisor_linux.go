@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +17,11 @@ import (
 
 	"github.com/diffgate/diffgate/internal/oneline"
 )
+
+// supervisorCleanup is the bound a run sends its supervisor for the final
+// sweep (superSpec.Cleanup) when it is not zero: a test sets it below zero
+// to see what the gate finds on its own.
+var supervisorCleanup atomic.Int64 // a time.Duration; 0: cleanupTimeout
 
 const (
 	// cleanupTimeout bounds the supervisor's final sweep (a process stuck in
@@ -100,6 +106,8 @@ type supervisor struct {
 	execWait  time.Duration // what is left of the execWait budget
 	seen      map[int]bool
 	leftovers []Leftover
+	// unfinished: cleanup reached its deadline with the tree not yet gone.
+	unfinished bool
 }
 
 // waitResult is the outcome of waiting for the script's main process.
@@ -158,7 +166,7 @@ func supervise() int {
 	s := &supervisor{self: os.Getpid(), mainPID: pid, mainCmd: cmdline(pid), grace: sp.Grace,
 		execWait: execWait, seen: map[int]bool{}}
 	wr, interrupted := s.waitMain(reapUntil(pid), sigs)
-	s.cleanup()
+	s.cleanup(sp.Cleanup)
 	restoreReadOnly(saved, pid, rec)
 	encode(s.doneMsg(wr, interrupted, rec))
 	return 0
@@ -235,7 +243,7 @@ func (s *supervisor) waitMain(mainDone <-chan waitResult, sigs <-chan os.Signal)
 // doneMsg is the final report: how the main process ended, what was left
 // and what was blocked.
 func (s *supervisor) doneMsg(wr waitResult, interrupted bool, rec *recorder) superMsg {
-	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers}
+	msg := superMsg{Done: true, Interrupted: interrupted, Leftovers: s.leftovers, Unfinished: s.unfinished}
 	msg.ExitCode, msg.Signal = exitStatus(wr)
 	msg.Blocked, msg.BlockedDroppedKinds = rec.result()
 	msg.BlockedDropped = droppedTotal(msg.BlockedDroppedKinds)
@@ -326,9 +334,14 @@ func (s *supervisor) signalTree(sig syscall.Signal) {
 
 // cleanup freezes, records and kills every remaining descendant and reaps
 // them all. It returns when the supervisor has no child left (as a subreaper,
-// that means no descendant is left) or after cleanupTimeout.
-func (s *supervisor) cleanup() {
-	deadline := time.Now().Add(cleanupTimeout)
+// that means no descendant is left) or after limit. A negative limit (a
+// test's) skips it: what is left is then the gate's to find.
+func (s *supervisor) cleanup(limit time.Duration) {
+	if limit < 0 {
+		s.unfinished = true
+		return
+	}
+	deadline := time.Now().Add(limit)
 	for {
 		if s.reap() {
 			return
@@ -341,14 +354,20 @@ func (s *supervisor) cleanup() {
 		// Every process killed here is a leftover, frozen first or not: one
 		// born after freeze's last scan (a process that keeps forking and
 		// letting its parent exit) was killed unreported, and the run passed.
-		for _, p := range livingDescendants(s.self) {
+		t := subtree(s.self)
+		living := t.descendants(s.self)
+		for _, p := range living {
 			if !s.seen[p] {
 				s.seen[p] = true
 				s.leftovers = append(s.leftovers, Leftover{PID: p, Cmd: cmdline(p)})
 			}
 			_ = unix.Kill(p, unix.SIGKILL)
 		}
+		killGroups(t, living, unix.Getpgrp())
 		if time.Now().After(deadline) {
+			// Something may be left: the gate looks for it among its own
+			// children once this process is gone.
+			s.unfinished = true
 			return
 		}
 		if len(fresh) == 0 {
@@ -383,7 +402,7 @@ func (s *supervisor) freeze(deadline time.Time) []int {
 	}
 	var fresh []int
 	for {
-		t := scanProcs()
+		t := subtree(s.self)
 		added := false
 		for _, p := range t.descendants(s.self) {
 			if !s.seen[p] {

@@ -113,6 +113,10 @@ func newSuperSpec(spec *Spec) (superSpec, error) {
 	sp := superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
+		Cleanup: cleanupTimeout,
+	}
+	if d := supervisorCleanup.Load(); d != 0 {
+		sp.Cleanup = time.Duration(d)
 	}
 	if _, err := json.Marshal(sp); err != nil {
 		return sp, fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
@@ -409,7 +413,9 @@ func (r *supervisorRun) collect() (*Result, error) {
 		return nil, r.startRefused()
 	}
 	r.noteLost()
-	r.sweep(0, r.reportedLeftovers(), r.final == nil)
+	// A supervisor that is gone without its report, or whose own cleanup
+	// ran out of time, left the rest of the tree to this process.
+	r.sweep(0, r.reportedLeftovers(), r.final == nil || r.final.Unfinished)
 	r.reap()
 	return r.outcome(r.result())
 }
