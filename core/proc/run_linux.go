@@ -23,9 +23,10 @@ type superSpec struct {
 	Grace       time.Duration `json:"grace"`
 	Containment Containment   `json:"containment"`
 	Overlay     *Overlay      `json:"overlay,omitempty"`
-	// Cleanup bounds the supervisor's final sweep (supervisorCleanup); a
-	// negative one skips it, as if it had run out of time at once.
-	Cleanup time.Duration `json:"cleanup"`
+	// Cleanup bounds the supervisor's final sweep (0: cleanupTimeout); a
+	// negative one (a test's, supervisorCleanup) skips it, as if it had run
+	// out of time at once.
+	Cleanup time.Duration `json:"cleanup,omitempty"`
 	// MountNS: the supervisor is in a mount namespace of its own (and the
 	// script contained): it makes readOnlyMounts there. MountWhy says why
 	// a contained script's supervisor has none.

@@ -19,6 +19,7 @@ type wireSpec struct {
 	Overlay     *wireOverlay  `json:"overlay,omitempty"`
 	MountNS     bool          `json:"mount_ns,omitempty"`
 	MountWhy    string        `json:"mount_why,omitempty"`
+	Cleanup     time.Duration `json:"cleanup,omitempty"`
 	// The containment's paths, as bytes (Containment's own are nil).
 	Writable  [][]byte `json:"writable,omitempty"`
 	DenyRead  [][]byte `json:"deny_read,omitempty"`
@@ -56,6 +57,7 @@ func (s superSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
 		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay), MountNS: s.MountNS, MountWhy: s.MountWhy,
+		Cleanup:  s.Cleanup,
 		Writable: toBytes(s.Containment.Writable), DenyRead: toBytes(s.Containment.DenyRead),
 		ReadOnly: toBytes(s.Containment.ReadOnly), HardLinks: toBytes(s.Containment.HardLinks),
 	})
@@ -70,6 +72,7 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 	*s = superSpec{
 		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
 		Grace: w.Grace, Containment: w.Containment, MountNS: w.MountNS, MountWhy: w.MountWhy,
+		Cleanup: w.Cleanup,
 	}
 	if len(w.Writable) > 0 {
 		s.Containment.Writable = fromBytes(w.Writable)

@@ -21,7 +21,7 @@ import (
 // supervisorCleanup is the bound a run sends its supervisor for the final
 // sweep (superSpec.Cleanup) when it is not zero: a test sets it below zero
 // to see what the gate finds on its own.
-var supervisorCleanup atomic.Int64 // a time.Duration; 0: cleanupTimeout
+var supervisorCleanup atomic.Int64 // a time.Duration
 
 const (
 	// cleanupTimeout bounds the supervisor's final sweep (a process stuck in
@@ -334,12 +334,15 @@ func (s *supervisor) signalTree(sig syscall.Signal) {
 
 // cleanup freezes, records and kills every remaining descendant and reaps
 // them all. It returns when the supervisor has no child left (as a subreaper,
-// that means no descendant is left) or after limit. A negative limit (a
-// test's) skips it: what is left is then the gate's to find.
+// that means no descendant is left) or after limit (0: cleanupTimeout). A
+// negative limit (a test's) skips it: what is left is then the gate's to find.
 func (s *supervisor) cleanup(limit time.Duration) {
 	if limit < 0 {
 		s.unfinished = true
 		return
+	}
+	if limit == 0 {
+		limit = cleanupTimeout
 	}
 	deadline := time.Now().Add(limit)
 	for {

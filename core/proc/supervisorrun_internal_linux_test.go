@@ -87,3 +87,34 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestSuperSpecWire: every field of the spec reaches the supervisor. The
+// spec goes through its own wire form (paths as bytes), and a field that
+// form forgets arrives as its zero value: Cleanup did, and every supervisor
+// gave up its final sweep after one look.
+func TestSuperSpecWire(t *testing.T) {
+	sp := superSpec{
+		Dir: "/w", Path: "/w/s.sh", Args: []string{"a"}, Env: []string{"K=V"},
+		Grace: 3, Cleanup: -1, MountNS: true, MountWhy: "why",
+		Containment: Containment{Enabled: true, Writable: []string{"/tmp"}, DenyRead: []string{"/root"}},
+		Overlay:     &Overlay{Lower: "/l", Upper: "/u", Work: "/k", UserXattr: true},
+	}
+	b, err := sp.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got superSpec
+	if err := got.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, sp) {
+		t.Errorf("after the wire:\n got %+v\nwant %+v", got, sp)
+	}
+	// Every exported field is set above, so none is left at its zero value.
+	v := reflect.ValueOf(sp)
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() && v.Field(i).IsZero() {
+			t.Errorf("field %s is not set in the test", f.Name)
+		}
+	}
+}

@@ -113,10 +113,7 @@ func newSuperSpec(spec *Spec) (superSpec, error) {
 	sp := superSpec{
 		Dir: spec.Dir, Path: spec.Path, Args: spec.Args, Env: spec.Env,
 		Grace: spec.Grace, Containment: spec.Containment, Overlay: spec.Overlay,
-		Cleanup: cleanupTimeout,
-	}
-	if d := supervisorCleanup.Load(); d != 0 {
-		sp.Cleanup = time.Duration(d)
+		Cleanup: time.Duration(supervisorCleanup.Load()),
 	}
 	if _, err := json.Marshal(sp); err != nil {
 		return sp, fmt.Errorf("proc: encode spec: %v", oneline.Flat(err.Error()))
