@@ -555,7 +555,7 @@ type job struct {
 	// dir is the directory holding name: the subdirectory to list or the
 	// big file to hash. The job holds a reference to it.
 	dir  *dirRef
-	name string
+	name zname
 	rel  string
 	// node receives a directory's listing; self is the directory's own
 	// entry in its parent.
@@ -882,6 +882,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 		prefix = j.rel + "/"
 	}
 	prior := priorCursor{prior: priorUnder(j.prior, prefix), plen: len(prefix)}
+	paths := newPathBlock(sc, prefix)
 	var recorded, hashed int64
 	for _, de := range sc.ents {
 		if w.stopped.Load() {
@@ -890,8 +891,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			}
 			break
 		}
-		rel := prefix + string(sc.name(de))
-		name := rel[len(prefix):]
+		rel, name := paths.add(prefix, sc.name(de))
 		if w.opt.Exclude != nil && w.opt.Exclude(rel) {
 			continue
 		}
@@ -1013,7 +1013,7 @@ func (w *walker) reuse(e *Entry, prior *priorCursor) bool {
 // it is still the regular file that was listed, fills e's metadata from fstat
 // and hashes it. A file larger than maxSize (when maxSize >= 0) is not read:
 // hashEntry returns true so the caller queues it as a job of its own.
-func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxSize int64) (deferred bool, n int64) {
+func (w *walker) hashEntry(d dirHandle, name zname, e *Entry, sc *scratch, maxSize int64) (deferred bool, n int64) {
 	var keep func(e *Entry, data []byte)
 	if w.opt.KeepMax > 0 {
 		keep = w.opt.Keep
@@ -1044,7 +1044,7 @@ func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxS
 	return false, n
 }
 
-func (w *walker) readlink(d dirHandle, name string, e *Entry) {
+func (w *walker) readlink(d dirHandle, name zname, e *Entry) {
 	if tgt, err := d.readlink(name); err != nil {
 		e.Err = describe(err)
 	} else {
