@@ -45,8 +45,8 @@ func openRoot(abs string, self *Entry) (dirHandle, error) {
 }
 
 // openSub opens the subdirectory name of d, refusing a symlink.
-func (d dirHandle) openSub(name string) (dirHandle, error) {
-	p := filepath.Join(d.abs, name)
+func (d dirHandle) openSub(name zname) (dirHandle, error) {
+	p := filepath.Join(d.abs, name.s)
 	if fi, err := os.Lstat(p); err != nil {
 		return dirHandle{}, err
 	} else if !fi.IsDir() {
@@ -79,8 +79,8 @@ func (d dirHandle) list(sc *scratch) error {
 	return err
 }
 
-func (d dirHandle) lstat(name string, e *Entry) error {
-	fi, err := os.Lstat(filepath.Join(d.abs, name))
+func (d dirHandle) lstat(name zname, e *Entry) error {
+	fi, err := os.Lstat(filepath.Join(d.abs, name.s))
 	if err != nil {
 		return err
 	}
@@ -88,13 +88,13 @@ func (d dirHandle) lstat(name string, e *Entry) error {
 	return nil
 }
 
-func (d dirHandle) readlink(name string) (string, error) {
-	t, err := os.Readlink(filepath.Join(d.abs, name))
+func (d dirHandle) readlink(name zname) (string, error) {
+	t, err := os.Readlink(filepath.Join(d.abs, name.s))
 	return filepath.ToSlash(t), err
 }
 
-func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
-	p := filepath.Join(d.abs, name)
+func (d dirHandle) hashFile(name zname, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
+	p := filepath.Join(d.abs, name.s)
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return 0, err

@@ -24,7 +24,7 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 // last component and records its own metadata in self: from fstat when it
 // opens, from lstat when it does not (a symlink, a file, a locked directory).
 func openRoot(abs string, self *Entry) (dirHandle, error) {
-	fd, err := openNoAtime(unix.AT_FDCWD, abs, dirFlags)
+	fd, err := openNoAtime(unix.AT_FDCWD, toZname(abs), dirFlags)
 	if err != nil {
 		var st unix.Stat_t
 		if lerr := unix.Lstat(abs, &st); lerr == nil {
@@ -50,10 +50,10 @@ func openRoot(abs string, self *Entry) (dirHandle, error) {
 // symlink: a directory swapped for a link mid-walk fails to open (ELOOP or
 // ENOTDIR) instead of redirecting the walk, and no absolute path is ever
 // built, so depth is not limited by PATH_MAX.
-func (d dirHandle) openSub(name string) (dirHandle, error) {
+func (d dirHandle) openSub(name zname) (dirHandle, error) {
 	fd, err := openNoAtime(d.fd, name, dirFlags)
 	if err != nil {
-		return dirHandle{}, &fs.PathError{Op: "open", Path: name, Err: err}
+		return dirHandle{}, &fs.PathError{Op: "open", Path: name.s, Err: err}
 	}
 	return dirHandle{fd: fd}, nil
 }
@@ -66,15 +66,15 @@ var noAtimeRefused atomic.Bool
 // openNoAtime opens name relative to dirfd with flags and, where permitted,
 // O_NOATIME: reading a file or listing a directory then writes no access
 // time (nothing the walk records, but inode work on every open).
-func openNoAtime(dirfd int, name string, flags int) (int, error) {
+func openNoAtime(dirfd int, name zname, flags int) (int, error) {
 	if oNoAtime != 0 && !noAtimeRefused.Load() {
-		fd, err := retry(func() (int, error) { return unix.Openat(dirfd, name, flags|oNoAtime, 0) })
+		fd, err := retry(func() (int, error) { return openatZ(dirfd, name, flags|oNoAtime) })
 		if err != unix.EPERM {
 			return fd, err
 		}
 		noAtimeRefused.Store(true)
 	}
-	return retry(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
+	return retry(func() (int, error) { return openatZ(dirfd, name, flags) })
 }
 
 func retry(f func() (int, error)) (int, error) {
@@ -101,15 +101,15 @@ func (d dirHandle) stat(e *Entry) error {
 // xattrs records the open directory's extended attributes in e.
 func (d dirHandle) xattrs(e *Entry, sc *scratch) { readXattrs(d.fd, e, sc) }
 
-func (d dirHandle) lstat(name string, e *Entry) error {
+func (d dirHandle) lstat(name zname, e *Entry) error {
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := fstatatZ(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return &fs.PathError{Op: "lstat", Path: name, Err: err}
+			return &fs.PathError{Op: "lstat", Path: name.s, Err: err}
 		}
 		break
 	}
@@ -117,12 +117,12 @@ func (d dirHandle) lstat(name string, e *Entry) error {
 	return nil
 }
 
-func (d dirHandle) readlink(name string) (string, error) {
+func (d dirHandle) readlink(name zname) (string, error) {
 	buf := make([]byte, 256)
 	for {
-		n, err := unix.Readlinkat(d.fd, name, buf)
+		n, err := readlinkatZ(d.fd, name, buf)
 		if err != nil {
-			return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+			return "", &fs.PathError{Op: "readlink", Path: name.s, Err: err}
 		}
 		if n < len(buf) {
 			return string(buf[:n]), nil
@@ -136,7 +136,7 @@ func (d dirHandle) readlink(name string) (string, error) {
 // at most maxSize bytes (any size when maxSize < 0), hashes its content. A
 // file that cannot be opened (no read permission) still gets its metadata,
 // from lstat, so only its content is unknown.
-func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
+func (d dirHandle) hashFile(name zname, e *Entry, sc *scratch, maxSize, keepMax int64, keep func(*Entry, []byte)) (int64, error) {
 	fd, err := openat(d.fd, name)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENXIO || err == unix.EWOULDBLOCK {
@@ -147,12 +147,12 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 				return 0, errNotRegular
 			}
 		}
-		return 0, &fs.PathError{Op: "open", Path: name, Err: err}
+		return 0, &fs.PathError{Op: "open", Path: name.s, Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, &fs.PathError{Op: "fstat", Path: name, Err: err}
+		return 0, &fs.PathError{Op: "fstat", Path: name.s, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || (e.Ino != 0 && uint64(st.Ino) != e.Ino) {
 		return 0, errNotRegular
@@ -167,9 +167,9 @@ func (d dirHandle) hashFile(name string, e *Entry, sc *scratch, maxSize, keepMax
 	// A file with fewer blocks than its size has holes (or is compressed,
 	// or inline): hash its data and zero runs separately.
 	if st.Size > int64(len(sc.buf)) && st.Blocks*512 < st.Size {
-		return hashSparse(fd, name, e, sc)
+		return hashSparse(fd, name.s, e, sc)
 	}
-	return readHash(fd, name, e, sc, keepMax, keep)
+	return readHash(fd, name.s, e, sc, keepMax, keep)
 }
 
 // readHash reads exactly the size fstat reported (a file that grows while it
@@ -271,7 +271,7 @@ func hashSparse(fd int, name string, e *Entry, sc *scratch) (int64, error) {
 	return read, nil
 }
 
-func openat(dirfd int, name string) (int, error) {
+func openat(dirfd int, name zname) (int, error) {
 	return openNoAtime(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY)
 }
 
@@ -314,7 +314,7 @@ func timespecNanos(ts unix.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts
 
 // readFile reads a regular file of at most max bytes.
 func (d dirHandle) readFile(name string, max int64) ([]byte, error) {
-	fd, err := openat(d.fd, name)
+	fd, err := openat(d.fd, toZname(name))
 	if err != nil {
 		return nil, err
 	}

@@ -102,11 +102,12 @@ func Paths(ctx context.Context, root string, rels []string, opt PathsOptions) (*
 // recordPath records the entry rel below the open root d; ok is false when
 // it does not exist (or a parent is not a directory).
 func recordPath(root dirHandle, rel string, sc *scratch) (Entry, bool) {
-	dir, name := SplitPath(rel)
+	dir, base := SplitPath(rel)
+	name := toZname(base)
 	d := root
 	if dir != "" {
 		for _, part := range strings.Split(dir, "/") {
-			sub, err := d.openSub(part)
+			sub, err := d.openSub(toZname(part))
 			if d != root {
 				d.close()
 			}

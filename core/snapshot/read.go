@@ -22,7 +22,7 @@ func ReadContent(root, rel string, max int64) ([]byte, error) {
 	}
 	parts := strings.Split(rel, "/")
 	for _, p := range parts[:len(parts)-1] {
-		sub, err := d.openSub(p)
+		sub, err := d.openSub(toZname(p))
 		d.close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rel, err)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,51 @@ func TestReuseDeepTree(t *testing.T) {
 	write(t, root, "a/b/c", "x") // different size: rehashed
 	if got := take(t, root, Options{Prior: p}).Lookup("a/b/c").SHA256; got != hexsha("x") || strings.Contains(got, "poison") {
 		t.Errorf("a/b/c: %s", got)
+	}
+}
+
+// TestReuseInStepWithListing checks the in-step search of the prior: files
+// between subtrees of every size (the search gallops over them), files the
+// prior lacks (hashed) and prior entries no longer listed (skipped).
+func TestReuseInStepWithListing(t *testing.T) {
+	root := t.TempDir()
+	var files []string
+	for i := 0; i < 24; i++ {
+		files = append(files, fmt.Sprintf("top/f%02d", i))
+		if i%3 == 0 {
+			for k := 0; k < 1<<(i/3); k++ {
+				files = append(files, fmt.Sprintf("top/f%02d.d/g%03d", i, k))
+			}
+		}
+	}
+	for _, f := range files {
+		write(t, root, f, f)
+	}
+	p := poisoned(take(t, root, Options{}))
+	// Every fourth file leaves the prior; a name that is not listed joins.
+	var kept []Entry
+	dropped := map[string]bool{}
+	for i, e := range p.Entries {
+		if e.Type == File && i%4 == 0 {
+			dropped[e.Path] = true
+			continue
+		}
+		kept = append(kept, e)
+		if e.Path == "top/f07" {
+			kept = append(kept, Entry{Path: "top/f07a", Type: File, SHA256: "poison"})
+		}
+	}
+	p.Entries = kept
+	m := take(t, root, Options{Prior: p})
+	for _, f := range files {
+		got := m.Lookup(f).SHA256
+		if want := "poison"; dropped[f] {
+			want = hexsha(f)
+			if got != want {
+				t.Errorf("%s (not in the prior): hash %s", f, got)
+			}
+		} else if got != want {
+			t.Errorf("%s not reused: %s", f, got)
+		}
 	}
 }

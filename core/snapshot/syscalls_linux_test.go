@@ -201,7 +201,7 @@ func TestNoAtimeRefusedFallsBack(t *testing.T) {
 	defer d.close()
 	noAtimeRefused.Store(false)
 	e := Entry{Path: file}
-	if _, err := d.hashFile(file, &e, newScratch(), -1, 0, nil); err != nil || e.SHA256 != hex.EncodeToString(sum[:]) {
+	if _, err := d.hashFile(toZname(file), &e, newScratch(), -1, 0, nil); err != nil || e.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("hashFile: %v, %+v", err, e)
 	}
 	if !noAtimeRefused.Load() {
@@ -236,7 +236,7 @@ func TestListedDirectoryChangedBeforeItsJob(t *testing.T) {
 	w := &walker{ctx: context.Background()}
 	late := func(name string, openErr error) *Entry {
 		e := &Entry{Path: name, Type: Dir, UID: -1, GID: -1}
-		w.listedLate(job{dir: ref, name: name, self: e, unstatted: true}, &os.PathError{Op: "open", Path: name, Err: openErr})
+		w.listedLate(job{dir: ref, name: toZname(name), self: e, unstatted: true}, &os.PathError{Op: "open", Path: name, Err: openErr})
 		return e
 	}
 	for name, msg := range map[string]string{"file": "not a directory", "link": "too many levels of symbolic links"} {

@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -243,7 +246,7 @@ func (w *walker) walk(d dirHandle, self *Entry, sc *scratch) *node {
 	sc.stop, sc.xattr = &w.stopped, w.xattr
 	ref := &dirRef{d: d}
 	ref.refs.Store(1)
-	w.listDir(job{node: top, self: self}, ref, sc)
+	w.listDir(job{node: top, self: self, prior: w.prior}, ref, sc)
 	ref.release()
 	w.done()
 	wg.Wait()
@@ -468,42 +471,37 @@ func (n *node) emit(out []Entry) []Entry {
 	return out
 }
 
-// sortOrder fills n.order so that emitting gives byte-ordered paths. Within
-// one directory, an entry's path ends in its name and the paths below a
-// subdirectory all start with its name and a slash: ordering the items by
-// name, and by name+"/" for a subtree, orders the full paths. Duplicate names
-// (a rename racing with the listing) are emitted once.
-func (n *node) sortOrder(prefix int) {
+// setOrder fills n.order so that emitting gives byte-ordered paths, from
+// entries recorded in name order (sortListing). Within one directory, an
+// entry's path ends in its name and the paths below a subdirectory all
+// start with its name and a slash: the entries keep their order, and each
+// subtree goes where name+"/" sorts among the names. That is right after
+// its own entry unless later names extend its name with a byte below '/'
+// ("a", "a-b", "a.txt", then "a/..."): such a subtree waits on a stack.
+// A subtree waiting above another extends the other's name that way, so
+// its name+"/" sorts first: the stack's top is always the next one due.
+func (n *node) setOrder(prefix int) {
 	order := make([]int32, 0, len(n.entries)+len(n.subs))
+	var room [8]int32
+	waiting := room[:0] // indexes into n.subs
+	subName := func(k int32) string { return n.entries[n.subs[k].idx].Path[prefix:] }
+	next := 0 // the next subtree, in entry order
 	for i := range n.entries {
+		name := n.entries[i].Path[prefix:]
+		for len(waiting) > 0 && cmpName(subName(waiting[len(waiting)-1]), true, name, false) < 0 {
+			order = append(order, ^waiting[len(waiting)-1])
+			waiting = waiting[:len(waiting)-1]
+		}
 		order = append(order, int32(i))
-	}
-	for k := range n.subs {
-		order = append(order, ^int32(k))
-	}
-	key := func(v int32) (string, bool) {
-		if v >= 0 {
-			return n.entries[v].Path[prefix:], false
+		if next < len(n.subs) && int(n.subs[next].idx) == i {
+			waiting = append(waiting, int32(next))
+			next++
 		}
-		return n.entries[n.subs[^v].idx].Path[prefix:], true
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		ka, sa := key(a)
-		kb, sb := key(b)
-		return cmpName(ka, sa, kb, sb)
-	})
-	out := order[:0]
-	for i, v := range order {
-		if i > 0 {
-			ka, sa := key(v)
-			kb, sb := key(order[i-1])
-			if sa == sb && ka == kb {
-				continue
-			}
-		}
-		out = append(out, v)
+	for k := len(waiting) - 1; k >= 0; k-- {
+		order = append(order, ^waiting[k])
 	}
-	n.order = out
+	n.order = order
 }
 
 // cmpName compares a+"/" (if as) with b+"/" (if bs) without building them.
@@ -557,7 +555,7 @@ type job struct {
 	// dir is the directory holding name: the subdirectory to list or the
 	// big file to hash. The job holds a reference to it.
 	dir  *dirRef
-	name string
+	name zname
 	rel  string
 	// node receives a directory's listing; self is the directory's own
 	// entry in its parent.
@@ -565,6 +563,9 @@ type job struct {
 	self *Entry
 	// file is a big file's entry.
 	file *Entry
+	// prior holds the prior entries below the directory, among others of
+	// its parent's (priorUnder narrows it).
+	prior []Entry
 	// unstatted says self holds no metadata yet: the listing said
 	// "directory" and the job records what it opens (or, when it cannot
 	// open it, what lstat finds).
@@ -718,9 +719,21 @@ func (sc *scratch) progress(n int64) {
 
 // dirent is one listed name, names[off:off+n] of the lister's scratch.
 type dirent struct {
+	// key is the name's first 8 bytes, big-endian, zero-padded: comparing
+	// keys orders names by their first 8 bytes, and names never hold a
+	// NUL, so equal keys of names shorter than 8 bytes mean equal names.
+	// Sorting a listing then mostly compares integers, not bytes.
+	key    uint64
 	off, n int32
 	// kind is the entry's type as the listing gives it (d_type).
 	kind listedKind
+}
+
+// nameKey returns the sort key of a listed name (see dirent.key).
+func nameKey(name []byte) uint64 {
+	var k [8]byte
+	copy(k[:], name)
+	return binary.BigEndian.Uint64(k[:])
 }
 
 // listedKind is an entry's type as a directory listing gives it: a hint,
@@ -750,8 +763,27 @@ func newScratch() *scratch {
 
 // add appends a listed name to the scratch.
 func (sc *scratch) add(name []byte, kind listedKind) {
-	sc.ents = append(sc.ents, dirent{off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
+	sc.ents = append(sc.ents, dirent{key: nameKey(name), off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
 	sc.names = append(sc.names, name...)
+}
+
+// name returns a listed name's bytes.
+func (sc *scratch) name(de dirent) []byte { return sc.names[de.off : de.off+de.n] }
+
+// sortListing puts the listing in byte order of the names and drops a
+// name listed twice (a rename racing with the listing): entries are then
+// recorded in the order the manifest wants them, subtrees need only be
+// slotted in (setOrder), and the prior is searched in step (priorCursor).
+func (sc *scratch) sortListing() {
+	slices.SortFunc(sc.ents, func(a, b dirent) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return bytes.Compare(sc.name(a), sc.name(b))
+	})
+	sc.ents = slices.CompactFunc(sc.ents, func(a, b dirent) bool {
+		return a.key == b.key && bytes.Equal(sc.name(a), sc.name(b))
+	})
 }
 
 func (w *walker) work() {
@@ -843,12 +875,14 @@ func (w *walker) hashBig(j job, sc *scratch) {
 func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 	d := ref.d
 	n := j.node
+	sc.sortListing()
 	n.entries, n.base = w.alloc(sc, len(sc.ents)) // never grown: jobs point into it
 	prefix := ""
 	if j.rel != "" {
 		prefix = j.rel + "/"
 	}
-	prior := w.priorUnder(prefix)
+	prior := priorCursor{prior: priorUnder(j.prior, prefix), plen: len(prefix)}
+	paths := newPathBlock(sc, prefix)
 	var recorded, hashed int64
 	for _, de := range sc.ents {
 		if w.stopped.Load() {
@@ -857,8 +891,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			}
 			break
 		}
-		rel := prefix + string(sc.names[de.off:de.off+de.n])
-		name := rel[len(prefix):]
+		rel, name := paths.add(prefix, sc.name(de))
 		if w.opt.Exclude != nil && w.opt.Exclude(rel) {
 			continue
 		}
@@ -883,7 +916,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 				}
 			}
 			e.Err = describe(err)
-		} else if e.Type == File && !w.reuse(e, prior, len(prefix)) {
+		} else if e.Type == File && !w.reuse(e, &prior) {
 			var nb int64
 			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
 			hashed += nb
@@ -898,19 +931,21 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 		if e.Type == Dir && e.Err == "" {
 			kid := &node{}
 			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
-			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted})
+			// Its prior entries sort after the names searched so far.
+			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted,
+				prior: prior.prior[prior.at:]})
 		}
 	}
-	n.sortOrder(len(prefix))
+	n.setOrder(len(prefix))
 	w.total.Add(int64(len(n.entries)))
 	w.entries.Add(recorded)
 	w.bytes.Add(hashed)
 }
 
-// priorUnder returns the prior entries whose paths start with prefix (all
-// of them for the root): the only ones reuse needs to search.
-func (w *walker) priorUnder(prefix string) []Entry {
-	p := w.prior
+// priorUnder returns the entries of p (the prior entries below the parent
+// directory) whose paths start with prefix (all of them for the root): the
+// only ones reuse needs to search.
+func priorUnder(p []Entry, prefix string) []Entry {
 	if prefix == "" || len(p) == 0 {
 		return p
 	}
@@ -919,19 +954,48 @@ func (w *walker) priorUnder(prefix string) []Entry {
 	return p[lo:hi]
 }
 
+// priorCursor finds a directory's files in the prior entries below it.
+// Every path there starts with the directory's prefix (plen bytes), so only
+// the rest is compared; and the listing is searched in name order, so each
+// search starts where the last one ended (at): the next name is most often
+// the next prior entry, or past a subtree that galloping skips in a few
+// steps.
+type priorCursor struct {
+	prior []Entry
+	plen  int
+	at    int
+}
+
+// find returns the prior entry named name, or nil; name must not sort
+// before the names found before.
+func (c *priorCursor) find(name string) *Entry {
+	p := c.prior
+	// Gallop: every entry before lo sorts before name; widen the step
+	// until an entry at hi does not, then search between.
+	lo, hi, step := c.at, c.at, 1
+	for hi < len(p) && p[hi].Path[c.plen:] < name {
+		lo = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi, len(p))
+	i := lo + sort.Search(hi-lo, func(k int) bool { return p[lo+k].Path[c.plen:] >= name })
+	c.at = i
+	if i < len(p) && p[i].Path[c.plen:] == name {
+		return &p[i]
+	}
+	return nil
+}
+
 // reuse copies the prior hash into e when the file provably did not change.
-// Every path in prior starts with e's first plen bytes (priorUnder): only
-// the rest is compared.
-func (w *walker) reuse(e *Entry, prior []Entry, plen int) bool {
+func (w *walker) reuse(e *Entry, prior *priorCursor) bool {
 	if w.cutoff == 0 || e.Ino == 0 || w.mapped[devIno{e.Dev, e.Ino}] {
 		return false
 	}
-	name := e.Path[plen:]
-	i := sort.Search(len(prior), func(i int) bool { return prior[i].Path[plen:] >= name })
-	if i == len(prior) || prior[i].Path[plen:] != name {
+	p := prior.find(e.Path[prior.plen:])
+	if p == nil {
 		return false
 	}
-	p := &prior[i]
 	if p.Type != File || p.SHA256 == "" || p.Err != "" {
 		return false
 	}
@@ -949,7 +1013,7 @@ func (w *walker) reuse(e *Entry, prior []Entry, plen int) bool {
 // it is still the regular file that was listed, fills e's metadata from fstat
 // and hashes it. A file larger than maxSize (when maxSize >= 0) is not read:
 // hashEntry returns true so the caller queues it as a job of its own.
-func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxSize int64) (deferred bool, n int64) {
+func (w *walker) hashEntry(d dirHandle, name zname, e *Entry, sc *scratch, maxSize int64) (deferred bool, n int64) {
 	var keep func(e *Entry, data []byte)
 	if w.opt.KeepMax > 0 {
 		keep = w.opt.Keep
@@ -980,7 +1044,7 @@ func (w *walker) hashEntry(d dirHandle, name string, e *Entry, sc *scratch, maxS
 	return false, n
 }
 
-func (w *walker) readlink(d dirHandle, name string, e *Entry) {
+func (w *walker) readlink(d dirHandle, name zname, e *Entry) {
 	if tgt, err := d.readlink(name); err != nil {
 		e.Err = describe(err)
 	} else {
