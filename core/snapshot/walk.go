@@ -884,6 +884,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 	prior := priorCursor{prior: priorUnder(j.prior, prefix), plen: len(prefix)}
 	paths := newPathBlock(sc, prefix)
 	var recorded, hashed int64
+	var subJobs []job
 	for _, de := range sc.ents {
 		if w.stopped.Load() {
 			if w.opt.Partial && j.self.Err == "" {
@@ -932,11 +933,16 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			kid := &node{}
 			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
 			// Its prior entries sort after the names searched so far.
-			w.push(job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted,
+			subJobs = append(subJobs, job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted,
 				prior: prior.prior[prior.at:]})
 		}
 	}
+	// The order is set before the subdirectories' jobs start: setOrder
+	// reads their entries' paths, which a job may rewrite (listedLate).
 	n.setOrder(len(prefix))
+	for _, sj := range subJobs {
+		w.push(sj)
+	}
 	w.total.Add(int64(len(n.entries)))
 	w.entries.Add(recorded)
 	w.bytes.Add(hashed)
