@@ -23,12 +23,12 @@ import (
 //     an ancestor (root); the gate freezes it, lists it and kills it
 //     (cgroup.kill).
 //   - "subreaper": otherwise. The supervisor runs in a session of its own, so
-//     no process of the script's tree can share the gate's process group,
-//     and while a run is in progress the gate process is a child subreaper:
-//     the orphans of a killed supervisor are re-parented to the gate, which
-//     finds them as its children outside its own process group (other than
-//     the supervisors of its other runs) and kills them with their
-//     descendants.
+//     no process of the script's tree can share the gate's session, and
+//     while a run is in progress the gate process is a child subreaper: the
+//     orphans of a killed supervisor (or of one whose sweep ran out of time)
+//     are re-parented to the gate, which finds them as its children outside
+//     its own session (other than the supervisors of its other runs) and
+//     kills them with their descendants and their process groups.
 // The gate process is a child subreaper during runs in both cases, which is
 // also what keeps InGatedRun true for orphans.
 
@@ -140,7 +140,7 @@ func reapKilled(pids []int, deadline time.Time) {
 
 // adoptedSweep finds the script's processes without a cgroup: the living
 // descendants of the supervisor (when it is still there, stopped) and the
-// children of this process that belong to no process group of ours and
+// children of this process that it adopted (adoptedChildren) and that
 // started no earlier than the supervisor, with their descendants. It freezes
 // them until the set is stable, records them (except skip) and kills them,
 // and the supervisor with them. It returns when none is left alive and the
@@ -161,8 +161,10 @@ func adoptedSweep(super int, superStart uint64, skip map[int]bool, deadline time
 		}
 		t := subtree(roots...)
 		maps.Copy(t, adopted)
-		if e, ok := readStat(super); super > 0 && ok {
-			t[super] = e
+		if super > 0 {
+			if e, ok := readStat(super); ok {
+				t[super] = e
+			}
 		}
 		var out []int
 		for _, r := range roots {
