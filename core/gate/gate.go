@@ -404,6 +404,9 @@ func (g *run) takeAfter(ctx context.Context, before *snapshot.Manifest) (*snapsh
 		Progress:    func(p snapshot.Progress) { g.phase(After, p) },
 		KeepRoot:    true,
 		Partial:     true,
+		// The before-snapshot was taken with the same options: an
+		// unchanged directory's names are its.
+		ReuseListings: true,
 	})
 	if err != nil {
 		if _, serr := os.Lstat(g.ws); !errors.Is(serr, os.ErrNotExist) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -237,5 +238,42 @@ func TestTextDiffFromStore(t *testing.T) {
 			t.Fatalf("store %v: text diff %q", want, got)
 		}
 		os.WriteFile(filepath.Join(ws, "config.json"), before, 0o644)
+	}
+}
+
+// TestUnchangedListingsStillSeeEveryChange: with every entry old enough for
+// reuse (a negative granularity), the after-snapshot takes each unchanged
+// directory's names from the before-snapshot, and every addition, removal,
+// rename and relinked symlink in directories that existed before is still
+// reported: each changes its directory's ctime.
+func TestUnchangedListingsStillSeeEveryChange(t *testing.T) {
+	probe := t.TempDir()
+	ctime := func() int64 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(probe, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ctim.Nano()
+	}
+	os.WriteFile(filepath.Join(probe, "1"), nil, 0o644)
+	c1 := ctime()
+	os.WriteFile(filepath.Join(probe, "2"), nil, 0o644)
+	if ctime() == c1 {
+		t.Skip("two changes in one clock tick leave a directory's ctime alone here (no fine-grained timestamps): the default 2 s granularity covers that")
+	}
+	script := `echo x > logs/new.txt; rm keep.txt; mv config.json logs/c.json; mkdir logs/sub; ln -sfn keep.txt logs/link; echo y > logs/deep/z`
+	ws, path := workspace(t, script)
+	os.MkdirAll(filepath.Join(ws, "logs/deep"), 0o755)
+	os.WriteFile(filepath.Join(ws, "logs/deep/z"), []byte("z\n"), 0o644)
+	os.Symlink("config.json", filepath.Join(ws, "logs/link"))
+	res, err := gate.Run(context.Background(), gate.Config{Workspace: ws, Script: path, Granularity: -time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ADDED logs/c.json\nADDED logs/new.txt\nADDED logs/sub\nCHANGED logs/deep/z\nCHANGED logs/link (target config.json -> keep.txt)\nREMOVED config.json\nREMOVED keep.txt"
+	got := strings.Split(lines(res.Report), "\n")
+	slices.Sort(got)
+	if strings.Join(got, "\n") != want {
+		t.Errorf("lines\n%s\nwant\n%s", strings.Join(got, "\n"), want)
 	}
 }

@@ -69,6 +69,18 @@ type Options struct {
 	Partial bool
 	// NoXattr skips extended attributes.
 	NoXattr bool
+	// ReuseListings, with a Prior taken of the same tree with the same
+	// Exclude and NoXattr (the gate's after-snapshot, whose prior is the
+	// run's own before-snapshot), takes a directory's names, and its
+	// extended attributes, from the prior instead of listing it again when
+	// its device, inode, size, mtime and ctime all match its prior entry
+	// and that ctime is older than the cutoff of the hash reuse (see
+	// Prior). Adding, removing or renaming a name, or setting an
+	// attribute, sets the directory's ctime to the time of the change,
+	// which is after the prior was taken: a directory whose ctime is older
+	// has the prior's names. Every name is still lstat'ed: a file's
+	// content does not change its directory.
+	ReuseListings bool
 	// NoMappedScan leaves out the record of the files some process maps
 	// shared and writable (read from /proc/*/maps) that a walk without a
 	// Prior keeps for the walk that will use its manifest as Prior: for a
@@ -566,6 +578,9 @@ type job struct {
 	// prior holds the prior entries below the directory, among others of
 	// its parent's (priorUnder narrows it).
 	prior []Entry
+	// was is the directory's prior entry, when its listing may be reused
+	// (Options.ReuseListings).
+	was *Entry
 	// unstatted says self holds no metadata yet: the listing said
 	// "directory" and the job records what it opens (or, when it cannot
 	// open it, what lstat finds).
@@ -730,7 +745,7 @@ type dirent struct {
 }
 
 // nameKey returns the sort key of a listed name (see dirent.key).
-func nameKey(name []byte) uint64 {
+func nameKey[T string | []byte](name T) uint64 {
 	var k [8]byte
 	copy(k[:], name)
 	return binary.BigEndian.Uint64(k[:])
@@ -829,13 +844,18 @@ func (w *walker) walkDir(j job, sc *scratch) {
 		d.close()
 		return
 	}
-	if w.xattr {
-		d.xattrs(j.self, sc)
-	}
 	ref := &dirRef{d: d}
 	ref.refs.Store(1)
-	if err := d.list(sc); err != nil {
-		j.self.Err = "cannot list directory: " + describe(err)
+	if w.unchangedDir(j.was, j.self) {
+		j.self.Xattr = j.was.Xattr
+		sc.listPrior(priorUnder(j.prior, j.rel+"/"), len(j.rel)+1)
+	} else {
+		if w.xattr {
+			d.xattrs(j.self, sc)
+		}
+		if err := d.list(sc); err != nil {
+			j.self.Err = "cannot list directory: " + describe(err)
+		}
 	}
 	w.listDir(j, ref, sc)
 	ref.release()
@@ -900,6 +920,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 		i := len(n.entries) - 1
 		e := &n.entries[i]
 		deferred, unstatted := false, false
+		var was *Entry
 		if de.kind == listedFile && w.cutoff == 0 {
 			// Open, fstat and hash: no separate lstat needed.
 			var nb int64
@@ -909,6 +930,9 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			// Its job opens it and records its metadata from fstat; only
 			// a directory that cannot be opened is lstat'ed (listedLate).
 			e.Type, unstatted = Dir, true
+			if w.opt.ReuseListings && w.cutoff != 0 {
+				was = prior.find(rel[len(prefix):])
+			}
 		} else if err := d.lstat(name, e); err != nil {
 			if e.Type == "" {
 				e.Type = Unknown
@@ -921,7 +945,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			var nb int64
 			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
 			hashed += nb
-		} else if e.Type == Symlink {
+		} else if e.Type == Symlink && !w.reuseLink(e, &prior) {
 			w.readlink(d, name, e)
 		}
 		if deferred {
@@ -934,7 +958,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			n.subs = append(n.subs, sub{idx: int32(i), node: kid})
 			// Its prior entries sort after the names searched so far.
 			subJobs = append(subJobs, job{dir: ref.hold(), name: name, rel: rel, node: kid, self: e, unstatted: unstatted,
-				prior: prior.prior[prior.at:]})
+				was: was, prior: prior.prior[prior.at:]})
 		}
 	}
 	// The order is set before the subdirectories' jobs start: setOrder
@@ -999,13 +1023,7 @@ func (w *walker) reuse(e *Entry, prior *priorCursor) bool {
 		return false
 	}
 	p := prior.find(e.Path[prior.plen:])
-	if p == nil {
-		return false
-	}
-	if p.Type != File || p.SHA256 == "" || p.Err != "" {
-		return false
-	}
-	if p.Dev != e.Dev || p.Ino != e.Ino || p.Size != e.Size || p.MTime != e.MTime || p.CTime != e.CTime || p.CTime >= w.cutoff {
+	if !w.unchanged(p, e) || p.SHA256 == "" {
 		return false
 	}
 	e.SHA256 = p.SHA256
@@ -1013,6 +1031,65 @@ func (w *walker) reuse(e *Entry, prior *priorCursor) bool {
 	// (if it has one) still holds.
 	e.Xattr = p.Xattr
 	return true
+}
+
+// unchanged reports whether the prior entry p records what e's stat says,
+// of the same type, with a ctime older than the cutoff: what was recorded
+// from it then (a hash, a symlink's target, a directory's names, extended
+// attributes) still holds, since changing any of it sets the ctime to now.
+func (w *walker) unchanged(p, e *Entry) bool {
+	return w.cutoff != 0 && p != nil && p.Err == "" && e.Ino != 0 && p.Type == e.Type &&
+		p.Dev == e.Dev && p.Ino == e.Ino && p.Size == e.Size && p.MTime == e.MTime && p.CTime == e.CTime &&
+		p.CTime < w.cutoff
+}
+
+// unchangedDir reports whether the directory e, whose prior entry is was
+// (nil: none or not to be reused), still has the names the prior lists
+// below it (Options.ReuseListings).
+func (w *walker) unchangedDir(was, e *Entry) bool {
+	return was != nil && e.Err == "" && w.unchanged(was, e)
+}
+
+// reuseLink copies the prior target into e, a symlink, when it is the
+// same symlink: a symlink's target cannot be rewritten in place, and one
+// made since the prior has a newer ctime.
+func (w *walker) reuseLink(e *Entry, prior *priorCursor) bool {
+	if w.cutoff == 0 || e.Ino == 0 {
+		return false
+	}
+	p := prior.find(e.Path[prior.plen:])
+	if !w.unchanged(p, e) || p.Target == "" {
+		return false
+	}
+	e.Target = p.Target
+	return true
+}
+
+// listPrior fills the listing with the names of the prior entries directly
+// below a directory (under: its prior entries, whose paths all start with
+// its prefix of plen bytes), in name order, with their types.
+func (sc *scratch) listPrior(under []Entry, plen int) {
+	sc.names, sc.ents = sc.names[:0], sc.ents[:0]
+	for i := 0; i < len(under); {
+		name := under[i].Path[plen:]
+		if k := strings.IndexByte(name, '/'); k >= 0 {
+			// The subtree of a name listed before: skip all of it (its
+			// paths share a prefix, so they are contiguous).
+			pre := under[i].Path[:plen+k+1]
+			i += sort.Search(len(under)-i, func(x int) bool { return !strings.HasPrefix(under[i+x].Path, pre) })
+			continue
+		}
+		kind := listedOther
+		switch under[i].Type {
+		case File:
+			kind = listedFile
+		case Dir:
+			kind = listedDir
+		}
+		sc.ents = append(sc.ents, dirent{key: nameKey(name), off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
+		sc.names = append(sc.names, name...)
+		i++
+	}
 }
 
 // hashEntry opens name (never following a symlink, never blocking), checks

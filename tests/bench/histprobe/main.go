@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ func main() {
 	dbPath := flag.String("db", "", "history database")
 	noHistory := flag.Bool("no-history", false, "run without history")
 	runs := flag.Int("runs", 5, "runs")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of runs 2 and later to this file")
 	flag.Parse()
 	if flag.NArg() != 2 || (*dbPath == "") == !*noHistory || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: histprobe (-db PATH | -no-history) [-runs N] DIR SCRIPT")
@@ -40,6 +42,14 @@ func main() {
 	root, script := flag.Arg(0), flag.Arg(1)
 	var all [][]time.Duration
 	for i := 0; i < *runs; i++ {
+		if i == 1 && *cpuprofile != "" {
+			stop, err := profile(*cpuprofile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "histprobe:", err)
+				os.Exit(1)
+			}
+			defer stop()
+		}
 		d, err := once(root, script, *dbPath)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "histprobe:", err)
@@ -65,6 +75,19 @@ func main() {
 	if len(all) > 1 {
 		show(fmt.Sprintf("runs 2-%d (mean)", len(all)), all[1:])
 	}
+}
+
+// profile starts a CPU profile written to path; stop ends it.
+func profile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // once performs one gated run as cmd/diffgate does and returns the phases'
