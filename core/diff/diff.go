@@ -205,13 +205,13 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 	var keep copier
 	var i, j int
 	for i < len(b) || j < len(a) {
-		switch {
-		case j >= len(a) || (i < len(b) && b[i].Path < a[j].Path):
+		switch step(b, a, i, j) {
+		case -1:
 			if !hidden.covers(b[i].Path) {
 				out = append(out, newChange(b[i].Path, Removed, keep.copy(&b[i]), nil))
 			}
 			i++
-		case i >= len(b) || a[j].Path < b[i].Path:
+		case 1:
 			c := newChange(a[j].Path, Added, nil, &a[j])
 			c.Risk = riskOf(nil, &a[j], ra)
 			links.mark(&c)
@@ -236,6 +236,24 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 		}
 	}
 	return out
+}
+
+// step says which side a merge of the sorted entries b and a takes next,
+// from b[i] and a[j] (at least one is there): -1 b's only, 1 a's only, 0
+// both (the same path). Equal paths, by far the most common case, are told
+// by one comparison.
+func step(b, a []snapshot.Entry, i, j int) int {
+	switch {
+	case j >= len(a):
+		return -1
+	case i >= len(b):
+		return 1
+	case b[i].Path == a[j].Path:
+		return 0
+	case b[i].Path < a[j].Path:
+		return -1
+	}
+	return 1
 }
 
 // devIno identifies an inode.
@@ -469,13 +487,13 @@ func Unreadable(before, after *snapshot.Manifest) []Unknown {
 	b, a := before.Entries, after.Entries
 	var i, j int
 	for i < len(b) || j < len(a) {
-		switch {
-		case j >= len(a) || (i < len(b) && b[i].Path < a[j].Path):
+		switch step(b, a, i, j) {
+		case -1:
 			if !hb.covers(b[i].Path) {
 				add(&b[i], nil)
 			}
 			i++
-		case i >= len(b) || a[j].Path < b[i].Path:
+		case 1:
 			if !ha.covers(a[j].Path) {
 				add(nil, &a[j])
 			}

@@ -404,9 +404,6 @@ func (g *run) takeAfter(ctx context.Context, before *snapshot.Manifest) (*snapsh
 		Progress:    func(p snapshot.Progress) { g.phase(After, p) },
 		KeepRoot:    true,
 		Partial:     true,
-		// The before-snapshot was taken with the same options: an
-		// unchanged directory's names are its.
-		ReuseListings: true,
 	})
 	if err != nil {
 		if _, serr := os.Lstat(g.ws); !errors.Is(serr, os.ErrNotExist) {
@@ -424,8 +421,16 @@ func (g *run) finish(before, after *snapshot.Manifest, pr *proc.Result) (*Result
 	g.res.After = after
 	if before != nil && after != nil {
 		g.phase(Compare, snapshot.Progress{})
+		// Two passes over both manifests, each on a core of its own.
+		var unreadable []diff.Unknown
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			unreadable = diff.Unreadable(before, after)
+		}()
 		rep.Changes = diff.Compare(before, after, diff.Options{Root: g.ws})
-		rep.Unreadable = append(diff.Unreadable(before, after), g.unknown...)
+		<-done
+		rep.Unreadable = append(unreadable, g.unknown...)
 		n := len(before.Entries)
 		before = nil
 		release(n)

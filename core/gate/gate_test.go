@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/diffgate/diffgate/core/gate"
+	"github.com/diffgate/diffgate/core/history"
 	"github.com/diffgate/diffgate/core/proc"
 	"github.com/diffgate/diffgate/core/report"
 )
@@ -276,4 +279,57 @@ func TestUnchangedListingsStillSeeEveryChange(t *testing.T) {
 	if strings.Join(got, "\n") != want {
 		t.Errorf("lines\n%s\nwant\n%s", strings.Join(got, "\n"), want)
 	}
+}
+
+// TestCachedListingsSeeChangesBetweenRuns: the before-snapshot takes an
+// unchanged directory's names from the hash cache the last run recorded.
+// A file added between two runs (its directory's ctime changes) is listed,
+// so the second run's script changing it is reported; were the cached
+// names taken, neither snapshot would hold the file.
+func TestCachedListingsSeeChangesBetweenRuns(t *testing.T) {
+	ws, noop := workspace(t, "true")
+	db, err := history.Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	run := func(script string) *gate.Result {
+		t.Helper()
+		prior, err := db.HashCache(ctx, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Prior: prior, Granularity: -time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Record(ctx, &history.Run{Report: res.Report, ScriptText: res.ScriptText}, res.Contents, res.After); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	run(noop)
+	if c, _ := db.HashCache(ctx, ws); c == nil || !c.Listed || c.Lookup("logs") == nil {
+		t.Fatalf("the recorded cache keeps no listing: %+v", c)
+	}
+	before := lstatCtime(t, filepath.Join(ws, "logs"))
+	os.WriteFile(filepath.Join(ws, "logs/sneaky"), []byte("a\n"), 0o644)
+	if lstatCtime(t, filepath.Join(ws, "logs")) == before {
+		t.Skip("adding a file left its directory's ctime alone within one clock tick (no fine-grained timestamps here)")
+	}
+	edit := filepath.Join(t.TempDir(), "edit.sh")
+	os.WriteFile(edit, []byte("#!/bin/sh\necho b > logs/sneaky\n"), 0o755)
+	if got := lines(run(edit).Report); got != "CHANGED logs/sneaky" {
+		t.Errorf("lines %q, want CHANGED logs/sneaky", got)
+	}
+}
+
+func lstatCtime(t *testing.T, path string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ctim.Nano()
 }

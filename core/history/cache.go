@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,23 +24,32 @@ import (
 
 // The hash cache is one BLOB per workspace:
 //
-//	"DGHC" 0x02, uvarint length of the metadata, the metadata, then the
-//	raw 32-byte SHA-256 of every entry, in order.
+//	"DGHC" 0x03, uvarint length of the metadata, the metadata, then the
+//	raw 32-byte SHA-256 of every usable regular file, in order.
 //
-// The metadata is root, has-created_at (0/1), created_at (varint ns), the
-// entry count, then per regular file (in the manifest's order, sorted by
-// path): the prefix length shared with the previous path, the rest of the
-// path, dev, ino (uvarint), size, mtime, ctime (varint ns). Only regular
-// files with a hash and no error are kept: they are all a before-snapshot
-// can reuse. Nothing is compressed: hashes would not shrink, and inflating
-// the metadata was half of loading the cache at the start of every run
-// (the blob is about 70 bytes an entry instead of 55). Format 0x01, written
-// by earlier versions, is the same with the metadata DEFLATE'd; it is still
-// read.
+// The metadata is root, has-created_at (0/1), created_at (varint ns),
+// flags (uvarint; bit 0: listed), the entry count, then per entry (in the
+// manifest's order, sorted by path): the prefix length shared with the
+// previous path, the rest of the path, its kind (one byte, see cacheKind),
+// dev, ino (uvarint), size, mtime, ctime (varint ns), and for a usable
+// symlink its target. A manifest whose every directory lists all its names
+// (snapshot.Manifest.Listed: a walk's) keeps every entry, so that the next
+// before-snapshot can take an unchanged directory's names from the cache;
+// any other keeps only regular files with a hash and no error, which is
+// all a before-snapshot can reuse then. Nothing is compressed: hashes would
+// not shrink, and inflating the metadata was half of loading the cache at
+// the start of every run.
+//
+// Earlier versions wrote format 0x02 (no flags, no kinds: regular files
+// only) and 0x01 (0x02 with the metadata DEFLATE'd); both are still read.
 const (
-	cacheMagic        = "DGHC\x02"
+	cacheMagic        = "DGHC\x03"
+	cacheMagicFiles   = "DGHC\x02"
 	cacheMagicDeflate = "DGHC\x01"
 )
+
+// cacheListed is the metadata's flag for a cache of a Listed manifest.
+const cacheListed = 1
 
 // maxCacheMeta bounds the decompressed size of a cache's metadata, and
 // maxCachePath the length of one path (or path suffix) in it.
@@ -48,11 +58,53 @@ const (
 	maxCachePath = 1 << 24
 )
 
+// cacheTypes are the entry types by their kind in a cache (the kind's low
+// bits); cacheUnusable marks an entry of which only the name may be used.
+var cacheTypes = [...]snapshot.Type{snapshot.File, snapshot.Dir, snapshot.Symlink, snapshot.FIFO,
+	snapshot.Socket, snapshot.Block, snapshot.Char, snapshot.Unknown}
+
+const cacheUnusable = 0x80
+
+// cacheKind returns how a cache of a manifest (listed: Manifest.Listed)
+// keeps e: its type's index in cacheTypes, with cacheUnusable set when
+// nothing recorded of it may be reused (an error, a file without a hash, a
+// symlink without a target); keep is false when the cache leaves e out.
+// Kind 0 is a usable regular file, the only kind a cache holds a hash of.
+func cacheKind(e *snapshot.Entry, listed bool) (kind byte, keep bool) {
+	if cacheable(e) {
+		return 0, true
+	}
+	if !listed {
+		return 0, false
+	}
+	k := slices.Index(cacheTypes[:], e.Type)
+	if k < 0 {
+		k = slices.Index(cacheTypes[:], snapshot.Unknown)
+	}
+	kind = byte(k)
+	if e.Err != "" || e.Type == snapshot.File || (e.Type == snapshot.Symlink && e.Target == "") {
+		kind |= cacheUnusable
+	}
+	return kind, true
+}
+
+// usableLink reports whether a cache entry of that kind holds a target.
+func usableLink(kind byte) bool {
+	return cacheTypes[kind&^cacheUnusable] == snapshot.Symlink && kind&cacheUnusable == 0
+}
+
+// listedCache says whether a cache of m keeps every entry (see cacheKind).
+func listedCache(m *snapshot.Manifest) bool { return m.Listed && !m.Seed }
+
 func encodeCache(m *snapshot.Manifest) ([]byte, int) {
-	n := 0
+	listed := listedCache(m)
+	n, files := 0, 0
 	for i := range m.Entries {
-		if cacheable(&m.Entries[i]) {
+		if k, keep := cacheKind(&m.Entries[i], listed); keep {
 			n++
+			if k == 0 {
+				files++
+			}
 		}
 	}
 	meta := enc{b: make([]byte, 0, 64+len(m.Entries)*40)}
@@ -61,27 +113,39 @@ func encodeCache(m *snapshot.Manifest) ([]byte, int) {
 	if !m.CreatedAt.IsZero() {
 		meta.int(m.CreatedAt.UnixNano())
 	}
+	var flags uint64
+	if listed {
+		flags |= cacheListed
+	}
+	meta.uint(flags)
 	meta.uint(uint64(n))
-	sums := make([]byte, 32*n)
+	sums := make([]byte, 32*files)
 	prev, k := "", 0
 	for i := range m.Entries {
 		x := &m.Entries[i]
-		if !cacheable(x) {
+		kind, keep := cacheKind(x, listed)
+		if !keep {
 			continue
 		}
-		hex.Decode(sums[32*k:32*k+32], []byte(x.SHA256)) // cacheable checked the form
-		k++
+		if kind == 0 {
+			hex.Decode(sums[32*k:32*k+32], []byte(x.SHA256)) // cacheable checked the form
+			k++
+		}
 		shared := 0
 		for shared < len(prev) && shared < len(x.Path) && prev[shared] == x.Path[shared] {
 			shared++
 		}
 		meta.uint(uint64(shared))
 		meta.str(x.Path[shared:])
+		meta.b = append(meta.b, kind)
 		meta.uint(x.Dev)
 		meta.uint(x.Ino)
 		meta.int(x.Size)
 		meta.int(x.MTime)
 		meta.int(x.CTime)
+		if usableLink(kind) {
+			meta.str(x.Target)
+		}
 		prev = x.Path
 	}
 	out := enc{b: make([]byte, 0, len(cacheMagic)+10+len(meta.b)+len(sums))}
@@ -96,14 +160,16 @@ func cacheable(e *snapshot.Entry) bool {
 }
 
 // decodeCache decodes a hash cache blob (see cacheMagic) into a manifest of
-// its file entries.
+// its entries.
 func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if len(b) < len(cacheMagic) {
 		return nil, errors.New("unknown hash cache format")
 	}
-	deflated := false
+	deflated, kinds := false, false
 	switch string(b[:len(cacheMagic)]) {
 	case cacheMagic:
+		kinds = true
+	case cacheMagicFiles:
 	case cacheMagicDeflate:
 		deflated = true
 	default:
@@ -126,12 +192,15 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 		defer fr.Close()
 		meta = &io.LimitedReader{R: fr, N: maxCacheMeta}
 	}
-	c := &cacheReader{r: bufio.NewReaderSize(meta, 64<<10)}
+	c := &cacheReader{r: bufio.NewReaderSize(meta, 64<<10), kinds: kinds}
 	m := c.header()
-	if n := c.uvar(); c.err != nil || n != uint64(len(sums)/32) {
+	n := c.uvar()
+	// Every entry takes at least 8 bytes of metadata (a kind and 7
+	// varints); a file-only cache has one hash per entry.
+	if c.err != nil || (kinds && n > uint64(len(z))/8) || (!kinds && n != uint64(len(sums)/32)) {
 		return nil, cacheErr(c.err)
 	}
-	m.Entries = make([]snapshot.Entry, len(sums)/32)
+	m.Entries = make([]snapshot.Entry, n)
 	c.entries(m.Entries)
 	if c.err == nil {
 		if _, e := c.r.ReadByte(); e != io.EOF {
@@ -141,7 +210,9 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if c.err != nil {
 		return nil, cacheErr(c.err)
 	}
-	setHashes(m.Entries, sums)
+	if !setHashes(m.Entries, sums) {
+		return nil, errCorruptBlob
+	}
 	return m, nil
 }
 
@@ -157,8 +228,10 @@ func cmpOr(err, def error) error {
 // length-prefixed strings, parsed in place from the reader's buffer. The
 // first error is kept; later reads return zero values.
 type cacheReader struct {
-	r   *bufio.Reader
-	err error
+	r *bufio.Reader
+	// kinds: the metadata has flags and each entry a kind (format 0x03).
+	kinds bool
+	err   error
 }
 
 func (c *cacheReader) fail(e error) {
@@ -223,6 +296,9 @@ func (c *cacheReader) header() *snapshot.Manifest {
 	if c.uvar() != 0 {
 		m.CreatedAt = time.Unix(0, c.svar())
 	}
+	if c.kinds {
+		m.Listed = c.uvar()&cacheListed != 0
+	}
 	return m
 }
 
@@ -261,27 +337,61 @@ func (c *cacheReader) entries(es []snapshot.Entry) {
 		ends = append(ends, block.Len())
 		e := &es[i]
 		e.Type, e.UID, e.GID = snapshot.File, -1, -1
+		var kind byte
+		if c.kinds {
+			kind = c.kind(e)
+		}
 		e.Dev, e.Ino = c.uvar(), c.uvar()
 		e.Size, e.MTime, e.CTime = c.svar(), c.svar(), c.svar()
+		if c.err == nil && usableLink(kind) {
+			e.Target = string(c.appendBytes(nil))
+		}
 	}
 	flush(len(es))
 }
 
-// setHashes gives each entry its hash, in hex, from the raw sums: every
-// hash in one string, written once (hex.EncodeToString would build it
-// twice).
-func setHashes(es []snapshot.Entry, sums []byte) {
+// kind reads an entry's kind (see cacheKind) and sets its type; an entry
+// of which nothing may be reused gets an error, which no reuse accepts.
+func (c *cacheReader) kind(e *snapshot.Entry) byte {
+	if c.err != nil {
+		return 0
+	}
+	k, err := c.r.ReadByte()
+	if err != nil || int(k&^cacheUnusable) >= len(cacheTypes) {
+		c.fail(errCorruptBlob)
+		return 0
+	}
+	e.Type = cacheTypes[k&^cacheUnusable]
+	if k&cacheUnusable != 0 {
+		e.Err = "not kept by the hash cache"
+	}
+	return k
+}
+
+// setHashes gives each usable regular file its hash, in hex, from the raw
+// sums (one for each, in order; false if they do not match): every hash in
+// one string, written once (hex.EncodeToString would build it twice).
+func setHashes(es []snapshot.Entry, sums []byte) bool {
+	n := len(sums) / 32
 	var all strings.Builder
-	all.Grow(64 * len(es))
+	all.Grow(64 * n)
 	var h [64]byte
-	for i := range es {
+	for i := range n {
 		hex.Encode(h[:], sums[32*i:32*i+32])
 		all.Write(h[:])
 	}
 	hs := all.String()
+	k := 0
 	for i := range es {
-		es[i].SHA256 = hs[64*i : 64*i+64]
+		if e := &es[i]; e.Type == snapshot.File && e.Err == "" {
+			if k == n {
+				return false
+			}
+			e.SHA256 = hs[64*k : 64*k+64]
+			k++
+		}
 	}
+	return k == n
 }
 
 // cacheErr is the error for undecodable cache metadata: corrupt, or
@@ -364,21 +474,33 @@ func cacheFingerprint(m *snapshot.Manifest) (sum uint64, newest int64) {
 	var h maphash.Hash
 	h.SetSeed(cacheSeed)
 	h.WriteString(m.Root)
-	var b [41]byte
+	listed := listedCache(m)
+	if listed {
+		h.WriteByte(0)
+	}
+	var b [42]byte
 	for i := range m.Entries {
 		x := &m.Entries[i]
-		if !cacheable(x) {
+		kind, keep := cacheKind(x, listed)
+		if !keep {
 			continue
 		}
 		h.WriteString(x.Path)
 		b[0] = 0 // paths hold no NUL: it ends one
-		binary.LittleEndian.PutUint64(b[1:], x.Dev)
-		binary.LittleEndian.PutUint64(b[9:], x.Ino)
-		binary.LittleEndian.PutUint64(b[17:], uint64(x.Size))
-		binary.LittleEndian.PutUint64(b[25:], uint64(x.MTime))
-		binary.LittleEndian.PutUint64(b[33:], uint64(x.CTime))
+		b[1] = kind
+		binary.LittleEndian.PutUint64(b[2:], x.Dev)
+		binary.LittleEndian.PutUint64(b[10:], x.Ino)
+		binary.LittleEndian.PutUint64(b[18:], uint64(x.Size))
+		binary.LittleEndian.PutUint64(b[26:], uint64(x.MTime))
+		binary.LittleEndian.PutUint64(b[34:], uint64(x.CTime))
 		h.Write(b[:])
-		h.WriteString(x.SHA256)
+		switch {
+		case kind == 0:
+			h.WriteString(x.SHA256)
+		case usableLink(kind):
+			h.WriteString(x.Target)
+			h.WriteByte(0)
+		}
 		newest = max(newest, x.CTime)
 	}
 	return h.Sum64(), newest

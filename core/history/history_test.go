@@ -1924,31 +1924,122 @@ func TestHashCacheKeptWhenUnchanged(t *testing.T) {
 	}
 }
 
-// TestCacheCodecReadsDeflated: a hash cache written by an earlier version
-// (format 0x01: the metadata DEFLATE'd) decodes to the same entries.
-func TestCacheCodecReadsDeflated(t *testing.T) {
+// encodeCacheFiles writes m's regular files in format 0x02, as versions
+// before 0x03 did: no flags, no kinds (the metadata, then the sums).
+func encodeCacheFiles(m *snapshot.Manifest) (meta, sums []byte) {
+	e := enc{}
+	e.str(m.Root)
+	e.bool(true)
+	e.int(m.CreatedAt.UnixNano())
+	var files []snapshot.Entry
+	for _, x := range m.Entries {
+		if cacheable(&x) {
+			files = append(files, x)
+		}
+	}
+	e.uint(uint64(len(files)))
+	prev := ""
+	for _, x := range files {
+		shared := 0
+		for shared < len(prev) && shared < len(x.Path) && prev[shared] == x.Path[shared] {
+			shared++
+		}
+		e.uint(uint64(shared))
+		e.str(x.Path[shared:])
+		e.uint(x.Dev)
+		e.uint(x.Ino)
+		e.int(x.Size)
+		e.int(x.MTime)
+		e.int(x.CTime)
+		sum, _ := hex.DecodeString(x.SHA256)
+		sums = append(sums, sum...)
+		prev = x.Path
+	}
+	return e.b, sums
+}
+
+// TestCacheCodecReadsOlderFormats: hash caches written by earlier versions
+// (format 0x02: regular files, no kinds; 0x01: the same DEFLATE'd) decode
+// to the entries the current format gives of a manifest that is not
+// Listed.
+func TestCacheCodecReadsOlderFormats(t *testing.T) {
 	m := sampleManifest("/w", 3000)
-	v2, _ := encodeCache(m)
-	d := dec{b: v2[len(cacheMagic):]}
-	meta := d.bytes()
-	if d.err != nil {
-		t.Fatal(d.err)
-	}
-	old := enc{b: []byte(cacheMagicDeflate)}
-	old.raw(deflate(meta, flate.BestSpeed))
-	old.b = append(old.b, d.b...)
-	a, err := decodeCache(v2)
+	cur, _ := encodeCache(m)
+	meta, sums := encodeCacheFiles(m)
+	v2 := enc{b: []byte(cacheMagicFiles)}
+	v2.raw(meta)
+	v2.b = append(v2.b, sums...)
+	v1 := enc{b: []byte(cacheMagicDeflate)}
+	v1.raw(deflate(meta, flate.BestSpeed))
+	v1.b = append(v1.b, sums...)
+	want, err := decodeCache(cur)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := decodeCache(old.b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) || len(a.Entries) != len(m.Entries) {
-		t.Fatalf("format 0x01 decoded to %d entries, 0x02 to %d", len(b.Entries), len(a.Entries))
-	}
-	if _, err := decodeCache(old.b[:len(old.b)-40]); err == nil {
-		t.Error("truncated format 0x01 cache decoded")
+	for name, blob := range map[string][]byte{"0x02": v2.b, "0x01": v1.b} {
+		got, err := decodeCache(blob)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) || len(got.Entries) != len(m.Entries) {
+			t.Errorf("format %s decoded to %d entries, the current format to %d", name, len(got.Entries), len(want.Entries))
+		}
+		if _, err := decodeCache(blob[:len(blob)-40]); err == nil {
+			t.Errorf("truncated format %s cache decoded", name)
+		}
 	}
 }
+
+// TestCacheKeepsListedManifest: the cache of a Listed manifest keeps every
+// entry, with its type, a symlink's target and a file's hash; of the
+// entries with an error or without a hash only the name and type, marked
+// so that nothing of them is reused. A manifest that is not Listed keeps
+// its usable files only.
+func TestCacheKeepsListedManifest(t *testing.T) {
+	m := sampleManifest("/w", 20)
+	extra := []snapshot.Entry{
+		{Path: "src", Type: snapshot.Dir, Perm: 0o755, MTime: 7, CTime: 8, Dev: 2049, Ino: 5},
+		{Path: "src/pkg0000", Type: snapshot.Dir, Perm: 0o755, MTime: 7, CTime: 8, Dev: 2049, Ino: 6},
+		{Path: "src/locked", Type: snapshot.Dir, Err: "cannot open directory: permission denied", Dev: 2049, Ino: 7},
+		{Path: "src/pkg0000/link", Type: snapshot.Symlink, Size: 7, Target: "file000", MTime: 1, CTime: 2, Dev: 2049, Ino: 8},
+		{Path: "src/pkg0000/unread", Type: snapshot.File, Size: 3, Err: "cannot read: permission denied", Dev: 2049, Ino: 9},
+		{Path: "src/pkg0000/fifo", Type: snapshot.FIFO, Dev: 2049, Ino: 10},
+	}
+	m.Entries = append(m.Entries, extra...)
+	m.Sort()
+	m.Listed = true
+	blob, n := encodeCache(m)
+	got, err := decodeCache(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(m.Entries) || len(got.Entries) != len(m.Entries) || !got.Listed {
+		t.Fatalf("%d entries kept, %d decoded, listed %v; want %d, listed", n, len(got.Entries), got.Listed, len(m.Entries))
+	}
+	for i, g := range got.Entries {
+		w := m.Entries[i]
+		if g.Path != w.Path || g.Type != w.Type || g.Dev != w.Dev || g.Ino != w.Ino || g.MTime != w.MTime || g.CTime != w.CTime || g.Size != w.Size {
+			t.Errorf("entry %d: %+v, want %+v", i, g, w)
+		}
+		if usable := w.Err == ""; usable != (g.Err == "") {
+			t.Errorf("%s: error %q decoded as %q", w.Path, w.Err, g.Err)
+		}
+		if w.Err == "" && (g.SHA256 != w.SHA256 || g.Target != w.Target) {
+			t.Errorf("%s: hash %q target %q, want %q %q", w.Path, g.SHA256, g.Target, w.SHA256, w.Target)
+		}
+	}
+	// A decoded cache's fingerprint is the manifest's: a run that finds
+	// the same tree keeps the stored cache.
+	if a, _ := cacheFingerprint(m); a != must(cacheFingerprint(got)) {
+		t.Error("the decoded cache's fingerprint differs from its manifest's")
+	}
+	m.Listed = false
+	if _, n := encodeCache(m); n != 20 {
+		t.Errorf("a manifest that is not Listed: %d entries kept, want its 20 files", n)
+	}
+	if a, _ := cacheFingerprint(m); a == must(cacheFingerprint(got)) {
+		t.Error("Listed or not, the fingerprint is the same: a stored file-only cache would be kept")
+	}
+}
+
+func must[T, U any](v T, _ U) T { return v }

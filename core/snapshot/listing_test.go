@@ -13,7 +13,7 @@ import (
 // misses hidden took a listing from the prior, one that gives "poison" took
 // a target from it.
 func doctored(prior *Manifest, hidden string) *Manifest {
-	p := &Manifest{Root: prior.Root, CreatedAt: time.Now().Add(time.Hour)}
+	p := &Manifest{Root: prior.Root, CreatedAt: time.Now().Add(time.Hour), Listed: prior.Listed}
 	for _, e := range prior.Entries {
 		if e.Path == hidden {
 			continue
@@ -50,11 +50,11 @@ func paths(m *Manifest) []string {
 	return out
 }
 
-// TestListingReusedOnlyWhenUnchanged: with ReuseListings, a directory whose
-// recorded metadata all match, older than the cutoff, gets its names from
+// TestListingReusedOnlyWhenUnchanged: a directory whose recorded metadata
+// all match a Listed prior's, older than the cutoff, gets its names from
 // the prior (a name the prior lacks stays missing: the listing was not
-// read); any difference, an error, a prior too recent or the option off
-// lists it again. The names below a reused directory's subdirectories
+// read); any difference, an error, a prior too recent or not Listed lists
+// it again. The names below a reused directory's subdirectories
 // (listed from the prior as well, names that extend others: "b", "b-c",
 // "b.txt", then "b/...") all come out, in order.
 func TestListingReusedOnlyWhenUnchanged(t *testing.T) {
@@ -64,22 +64,21 @@ func TestListingReusedOnlyWhenUnchanged(t *testing.T) {
 		name   string
 		change func(p *Manifest)
 		reuse  bool
-		off    bool
 	}{
-		{"nothing", func(p *Manifest) {}, true, false},
-		{"option off", func(p *Manifest) {}, false, true},
-		{"dev", func(p *Manifest) { p.Lookup("d").Dev++ }, false, false},
-		{"ino", func(p *Manifest) { p.Lookup("d").Ino++ }, false, false},
-		{"size", func(p *Manifest) { p.Lookup("d").Size++ }, false, false},
-		{"mtime", func(p *Manifest) { p.Lookup("d").MTime++ }, false, false},
-		{"ctime", func(p *Manifest) { p.Lookup("d").CTime-- }, false, false},
-		{"error", func(p *Manifest) { p.Lookup("d").Err = "cannot list directory: permission denied" }, false, false},
-		{"not a directory", func(p *Manifest) { p.Lookup("d").Type = File }, false, false},
-		{"prior too recent", func(p *Manifest) { p.CreatedAt = base.CreatedAt }, false, false},
+		{"nothing", func(p *Manifest) {}, true},
+		{"prior not listed", func(p *Manifest) { p.Listed = false }, false},
+		{"dev", func(p *Manifest) { p.Lookup("d").Dev++ }, false},
+		{"ino", func(p *Manifest) { p.Lookup("d").Ino++ }, false},
+		{"size", func(p *Manifest) { p.Lookup("d").Size++ }, false},
+		{"mtime", func(p *Manifest) { p.Lookup("d").MTime++ }, false},
+		{"ctime", func(p *Manifest) { p.Lookup("d").CTime-- }, false},
+		{"error", func(p *Manifest) { p.Lookup("d").Err = "cannot list directory: permission denied" }, false},
+		{"not a directory", func(p *Manifest) { p.Lookup("d").Type = File }, false},
+		{"prior too recent", func(p *Manifest) { p.CreatedAt = base.CreatedAt }, false},
 	} {
 		p := doctored(base, "d/b")
 		c.change(p)
-		got := take(t, root, Options{Prior: p, ReuseListings: !c.off})
+		got := take(t, root, Options{Prior: p})
 		if reused := got.Lookup("d/b") == nil; reused != c.reuse {
 			t.Errorf("%s: listing reused %v, want %v", c.name, reused, c.reuse)
 		}
@@ -102,7 +101,7 @@ func TestListingNotReusedFromCache(t *testing.T) {
 	root := listingTree(t)
 	base := take(t, root, Options{})
 	p := cacheOf(doctored(base, "d/b"))
-	got := take(t, root, Options{Prior: p, ReuseListings: true})
+	got := take(t, root, Options{Prior: p})
 	if !slices.Equal(paths(got), paths(base)) {
 		t.Errorf("paths\n%v\nwant\n%v", paths(got), paths(base))
 	}
@@ -119,7 +118,7 @@ func TestListingChangedDirectoryRelisted(t *testing.T) {
 	if st.CTime == before.CTime {
 		t.Skip("the directory's ctime did not change within one clock tick (no fine-grained timestamps here)")
 	}
-	got := take(t, root, Options{Prior: doctored(base, ""), ReuseListings: true})
+	got := take(t, root, Options{Prior: doctored(base, "")})
 	if got.Lookup("d/new") == nil {
 		t.Errorf("d/new missing: the changed directory's listing was taken from the prior")
 	}

@@ -138,6 +138,11 @@ type Manifest struct {
 	// walk ran (see sharedWritable): a later walk using this manifest as its
 	// prior does not reuse their hashes either.
 	mapped map[devIno]bool
+	// Listed says every directory recorded without an error has all its
+	// names among Entries: the manifest of a walk without Exclude. A walk
+	// with it as Prior takes an unchanged directory's names from it rather
+	// than listing the directory again (see Options.Prior).
+	Listed bool
 	// Seed is true for a manifest read from the seed's snapshot.py format:
 	// only regular files, only path, size and SHA-256 are known.
 	Seed bool

@@ -45,6 +45,11 @@ type Options struct {
 	// when its device, inode, size, mtime and ctime all match the prior entry
 	// and that ctime is older than Prior.CreatedAt minus Granularity (so a
 	// change made in the same clock tick as the prior hash is never missed).
+	// So is a symlink's target and, when the prior is Listed, a
+	// directory's names: adding, removing or renaming a name sets the
+	// directory's ctime to the time of the change, after the prior was
+	// taken. Every name is still lstat'ed: a file's content does not
+	// change its directory.
 	Prior *Manifest
 	// Granularity is the filesystem timestamp granularity assumed by the
 	// reuse rule; 0 means 2 seconds.
@@ -69,18 +74,6 @@ type Options struct {
 	Partial bool
 	// NoXattr skips extended attributes.
 	NoXattr bool
-	// ReuseListings, with a Prior taken of the same tree with the same
-	// Exclude and NoXattr (the gate's after-snapshot, whose prior is the
-	// run's own before-snapshot), takes a directory's names, and its
-	// extended attributes, from the prior instead of listing it again when
-	// its device, inode, size, mtime and ctime all match its prior entry
-	// and that ctime is older than the cutoff of the hash reuse (see
-	// Prior). Adding, removing or renaming a name, or setting an
-	// attribute, sets the directory's ctime to the time of the change,
-	// which is after the prior was taken: a directory whose ctime is older
-	// has the prior's names. Every name is still lstat'ed: a file's
-	// content does not change its directory.
-	ReuseListings bool
 	// NoMappedScan leaves out the record of the files some process maps
 	// shared and writable (read from /proc/*/maps) that a walk without a
 	// Prior keeps for the walk that will use its manifest as Prior: for a
@@ -208,6 +201,7 @@ func newWalker(ctx context.Context, abs string, opt Options, start time.Time) *w
 		}
 		w.cutoff = p.CreatedAt.Add(-g).UnixNano()
 		w.prior = p.Entries
+		w.listings = p.Listed
 		// Files mapped shared and writable now, or when the prior was
 		// taken, can change without a ctime update: never reuse theirs.
 		w.mapped = sharedWritable()
@@ -274,7 +268,7 @@ func (w *walker) walk(d dirHandle, self *Entry, sc *scratch) *node {
 
 // manifest gathers the walk's tree into a sorted manifest.
 func (w *walker) manifest(top *node, self *Entry) *Manifest {
-	m := &Manifest{Root: w.root, CreatedAt: w.start, Self: self, mapped: w.mapped}
+	m := &Manifest{Root: w.root, CreatedAt: w.start, Self: self, mapped: w.mapped, Listed: w.opt.Exclude == nil}
 	if w.arena != nil && !w.arenaMiss.Load() {
 		m.Entries = w.gather(top)
 		arenaWalks.Add(1)
@@ -578,8 +572,8 @@ type job struct {
 	// prior holds the prior entries below the directory, among others of
 	// its parent's (priorUnder narrows it).
 	prior []Entry
-	// was is the directory's prior entry, when its listing may be reused
-	// (Options.ReuseListings).
+	// was is the directory's prior entry, when its names may be taken from
+	// the prior (walker.listings).
 	was *Entry
 	// unstatted says self holds no metadata yet: the listing said
 	// "directory" and the job records what it opens (or, when it cannot
@@ -596,7 +590,10 @@ type walker struct {
 	prior   []Entry
 	stopped atomic.Bool
 	xattr   bool
-	mapped  map[devIno]bool
+	// listings: the prior is Listed, an unchanged directory's names may be
+	// taken from it.
+	listings bool
+	mapped   map[devIno]bool
 
 	// arena, when the size of the tree can be guessed (from a prior
 	// manifest), holds every entry the walk records; arenaUsed counts the
@@ -846,16 +843,13 @@ func (w *walker) walkDir(j job, sc *scratch) {
 	}
 	ref := &dirRef{d: d}
 	ref.refs.Store(1)
+	if w.xattr {
+		d.xattrs(j.self, sc)
+	}
 	if w.unchangedDir(j.was, j.self) {
-		j.self.Xattr = j.was.Xattr
 		sc.listPrior(priorUnder(j.prior, j.rel+"/"), len(j.rel)+1)
-	} else {
-		if w.xattr {
-			d.xattrs(j.self, sc)
-		}
-		if err := d.list(sc); err != nil {
-			j.self.Err = "cannot list directory: " + describe(err)
-		}
+	} else if err := d.list(sc); err != nil {
+		j.self.Err = "cannot list directory: " + describe(err)
 	}
 	w.listDir(j, ref, sc)
 	ref.release()
@@ -930,7 +924,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 			// Its job opens it and records its metadata from fstat; only
 			// a directory that cannot be opened is lstat'ed (listedLate).
 			e.Type, unstatted = Dir, true
-			if w.opt.ReuseListings && w.cutoff != 0 {
+			if w.listings {
 				was = prior.find(rel[len(prefix):])
 			}
 		} else if err := d.lstat(name, e); err != nil {
@@ -1045,7 +1039,7 @@ func (w *walker) unchanged(p, e *Entry) bool {
 
 // unchangedDir reports whether the directory e, whose prior entry is was
 // (nil: none or not to be reused), still has the names the prior lists
-// below it (Options.ReuseListings).
+// below it (see Options.Prior).
 func (w *walker) unchangedDir(was, e *Entry) bool {
 	return was != nil && e.Err == "" && w.unchanged(was, e)
 }
