@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/bench.sh: diffgate against the seed (snapshot.py + diff.py), on
-# the same machine in the same run, page cache warm. Prints a table of mean
+# the same machine in the same run, page cache warm. Prints a table of median
 # times, ratios against the seed and peak memory, and which targets are met.
 #
 #   tests/bench/bench.sh                  # or: make bench

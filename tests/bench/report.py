@@ -36,8 +36,8 @@ def merge(out, rounds):
         m.update(mean=statistics.fmean(ts), stddev=statistics.stdev(ts) if len(ts) > 1 else 0.0,
                  median=statistics.median(ts), min=min(ts), max=max(ts))
         results.append(m)
-        print("  %-22s %8.1f ms ± %6.1f  (min %.1f, max %.1f, %d runs)" % (
-            m["command"], m["mean"] * 1e3, m["stddev"] * 1e3, m["min"] * 1e3, m["max"] * 1e3, len(ts)))
+        print("  %-22s median %8.1f ms, mean %8.1f ms ± %6.1f  (min %.1f, max %.1f, %d runs)" % (
+            m["command"], m["median"] * 1e3, m["mean"] * 1e3, m["stddev"] * 1e3, m["min"] * 1e3, m["max"] * 1e3, len(ts)))
     with open(out, "w") as f:
         json.dump({"results": results}, f, indent=1)
 
@@ -104,7 +104,7 @@ entries = kv("entries")
 
 
 def t(r):
-    return "%8.3f s ± %5.3f" % (r["mean"], r["stddev"])
+    return "%8.3f s ± %5.3f" % (r["median"], r["stddev"])
 
 
 rows = []  # (what, diffgate, baseline name, baseline, ratio, target, met)
@@ -112,9 +112,12 @@ results = []
 stretch = []  # stretch targets: printed, never the exit status
 
 
-def row(what, ours, base_name, base, target=None, key="mean"):
-    """A ratio row: our mean time (key="cpu": mean user+system CPU time)
-    against the baseline's from the same rounds."""
+def row(what, ours, base_name, base, target=None, key="median"):
+    """A ratio row: our median time (key="cpu": mean user+system CPU time,
+    which hyperfine gives per round) against the baseline's from the same
+    rounds. The median, as the issue that set the targets asks: one run
+    that a burst of load elsewhere stretches moves a mean of ten by a tenth
+    of the stretch, the median not at all."""
     if ours is None or base is None:
         rows.append((what, "not run", base_name, "", "", "", ""))
         return
@@ -134,7 +137,7 @@ def absolute(what, ours, target, is_stretch=False):
     if ours is None:
         rows.append((what, "not run", "", "", "", "", ""))
         return
-    met = ours["mean"] <= target
+    met = ours["median"] <= target
     (stretch if is_stretch else results).append(met)
     rows.append((what, t(ours), "", "", "", "≤ %g s%s" % (target, " (stretch)" if is_stretch else ""),
                  ("yes" if met else "NO") + (" (stretch)" if is_stretch else "")))
@@ -149,10 +152,10 @@ def overhead(what, ours, base, target_ms):
     if ours is None or base is None:
         rows.append((what, "not run", "uncontained", "", "", "", ""))
         return
-    diff = (ours["mean"] - base["mean"]) * 1000
+    diff = (ours["median"] - base["median"]) * 1000
     met = diff <= target_ms
     results.append(met)
-    rows.append((what, t(ours), "uncontained", t(base), "%.3f" % (ours["mean"] / base["mean"]),
+    rows.append((what, t(ours), "uncontained", t(base), "%.3f" % (ours["median"] / base["median"]),
                  "≤ +%g ms (+%.1f ms)" % (target_ms, diff), "yes" if met else "NO"))
 
 
@@ -262,7 +265,7 @@ for name, label, target in (
                     "%.1f MiB" % (kb / MiB), "≤ %d MiB" % target if target else "",
                     "" if met is None else ("yes" if met else "NO")))
 
-print("diffgate vs the seed — warm cache (hyperfine --warmup 1, commands alternating over rounds; mean ± standard deviation)")
+print("diffgate vs the seed — warm cache (hyperfine --warmup 1, commands alternating over rounds; median ± standard deviation; ratios of medians, CPU ratios of means)")
 print("machine: %s, %d cores, %s; load average before %s, after %s (the benchmark's own)" % (
     platform.machine(), os.cpu_count(), platform.release(), load_before, load_after))
 if float(load_before.split()[0]) > 1.0:
