@@ -200,8 +200,12 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if c.err != nil || (kinds && n > uint64(len(z))/8) || (!kinds && n != uint64(len(sums)/32)) {
 		return nil, cacheErr(c.err)
 	}
+	// The hashes are written out in hex while the metadata is decoded.
+	hexed := make(chan string, 1)
+	go func() { hexed <- hexSums(sums) }()
 	m.Entries = make([]snapshot.Entry, n)
 	c.entries(m.Entries)
+	hs := <-hexed
 	if c.err == nil {
 		if _, e := c.r.ReadByte(); e != io.EOF {
 			c.fail(cmpOr(e, errCorruptBlob))
@@ -210,7 +214,7 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if c.err != nil {
 		return nil, cacheErr(c.err)
 	}
-	if !setHashes(m.Entries, sums) {
+	if !setHashes(m.Entries, hs) {
 		return nil, errCorruptBlob
 	}
 	return m, nil
@@ -368,10 +372,9 @@ func (c *cacheReader) kind(e *snapshot.Entry) byte {
 	return k
 }
 
-// setHashes gives each usable regular file its hash, in hex, from the raw
-// sums (one for each, in order; false if they do not match): every hash in
+// hexSums writes raw 32-byte sums out in hex, back to back: every hash in
 // one string, written once (hex.EncodeToString would build it twice).
-func setHashes(es []snapshot.Entry, sums []byte) bool {
+func hexSums(sums []byte) string {
 	n := len(sums) / 32
 	var all strings.Builder
 	all.Grow(64 * n)
@@ -380,8 +383,13 @@ func setHashes(es []snapshot.Entry, sums []byte) bool {
 		hex.Encode(h[:], sums[32*i:32*i+32])
 		all.Write(h[:])
 	}
-	hs := all.String()
-	k := 0
+	return all.String()
+}
+
+// setHashes gives each usable regular file its hash from hs (hexSums: one
+// for each, in order); false if their numbers differ.
+func setHashes(es []snapshot.Entry, hs string) bool {
+	n, k := len(hs)/64, 0
 	for i := range es {
 		if e := &es[i]; e.Type == snapshot.File && e.Err == "" {
 			if k == n {
@@ -454,10 +462,13 @@ func (db *DB) HashCache(ctx context.Context, workspace string) (*snapshot.Manife
 // another process's cache written in between, likewise only keeps a cache
 // that is valid on its own.
 type cacheMemo struct {
-	mu  sync.Mutex
-	ws  string
-	sum uint64
-	at  int64 // the loaded cache's CreatedAt, in ns
+	mu sync.Mutex
+	ws string
+	// sum is the fingerprint, computed in the background while the run
+	// walks (done closes when it is there).
+	sum  uint64
+	done chan struct{}
+	at   int64 // the loaded cache's CreatedAt, in ns
 }
 
 // racyMargin is larger than any timestamp granularity a walk assumes (2 s
@@ -508,10 +519,19 @@ func cacheFingerprint(m *snapshot.Manifest) (sum uint64, newest int64) {
 
 // set remembers the cache just loaded for ws.
 func (c *cacheMemo) set(ws string, m *snapshot.Manifest) {
-	sum, _ := cacheFingerprint(m)
+	done := make(chan struct{})
 	c.mu.Lock()
-	c.ws, c.sum, c.at = ws, sum, m.CreatedAt.UnixNano()
+	c.ws, c.done, c.at = ws, done, m.CreatedAt.UnixNano()
 	c.mu.Unlock()
+	go func() {
+		sum, _ := cacheFingerprint(m)
+		c.mu.Lock()
+		if c.done == done {
+			c.sum = sum
+		}
+		c.mu.Unlock()
+		close(done)
+	}()
 }
 
 // cacheUnchanged reports whether m, about to be recorded as ws's hash
@@ -525,11 +545,18 @@ func (db *DB) cacheUnchanged(ws string, m *snapshot.Manifest) bool {
 	}
 	c := &db.memo
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ws == "" || c.ws != ws || c.at == 0 {
+	done, loaded := c.done, c.ws != "" && c.ws == ws
+	c.mu.Unlock()
+	if !loaded {
 		return false
 	}
+	<-done
 	sum, newest := cacheFingerprint(m)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ws == "" || c.ws != ws || c.at == 0 || c.done != done {
+		return false
+	}
 	if sum == c.sum && newest < c.at-racyMargin {
 		return true
 	}
