@@ -44,7 +44,8 @@ func centre(tab *browsertest.Tab, selector string) (x, y float64) {
 // focused checkbox opens and closes one, the marker says which; the text
 // of a closed one is there for the browser's find in page, which opens it
 // by dropping its hidden attribute (simulated here), and a click closes it
-// again.
+// again; where hidden="until-found" is plain hidden, a click still opens
+// one.
 func TestBrowserFolds(t *testing.T) {
 	b := browsertest.Start(t)
 	tab := b.NewTab(t, browsertest.TabOptions{Width: 1200, Height: 900})
@@ -93,6 +94,18 @@ func TestBrowserFolds(t *testing.T) {
 	tab.Click(centre(tab, "label[for='"+meta+"']"))
 	tab.NextFrame()
 	want("found, then clicked", meta, false)
+
+	// A browser without until-found takes the attribute for plain hidden
+	// (display: none): a checked box opens the fold there too.
+	other := browsertest.Eval[string](tab, `document.querySelector(".fold.textdiff .fold-on:not(:checked)").id`)
+	browsertest.Eval[bool](tab, fmt.Sprintf(`(document.getElementById(%q).parentElement.querySelector(".fold-body").setAttribute("hidden", ""), true)`, other))
+	tab.NextFrame()
+	want("plain hidden", other, false)
+	tab.Click(centre(tab, "label[for='"+other+"']"))
+	tab.NextFrame()
+	if s := foldOf(tab, other); s.Height < 20 || !s.Checked {
+		t.Errorf("plain hidden, after a click: %s is %+v, want open", other, s)
+	}
 	if p := tab.Problems(); len(p) > 0 {
 		t.Errorf("the page: %v", p)
 	}
