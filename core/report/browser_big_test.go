@@ -15,11 +15,16 @@ import (
 
 // What the page of a 5,000-change run may cost Chromium's main thread, in
 // thread CPU time (which a loaded machine stretches far less than the time
-// on the clock). Measured at 20-25 ms of style and layout and 180-220 ms
-// in all; before the page was split into blocks laid out only in view it
-// was 420-470 ms and 700-770 ms, with 73,000 layout objects. The bounds
-// leave a margin of four; the 1 s load target itself is a row of make
-// bench (BenchmarkHTMLLoad), where it is timed on the clock.
+// on the clock). Measured at 30-70 ms of style and layout and 270-450 ms
+// in all (Chromium 156, load average 6-7). The same page with a <details>
+// per fold and the filters as body:has() cost 80-230 ms and 520-780 ms
+// there: Chromium 156 gives each <details> a style sheet in its shadow
+// root, and the :has() made it check every inserted element (180-220 ms
+// in all was measured with an older Chromium); before the page was split
+// into blocks laid out only in view it was 420-470 ms and 700-770 ms, with
+// 73,000 layout objects. The bounds leave a margin of two or more; the 1 s
+// load target itself is a row of make bench (BenchmarkHTMLLoad), where it
+// is timed on the clock.
 const (
 	htmlStyleLayoutMax = 200   // ms of style recalculation and layout
 	htmlMainThreadMax  = 900   // ms of main-thread tasks

@@ -93,7 +93,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chun
 // 5,000-change run opens at once. Height estimates the block's height until
 // it is laid out (contain-intrinsic-size).
 type htmlChunk struct {
-	Changes     []htmlChange
+	Rows        []htmlRow
 	First, Last bool
 	Height      int
 	// Rule and Risk say whether the list has these columns: one that
@@ -104,6 +104,16 @@ type htmlChunk struct {
 
 // htmlChunkSize is the number of changes in one table of the HTML report.
 const htmlChunkSize = 40
+
+// htmlRow is one change of a chunk. A detailed change is a <tbody> of its
+// own (its row and the row of its metadata and diff, filtered together); a
+// run of brief changes (one row each) shares one <tbody class="brief">,
+// opened at RunStart and closed at RunEnd, so that the thousands of brief
+// rows of a long list cost the browser a row element each and no more.
+type htmlRow struct {
+	*htmlChange
+	RunStart, RunEnd bool
+}
 
 // chunks splits cs into htmlChunks.
 func chunks(cs []htmlChange) []htmlChunk {
@@ -120,14 +130,27 @@ func chunks(cs []htmlChange) []htmlChunk {
 		}
 	}
 	for i := 0; i < len(cs); i += htmlChunkSize {
-		c := htmlChunk{Changes: cs[i:min(i+htmlChunkSize, len(cs))], First: i == 0, Last: i+htmlChunkSize >= len(cs),
+		c := htmlChunk{Rows: chunkRows(cs[i:min(i+htmlChunkSize, len(cs))]), First: i == 0, Last: i+htmlChunkSize >= len(cs),
 			Rule: rule, Risk: risk, Cols: cols}
-		for _, h := range c.Changes {
-			c.Height += h.height()
+		for _, r := range c.Rows {
+			c.Height += r.height()
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// chunkRows makes the rows of one chunk, marking where each run of brief
+// changes starts and ends.
+func chunkRows(cs []htmlChange) []htmlRow {
+	rows := make([]htmlRow, len(cs))
+	for i := range cs {
+		brief := cs[i].Brief
+		rows[i] = htmlRow{htmlChange: &cs[i],
+			RunStart: brief && (i == 0 || !cs[i-1].Brief),
+			RunEnd:   brief && (i == len(cs)-1 || !cs[i+1].Brief)}
+	}
+	return rows
 }
 
 // height estimates the height of a change's rows in pixels.
@@ -160,11 +183,14 @@ var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.cs
 // with folders rolled up into one row each: RollUpList)
 // (class "row added|removed|changed", plus "allowed"; attributes data-kind
 // and data-allowed) each with its before/after metadata and text diff (the
-// changed words of each edited line marked, changed whitespace shown), and
-// the process: its status, leftovers and output. It follows the reader's
-// light or dark colour scheme; the filters use CSS only. Long lists of
-// changes are split into tables that the browser lays out only when they
-// come into view, so that a 5,000-change page opens at once.
+// changed words of each edited line marked, changed whitespace shown) in
+// folds that open and close with CSS only (a checkbox and its label, no
+// <details>: see report.css), and the process: its status, leftovers and
+// output. It follows the reader's light or dark colour scheme; the filters
+// use CSS only (sibling selectors, no :has()). Long lists of changes are
+// split into tables that the browser lays out only when they come into
+// view, and brief rows share a <tbody>, so that a 5,000-change page opens
+// at once.
 func (r *Report) WriteHTML(w io.Writer) error {
 	return htmlTmpl.Execute(w, r.htmlView())
 }
@@ -225,8 +251,10 @@ type htmlView struct {
 	AllowedCount   int
 	Stdout         string
 	Stderr         string
-	Schema         string
-	Review         *htmlReview
+	// StdoutLong and StderrLong say the output fills its box (outputLong).
+	StdoutLong, StderrLong bool
+	Schema                 string
+	Review                 *htmlReview
 	// Brief counts the changes shown as one row only (past htmlDetailed).
 	Brief int
 	// Diffs says how many content changes have a text diff and why the
@@ -313,6 +341,7 @@ func (r *Report) htmlView() *htmlView {
 	if v.Pass {
 		verdict = "PASS"
 	}
+	v.StdoutLong, v.StderrLong = outputLong(v.Stdout), outputLong(v.Stderr)
 	v.Title = "diffgate " + verdict + ": " + v.Workspace
 	v.Review = r.htmlReview()
 	v.addRun(r)
@@ -326,6 +355,16 @@ func (r *Report) htmlView() *htmlView {
 	v.Allowed = l.list(allowed)
 	v.Brief = max(0, l.n-htmlDetailed)
 	return v
+}
+
+// outputLines is the number of lines of output that fill its box in the
+// HTML (pre.output, at most 420 px high): a longer output ("long") is laid
+// out only when it comes into view, as its box's height is known.
+const outputLines = 24
+
+// outputLong says whether out has more than outputLines lines.
+func outputLong(out string) bool {
+	return strings.Count(out, "\n") > outputLines
 }
 
 // htmlReview is the view of the reviewer's draft, nil for none.

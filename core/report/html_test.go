@@ -43,6 +43,27 @@ func byClass(n *html.Node, tag, class string) []*html.Node {
 	return findAll(n, func(n *html.Node) bool { return isElem(tag)(n) && hasClass(n, class) })
 }
 
+// folds returns the folds (div.fold) of class kind ("meta", "textdiff")
+// under n.
+func folds(n *html.Node, kind string) []*html.Node {
+	return findAll(n, func(n *html.Node) bool { return isElem("div")(n) && hasClass(n, "fold") && hasClass(n, kind) })
+}
+
+// foldOpen says whether fold f starts open: its checkbox is checked (its
+// body is hidden="until-found", which a checked box overrides).
+func foldOpen(f *html.Node) bool {
+	on := byClass(f, "input", "fold-on")
+	return len(on) == 1 && hasAttr(on[0], "checked")
+}
+
+// foldSummary is the text of fold f's label.
+func foldSummary(f *html.Node) string {
+	if l := byClass(f, "label", "fold-sum"); len(l) == 1 {
+		return textOf(l[0])
+	}
+	return ""
+}
+
 // changeRows returns the rows that carry data-kind, in document order.
 func changeRows(doc *html.Node) []*html.Node {
 	return findAll(doc, func(n *html.Node) bool { return isElem("tr")(n) && attr(n, "data-kind") != "" })
@@ -170,11 +191,20 @@ func TestHTMLStructure(t *testing.T) {
 	if strings.Join(classes, " ") != wantClasses {
 		t.Errorf("diff classes\n %s\nwant\n %s", strings.Join(classes, " "), wantClasses)
 	}
-	if d := findAll(rows[1].Parent, isElem("details")); len(d) != 2 || attr(d[1], "open") == "" && !hasAttr(d[1], "open") {
-		t.Errorf("the violation's text diff is not open")
+	if m, d := folds(rows[1].Parent, "meta"), folds(rows[1].Parent, "textdiff"); len(m) != 1 || foldOpen(m[0]) || len(d) != 1 || !foldOpen(d[0]) {
+		t.Errorf("the violation's metadata should be closed and its text diff open")
 	}
-	if d := byClass(rows[7].Parent, "details", "textdiff"); len(d) != 1 || hasAttr(d[0], "open") {
+	if d := folds(rows[7].Parent, "textdiff"); len(d) != 1 || foldOpen(d[0]) || foldSummary(d[0]) != "text diff" {
 		t.Errorf("the allowed change's text diff should be present and closed")
+	}
+	// Each fold's label names its own checkbox, and its body is there to
+	// be found (hidden="until-found").
+	for _, f := range append(folds(doc, "meta"), folds(doc, "textdiff")...) {
+		on, sum, body := byClass(f, "input", "fold-on"), byClass(f, "label", "fold-sum"), byClass(f, "div", "fold-body")
+		if len(on) != 1 || len(sum) != 1 || len(body) != 1 || attr(on[0], "id") == "" || attr(sum[0], "for") != attr(on[0], "id") ||
+			attr(body[0], "hidden") != "until-found" {
+			t.Errorf("a fold's checkbox, label and body do not go together: %q", textOf(f))
+		}
 	}
 
 	// Process: status, leftovers, output (escape sequences removed).

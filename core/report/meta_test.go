@@ -37,7 +37,7 @@ func TestMetaRows(t *testing.T) {
 func TestMetaSameInMarkdownAndHTML(t *testing.T) {
 	r := fixtureReport()
 	page, _ := parseHTML(t, r)
-	if !strings.Contains(page, "<code>0644 rw-r--r--</code></td><td><code>0755 rwxr-xr-x</code>") {
+	if !strings.Contains(page, `<td class="mono">0644 rw-r--r--</td><td class="mono">0755 rwxr-xr-x</td>`) {
 		t.Error("the HTML's table lacks run.sh's modes")
 	}
 	if md := markdownOf(t, r); !strings.Contains(md, "- `run.sh` (changed, violation): Mode 0644 rw-r--r-- → 0755 rwxr-xr-x.") {

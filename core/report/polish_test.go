@@ -76,7 +76,7 @@ func TestHTMLRollsUpAddedTrees(t *testing.T) {
 	if got := textOf(byID(doc, "allowed")); !strings.Contains(got, "Allowed 4602") {
 		t.Errorf("allowed heading: %.60q", got)
 	}
-	if n := len(byClass(doc, "details", "textdiff")); n != 2 {
+	if n := len(folds(doc, "textdiff")); n != 2 {
 		t.Errorf("%d diffs, want the 2 edits'", n)
 	}
 	// The Markdown rolls up the same folder in the same words.

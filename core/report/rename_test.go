@@ -110,8 +110,7 @@ func TestMarkRenamesSimilar(t *testing.T) {
 		if textOf(byClass(row, "td", "path")[0]) == "lib/util.go" {
 			detail = textOf(byClass(row, "td", "detail")[0])
 			tb := row.Parent
-			sum := findAll(byClass(tb, "details", "textdiff")[0], isElem("summary"))
-			if len(sum) != 1 || textOf(sum[0]) != "text diff from the old file" {
+			if d := folds(tb, "textdiff"); len(d) != 1 || foldSummary(d[0]) != "text diff from the old file" {
 				t.Errorf("the rename's diff is not the one from the old file")
 			}
 			if n := len(byClass(tb, "span", "add")); n != 2 {
