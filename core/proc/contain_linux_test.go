@@ -1139,3 +1139,67 @@ func TestContainmentGitPutBackAsUser(t *testing.T) {
 	}
 	testContainmentGitPutBack(t)
 }
+
+// TestContainmentSecretReadWays: a read of a secret store is recorded,
+// under the file's own path, whichever way the script names it: the
+// watcher's walk without symlinks (openPath) takes a plain absolute path
+// and one with "..", and must hand every other way to the full walk — a
+// symlinked directory or file (also one outside the workspace), a
+// relative path, /proc's magic links, a missing name behind a symlink, a
+// directory of the workspace read from and then replaced by a symlink.
+// With the layers (the mounts cover the store: every name in it is
+// missing), with Landlock alone (the files are there), and with the
+// watcher alone (it refuses the reads itself).
+func TestContainmentSecretReadWays(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		layers proc.Containment
+	}{
+		{"layers", proc.Containment{}},
+		{"landlock", proc.Containment{NoMounts: true}},
+		{"watcher only", proc.Containment{NoLandlock: true, NoMounts: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newContainFixture(t)
+			ssh, base := filepath.Join(f.home, ".ssh"), filepath.Dir(f.ws)
+			for _, i := range []int{1, 2, 3, 4, 5, 6, 9} {
+				os.WriteFile(filepath.Join(ssh, "k"+strconv.Itoa(i)), []byte("SECRET-KEY\n"), 0o644)
+			}
+			os.Symlink(ssh, filepath.Join(f.ws, "sshlink"))
+			os.Symlink(filepath.Join(ssh, "k5"), filepath.Join(f.ws, "k5link"))
+			secret := filepath.Join(base, "secret.txt")
+			os.WriteFile(secret, []byte("SECRET-KEY\n"), 0o644)
+			os.Symlink("secret.txt", filepath.Join(base, "slink"))
+			testenv.Chown(t, base)
+			c.layers.DenyRead = []string{ssh, secret}
+			res := runIn(t, f, `
+cat "$HOME/.ssh/k1"
+cat "$PWD/sshlink/k2"
+cat "$PWD/../home/.ssh/k3"
+cat ../home/.ssh/k4
+cat "$PWD/k5link"
+cat "/proc/self/root$HOME/.ssh/k6"
+cat "$HOME/.ssh/k7"
+cat "$PWD/sshlink/k8"
+cat "$HOME/.ssh/k1"
+cat "$(dirname "$PWD")/slink"
+mkdir d && : > d/k9 && cat "$PWD/d/k9" && rm -r d && ln -s "$HOME/.ssh" d
+cat "$PWD/d/k9"
+echo done
+`, c.layers)
+			if out := string(res.Stdout.Head); out != "done\n" {
+				t.Errorf("stdout %q, want only done (stderr %s)", out, res.Stderr.Head)
+			}
+			for i := 1; i <= 8; i++ {
+				if i == 5 && c.name == "layers" {
+					// Under the mounts k5 is not there: the link dangles and
+					// names itself (as before the walk without symlinks).
+					continue
+				}
+				wantBlocked(t, res.Blocked, proc.Blocked{Kind: "read", Target: filepath.Join(ssh, "k"+strconv.Itoa(i))})
+			}
+			wantBlocked(t, res.Blocked, proc.Blocked{Kind: "read", Target: secret},
+				proc.Blocked{Kind: "read", Target: filepath.Join(ssh, "k9")})
+		})
+	}
+}

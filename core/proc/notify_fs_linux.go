@@ -90,28 +90,29 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 	}
 	write := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_TRUNC|unix.O_CREAT|oTmpfile) != 0
 	path, e := readString(tid, pathArg)
+	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
 	switch {
 	case e != 0 && write:
 		// It may be a read-only path of the workspace: unseen, refused.
 		w.refuse(n, e, kindWrite, op)
 		return
-	case e != 0 || !w.valid(n.ID):
+	case e != 0:
 		w.cont(n.ID) // a read: Landlock decides
 		return
+	case !write:
+		w.onRead(n, op, dirfd, path, follow)
+		return
+	case !w.valid(n.ID):
+		w.cont(n.ID)
+		return
 	}
-	follow := flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
 	t := resolve(tid, dirfd, path, follow, false)
 	switch {
-	case !t.ok && write:
+	case !t.ok:
 		if !w.refusedWay(n, kindWrite, t, op) {
 			w.fail(n.ID, t.err) // it cannot be resolved: neither could the kernel
 		}
 		return
-	case !t.ok:
-	case !write:
-		if w.denied(t.path) && w.outside(n, kindRead, t, op) {
-			return
-		}
 	case !t.exists || flags&oTmpfile != 0:
 		if !w.inDirs(t.path) {
 			if w.outside(n, kindCreate, t, op) {
@@ -125,6 +126,21 @@ func (w *watcher) onOpen(n *seccompNotif, op string) {
 		if w.refuseWrite(n, t, op) {
 			return
 		}
+	}
+	w.cont(n.ID)
+}
+
+// onRead handles an open that only reads (most of what the watcher
+// sees): Landlock, or the mounts, decide; the watcher records a read of a
+// secret store. So it asks the kernel only what that needs: the target's
+// path, not its identity (resolveName), and whether the caller is still
+// the one that asked (valid) only before it records, after everything was
+// read (a caller that died meanwhile, its pid reused, is answered
+// nothing: the answer to a notification no longer pending fails).
+func (w *watcher) onRead(n *seccompNotif, op string, dirfd int32, path string, follow bool) {
+	t := resolveName(int(n.PID), dirfd, path, follow)
+	if t.ok && w.denied(t.path) && w.valid(n.ID) && w.outside(n, kindRead, t, op) {
+		return
 	}
 	w.cont(n.ID)
 }

@@ -144,19 +144,36 @@ func probeAddfd(fd int) bool {
 	return errno == unix.ENOENT
 }
 
-// start serves notifications on receivers goroutines until the process
-// exits (the listener lives as long as the supervisor: the forking thread,
-// which carries the filter too, never exits).
+// start serves notifications until the process exits (the listener
+// lives as long as the supervisor: the forking thread, which carries the
+// filter too, never exits).
+//
+// One receiver, on an OS thread of its own, answers each notification
+// where it received it (calls that may block, a connect or a send, go on
+// in goroutines of their own: onNet). A second receiver made each
+// notification wake both (the kernel's wait queue of a listener is not
+// exclusive) and cost the Go scheduler a hand-off of the other's P; and
+// with one, the kernel can hand the CPU straight from the stopped caller
+// to the receiver and back (syncWakeUp).
 func (w *watcher) start() {
-	n := min(runtime.NumCPU(), 2)
-	for range n {
-		go w.serve()
-	}
+	syncWakeUp(w.fd)
+	go w.serve()
+}
+
+// syncWakeUp asks the kernel (Linux 6.6) to wake the receiver, and the
+// caller once answered, on the CPU of the one that wakes it
+// (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP): the two take turns, so this saves
+// an interprocessor wake-up each way. Only the scheduling changes: an
+// older kernel refuses it (EINVAL) and goes on as before.
+func syncWakeUp(fd int) {
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 }
 
 func (w *watcher) serve() {
+	runtime.LockOSThread() // never unlocked: the receiver's own thread
+	var n seccompNotif
 	for {
-		var n seccompNotif
+		n = seccompNotif{} // the kernel wants it zeroed
 		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
 		switch errno {
 		case 0:
@@ -165,21 +182,26 @@ func (w *watcher) serve() {
 		default:
 			return
 		}
-		if foreignABI(w.arch, &n.Data) {
-			// Refused whatever it is (see foreignAction): its numbers
-			// are not the native ones the handlers know.
-			abi, tgt := foreignName(&n.Data)
-			w.rec.add(int(n.PID), kindABI, tgt, abi)
-			w.fail(n.ID, unix.ENOSYS)
-			continue
-		}
-		h := w.handlers[n.Data.Nr]
-		if h == nil {
-			w.cont(n.ID)
-			continue
-		}
-		h(w, &n, w.names[n.Data.Nr])
+		w.handle(&n)
 	}
+}
+
+// handle answers one notification.
+func (w *watcher) handle(n *seccompNotif) {
+	if foreignABI(w.arch, &n.Data) {
+		// Refused whatever it is (see foreignAction): its numbers
+		// are not the native ones the handlers know.
+		abi, tgt := foreignName(&n.Data)
+		w.rec.add(int(n.PID), kindABI, tgt, abi)
+		w.fail(n.ID, unix.ENOSYS)
+		return
+	}
+	h := w.handlers[n.Data.Nr]
+	if h == nil {
+		w.cont(n.ID)
+		return
+	}
+	h(w, n, w.names[n.Data.Nr])
 }
 
 // respond sends an answer; a caller that died meanwhile makes it fail
@@ -227,41 +249,69 @@ func readMem(tid int, addr uint64, n int) ([]byte, unix.Errno) {
 		return nil, unix.EFAULT
 	}
 	buf := make([]byte, n)
-	got := 0
-	for got < n {
-		k, err := unix.ProcessVMReadv(tid, []unix.Iovec{{Base: &buf[got], Len: uint64(n - got)}},
-			[]unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: n - got}}, 0)
-		if e, ok := err.(unix.Errno); ok && e != unix.EFAULT {
+	got, e := readMemInto(tid, addr, buf)
+	if e != 0 {
+		if e != unix.EFAULT {
 			return nil, e
 		}
-		if err != nil || k <= 0 {
-			return buf[:got], unix.EFAULT
-		}
-		got += k
+		return buf[:got], e
 	}
 	return buf, 0
 }
 
+// readMemInto reads len(buf) bytes at addr from task tid's memory into
+// buf, and returns how many it read: all of them, or fewer with EFAULT
+// (the rest is not mapped), or with another error (see readMem).
+func readMemInto(tid int, addr uint64, buf []byte) (int, unix.Errno) {
+	got := 0
+	for got < len(buf) {
+		local := [1]unix.Iovec{{Base: &buf[got], Len: uint64(len(buf) - got)}}
+		remote := [1]unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: len(buf) - got}}
+		k, err := unix.ProcessVMReadv(tid, local[:], remote[:], 0)
+		if e, ok := err.(unix.Errno); ok && e != unix.EFAULT {
+			return got, e
+		}
+		if err != nil || k <= 0 {
+			return got, unix.EFAULT
+		}
+		got += k
+	}
+	return got, 0
+}
+
+// pathMax is the kernel's PATH_MAX, the NUL included.
+const pathMax = 4096
+
+// pathBufs holds buffers for readString: one per call would be a page to
+// allocate and clear for every file the script opens.
+var pathBufs = sync.Pool{New: func() any { return new([pathMax]byte) }}
+
 // readString reads a NUL-terminated string (at most PATH_MAX bytes) at
-// addr from task tid, a page at a time (a read across into an unmapped
-// page fails as a whole). A string longer than PATH_MAX is ENAMETOOLONG,
-// as the kernel has it.
+// addr from task tid, at most a page at a time (a read across into an
+// unmapped page fails as a whole), the first time only shortPath bytes
+// (most paths are short: a page each costs the copy). A string longer
+// than PATH_MAX is ENAMETOOLONG, as the kernel has it.
 func readString(tid int, addr uint64) (string, unix.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
-	const pathMax = 4096
-	var out []byte
-	for len(out) < pathMax {
-		chunk := 4096 - int((addr+uint64(len(out)))%4096)
-		b, e := readMem(tid, addr+uint64(len(out)), chunk)
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			return string(append(out, b[:i]...)), 0
+	const shortPath = 256
+	buf := pathBufs.Get().(*[pathMax]byte)
+	defer pathBufs.Put(buf)
+	got := 0
+	for got < pathMax {
+		chunk := min(4096-int((addr+uint64(got))%4096), pathMax-got)
+		if got == 0 {
+			chunk = min(chunk, shortPath)
+		}
+		k, e := readMemInto(tid, addr+uint64(got), buf[got:got+chunk])
+		if i := bytes.IndexByte(buf[got:got+k], 0); i >= 0 {
+			return string(buf[:got+i]), 0
 		}
 		if e != 0 {
 			return "", e
 		}
-		out = append(out, b...)
+		got += k
 	}
 	return "", unix.ENAMETOOLONG
 }
@@ -307,6 +357,17 @@ func failed(err error) target {
 // target that does not exist resolves to its parent's path plus its name.
 // An empty path with emptyPath names dirfd itself.
 func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
+	return resolveAs(tid, dirfd, path, follow, emptyPath, true)
+}
+
+// resolveName is resolve for a call that only reads its target: an
+// existing target's id and mode are left out (one system call less).
+func resolveName(tid int, dirfd int32, path string, follow bool) target {
+	return resolveAs(tid, dirfd, path, follow, false, false)
+}
+
+// resolveAs is resolve; stat asks for an existing target's id and mode.
+func resolveAs(tid int, dirfd int32, path string, follow, emptyPath, stat bool) target {
 	task := "/proc/" + strconv.Itoa(tid)
 	if path == "" {
 		if !emptyPath || dirfd == unix.AT_FDCWD {
@@ -322,7 +383,7 @@ func resolve(tid int, dirfd int32, path string, follow, emptyPath bool) target {
 	if base != unix.AT_FDCWD {
 		defer unix.Close(base)
 	}
-	t, err := openExisting(base, path, follow)
+	t, err := openExisting(base, path, follow, stat)
 	switch {
 	case err == nil:
 		return t
@@ -364,20 +425,21 @@ func openBase(task string, dirfd int32, path string) (base int, named string, er
 	return b, filepath.Join(fdPath(b), path), nil
 }
 
-// openExisting resolves path from base to a file that exists.
-func openExisting(base int, path string, follow bool) (target, error) {
+// openExisting resolves path from base to a file that exists; stat asks
+// for its id and mode.
+func openExisting(base int, path string, follow, stat bool) (target, error) {
 	flags := uint64(unix.O_PATH | unix.O_CLOEXEC)
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: flags})
+	fd, p, err := openPath(base, path, flags)
 	if err != nil {
 		return target{}, err
 	}
 	defer unix.Close(fd)
-	t := target{path: fdPath(fd), exists: true}
+	t := target{path: p, exists: true}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
+	if stat && unix.Fstat(fd, &st) == nil {
 		t.id, t.mode = devIno{uint64(st.Dev), st.Ino}, st.Mode&unix.S_IFMT
 	}
 	t.ok = t.path != ""
@@ -385,6 +447,35 @@ func openExisting(base int, path string, follow bool) (target, error) {
 		t.err = unix.ENOENT
 	}
 	return t, nil
+}
+
+// openPath opens path from base (openat2 with flags) and returns the
+// descriptor with the path it reached ("" when it has none: fdPath).
+//
+// An absolute path is walked first without following any symlink
+// (RESOLVE_NO_SYMLINKS, which also refuses /proc's magic links): where
+// that walk succeeds, the file it reached is the path made clean
+// (filepath.Clean) — without a symlink on the way, ".." can only go to
+// the parent of the name before it, across mount points too —, and the
+// supervisor need not read it back from /proc (one system call less for
+// most of what a script opens). A walk that failed for lack of the name
+// failed before any symlink: the error is the kernel's. Any other
+// failure (ELOOP: a symlink on the way) walks again, following them.
+func openPath(base int, path string, flags uint64) (fd int, p string, err error) {
+	if base == unix.AT_FDCWD && strings.HasPrefix(path, "/") {
+		fd, err = unix.Openat2(base, path, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		switch err {
+		case nil:
+			return fd, filepath.Clean(path), nil
+		case unix.ENOENT:
+			return -1, "", err
+		}
+	}
+	fd, err = unix.Openat2(base, path, &unix.OpenHow{Flags: flags})
+	if err != nil {
+		return -1, "", err
+	}
+	return fd, fdPath(fd), nil
 }
 
 // refusedTarget is a way the supervisor could not go. It has at least the
@@ -406,12 +497,11 @@ func missingTarget(base int, path, named string) target {
 	if !ok {
 		return target{err: unix.ENOENT}
 	}
-	pfd, err := unix.Openat2(base, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC})
+	pfd, p, err := openPath(base, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		return refusedTarget(err, named)
 	}
 	defer unix.Close(pfd)
-	p := fdPath(pfd)
 	if p == "" {
 		return target{err: unix.ENOENT}
 	}
@@ -466,10 +556,13 @@ func unwrapErrno(err error) error {
 
 // fdPath is the path of a descriptor of ours ("" when it has none).
 func fdPath(fd int) string {
-	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+	var link [32]byte
+	var buf [pathMax]byte
+	n, err := unix.Readlink(string(strconv.AppendInt(append(link[:0], "/proc/self/fd/"...), int64(fd), 10)), buf[:])
+	if err != nil || n >= len(buf) || n == 0 || buf[0] != '/' || bytes.HasSuffix(buf[:n], []byte(" (deleted)")) {
 		return ""
 	}
+	p := string(buf[:n])
 	if outerRoot != "" && strings.HasPrefix(p, outerRoot+"/") {
 		p = p[len(outerRoot):]
 	}

@@ -31,10 +31,39 @@ func Resolve(p string) (string, error) {
 }
 
 // Within reports whether p is dir or lies below it (lexically: both are
-// taken as given, resolve them first where links matter).
+// taken as given, resolve them first where links matter). Two clean
+// absolute paths (what the kernel and filepath.EvalSymlinks return) are
+// compared without filepath.Rel, which cleans both and allocates: the
+// supervisor asks this for every file the script opens.
 func Within(p, dir string) bool {
+	if filepath.Separator == '/' && cleanAbs(p) && cleanAbs(dir) {
+		return dir == "/" || strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == '/')
+	}
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// cleanAbs reports whether p is an absolute slash-separated path that
+// filepath.Clean leaves as it is: no empty, "." or ".." element and no
+// trailing slash (but "/" itself).
+func cleanAbs(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if e := p[start:i]; e == "" || e == "." || e == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // Dir is a directory resolved once (ResolveDir): absolute, its symlinks

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +18,26 @@ func TestWithin(t *testing.T) {
 	} {
 		if got := Within(c.p, c.dir); got != c.want {
 			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)
+		}
+	}
+}
+
+// TestWithinFastPathAgreesWithRel checks the comparison of clean absolute
+// paths against the lexical definition (filepath.Rel) on every pair of a
+// set of paths, clean and not.
+func TestWithinFastPathAgreesWithRel(t *testing.T) {
+	paths := []string{"/", "/a", "/a/", "/a/b", "/ab", "/a/b/c", "/a//b", "/a/./b", "/a/../b", "/a/..b",
+		"/a/.b", "/.", "/..", "/a/..", "/b", "a", "a/b", "", ".", "//", "/a/b/", "/a/b/.."}
+	for _, p := range paths {
+		for _, dir := range paths {
+			rel, err := filepath.Rel(dir, p)
+			want := err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+			if got := Within(p, dir); got != want {
+				t.Errorf("Within(%q, %q) = %v, filepath.Rel says %v", p, dir, got, want)
+			}
+		}
+		if got, want := cleanAbs(p), p != "" && p[0] == '/' && filepath.Clean(p) == p; got != want {
+			t.Errorf("cleanAbs(%q) = %v, want %v", p, got, want)
 		}
 	}
 }
