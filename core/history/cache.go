@@ -3,7 +3,6 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"compress/flate"
 	"context"
@@ -184,15 +183,17 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if len(sums)%32 != 0 {
 		return nil, errCorruptBlob
 	}
-	var meta io.Reader = bytes.NewReader(z)
+	meta := z
 	if deflated {
-		// Decoded as it is inflated: on a tree of a million files it is
-		// tens of MiB that need not be held at once.
-		fr := flate.NewReader(meta)
+		// Read once: the next run writes the current format.
+		fr := flate.NewReader(bytes.NewReader(z))
 		defer fr.Close()
-		meta = &io.LimitedReader{R: fr, N: maxCacheMeta}
+		var err error
+		if meta, err = io.ReadAll(io.LimitReader(fr, maxCacheMeta+1)); err != nil || len(meta) > maxCacheMeta {
+			return nil, cacheErr(err)
+		}
 	}
-	c := &cacheReader{r: bufio.NewReaderSize(meta, 64<<10), kinds: kinds}
+	c := &cacheReader{b: meta, kinds: kinds}
 	m := c.header()
 	n := c.uvar()
 	// Every entry takes at least 8 bytes of metadata (a kind and 7
@@ -206,10 +207,8 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	m.Entries = make([]snapshot.Entry, n)
 	c.entries(m.Entries)
 	hs := <-hexed
-	if c.err == nil {
-		if _, e := c.r.ReadByte(); e != io.EOF {
-			c.fail(cmpOr(e, errCorruptBlob))
-		}
+	if c.err == nil && len(c.b) > 0 {
+		c.fail(errCorruptBlob)
 	}
 	if c.err != nil {
 		return nil, cacheErr(c.err)
@@ -220,19 +219,11 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	return m, nil
 }
 
-// cmpOr is err, or def when err is nil.
-func cmpOr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
-}
-
-// cacheReader reads the inflated metadata of a hash cache: varints and
-// length-prefixed strings, parsed in place from the reader's buffer. The
-// first error is kept; later reads return zero values.
+// cacheReader reads the metadata of a hash cache: varints and
+// length-prefixed strings, parsed in place. The first error is kept; later
+// reads return zero values.
 type cacheReader struct {
-	r *bufio.Reader
+	b []byte // what is left to read
 	// kinds: the metadata has flags and each entry a kind (format 0x03).
 	kinds bool
 	err   error
@@ -249,17 +240,16 @@ func (c *cacheReader) uvar() uint64 {
 	if c.err != nil {
 		return 0
 	}
-	b, _ := c.r.Peek(binary.MaxVarintLen64) // fewer at the end of the stream
-	v, n := binary.Uvarint(b)
+	v, n := binary.Uvarint(c.b)
 	if n <= 0 {
-		if n == 0 && len(b) < binary.MaxVarintLen64 {
+		if n == 0 {
 			c.fail(io.ErrUnexpectedEOF)
 		} else {
 			c.fail(errCorruptBlob)
 		}
 		return 0
 	}
-	c.r.Discard(n)
+	c.b = c.b[n:]
 	return v
 }
 
@@ -281,16 +271,12 @@ func (c *cacheReader) appendBytes(dst []byte) []byte {
 		c.fail(errCorruptBlob)
 		return dst
 	}
-	for n > 0 {
-		b, err := c.r.Peek(min(int(n), c.r.Size()))
-		if len(b) == 0 {
-			c.fail(cmpOr(err, io.ErrUnexpectedEOF))
-			return dst
-		}
-		dst = append(dst, b...)
-		c.r.Discard(len(b))
-		n -= uint64(len(b))
+	if n > uint64(len(c.b)) {
+		c.fail(io.ErrUnexpectedEOF)
+		return dst
 	}
+	dst = append(dst, c.b[:n]...)
+	c.b = c.b[n:]
 	return dst
 }
 
@@ -360,11 +346,12 @@ func (c *cacheReader) kind(e *snapshot.Entry) byte {
 	if c.err != nil {
 		return 0
 	}
-	k, err := c.r.ReadByte()
-	if err != nil || int(k&^cacheUnusable) >= len(cacheTypes) {
+	if len(c.b) == 0 || int(c.b[0]&^cacheUnusable) >= len(cacheTypes) {
 		c.fail(errCorruptBlob)
 		return 0
 	}
+	k := c.b[0]
+	c.b = c.b[1:]
 	e.Type = cacheTypes[k&^cacheUnusable]
 	if k&cacheUnusable != 0 {
 		e.Err = "not kept by the hash cache"

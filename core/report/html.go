@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/diffgate/diffgate/core/diff"
 	"github.com/diffgate/diffgate/core/textdiff"
@@ -85,7 +86,12 @@ var reportCSS string
 //go:embed report.html.tmpl
 var reportTemplate string
 
-var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chunks": chunks}).Parse(reportTemplate))
+// htmlTmpl parses the page's template on first use: every diffgate
+// process (the supervisor of a contained run too) would otherwise pay for
+// it at start.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{"chunks": chunks}).Parse(reportTemplate))
+})
 
 // htmlChunk is one table of a list of changes. A long list is split into
 // tables of htmlChunkSize changes, each in a block the browser lays out only
@@ -192,7 +198,7 @@ var stylesheet = template.CSS(":root{color-scheme:light dark;" + lightPalette.cs
 // view, and brief rows share a <tbody>, so that a 5,000-change page opens
 // at once.
 func (r *Report) WriteHTML(w io.Writer) error {
-	return htmlTmpl.Execute(w, r.htmlView())
+	return htmlTmpl().Execute(w, r.htmlView())
 }
 
 type htmlView struct {

@@ -153,20 +153,11 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
 	}
 	w := newWalker(ctx, abs, opt, start)
-	// Without a prior nothing is reused, but the manifest records the
-	// mapped files for the walk that will use it as its prior.
-	var scanned chan map[devIno]bool
-	if w.cutoff == 0 && !opt.NoMappedScan {
-		scanned = make(chan map[devIno]bool, 1)
-		go func() { scanned <- sharedWritable() }()
-	}
 	top := w.walk(d, self, sc)
 	if err := ctx.Err(); err != nil && !opt.Partial {
 		return nil, err
 	}
-	if scanned != nil {
-		w.mapped = <-scanned
-	}
+	<-w.scanned
 	return w.manifest(top, self), nil
 }
 
@@ -204,19 +195,47 @@ func newWalker(ctx context.Context, abs string, opt Options, start time.Time) *w
 		w.listings = p.Listed
 		// Files mapped shared and writable now, or when the prior was
 		// taken, can change without a ctime update: never reuse theirs.
-		w.mapped = sharedWritable()
-		for k := range p.mapped {
-			if w.mapped == nil {
-				w.mapped = map[devIno]bool{}
-			}
-			w.mapped[k] = true
-		}
+		w.scanMapped(p.mapped, true)
+	} else {
+		// Nothing is reused, but the manifest records the mapped files
+		// for the walk that will use it as its prior.
+		w.scanMapped(nil, !opt.NoMappedScan)
 	}
 	if p := opt.Prior; p != nil && len(p.Entries) > 0 {
 		w.arena = newArena(len(p.Entries))
 	}
 	w.cond = sync.NewCond(&w.mu)
 	return w
+}
+
+// scanMapped records in w.mapped the files some process maps shared and
+// writable (sharedWritable; with scan false, none) and those of prior,
+// in the background while the walk starts: w.scanned closes when it is
+// done, and no hash is reused before (see mappedKnown).
+func (w *walker) scanMapped(prior map[devIno]bool, scan bool) {
+	w.scanned = make(chan struct{})
+	go func() {
+		defer close(w.scanned)
+		var m map[devIno]bool
+		if scan {
+			m = sharedWritable()
+		}
+		for k := range prior {
+			if m == nil {
+				m = map[devIno]bool{}
+			}
+			m[k] = true
+		}
+		w.mapped = m
+	}()
+}
+
+// mappedKnown waits, once per worker (sc), for the record of mapped files.
+func (w *walker) mappedKnown(sc *scratch) {
+	if !sc.mappedKnown {
+		<-w.scanned
+		sc.mappedKnown = true
+	}
 }
 
 // walk lists the open root d (its listing in sc) on this goroutine while
@@ -593,7 +612,10 @@ type walker struct {
 	// listings: the prior is Listed, an unchanged directory's names may be
 	// taken from it.
 	listings bool
-	mapped   map[devIno]bool
+	// mapped, once scanned closes, holds the files whose hashes are never
+	// reused (scanMapped).
+	mapped  map[devIno]bool
+	scanned chan struct{}
 
 	// arena, when the size of the tree can be guessed (from a prior
 	// manifest), holds every entry the walk records; arenaUsed counts the
@@ -690,6 +712,9 @@ type scratch struct {
 	xattr bool
 	xbuf  []byte
 	xval  []byte
+	// mappedKnown: this worker has waited for the walk's record of mapped
+	// files (walker.mappedKnown).
+	mappedKnown bool
 	// noOverlay leaves overlayfs's own attributes out (Paths).
 	noOverlay bool
 	// overlayPrefix narrows noOverlay to one name space (Paths).
@@ -935,7 +960,7 @@ func (w *walker) listDir(j job, ref *dirRef, sc *scratch) {
 				}
 			}
 			e.Err = describe(err)
-		} else if e.Type == File && !w.reuse(e, &prior) {
+		} else if e.Type == File && !w.reuse(e, &prior, sc) {
 			var nb int64
 			deferred, nb = w.hashEntry(d, name, e, sc, bigFile)
 			hashed += nb
@@ -1012,8 +1037,12 @@ func (c *priorCursor) find(name string) *Entry {
 }
 
 // reuse copies the prior hash into e when the file provably did not change.
-func (w *walker) reuse(e *Entry, prior *priorCursor) bool {
-	if w.cutoff == 0 || e.Ino == 0 || w.mapped[devIno{e.Dev, e.Ino}] {
+func (w *walker) reuse(e *Entry, prior *priorCursor, sc *scratch) bool {
+	if w.cutoff == 0 || e.Ino == 0 {
+		return false
+	}
+	w.mappedKnown(sc)
+	if w.mapped[devIno{e.Dev, e.Ino}] {
 		return false
 	}
 	p := prior.find(e.Path[prior.plen:])
