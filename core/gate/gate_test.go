@@ -97,9 +97,14 @@ func TestTextDiffOfChangedConfig(t *testing.T) {
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func TestLeftovers(t *testing.T) {
+	// The script waits until its child has become sleep (exec'd), so that
+	// the leftover is that, not the shell it forked from (an event, not a
+	// time: a loaded machine may sweep before the child's exec).
+	const execd = `
+while [ -e /proc/$!/comm ] && [ "$(cat /proc/$!/comm 2>/dev/null)" != sleep ]; do :; done`
 	for name, script := range map[string]string{
-		"background": "sleep 300 &",
-		"setsid":     "setsid sleep 300 &",
+		"background": "sleep 300 &" + execd,
+		"setsid":     "setsid sleep 300 &" + execd,
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, _ := gateRun(t, script, gate.Config{})
