@@ -198,7 +198,7 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	n := c.uvar()
 	// Every entry takes at least 8 bytes of metadata (a kind and 7
 	// varints); a file-only cache has one hash per entry.
-	if c.err != nil || (kinds && n > uint64(len(z))/8) || (!kinds && n != uint64(len(sums)/32)) {
+	if c.err != nil || (kinds && n > uint64(len(meta))/8) || (!kinds && n != uint64(len(sums)/32)) {
 		return nil, cacheErr(c.err)
 	}
 	// The hashes are written out in hex while the metadata is decoded.

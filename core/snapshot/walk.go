@@ -799,7 +799,10 @@ func newScratch() *scratch {
 }
 
 // add appends a listed name to the scratch.
-func (sc *scratch) add(name []byte, kind listedKind) {
+func (sc *scratch) add(name []byte, kind listedKind) { addName(sc, name, kind) }
+
+// addName is add for a name held as a string or as bytes.
+func addName[T string | []byte](sc *scratch, name T, kind listedKind) {
 	sc.ents = append(sc.ents, dirent{key: nameKey(name), off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
 	sc.names = append(sc.names, name...)
 }
@@ -866,12 +869,14 @@ func (w *walker) walkDir(j job, sc *scratch) {
 		d.close()
 		return
 	}
-	ref := &dirRef{d: d}
-	ref.refs.Store(1)
 	if w.xattr {
 		d.xattrs(j.self, sc)
 	}
-	if w.unchangedDir(j.was, j.self) {
+	ref := &dirRef{d: d}
+	ref.refs.Store(1)
+	// j.was is nil unless the prior is Listed: then the directory still has
+	// the names the prior lists below it when it did not change.
+	if w.unchanged(j.was, j.self) {
 		sc.listPrior(priorUnder(j.prior, j.rel+"/"), len(j.rel)+1)
 	} else if err := d.list(sc); err != nil {
 		j.self.Err = "cannot list directory: " + describe(err)
@@ -1066,20 +1071,10 @@ func (w *walker) unchanged(p, e *Entry) bool {
 		p.CTime < w.cutoff
 }
 
-// unchangedDir reports whether the directory e, whose prior entry is was
-// (nil: none or not to be reused), still has the names the prior lists
-// below it (see Options.Prior).
-func (w *walker) unchangedDir(was, e *Entry) bool {
-	return was != nil && e.Err == "" && w.unchanged(was, e)
-}
-
 // reuseLink copies the prior target into e, a symlink, when it is the
 // same symlink: a symlink's target cannot be rewritten in place, and one
 // made since the prior has a newer ctime.
 func (w *walker) reuseLink(e *Entry, prior *priorCursor) bool {
-	if w.cutoff == 0 || e.Ino == 0 {
-		return false
-	}
 	p := prior.find(e.Path[prior.plen:])
 	if !w.unchanged(p, e) || p.Target == "" {
 		return false
@@ -1109,8 +1104,7 @@ func (sc *scratch) listPrior(under []Entry, plen int) {
 		case Dir:
 			kind = listedDir
 		}
-		sc.ents = append(sc.ents, dirent{key: nameKey(name), off: int32(len(sc.names)), n: int32(len(name)), kind: kind})
-		sc.names = append(sc.names, name...)
+		addName(sc, name, kind)
 		i++
 	}
 }
