@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/diffgate/diffgate/core/gate"
 	"github.com/diffgate/diffgate/core/history"
@@ -327,6 +329,52 @@ func TestCachedListingsSeeChangesBetweenRuns(t *testing.T) {
 	os.WriteFile(edit, []byte("#!/bin/sh\necho b > logs/sneaky\n"), 0o755)
 	if got := lines(run(edit).Report); got != "CHANGED logs/sneaky" {
 		t.Errorf("lines %q, want CHANGED logs/sneaky", got)
+	}
+}
+
+// TestCachedRunSeesAttributesSet: a file whose hash the before-snapshot
+// takes from the hash cache, and a directory whose names it takes from
+// it, still have their extended attributes recorded, so that an attribute
+// the script sets on either is reported. The cache once kept none: the
+// before-snapshot then knew none, and the diff compares no attributes
+// against an unknown side (a silent pass).
+func TestCachedRunSeesAttributesSet(t *testing.T) {
+	if _, err := exec.LookPath("setfattr"); err != nil {
+		t.Skip("setfattr is not installed (Debian's attr; make test-deps installs it)")
+	}
+	ws, noop := workspace(t, "true")
+	if err := unix.Setxattr(filepath.Join(ws, "keep.txt"), "user.probe", []byte("1"), 0); err != nil {
+		t.Skipf("no user extended attributes here: %v", err)
+	}
+	unix.Removexattr(filepath.Join(ws, "keep.txt"), "user.probe")
+	db, err := history.Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	run := func(script string) *gate.Result {
+		t.Helper()
+		prior, err := db.HashCache(ctx, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every entry old enough for reuse.
+		res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Prior: prior, Granularity: -time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Record(ctx, &history.Run{Report: res.Report, ScriptText: res.ScriptText}, res.Contents, res.After); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	run(noop)
+	set := filepath.Join(t.TempDir(), "set.sh")
+	os.WriteFile(set, []byte("#!/bin/sh\nsetfattr -n user.k -v v keep.txt && setfattr -n user.k -v v logs\n"), 0o755)
+	want := "CHANGED keep.txt (xattr none -> user.k)\nCHANGED logs (xattr none -> user.k)"
+	if got := lines(run(set).Report); got != want {
+		t.Errorf("lines %q, want %q", got, want)
 	}
 }
 

@@ -23,15 +23,16 @@ import (
 
 // The hash cache is one BLOB per workspace:
 //
-//	"DGHC" 0x03, uvarint length of the metadata, the metadata, then the
+//	"DGHC" 0x04, uvarint length of the metadata, the metadata, then the
 //	raw 32-byte SHA-256 of every usable regular file, in order.
 //
 // The metadata is root, has-created_at (0/1), created_at (varint ns),
 // flags (uvarint; bit 0: listed), the entry count, then per entry (in the
 // manifest's order, sorted by path): the prefix length shared with the
 // previous path, the rest of the path, its kind (one byte, see cacheKind),
-// dev, ino (uvarint), size, mtime, ctime (varint ns), and for a usable
-// symlink its target. A manifest whose every directory lists all its names
+// dev, ino (uvarint), size, mtime, ctime (varint ns), for a usable
+// symlink its target, and for a usable entry its extended attributes
+// (snapshot.Entry.Xattr, see enc.xattr). A manifest whose every directory lists all its names
 // (snapshot.Manifest.Listed: a walk's) keeps every entry, so that the next
 // before-snapshot can take an unchanged directory's names from the cache;
 // any other keeps only regular files with a hash and no error, which is
@@ -39,10 +40,15 @@ import (
 // not shrink, and inflating the metadata was half of loading the cache at
 // the start of every run.
 //
-// Earlier versions wrote format 0x02 (no flags, no kinds: regular files
-// only) and 0x01 (0x02 with the metadata DEFLATE'd); both are still read.
+// Earlier versions wrote format 0x03 (0x04 without extended attributes),
+// 0x02 (no flags, no kinds: regular files only) and 0x01 (0x02 with the
+// metadata DEFLATE'd); all are still read. Their entries have no record
+// of extended attributes, so a walk reuses no hash from them (a file's
+// attributes are read with its content): the first run after an upgrade
+// hashes the workspace again.
 const (
-	cacheMagic        = "DGHC\x03"
+	cacheMagic        = "DGHC\x04"
+	cacheMagicKinds   = "DGHC\x03"
 	cacheMagicFiles   = "DGHC\x02"
 	cacheMagicDeflate = "DGHC\x01"
 )
@@ -95,7 +101,11 @@ func usableLink(kind byte) bool {
 // listedCache says whether a cache of m keeps every entry (see cacheKind).
 func listedCache(m *snapshot.Manifest) bool { return m.Listed && !m.Seed }
 
-func encodeCache(m *snapshot.Manifest) ([]byte, int) {
+func encodeCache(m *snapshot.Manifest) ([]byte, int) { return writeCache(m, true) }
+
+// writeCache encodes m in the current format, or without extended
+// attributes in format 0x03 (which only tests write).
+func writeCache(m *snapshot.Manifest, xattrs bool) ([]byte, int) {
 	listed := listedCache(m)
 	n, files := 0, 0
 	for i := range m.Entries {
@@ -120,6 +130,7 @@ func encodeCache(m *snapshot.Manifest) ([]byte, int) {
 	meta.uint(uint64(n))
 	sums := make([]byte, 32*files)
 	prev, k := "", 0
+	seen := map[string]uint64{} // extended attribute records, numbered
 	for i := range m.Entries {
 		x := &m.Entries[i]
 		kind, keep := cacheKind(x, listed)
@@ -145,10 +156,16 @@ func encodeCache(m *snapshot.Manifest) ([]byte, int) {
 		if usableLink(kind) {
 			meta.str(x.Target)
 		}
+		if xattrs && kind&cacheUnusable == 0 {
+			meta.xattr(x.Xattr, seen)
+		}
 		prev = x.Path
 	}
 	out := enc{b: make([]byte, 0, len(cacheMagic)+10+len(meta.b)+len(sums))}
 	out.b = append(out.b, cacheMagic...)
+	if !xattrs {
+		out.b[len(cacheMagic)-1] = cacheMagicKinds[len(cacheMagicKinds)-1]
+	}
 	out.raw(meta.b)
 	out.b = append(out.b, sums...)
 	return out.b, n
@@ -164,9 +181,11 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if len(b) < len(cacheMagic) {
 		return nil, errors.New("unknown hash cache format")
 	}
-	deflated, kinds := false, false
+	deflated, kinds, xattrs := false, false, false
 	switch string(b[:len(cacheMagic)]) {
 	case cacheMagic:
+		kinds, xattrs = true, true
+	case cacheMagicKinds:
 		kinds = true
 	case cacheMagicFiles:
 	case cacheMagicDeflate:
@@ -193,7 +212,7 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 			return nil, cacheErr(err)
 		}
 	}
-	c := &cacheReader{b: meta, kinds: kinds}
+	c := &cacheReader{b: meta, kinds: kinds, withXattrs: xattrs}
 	m := c.header()
 	n := c.uvar()
 	// Every entry takes at least 8 bytes of metadata (a kind and 7
@@ -224,9 +243,12 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 // reads return zero values.
 type cacheReader struct {
 	b []byte // what is left to read
-	// kinds: the metadata has flags and each entry a kind (format 0x03).
-	kinds bool
-	err   error
+	// kinds: the metadata has flags and each entry a kind (format 0x03);
+	// xattrs: each usable entry its extended attributes too (0x04).
+	kinds, withXattrs bool
+	err               error
+	// xattrs are the extended attribute records read so far, by number.
+	xattrs []string
 }
 
 func (c *cacheReader) fail(e error) {
@@ -266,7 +288,12 @@ func (c *cacheReader) svar() int64 {
 // appendBytes reads a length-prefixed string (at most maxCachePath bytes)
 // and appends it to dst.
 func (c *cacheReader) appendBytes(dst []byte) []byte {
-	n := c.uvar()
+	return c.appendLen(dst, c.uvar())
+}
+
+// appendLen reads a string of n bytes (at most maxCachePath) and appends
+// it to dst.
+func (c *cacheReader) appendLen(dst []byte, n uint64) []byte {
 	if c.err != nil || n > maxCachePath {
 		c.fail(errCorruptBlob)
 		return dst
@@ -336,6 +363,9 @@ func (c *cacheReader) entries(es []snapshot.Entry) {
 		if c.err == nil && usableLink(kind) {
 			e.Target = string(c.appendBytes(nil))
 		}
+		if c.withXattrs && e.Err == "" {
+			e.Xattr = c.xattr()
+		}
 	}
 	flush(len(es))
 }
@@ -357,6 +387,25 @@ func (c *cacheReader) kind(e *snapshot.Entry) byte {
 		e.Err = "not kept by the hash cache"
 	}
 	return k
+}
+
+// xattr reads what enc.xattr wrote.
+func (c *cacheReader) xattr() string {
+	switch n := c.uvar(); {
+	case n == 0 || c.err != nil:
+		return ""
+	case n == 1:
+		return snapshot.XattrNone
+	case n == 3:
+		x := string(c.appendBytes(nil))
+		c.xattrs = append(c.xattrs, x)
+		return x
+	case n%2 == 0 && (n-2)/2 < uint64(len(c.xattrs)):
+		return c.xattrs[(n-2)/2]
+	default:
+		c.fail(errCorruptBlob)
+		return ""
+	}
 }
 
 // hexSums writes raw 32-byte sums out in hex, back to back: every hash in
@@ -497,6 +546,10 @@ func cacheFingerprint(m *snapshot.Manifest) (sum uint64, newest int64) {
 			h.WriteString(x.SHA256)
 		case usableLink(kind):
 			h.WriteString(x.Target)
+			h.WriteByte(0)
+		}
+		if kind&cacheUnusable == 0 {
+			h.WriteString(x.Xattr)
 			h.WriteByte(0)
 		}
 		newest = max(newest, x.CTime)

@@ -27,6 +27,26 @@ func (e *enc) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *enc) str(s string)  { e.uint(uint64(len(s))); e.b = append(e.b, s...) }
 func (e *enc) raw(b []byte)  { e.uint(uint64(len(b))); e.b = append(e.b, b...) }
+
+// xattr writes a hash cache entry's extended attributes
+// (snapshot.Entry.Xattr): 0 unknown, 1 none (the common case: one byte);
+// a record written before (where every file has an SELinux label, most
+// share one) as 2 + twice its number in seen; a new one as 3, then the
+// record, and it is numbered next.
+func (e *enc) xattr(x string, seen map[string]uint64) {
+	switch i, ok := seen[x]; {
+	case x == "":
+		e.uint(0)
+	case x == snapshot.XattrNone:
+		e.uint(1)
+	case ok:
+		e.uint(2 + 2*i)
+	default:
+		seen[x] = uint64(len(seen))
+		e.uint(3)
+		e.str(x)
+	}
+}
 func (e *enc) bool(v bool) {
 	if v {
 		e.uint(1)

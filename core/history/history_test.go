@@ -157,11 +157,16 @@ func sampleManifest(root string, n int) *snapshot.Manifest {
 		p := fmt.Sprintf("src/pkg%04d/file%06d.go", i/50, i)
 		m.Entries = append(m.Entries, snapshot.Entry{Path: p, Type: snapshot.File, Perm: 0o644, Size: int64(i),
 			UID: 1, GID: 1, MTime: int64(i) * 1e9, CTime: int64(i)*1e9 + 1, Dev: 2049, Ino: uint64(1000 + i),
-			SHA256: shaOf(p)})
+			SHA256: shaOf(p), Xattr: sampleXattrs[i%len(sampleXattrs)]})
 	}
 	m.Sort()
 	return m
 }
+
+// sampleXattrs are the forms of Entry.Xattr: none, unknown, a digest, a
+// digest with file capabilities.
+var sampleXattrs = []string{snapshot.XattrNone, snapshot.XattrNone, "", shaOf("user.a=1"),
+	shaOf("security.capability") + " caps=cap_net_raw+ep"}
 
 // oddReport has paths with a newline and invalid UTF-8 and every field set.
 func oddReport(ws string) *report.Report {
@@ -1959,12 +1964,16 @@ func encodeCacheFiles(m *snapshot.Manifest) (meta, sums []byte) {
 }
 
 // TestCacheCodecReadsOlderFormats: hash caches written by earlier versions
-// (format 0x02: regular files, no kinds; 0x01: the same DEFLATE'd) decode
-// to the entries the current format gives of a manifest that is not
-// Listed.
+// (format 0x03: no extended attributes; 0x02: regular files, no kinds;
+// 0x01: the same DEFLATE'd) decode to the entries the current format gives
+// of a manifest that is not Listed, with the extended attributes unknown.
 func TestCacheCodecReadsOlderFormats(t *testing.T) {
 	m := sampleManifest("/w", 3000)
 	cur, _ := encodeCache(m)
+	v3, _ := writeCache(m, false)
+	if string(v3[:len(cacheMagicKinds)]) != cacheMagicKinds {
+		t.Fatalf("writeCache without xattrs wrote %q", v3[:len(cacheMagicKinds)])
+	}
 	meta, sums := encodeCacheFiles(m)
 	v2 := enc{b: []byte(cacheMagicFiles)}
 	v2.raw(meta)
@@ -1976,7 +1985,13 @@ func TestCacheCodecReadsOlderFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, blob := range map[string][]byte{"0x02": v2.b, "0x01": v1.b} {
+	for i := range want.Entries {
+		if want.Entries[i].Xattr != m.Entries[i].Xattr {
+			t.Fatalf("%s: xattrs %q decoded as %q", m.Entries[i].Path, m.Entries[i].Xattr, want.Entries[i].Xattr)
+		}
+		want.Entries[i].Xattr = ""
+	}
+	for name, blob := range map[string][]byte{"0x03": v3, "0x02": v2.b, "0x01": v1.b} {
 		got, err := decodeCache(blob)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -1998,7 +2013,7 @@ func TestCacheCodecReadsOlderFormats(t *testing.T) {
 func TestCacheKeepsListedManifest(t *testing.T) {
 	m := sampleManifest("/w", 20)
 	extra := []snapshot.Entry{
-		{Path: "src", Type: snapshot.Dir, Perm: 0o755, MTime: 7, CTime: 8, Dev: 2049, Ino: 5},
+		{Path: "src", Type: snapshot.Dir, Perm: 0o755, MTime: 7, CTime: 8, Dev: 2049, Ino: 5, Xattr: shaOf("user.d")},
 		{Path: "src/pkg0000", Type: snapshot.Dir, Perm: 0o755, MTime: 7, CTime: 8, Dev: 2049, Ino: 6},
 		{Path: "src/locked", Type: snapshot.Dir, Err: "cannot open directory: permission denied", Dev: 2049, Ino: 7},
 		{Path: "src/pkg0000/link", Type: snapshot.Symlink, Size: 7, Target: "file000", MTime: 1, CTime: 2, Dev: 2049, Ino: 8},
@@ -2024,8 +2039,8 @@ func TestCacheKeepsListedManifest(t *testing.T) {
 		if usable := w.Err == ""; usable != (g.Err == "") {
 			t.Errorf("%s: error %q decoded as %q", w.Path, w.Err, g.Err)
 		}
-		if w.Err == "" && (g.SHA256 != w.SHA256 || g.Target != w.Target) {
-			t.Errorf("%s: hash %q target %q, want %q %q", w.Path, g.SHA256, g.Target, w.SHA256, w.Target)
+		if w.Err == "" && (g.SHA256 != w.SHA256 || g.Target != w.Target || g.Xattr != w.Xattr) {
+			t.Errorf("%s: hash %q target %q xattrs %q, want %q %q %q", w.Path, g.SHA256, g.Target, g.Xattr, w.SHA256, w.Target, w.Xattr)
 		}
 	}
 	// A decoded cache's fingerprint is the manifest's: a run that finds

@@ -152,3 +152,36 @@ func TestSymlinkTargetReusedOnlyWhenUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestDirXattrsReusedOnlyWhenUnchanged: an unchanged directory's extended
+// attributes come from the prior as its names do (setting one changes the
+// ctime); a changed one, or one whose prior record does not know them, has
+// them read.
+func TestDirXattrsReusedOnlyWhenUnchanged(t *testing.T) {
+	if !xattrSupported {
+		t.Skip("this platform's walk records no extended attributes")
+	}
+	root := listingTree(t)
+	base := take(t, root, Options{})
+	real := base.Lookup("d").Xattr
+	if real == "" {
+		t.Fatal("the walk did not record d's extended attributes")
+	}
+	for _, c := range []struct {
+		name   string
+		change func(e *Entry)
+		want   string
+	}{
+		{"nothing", func(e *Entry) {}, "poison"},
+		{"ctime", func(e *Entry) { e.CTime-- }, real},
+		{"ino", func(e *Entry) { e.Ino++ }, real},
+		{"unknown in the prior", func(e *Entry) { e.Xattr = "" }, real},
+	} {
+		p := doctored(base, "")
+		p.Lookup("d").Xattr = "poison"
+		c.change(p.Lookup("d"))
+		if got := take(t, root, Options{Prior: p}).Lookup("d").Xattr; got != c.want {
+			t.Errorf("%s: d's xattrs %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -869,14 +869,18 @@ func (w *walker) walkDir(j job, sc *scratch) {
 		d.close()
 		return
 	}
-	if w.xattr {
+	// j.was is nil unless the prior is Listed: then the directory still has
+	// the names and the extended attributes the prior records of it when
+	// it did not change.
+	same := w.unchanged(j.was, j.self)
+	if same && w.knownXattrs(j.was) {
+		j.self.Xattr = j.was.Xattr
+	} else if w.xattr {
 		d.xattrs(j.self, sc)
 	}
 	ref := &dirRef{d: d}
 	ref.refs.Store(1)
-	// j.was is nil unless the prior is Listed: then the directory still has
-	// the names the prior lists below it when it did not change.
-	if w.unchanged(j.was, j.self) {
+	if same {
 		sc.listPrior(priorUnder(j.prior, j.rel+"/"), len(j.rel)+1)
 	} else if err := d.list(sc); err != nil {
 		j.self.Err = "cannot list directory: " + describe(err)
@@ -1051,14 +1055,24 @@ func (w *walker) reuse(e *Entry, prior *priorCursor, sc *scratch) bool {
 		return false
 	}
 	p := prior.find(e.Path[prior.plen:])
-	if !w.unchanged(p, e) || p.SHA256 == "" {
+	if !w.unchanged(p, e) || p.SHA256 == "" || !w.knownXattrs(p) {
 		return false
 	}
 	e.SHA256 = p.SHA256
 	// Setting an attribute changes ctime too: the prior's record of them
-	// (if it has one) still holds.
+	// still holds.
 	e.Xattr = p.Xattr
 	return true
+}
+
+// knownXattrs reports whether the prior entry p records extended
+// attributes whenever this walk records them. One that does not (a hash
+// cache of format 0x03 or older, an attribute list that could not be read)
+// is no record to reuse: the after-snapshot would read the attributes,
+// and the diff compares none against an unknown side, so an attribute the
+// script set would go unseen.
+func (w *walker) knownXattrs(p *Entry) bool {
+	return !w.xattr || p.Xattr != ""
 }
 
 // unchanged reports whether the prior entry p records what e's stat says,
