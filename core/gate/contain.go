@@ -274,13 +274,19 @@ func gitDirs(dir string, m *snapshot.Manifest) []string {
 	for i := range m.Entries {
 		e := &m.Entries[i]
 		abs := func() string { return filepath.Join(dir, filepath.FromSlash(e.Path)) }
-		switch {
-		case e.Type == snapshot.Dir && path.Base(e.Path) == ".git":
+		switch base := path.Base(e.Path); {
+		case e.Type == snapshot.Dir && base == ".git":
 			add(abs())
-		case e.Type == snapshot.Dir && types(path.Join(e.Path, "HEAD")) == snapshot.File &&
-			(types(path.Join(e.Path, "objects")) == snapshot.Dir || types(path.Join(e.Path, "commondir")) == snapshot.File):
-			add(abs())
-		case e.Type == snapshot.File && path.Base(e.Path) == ".git":
+		case e.Type == snapshot.File && base == "HEAD" && e.Path != base:
+			// A git directory of another name (a bare repository, a
+			// worktree's): HEAD beside objects/ or commondir. Found from
+			// its HEAD, not by three lookups for every directory (18 ms
+			// of a no-op run on the 125,000-entry real tree).
+			d := path.Dir(e.Path)
+			if types(d) == snapshot.Dir && (types(d+"/objects") == snapshot.Dir || types(d+"/commondir") == snapshot.File) {
+				add(filepath.Join(dir, filepath.FromSlash(d)))
+			}
+		case e.Type == snapshot.File && base == ".git":
 			if t := gitdirTarget(abs()); t != "" && t != dir && fspath.Within(t, dir) {
 				if fi, err := os.Lstat(t); err == nil && fi.IsDir() {
 					add(t)

@@ -1845,6 +1845,96 @@ func TestCacheCodecRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCacheCodecParts: a cache of cachePartMin entries or more is written
+// in parts (each decoded on a goroutine of its own) that come back as one
+// manifest: paths that share prefixes across a part's start, extended
+// attribute records numbered anew in each part, every hash in its place.
+// A part table that points out of order or out of bounds, and any
+// truncation, is an error, never a panic or a wrong manifest.
+func TestCacheCodecParts(t *testing.T) {
+	m := sampleManifest("/w", 3*cachePartMin)
+	m.Listed = true
+	for i := range m.Entries {
+		if i%7 == 3 { // an unusable file: kept by name and type, no hash
+			m.Entries[i].Err = "cannot read: permission denied"
+		}
+	}
+	b, n := encodeCache(m)
+	if n != len(m.Entries) {
+		t.Fatalf("encoded %d of %d entries", n, len(m.Entries))
+	}
+	meta := (&dec{b: b[len(cacheMagic):]}).bytes()
+	c := &cacheReader{b: meta, kinds: true, withXattrs: true}
+	c.header()
+	parts := c.parts(c.uvar(), len(m.Entries))
+	if c.err != nil || len(parts) != cacheParts {
+		t.Fatalf("%d parts (%v), want %d", len(parts), c.err, cacheParts)
+	}
+	got, err := decodeCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Entries {
+		w, g := &m.Entries[i], &got.Entries[i]
+		usable := w.Err == ""
+		if g.Path != w.Path || g.Ino != w.Ino || g.CTime != w.CTime || (g.Err == "") != usable ||
+			(usable && (g.SHA256 != w.SHA256 || g.Xattr != w.Xattr)) {
+			t.Fatalf("entry %d: %+v\nwant %+v", i, *g, *w)
+		}
+	}
+	// A part table out of order, or pointing past the entries.
+	for _, mutate := range []func(p []cachePart){
+		func(p []cachePart) { p[1], p[2] = p[2], p[1] },
+		func(p []cachePart) { p[3].first = len(m.Entries) + 1 },
+		func(p []cachePart) { p[3].off = 1 << 40 },
+		func(p []cachePart) { p[3].hash = len(m.Entries) + 5 },
+		func(p []cachePart) { p[2].off++ }, // a part that starts mid-entry
+		func(p []cachePart) { p[2].hash-- },
+	} {
+		bad := append([]cachePart(nil), parts...)
+		mutate(bad)
+		if _, err := decodeCache(withParts(t, m, bad)); err == nil {
+			t.Errorf("a cache with parts %v decoded", bad)
+		}
+	}
+	if _, err := decodeCache(withParts(t, m, parts)); err != nil {
+		t.Fatalf("the cache rebuilt with its own parts: %v", err)
+	}
+	for cut := len(cacheMagic); cut < len(b); cut += len(b) / 97 {
+		if _, err := decodeCache(b[:cut]); err == nil {
+			t.Errorf("the cache cut at %d of %d bytes decoded", cut, len(b))
+		}
+	}
+}
+
+// withParts returns m's cache with its part table replaced by parts.
+func withParts(t *testing.T, m *snapshot.Manifest, parts []cachePart) []byte {
+	t.Helper()
+	b, _ := encodeCache(m)
+	outer := dec{b: b[len(cacheMagic):]}
+	meta := outer.bytes()
+	sums := outer.b
+	c := &cacheReader{b: meta, kinds: true, withXattrs: true}
+	c.header()
+	n := c.uvar()
+	head := meta[:len(meta)-len(c.b)]
+	c.parts(n, len(sums)/32)
+	body := c.b
+	var e enc
+	e.b = append(e.b, head...)
+	e.uint(uint64(len(parts)))
+	for _, p := range parts[1:] {
+		e.uint(uint64(p.first))
+		e.uint(uint64(p.off))
+		e.uint(uint64(p.hash))
+	}
+	e.b = append(e.b, body...)
+	out := enc{b: []byte(cacheMagic)}
+	out.raw(e.b)
+	out.b = append(out.b, sums...)
+	return out.b
+}
+
 // TestHashCacheKeptWhenUnchanged: a run whose after-manifest holds exactly
 // the entries of the hash cache loaded for it does not write the cache again
 // (the stored row keeps its run); a changed entry, a racy ctime (within the

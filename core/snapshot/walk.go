@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"github.com/diffgate/diffgate/internal/fspath"
+	"github.com/diffgate/diffgate/internal/gcpause"
 	"github.com/diffgate/diffgate/internal/oneline"
 )
 
@@ -152,6 +153,9 @@ func takeRoot(ctx context.Context, abs, root string, opt Options) (*Manifest, er
 		// KeepRoot: the root is recorded as it is, nothing below it is known.
 		return &Manifest{Root: abs, CreatedAt: start, Self: self}, nil
 	}
+	// What a walk allocates is its manifest: no collection while it grows
+	// (see gcpause).
+	defer gcpause.Hold()()
 	w := newWalker(ctx, abs, opt, start)
 	top := w.walk(d, self, sc)
 	if err := ctx.Err(); err != nil && !opt.Partial {
