@@ -138,6 +138,29 @@ func writeCache(m *snapshot.Manifest, xattrs bool) ([]byte, int) {
 	if xattrs && n >= cachePartMin {
 		nparts = cacheParts
 	}
+	body, parts := encodeEntries(m, listed, xattrs, n, nparts, sums)
+	if xattrs {
+		meta.uint(uint64(max(len(parts), 1)))
+		for _, p := range parts[min(1, len(parts)):] {
+			meta.uint(uint64(p.first))
+			meta.uint(uint64(p.off))
+			meta.uint(uint64(p.hash))
+		}
+	}
+	meta.b = append(meta.b, body...)
+	out := enc{b: make([]byte, 0, len(cacheMagic)+10+len(meta.b)+len(sums))}
+	out.b = append(out.b, cacheMagic...)
+	if !xattrs {
+		out.b[len(cacheMagic)-1] = cacheMagicKinds[len(cacheMagicKinds)-1]
+	}
+	out.raw(meta.b)
+	out.b = append(out.b, sums...)
+	return out.b, n
+}
+
+// encodeEntries encodes the n entries m's cache keeps, in nparts parts,
+// writing the usable files' raw hashes into sums.
+func encodeEntries(m *snapshot.Manifest, listed, xattrs bool, n, nparts int, sums []byte) ([]byte, []cachePart) {
 	var parts []cachePart
 	body := enc{b: make([]byte, 0, 64+len(m.Entries)*40)}
 	prev, k, kept := "", 0, 0
@@ -177,23 +200,7 @@ func writeCache(m *snapshot.Manifest, xattrs bool) ([]byte, int) {
 		}
 		prev = x.Path
 	}
-	if xattrs {
-		meta.uint(uint64(max(len(parts), 1)))
-		for _, p := range parts[min(1, len(parts)):] {
-			meta.uint(uint64(p.first))
-			meta.uint(uint64(p.off))
-			meta.uint(uint64(p.hash))
-		}
-	}
-	meta.b = append(meta.b, body.b...)
-	out := enc{b: make([]byte, 0, len(cacheMagic)+10+len(meta.b)+len(sums))}
-	out.b = append(out.b, cacheMagic...)
-	if !xattrs {
-		out.b[len(cacheMagic)-1] = cacheMagicKinds[len(cacheMagicKinds)-1]
-	}
-	out.raw(meta.b)
-	out.b = append(out.b, sums...)
-	return out.b, n
+	return body.b, parts
 }
 
 func cacheable(e *snapshot.Entry) bool {
@@ -252,37 +259,39 @@ func decodeCache(b []byte) (*snapshot.Manifest, error) {
 	if c.err != nil {
 		return nil, cacheErr(c.err)
 	}
-	// Each part on a goroutine of its own: its entries, then its hashes
-	// written out in hex.
-	body := c.b
 	m.Entries = make([]snapshot.Entry, n)
+	if err := decodeParts(m.Entries, c.b, sums, parts, kinds, xattrs); err != nil {
+		return nil, cacheErr(err)
+	}
+	return m, nil
+}
+
+// decodeParts decodes the entries' bytes (body) and their hashes into es,
+// each part on a goroutine of its own: its entries, then its hashes
+// written out in hex.
+func decodeParts(es []snapshot.Entry, body, sums []byte, parts []cachePart, kinds, xattrs bool) error {
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		end := cachePart{first: int(n), off: len(body), hash: len(sums) / 32}
+		end := cachePart{first: len(es), off: len(body), hash: len(sums) / 32}
 		if i+1 < len(parts) {
 			end = parts[i+1]
 		}
 		wg.Go(func() {
-			es := m.Entries[p.first:end.first]
+			part := es[p.first:end.first]
 			r := &cacheReader{b: body[p.off:end.off], kinds: kinds, withXattrs: xattrs}
-			r.entries(es)
+			r.entries(part)
 			if r.err == nil && len(r.b) > 0 {
 				r.fail(errCorruptBlob)
 			}
-			if r.err == nil && !setHashes(es, hexSums(sums[32*p.hash:32*end.hash])) {
+			if r.err == nil && !setHashes(part, hexSums(sums[32*p.hash:32*end.hash])) {
 				r.fail(errCorruptBlob)
 			}
 			errs[i] = r.err
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, cacheErr(err)
-		}
-	}
-	return m, nil
+	return errors.Join(errs...)
 }
 
 // cacheReader reads the metadata of a hash cache: varints and
