@@ -295,29 +295,9 @@ func TestUnchangedListingsStillSeeEveryChange(t *testing.T) {
 // names taken, neither snapshot would hold the file.
 func TestCachedListingsSeeChangesBetweenRuns(t *testing.T) {
 	ws, noop := workspace(t, "true")
-	db, err := history.Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	run := func(script string) *gate.Result {
-		t.Helper()
-		prior, err := db.HashCache(ctx, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Prior: prior, Granularity: -time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Record(ctx, &history.Run{Report: res.Report, ScriptText: res.ScriptText}, res.Contents, res.After); err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	db, run := historyRuns(t, ws)
 	run(noop)
-	if c, _ := db.HashCache(ctx, ws); c == nil || !c.Listed || c.Lookup("logs") == nil {
+	if c, _ := db.HashCache(context.Background(), ws); c == nil || !c.Listed || c.Lookup("logs") == nil {
 		t.Fatalf("the recorded cache keeps no listing: %+v", c)
 	}
 	before := lstatCtime(t, filepath.Join(ws, "logs"))
@@ -347,19 +327,34 @@ func TestCachedRunSeesAttributesSet(t *testing.T) {
 		t.Skipf("no user extended attributes here: %v", err)
 	}
 	unix.Removexattr(filepath.Join(ws, "keep.txt"), "user.probe")
+	_, run := historyRuns(t, ws)
+	run(noop)
+	set := filepath.Join(t.TempDir(), "set.sh")
+	os.WriteFile(set, []byte("#!/bin/sh\nsetfattr -n user.k -v v keep.txt && setfattr -n user.k -v v logs\n"), 0o755)
+	want := "CHANGED keep.txt (xattr none -> user.k)\nCHANGED logs (xattr none -> user.k)"
+	if got := lines(run(set).Report); got != want {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+}
+
+// historyRuns opens a history for ws and returns it with a function that
+// gates one run of script there as the CLI does: with the hash cache the
+// history holds, every entry old enough for reuse (negative granularity),
+// and records it.
+func historyRuns(t *testing.T, ws string) (*history.DB, func(script string) *gate.Result) {
+	t.Helper()
 	db, err := history.Open(filepath.Join(t.TempDir(), "h.db"), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	run := func(script string) *gate.Result {
+	return db, func(script string) *gate.Result {
 		t.Helper()
 		prior, err := db.HashCache(ctx, ws)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every entry old enough for reuse.
 		res, err := gate.Run(ctx, gate.Config{Workspace: ws, Script: script, Prior: prior, Granularity: -time.Hour})
 		if err != nil {
 			t.Fatal(err)
@@ -368,13 +363,6 @@ func TestCachedRunSeesAttributesSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		return res
-	}
-	run(noop)
-	set := filepath.Join(t.TempDir(), "set.sh")
-	os.WriteFile(set, []byte("#!/bin/sh\nsetfattr -n user.k -v v keep.txt && setfattr -n user.k -v v logs\n"), 0o755)
-	want := "CHANGED keep.txt (xattr none -> user.k)\nCHANGED logs (xattr none -> user.k)"
-	if got := lines(run(set).Report); got != want {
-		t.Errorf("lines %q, want %q", got, want)
 	}
 }
 
