@@ -31,14 +31,15 @@ import (
 // flags (uvarint; bit 0: listed), the entry count, the part table (see
 // cachePart: a cache of many entries is written in parts that decode on
 // cores of their own), then per entry (in the manifest's order, sorted by
-// path): the prefix length shared with the previous path in its part, the rest of the path, its kind (one byte, see cacheKind),
-// dev, ino (uvarint), size, mtime, ctime (varint ns), for a usable
-// symlink its target, and for a usable entry its extended attributes
-// (snapshot.Entry.Xattr, see enc.xattr). A manifest whose every directory lists all its names
-// (snapshot.Manifest.Listed: a walk's) keeps every entry, so that the next
-// before-snapshot can take an unchanged directory's names from the cache;
-// any other keeps only regular files with a hash and no error, which is
-// all a before-snapshot can reuse then. Nothing is compressed: hashes would
+// path): the prefix length shared with the previous path in its part, the
+// rest of the path, its kind (one byte, see cacheKind), dev, ino
+// (uvarint), size, mtime, ctime (varint ns), for a usable symlink its
+// target, and for a usable entry its extended attributes
+// (snapshot.Entry.Xattr, see enc.xattr). A manifest whose every directory
+// lists all its names (snapshot.Manifest.Listed: a walk's) keeps every
+// entry, so that the next before-snapshot can take an unchanged
+// directory's names from the cache; any other keeps only regular files
+// with a hash and no error, which is all a before-snapshot can reuse then. Nothing is compressed: hashes would
 // not shrink, and inflating the metadata was half of loading the cache at
 // the start of every run.
 //
@@ -148,11 +149,12 @@ func writeCache(m *snapshot.Manifest, xattrs bool) ([]byte, int) {
 		}
 	}
 	meta.b = append(meta.b, body...)
-	out := enc{b: make([]byte, 0, len(cacheMagic)+10+len(meta.b)+len(sums))}
-	out.b = append(out.b, cacheMagic...)
+	magic := cacheMagic
 	if !xattrs {
-		out.b[len(cacheMagic)-1] = cacheMagicKinds[len(cacheMagicKinds)-1]
+		magic = cacheMagicKinds
 	}
+	out := enc{b: make([]byte, 0, len(magic)+10+len(meta.b)+len(sums))}
+	out.b = append(out.b, magic...)
 	out.raw(meta.b)
 	out.b = append(out.b, sums...)
 	return out.b, n
