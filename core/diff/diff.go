@@ -200,7 +200,7 @@ func Compare(before, after *snapshot.Manifest, opt Options) []Change {
 	hidden := hiddenDirs(after)
 	var links linkIndex
 	if !seed {
-		links = countLinks(after)
+		links, _ = countLinks(after)
 	}
 	var keep copier
 	var i, j int
@@ -264,17 +264,22 @@ type devIno struct{ dev, ino uint64 }
 // of a tree, so it stays small.
 type linkIndex map[devIno]int
 
-func countLinks(m *snapshot.Manifest) linkIndex {
+// countLinks indexes m's files of more than one name, and returns where
+// in m they are: a caller that looks at them again need not pass over
+// every entry a second time.
+func countLinks(m *snapshot.Manifest) (linkIndex, []int) {
 	var x linkIndex
+	var at []int
 	for i := range m.Entries {
 		if e := &m.Entries[i]; linked(e) {
 			if x == nil {
 				x = linkIndex{}
 			}
 			x[devIno{e.Dev, e.Ino}]++
+			at = append(at, i)
 		}
 	}
-	return x
+	return x, at
 }
 
 func linked(e *snapshot.Entry) bool { return e.Type == snapshot.File && e.Nlink > 1 && e.Ino != 0 }
@@ -321,9 +326,9 @@ func (x linkIndex) mark(c *Change) {
 // writes to them (Landlock checks paths, so a hard link made before the
 // run is a hole a path rule cannot see).
 func HardlinkEscapes(m *snapshot.Manifest) []string {
-	x := countLinks(m)
+	x, at := countLinks(m)
 	var out []string
-	for i := range m.Entries {
+	for _, i := range at {
 		if _, escapes := x.inside(&m.Entries[i]); escapes {
 			out = append(out, m.Entries[i].Path)
 		}

@@ -15,11 +15,13 @@ import (
 // (a fork bomb stops at it, whoever runs it: RLIMIT_NPROC does not hold
 // root) and, with Containment.Memory, memory.max. It uses the run's cgroup
 // v2 when that has the controllers, and otherwise a cgroup of its own in
-// each cgroup v1 hierarchy of the controller (hybrid systems), which the
-// supervisor joins right after it starts, before it has read its spec and
-// so before it forks anything. A tree that hits a limit leaves a blocked
-// action of kind "fork" or "memory" (read from pids.events and
-// memory.events, or memory.oom_control).
+// each cgroup v1 hierarchy of the controller (hybrid systems). The
+// supervisor's thread that forks the script joins a v1 cgroup by moving
+// itself alone into it (joinLimits), before it sets up containment: the
+// script's whole tree is forked from it, the supervisor's other threads
+// stay out. A tree that hits a limit leaves a blocked action of kind
+// "fork" or "memory" (read from pids.events and memory.events, or
+// memory.oom_control).
 type limiter struct {
 	pids, mem     string // cgroup directories holding pids.max and the memory limit ("" none)
 	pidsV1, memV1 bool   // the directory is our own (v1: join it, remove it)
@@ -27,9 +29,9 @@ type limiter struct {
 	memMax        int64
 }
 
-// pidsSlack is added to pids.max for the supervisor's own threads (a Go
-// process: a dozen, more under the race detector or while the watcher
-// carries out many connects at once).
+// pidsSlack is added to pids.max for the supervisor's own threads, which
+// a cgroup v2 holds with the tree (a Go process: a dozen, more under the
+// race detector or while the watcher carries out many connects at once).
 const pidsSlack = 256
 
 // newLimiter prepares the limits for one run; cg is the run's cgroup v2
@@ -43,10 +45,13 @@ func newLimiter(cg *cgroup, c *Containment) *limiter {
 	if nproc == 0 {
 		nproc = DefaultNProc
 	}
-	nproc += pidsSlack
 	if dir, v1 := limitDir(cg, "pids"); dir != "" {
-		if os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(nproc)), 0) == nil {
-			l.pids, l.pidsV1, l.pidsMax = dir, v1, nproc
+		max := nproc + pidsSlack
+		if v1 {
+			max = nproc + 1 // the supervisor's thread that forks the script
+		}
+		if os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0) == nil {
+			l.pids, l.pidsV1, l.pidsMax = dir, v1, max
 		} else if v1 {
 			_ = os.Remove(dir)
 		}
@@ -118,24 +123,44 @@ func cgroupV1(controller string) (mnt, rel string) {
 	return "", ""
 }
 
-// join moves the supervisor (pid) into the v1 cgroups; the v2 one it
-// started in.
-func (l *limiter) join(pid int) error {
+// v1dirs lists the limits' v1 cgroups (made by this run; the v2 one is
+// the run's own, which the supervisor starts in).
+func (l *limiter) v1dirs() []string {
+	var out []string
+	if l.pidsV1 {
+		out = append(out, l.pids)
+	}
+	if l.memV1 {
+		out = append(out, l.mem)
+	}
+	return out
+}
+
+// tasksFiles opens the tasks file of each v1 cgroup, for the supervisor
+// (joinLimits). Moving a process (a pid written to cgroup.procs) takes a
+// lock that waits for an RCU grace period: 5 to 15 ms of every contained
+// run on the test machines. A thread that moves itself (0 written to
+// tasks) does not take it.
+func (l *limiter) tasksFiles() ([]*os.File, error) {
 	if l == nil {
-		return nil
+		return nil, nil
 	}
-	var errs []error
-	for _, d := range []struct {
-		dir string
-		v1  bool
-	}{{l.pids, l.pidsV1}, {l.mem, l.memV1}} {
-		if d.v1 {
-			if err := os.WriteFile(filepath.Join(d.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-				errs = append(errs, err)
-			}
+	var out []*os.File
+	for _, dir := range l.v1dirs() {
+		f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			closeFiles(out)
+			return nil, err
 		}
+		out = append(out, f)
 	}
-	return errors.Join(errs...)
+	return out, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // record fills in what the limits enforce.
@@ -192,15 +217,9 @@ func (l *limiter) close() {
 	if l == nil {
 		return
 	}
-	for _, d := range []struct {
-		dir string
-		v1  bool
-	}{{l.pids, l.pidsV1}, {l.mem, l.memV1}} {
-		if !d.v1 {
-			continue
-		}
+	for _, dir := range l.v1dirs() {
 		for i := 0; i < 100; i++ {
-			if err := os.Remove(d.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)

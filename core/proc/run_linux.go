@@ -32,8 +32,13 @@ type superSpec struct {
 	// a contained script's supervisor has none.
 	MountNS  bool   `json:"mount_ns,omitempty"`
 	MountWhy string `json:"mount_why,omitempty"`
-	// mounts is what readOnlyMounts did (in the supervisor).
-	mounts mountResult
+	// Limits is how many tasks files of the limits' v1 cgroups came as
+	// fds limitFD and on (joinLimits).
+	Limits int `json:"limits,omitempty"`
+	// mounts is what readOnlyMounts did, and limitsWhy why joinLimits
+	// did not join (in the supervisor).
+	mounts    mountResult
+	limitsWhy string
 }
 
 // mountResult says whether readOnlyMounts held, and why not.
@@ -45,9 +50,12 @@ type mountResult struct {
 // superMsg is what the supervisor reports to Run (JSON values on fd 3): first
 // the outcome of the start, then, once everything is gone, the result.
 type superMsg struct {
-	StartError  string     `json:"start_error,omitempty"`
-	PID         int        `json:"pid,omitempty"`
-	Contained   *Enforced  `json:"contained,omitempty"`
+	StartError string    `json:"start_error,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+	Contained  *Enforced `json:"contained,omitempty"`
+	// LimitsWhy: the script was forked outside the limits' v1 cgroups,
+	// and why (joinLimits).
+	LimitsWhy   string     `json:"limits_why,omitempty"`
 	Done        bool       `json:"done,omitempty"`
 	ExitCode    int        `json:"exit_code"`
 	Signal      string     `json:"signal,omitempty"`

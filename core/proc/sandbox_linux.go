@@ -321,6 +321,8 @@ func startContained(sp *superSpec, rec *recorder) (int, *Enforced, error) {
 			go launch()
 			select {}
 		}
+		// First, before Landlock and seccomp: into the limits' cgroups.
+		sp.limitsWhy = joinLimits(limitFD, sp.Limits)
 		// no_new_privs first: Landlock and seccomp both need it (setuid
 		// programs then gain nothing).
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

@@ -20,6 +20,7 @@ type wireSpec struct {
 	MountNS     bool          `json:"mount_ns,omitempty"`
 	MountWhy    string        `json:"mount_why,omitempty"`
 	Cleanup     time.Duration `json:"cleanup,omitempty"`
+	Limits      int           `json:"limits,omitempty"`
 	// The containment's paths, as bytes (Containment's own are nil).
 	Writable  [][]byte `json:"writable,omitempty"`
 	DenyRead  [][]byte `json:"deny_read,omitempty"`
@@ -57,7 +58,7 @@ func (s superSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(wireSpec{
 		Dir: []byte(s.Dir), Path: []byte(s.Path), Args: toBytes(s.Args), Env: toBytes(s.Env),
 		Grace: s.Grace, Containment: c, Overlay: toWireOverlay(s.Overlay), MountNS: s.MountNS, MountWhy: s.MountWhy,
-		Cleanup:  s.Cleanup,
+		Cleanup: s.Cleanup, Limits: s.Limits,
 		Writable: toBytes(s.Containment.Writable), DenyRead: toBytes(s.Containment.DenyRead),
 		ReadOnly: toBytes(s.Containment.ReadOnly), HardLinks: toBytes(s.Containment.HardLinks),
 	})
@@ -72,7 +73,7 @@ func (s *superSpec) UnmarshalJSON(data []byte) error {
 	*s = superSpec{
 		Dir: string(w.Dir), Path: string(w.Path), Args: fromBytes(w.Args), Env: fromBytes(w.Env),
 		Grace: w.Grace, Containment: w.Containment, MountNS: w.MountNS, MountWhy: w.MountWhy,
-		Cleanup: w.Cleanup,
+		Cleanup: w.Cleanup, Limits: w.Limits,
 	}
 	if len(w.Writable) > 0 {
 		s.Containment.Writable = fromBytes(w.Writable)

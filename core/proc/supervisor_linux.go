@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -158,7 +159,7 @@ func supervise() int {
 	// The watcher's goroutines stream blocked actions as they happen:
 	// the encoder is shared from here on.
 	encode := sharedEncoder(enc)
-	encode(superMsg{PID: pid, Contained: enforced})
+	encode(superMsg{PID: pid, Contained: enforced, LimitsWhy: sp.limitsWhy})
 	rec.stream(func(b Blocked) { encode(superMsg{Blocked: []Blocked{b}}) })
 
 	// ForkExec returns once the exec succeeded: this is the script's own
@@ -474,6 +475,26 @@ func (s *supervisor) awaitExec(pid, ppid int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// limitFD is the first fd of the tasks files of the limits' v1 cgroups
+// (superSpec.Limits), after the report pipe and the script's streams.
+const limitFD = 6
+
+// joinLimits moves the calling thread, the one that forks the script, into
+// each v1 cgroup of the limits: it writes 0 (itself alone) to each tasks
+// file (n fds from first: limitFD in the supervisor) and closes it. What
+// it forks is then born in them. It returns why it did not ("" when it
+// did).
+func joinLimits(first, n int) string {
+	var why []string
+	for fd := first; fd < first+n; fd++ {
+		if _, err := unix.Write(fd, []byte("0")); err != nil {
+			why = append(why, "cgroup v1: join the limits: "+err.Error())
+		}
+		_ = unix.Close(fd)
+	}
+	return strings.Join(why, "; ")
 }
 
 // closeOnExecFrom marks every open file descriptor >= from close-on-exec, so

@@ -2,9 +2,12 @@ package proc
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestNewSuperSpec: a contained script's supervisor gets a mount namespace
@@ -95,7 +98,7 @@ func TestOutcome(t *testing.T) {
 func TestSuperSpecWire(t *testing.T) {
 	sp := superSpec{
 		Dir: "/w", Path: "/w/s.sh", Args: []string{"a"}, Env: []string{"K=V"},
-		Grace: 3, Cleanup: -1, MountNS: true, MountWhy: "why",
+		Grace: 3, Cleanup: -1, MountNS: true, MountWhy: "why", Limits: 2,
 		Containment: Containment{Enabled: true, Writable: []string{"/tmp"}, DenyRead: []string{"/root"}},
 		Overlay:     &Overlay{Lower: "/l", Upper: "/u", Work: "/k", UserXattr: true},
 	}
@@ -116,5 +119,30 @@ func TestSuperSpecWire(t *testing.T) {
 		if f := v.Type().Field(i); f.IsExported() && v.Field(i).IsZero() {
 			t.Errorf("field %s is not set in the test", f.Name)
 		}
+	}
+}
+
+// TestJoinLimitsSaysWhy: a tasks file that cannot be written is a reason
+// (the gate then records no limit, as the tree is not in the cgroup), and
+// every fd passed is closed either way.
+func TestJoinLimitsSaysWhy(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	fd, err := unix.Dup(int(r.Fd())) // a read end: a write fails
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := joinLimits(fd, 1); !strings.Contains(why, "join the limits") {
+		t.Errorf("joinLimits = %q, want a reason", why)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Errorf("fd %d still open after joinLimits (%v)", fd, err)
+	}
+	if why := joinLimits(fd, 0); why != "" {
+		t.Errorf("no limits: joinLimits = %q", why)
 	}
 }

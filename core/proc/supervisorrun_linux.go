@@ -29,8 +29,11 @@ type supervisorRun struct {
 	rs                                          [2]*streamReader
 	diag                                        *streamReader
 
-	cg         *cgroup  // nil: no cgroup of its own (subreaper)
-	lim        *limiter // nil: the limits are not held
+	cg  *cgroup  // nil: no cgroup of its own (subreaper)
+	lim *limiter // nil: the limits are not held
+	// tasks are the limits' v1 cgroups' tasks files, for the supervisor
+	// (fds limitFD and on; joinLimits).
+	tasks      []*os.File
 	cmd        *exec.Cmd
 	started    time.Time
 	superPID   int
@@ -91,12 +94,14 @@ func (r *supervisorRun) start() error {
 	r.cg = newCgroup()
 	r.lim = newLimiter(r.cg, &r.spec.Containment)
 	r.onClose(r.lim.close)
+	if r.tasks, err = r.lim.tasksFiles(); err != nil {
+		r.lim = nil // not held: say so (Enforced) rather than pretend
+	}
+	r.sp.Limits = len(r.tasks)
 	r.started = time.Now()
 	err = r.startSupervisor()
 	// The child has its copies.
-	for _, f := range []*os.File{r.specR, r.wout, r.werr, r.repW, r.diagW} {
-		f.Close()
-	}
+	closeFiles(append([]*os.File{r.specR, r.wout, r.werr, r.repW, r.diagW}, r.tasks...))
 	if err != nil {
 		return r.startFailed(err)
 	}
@@ -197,9 +202,7 @@ func (r *supervisorRun) startFailed(err error) error {
 }
 
 // track takes hold of the started supervisor: its cgroup is closed with
-// the run, its pid and start time are kept, and it joins the limits' v1
-// cgroups (it waits for its spec before it forks, so nothing else of its
-// tree is there yet).
+// the run, and its pid and start time are kept.
 func (r *supervisorRun) track() {
 	if cg := r.cg; cg != nil {
 		r.onClose(cg.close)
@@ -207,9 +210,6 @@ func (r *supervisorRun) track() {
 	r.superPID = r.cmd.Process.Pid
 	if e, ok := readStat(r.superPID); ok {
 		r.superStart = e.start
-	}
-	if err := r.lim.join(r.superPID); err != nil {
-		r.lim = nil // not held: say so (Enforced) rather than pretend
 	}
 }
 
@@ -249,7 +249,7 @@ func (r *supervisorRun) newCmd() *exec.Cmd {
 		Stdin:      r.specR,
 		Stdout:     r.diagW,
 		Stderr:     r.diagW,
-		ExtraFiles: []*os.File{r.repW, r.wout, r.werr}, // fds 3, 4, 5
+		ExtraFiles: append([]*os.File{r.repW, r.wout, r.werr}, r.tasks...), // fds 3, 4, 5, limitFD…
 
 		SysProcAttr: attr,
 	}
@@ -485,6 +485,10 @@ func (r *supervisorRun) result() *Result {
 		res.Blocked, res.BlockedDroppedKinds = r.final.Blocked, r.final.BlockedDroppedKinds
 	}
 	res.BlockedDropped = droppedTotal(res.BlockedDroppedKinds)
+	if r.startMsg != nil && r.startMsg.LimitsWhy != "" {
+		// The script's tree was forked outside the v1 cgroups.
+		r.lim = nil
+	}
 	r.lim.record(res.Contained)
 	res.Blocked = append(res.Blocked, r.lim.blocked()...)
 	drained := time.Now().Add(drainLimit)
