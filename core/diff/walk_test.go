@@ -173,6 +173,38 @@ func TestUnchangedLinkNowEscapes(t *testing.T) {
 	before := snap(t, root, snapshot.Options{})
 	must(t, os.RemoveAll(filepath.Join(root, "d")))
 	must(t, os.Symlink(".", filepath.Join(root, "d")))
+	// Changes on both sides of it, and one to the root itself: the
+	// change found once the merge is over (unchangedLinks) takes its
+	// place in path order, the root's stays first.
+	write(t, root, "a", "x")
+	write(t, root, "zz", "x")
+	must(t, os.Chmod(root, 0o750))
+	after := snap(t, root, snapshot.Options{})
+	var got, all []string
+	for _, c := range diff.Compare(before, after, diff.Options{Root: root}) {
+		if c.Risk == diff.SymlinkEscape {
+			got = append(got, c.Path)
+		}
+		all = append(all, c.Path)
+	}
+	if strings.Join(got, ",") != "old" {
+		t.Fatalf("escapes: %v", got)
+	}
+	if strings.Join(all, ",") != ".,a,d,d/d,old,zz" {
+		t.Fatalf("changes, in this order: %v", all)
+	}
+}
+
+// TestUnchangedLinkNowEscapesThroughRetarget: a link retargeted (its type
+// unchanged) is a symlink change too, which has the unchanged links
+// resolved again.
+func TestUnchangedLinkNowEscapesThroughRetarget(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.Symlink(".", filepath.Join(root, "l")))
+	must(t, os.Symlink("l/etc", filepath.Join(root, "old")))
+	before := snap(t, root, snapshot.Options{})
+	must(t, os.Remove(filepath.Join(root, "l")))
+	must(t, os.Symlink("..", filepath.Join(root, "l")))
 	after := snap(t, root, snapshot.Options{})
 	var got []string
 	for _, c := range diff.Compare(before, after, diff.Options{Root: root}) {
@@ -180,7 +212,7 @@ func TestUnchangedLinkNowEscapes(t *testing.T) {
 			got = append(got, c.Path)
 		}
 	}
-	if strings.Join(got, ",") != "old" {
+	if strings.Join(got, ",") != "l,old" {
 		t.Fatalf("escapes: %v", got)
 	}
 }
