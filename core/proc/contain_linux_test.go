@@ -645,6 +645,36 @@ func TestContainmentForkBombAsRoot(t *testing.T) {
 	}
 }
 
+// TestContainmentMemoryLimit: --memory holds the script's tree (on a
+// hybrid system, the v1 cgroup the supervisor's forking thread moved
+// itself into): a script that fills 256 MiB under a 64 MiB limit is
+// killed, the run records the limit and the kill, and a small one is not.
+func TestContainmentMemoryLimit(t *testing.T) {
+	f := newContainFixture(t)
+	fill := `python3 -c "b = bytearray(256 << 20); print('filled', len(b))"`
+	res := runIn(t, f, fill, proc.Containment{Memory: 64 << 20})
+	e := res.Contained
+	if e == nil || e.CgroupMemory == 0 {
+		t.Skipf("no cgroup with the memory controller here: %+v", e)
+	}
+	if e.CgroupMemory != 64<<20 {
+		t.Fatalf("CgroupMemory = %d", e.CgroupMemory)
+	}
+	var oom *proc.Blocked
+	for i := range res.Blocked {
+		if res.Blocked[i].Kind == "memory" {
+			oom = &res.Blocked[i]
+		}
+	}
+	if strings.Contains(string(res.Stdout.Head), "filled") || oom == nil || oom.Count == 0 {
+		t.Fatalf("stdout %q, exit %d %s, Blocked %+v", res.Stdout.Head, res.ExitCode, res.Signal, res.Blocked)
+	}
+	small := runIn(t, f, `python3 -c "b = bytearray(8 << 20); print('filled', len(b))"`, proc.Containment{Memory: 64 << 20})
+	if string(small.Stdout.Head) != "filled 8388608\n" {
+		t.Fatalf("8 MiB under 64: stdout %q stderr %q", small.Stdout.Head, small.Stderr.Head)
+	}
+}
+
 // TestContainmentOwnListenerRefused: a script may not install a seccomp
 // filter with a listener of its own (it would take the watched calls
 // away from the supervisor): EPERM, where uncontained the kernel gets as
