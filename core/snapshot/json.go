@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -132,8 +133,9 @@ type manifestJSON struct {
 // Write serialises m as versioned JSON (schema diffgate.manifest/v1): one
 // entry per line. Entries are encoded by hand (appendEntry), byte for byte
 // what encoding/json makes of entryJSON, without its reflection and
-// allocations: a manifest of 200,000 entries is written in a fraction of
-// the time and with no garbage.
+// allocations, in blocks on every core (encodeBlocks) and written in order:
+// the manifest of a snapshot is written in a fraction of the walk's time
+// and with no garbage.
 func (m *Manifest) Write(w io.Writer) error {
 	head, err := json.Marshal(struct {
 		Schema    string    `json:"schema"`
@@ -144,26 +146,73 @@ func (m *Manifest) Write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	const flushAt = 60 << 10
-	b := make([]byte, 0, flushAt+4<<10)
-	b = append(b, head[:len(head)-1]...)
-	b = append(b, `,"entries":[`...)
-	for i := range m.Entries {
-		if i > 0 {
+	head = append(head[:len(head)-1], `,"entries":[`...)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if err := encodeBlocks(w, m.Entries); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("\n]}\n"))
+	return err
+}
+
+// blockEntries is how many entries one block of Write encodes: about
+// 270 KiB of JSON (an entry with a hash and its metadata is 250–300
+// bytes).
+const blockEntries = 1024
+
+// encodeBlocks writes entries as the lines of Write's "entries" array.
+// Blocks of blockEntries are encoded by up to GOMAXPROCS goroutines while
+// this one writes the finished blocks in order; at most two blocks a core
+// are held at once, their buffers reused. A failed write stops the
+// encoding and is returned.
+func encodeBlocks(w io.Writer, entries []Entry) error {
+	n := (len(entries) + blockEntries - 1) / blockEntries
+	inFlight := min(2*runtime.GOMAXPROCS(0), n)
+	done := make([]chan []byte, n)
+	for i := range done {
+		done[i] = make(chan []byte, 1)
+	}
+	free := make(chan []byte, inFlight)
+	for range inFlight {
+		free <- make([]byte, 0, min(len(entries), blockEntries)*320)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := range n {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
+			go func() { done[i] <- encodeBlock(buf[:0], entries, i) }()
+		}
+	}()
+	for i := range n {
+		buf := <-done[i]
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		free <- buf
+	}
+	return nil
+}
+
+// encodeBlock appends block i of entries to b, each entry on a line of
+// its own after the comma that separates it from the one before.
+func encodeBlock(b []byte, entries []Entry, i int) []byte {
+	start := i * blockEntries
+	for j := start; j < min(start+blockEntries, len(entries)); j++ {
+		if j > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = appendEntry(b, &m.Entries[i])
-		if len(b) >= flushAt {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
+		b = appendEntry(b, &entries[j])
 	}
-	b = append(b, "\n]}\n"...)
-	_, err = w.Write(b)
-	return err
+	return b
 }
 
 // appendEntry appends e as the JSON object encoding/json writes for

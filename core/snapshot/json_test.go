@@ -76,3 +76,29 @@ func TestWriteMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, io.ErrShortWrite
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// A write that fails part-way (a full disk) is returned, whichever block
+// it hit, and Write does not wait for the blocks it will not write.
+func TestWriteReturnsFailedWrite(t *testing.T) {
+	m := benchManifest(20 * blockEntries)
+	var full bytes.Buffer
+	if err := m.Write(&full); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 100, full.Len() / 2, full.Len() - 2} {
+		if err := m.Write(&failAfter{n: n}); err != io.ErrShortWrite {
+			t.Fatalf("write failing after %d of %d bytes: Write returned %v", n, full.Len(), err)
+		}
+	}
+}
