@@ -316,15 +316,17 @@ func (m *Manifest) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	if err := m.Write(f); err != nil {
-		f.Close()
-		return err
+	err = m.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(f.Name(), path)
 	}
-	return os.Rename(f.Name(), path)
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 func dirOf(path string) string {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -100,5 +102,28 @@ func TestWriteReturnsFailedWrite(t *testing.T) {
 		if err := m.Write(&failAfter{n: n}); err != io.ErrShortWrite {
 			t.Fatalf("write failing after %d of %d bytes: Write returned %v", n, full.Len(), err)
 		}
+	}
+}
+
+// WriteFile leaves the manifest or, when it fails, nothing: no temporary
+// file stays behind either way.
+func TestWriteFileLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	m := benchManifest(10)
+	if err := m.WriteFile(dir + "/m.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir+"/taken", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteFile(dir + "/taken"); err == nil {
+		t.Fatal("WriteFile over a directory succeeded")
+	}
+	names, _ := filepath.Glob(dir + "/*")
+	if len(names) != 2 {
+		t.Fatalf("left %q, want only m.json and taken", names)
+	}
+	if got, err := ReadFile(dir + "/m.json"); err != nil || len(got.Entries) != 10 {
+		t.Fatalf("manifest read back: %v, %v", got, err)
 	}
 }
